@@ -1,0 +1,21 @@
+package gateway
+
+import "context"
+
+// authorizeStage asks the policy whether the resolved tool may be called.
+// The decision is kept on the call (and so in its record) whatever it is; a
+// refusal ends the call with a permission-denied result that names the tool,
+// the missing capabilities and the deciding layer and rule.
+func (p *Pipeline) authorizeStage(next Handler) Handler {
+	if p.opts.Policy == nil {
+		return next
+	}
+	return func(ctx context.Context, call *Call) *Result {
+		d := p.opts.Policy.Decide(ctx, call.Tool)
+		call.Decision = &d
+		if !d.Allow {
+			return DeniedResult(call.Name, d)
+		}
+		return next(ctx, call)
+	}
+}

@@ -1,0 +1,83 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Call is one tool call on its way through the pipeline. The caller fills
+// the request fields; the stages fill the rest as the call passes them. A
+// Call belongs to the pipeline from [Pipeline.Call] until it returns and
+// must not be shared between calls.
+type Call struct {
+	// ID identifies the call in every record; the pipeline assigns a
+	// time-ordered ID when it is empty.
+	ID string
+	// Name is the tool name as the client called it.
+	Name string
+	// Arguments are the raw JSON arguments as received (nil means {}).
+	Arguments json.RawMessage
+	// Session and Client identify the caller when known (MCP session ID,
+	// client name and version).
+	Session string
+	Client  string
+
+	// Tool and Toolset are set by the resolve stage.
+	Tool    *Tool
+	Toolset string
+	// Args are the decoded, validated arguments, set by the validate stage.
+	Args any
+	// Decision is the policy's decision, set by the authorize stage.
+	Decision *Decision
+	// Started is when the call entered the pipeline.
+	Started time.Time
+	// Artifacts are the artifacts the summarize stage saved for this call.
+	Artifacts []Artifact
+}
+
+// Decision is the policy's answer for a tool: allowed or not, and which
+// layer and rule decided, so that a refusal can say why and the decision
+// can be printed and recorded.
+type Decision struct {
+	Allow bool `json:"allow"`
+	// Layer is the policy layer that decided: for example "runtime",
+	// "config", "skill", "sandbox" or "default".
+	Layer string `json:"layer"`
+	// Rule names the rule within the layer.
+	Rule string `json:"rule"`
+	// Reason explains the decision in a sentence.
+	Reason string `json:"reason,omitempty"`
+	// Capabilities are the capabilities involved in the decision.
+	Capabilities []string `json:"capabilities,omitempty"`
+	// Missing are the capabilities the tool needs and was not granted.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Policy decides whether a tool may be called. It is consulted on every
+// call (so decisions that change at run time, such as capabilities granted
+// after a skill loads, take effect at once) and by `toolgate tools` to show
+// each tool's decision. Implementations must be safe for concurrent use;
+// the context carries the [Call] being authorized, if any ([CallFrom]).
+type Policy interface {
+	Decide(ctx context.Context, t *Tool) Decision
+}
+
+// PolicyFunc adapts a function to [Policy].
+type PolicyFunc func(ctx context.Context, t *Tool) Decision
+
+// Decide implements [Policy].
+func (f PolicyFunc) Decide(ctx context.Context, t *Tool) Decision { return f(ctx, t) }
+
+type callKey struct{}
+
+// CallFrom returns the call a context belongs to, or nil. Tool handlers use
+// it for the call ID (to name artifacts, say) and the caller's session.
+func CallFrom(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+func withCall(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}

@@ -1,0 +1,262 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// Catalog aggregates toolsets into the one list of tools the gateway
+// serves, and resolves tool names for the pipeline.
+//
+// Names are unique across the catalog. When two toolsets offer the same
+// name, the toolset added first keeps it and the other tool is served under
+// a deterministic new name, `<name>_<6 hex digits>` (a hash of its toolset
+// and name, shortened to fit 64 characters); the conflict is logged and
+// listed by [Catalog.Conflicts]. No tool is ever dropped or overwritten.
+//
+// Resolve reads an immutable snapshot and takes no lock, so it costs
+// nothing on the call path; refreshes build a new snapshot and swap it in.
+type Catalog struct {
+	log *slog.Logger
+
+	mu        sync.Mutex // serializes changes
+	toolsets  []Toolset
+	refreshMu map[string]*sync.Mutex // one refresh of a toolset at a time
+	lists     map[string][]*Tool
+	errs      map[string]error
+	subs      []func()
+
+	snap atomic.Pointer[snapshot]
+}
+
+// Entry is one tool as the catalog serves it.
+type Entry struct {
+	Tool    *Tool
+	Toolset string
+	// Original is the tool's own name when a conflict made the catalog
+	// serve it under another; otherwise it is empty.
+	Original string
+}
+
+// Conflict records two toolsets offering the same tool name.
+type Conflict struct {
+	Name     string `json:"name"`
+	Kept     string `json:"kept_by"`
+	Renamed  string `json:"renamed_in"`
+	ServedAs string `json:"served_as"`
+}
+
+// ToolsetInfo describes a toolset in the catalog.
+type ToolsetInfo struct {
+	Name   string        `json:"name"`
+	Tools  int           `json:"tools"`
+	Status ToolsetStatus `json:"status"`
+}
+
+type snapshot struct {
+	entries   []Entry // sorted by served name
+	byName    map[string]Entry
+	conflicts []Conflict
+}
+
+// NewCatalog returns an empty catalog. A nil logger discards logs.
+func NewCatalog(logger *slog.Logger) *Catalog {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Catalog{log: logger, lists: map[string][]*Tool{}, errs: map[string]error{}, refreshMu: map[string]*sync.Mutex{}}
+	c.snap.Store(&snapshot{byName: map[string]Entry{}})
+	return c
+}
+
+// Add adds a toolset, lists its tools, and subscribes to its changes if it
+// is a [ChangeNotifier]. Toolset names must be unique. A toolset that fails
+// to list its tools is still added (with no tools, and its error reported);
+// Add returns that error for the caller to log.
+func (c *Catalog) Add(ctx context.Context, ts Toolset) error {
+	c.mu.Lock()
+	for _, have := range c.toolsets {
+		if have.Name() == ts.Name() {
+			c.mu.Unlock()
+			return fmt.Errorf("toolset %q added twice", ts.Name())
+		}
+	}
+	c.toolsets = append(c.toolsets, ts)
+	c.refreshMu[ts.Name()] = new(sync.Mutex)
+	c.mu.Unlock()
+	if n, ok := ts.(ChangeNotifier); ok {
+		name := ts.Name()
+		n.OnToolsChanged(func() { _ = c.Refresh(context.Background(), name) })
+	}
+	return c.Refresh(ctx, ts.Name())
+}
+
+// Refresh lists one toolset's tools again and rebuilds the catalog. It
+// returns the toolset's listing error, if any (its tools are then left out
+// until a later refresh succeeds).
+func (c *Catalog) Refresh(ctx context.Context, toolset string) error {
+	c.mu.Lock()
+	var ts Toolset
+	for _, t := range c.toolsets {
+		if t.Name() == toolset {
+			ts = t
+		}
+	}
+	rmu := c.refreshMu[toolset]
+	c.mu.Unlock()
+	if ts == nil {
+		return fmt.Errorf("no toolset %q", toolset)
+	}
+	// Refreshes of one toolset run one at a time, so an older listing never
+	// replaces a newer one; other toolsets are not held up.
+	rmu.Lock()
+	defer rmu.Unlock()
+	tools, err := ts.Tools(ctx) // outside c.mu: an upstream may be slow
+
+	c.mu.Lock()
+	if err != nil {
+		c.errs[toolset] = err
+		delete(c.lists, toolset)
+	} else {
+		delete(c.errs, toolset)
+		c.lists[toolset] = tools
+	}
+	old := c.snap.Load()
+	next := c.build()
+	c.snap.Store(next)
+	subs := append([]func(){}, c.subs...)
+	c.mu.Unlock()
+
+	if err != nil {
+		c.log.Warn("toolset unavailable", "toolset", toolset, "err", err)
+		err = fmt.Errorf("listing tools of %q: %w", toolset, err)
+	}
+	logNewConflicts(c.log, old.conflicts, next.conflicts)
+	for _, f := range subs {
+		f()
+	}
+	return err
+}
+
+// build makes a snapshot from the current lists, in toolset order. Callers
+// hold c.mu.
+func (c *Catalog) build() *snapshot {
+	s := &snapshot{byName: map[string]Entry{}}
+	for _, ts := range c.toolsets {
+		for _, t := range c.lists[ts.Name()] {
+			e := Entry{Tool: t, Toolset: ts.Name()}
+			if kept, taken := s.byName[t.Name]; taken {
+				renamed, err := t.Renamed(conflictName(ts.Name(), t.Name))
+				if err != nil { // cannot happen: conflictName fits the rules
+					c.log.Error("renaming conflicting tool", "tool", t.Name, "toolset", ts.Name(), "err", err)
+					continue
+				}
+				s.conflicts = append(s.conflicts, Conflict{Name: t.Name, Kept: kept.Toolset, Renamed: ts.Name(), ServedAs: renamed.Name})
+				e = Entry{Tool: renamed, Toolset: ts.Name(), Original: t.Name}
+			}
+			s.byName[e.Tool.Name] = e
+			s.entries = append(s.entries, e)
+		}
+	}
+	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].Tool.Name < s.entries[j].Tool.Name })
+	return s
+}
+
+// conflictName is the deterministic name of a tool that lost a name
+// conflict.
+func conflictName(toolset, name string) string {
+	sum := sha256.Sum256([]byte(toolset + "\x00" + name))
+	suffix := "_" + hex.EncodeToString(sum[:3])
+	if len(name)+len(suffix) > 64 {
+		name = name[:64-len(suffix)]
+	}
+	return name + suffix
+}
+
+func logNewConflicts(log *slog.Logger, old, now []Conflict) {
+	seen := map[Conflict]bool{}
+	for _, c := range old {
+		seen[c] = true
+	}
+	for _, c := range now {
+		if !seen[c] {
+			log.Warn("tool name conflict", "name", c.Name, "kept_by", c.Kept, "renamed_in", c.Renamed, "served_as", c.ServedAs)
+		}
+	}
+}
+
+// Resolve implements [Resolver].
+func (c *Catalog) Resolve(name string) (*Tool, string, bool) {
+	e, ok := c.snap.Load().byName[name]
+	return e.Tool, e.Toolset, ok
+}
+
+// Entries returns the tools served, sorted by name.
+func (c *Catalog) Entries() []Entry {
+	return append([]Entry(nil), c.snap.Load().entries...)
+}
+
+// Conflicts returns the name conflicts of the current catalog.
+func (c *Catalog) Conflicts() []Conflict {
+	return append([]Conflict(nil), c.snap.Load().conflicts...)
+}
+
+// Toolsets describes every toolset in the order they were added.
+func (c *Catalog) Toolsets() []ToolsetInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	infos := make([]ToolsetInfo, 0, len(c.toolsets))
+	for _, ts := range c.toolsets {
+		info := ToolsetInfo{Name: ts.Name(), Tools: len(c.lists[ts.Name()]), Status: ToolsetStatus{State: "ready"}}
+		if sr, ok := ts.(StatusReporter); ok {
+			info.Status = sr.Status()
+		} else if err := c.errs[ts.Name()]; err != nil {
+			info.Status = ToolsetStatus{State: "failed", Detail: err.Error()}
+		}
+		infos = append(infos, info)
+	}
+	return infos
+}
+
+// Toolset returns the toolset with the given name, or nil.
+func (c *Catalog) Toolset(name string) Toolset {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ts := range c.toolsets {
+		if ts.Name() == name {
+			return ts
+		}
+	}
+	return nil
+}
+
+// OnChange registers f to be called after every rebuild of the catalog.
+func (c *Catalog) OnChange(f func()) {
+	c.mu.Lock()
+	c.subs = append(c.subs, f)
+	c.mu.Unlock()
+}
+
+// Close closes every toolset that is a [Closer], in reverse order of
+// addition, and returns their errors joined.
+func (c *Catalog) Close() error {
+	c.mu.Lock()
+	toolsets := append([]Toolset(nil), c.toolsets...)
+	c.mu.Unlock()
+	var errs []error
+	for i := len(toolsets) - 1; i >= 0; i-- {
+		if cl, ok := toolsets[i].(Closer); ok {
+			if err := cl.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("closing toolset %q: %w", toolsets[i].Name(), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

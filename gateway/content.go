@@ -1,0 +1,303 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+)
+
+// Part is one piece of a tool's output for the model: text, an image, audio,
+// a link to a resource, or an embedded resource (the seeds' ContentPart).
+//
+// The JSON form of every Part is exactly the MCP content block of the same
+// type, so the MCP mirror passes parts through without re-shaping them, and a
+// part received from an upstream server re-encodes to the bytes it came with.
+type Part interface {
+	// PartType is the MCP content type: "text", "image", "audio",
+	// "resource_link", "resource", or another type carried by [RawPart].
+	PartType() string
+}
+
+// Content types known to the contract.
+const (
+	PartText         = "text"
+	PartImage        = "image"
+	PartAudio        = "audio"
+	PartResourceLink = "resource_link"
+	PartResource     = "resource"
+)
+
+// TextPart is plain text for the model.
+type TextPart struct {
+	Text        string          `json:"text"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ImagePart is an image. Data holds the raw bytes; JSON carries them base64.
+type ImagePart struct {
+	Data        []byte          `json:"data"`
+	MIMEType    string          `json:"mimeType"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// AudioPart is audio. Data holds the raw bytes; JSON carries them base64.
+type AudioPart struct {
+	Data        []byte          `json:"data"`
+	MIMEType    string          `json:"mimeType"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ResourceLinkPart points at a resource the client can read with
+// resources/read (the gateway uses it for artifacts).
+type ResourceLinkPart struct {
+	URI         string          `json:"uri"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	MIMEType    string          `json:"mimeType,omitempty"`
+	Size        *int64          `json:"size,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ResourcePart embeds the contents of a resource: Text for text resources,
+// Blob for binary ones (exactly one of them is set).
+type ResourcePart struct {
+	Resource    ResourceContents `json:"resource"`
+	Annotations json.RawMessage  `json:"annotations,omitempty"`
+	Meta        json.RawMessage  `json:"_meta,omitempty"`
+}
+
+// ResourceContents is the body of an embedded resource.
+type ResourceContents struct {
+	URI      string          `json:"uri"`
+	MIMEType string          `json:"mimeType,omitempty"`
+	Text     *string         `json:"text,omitempty"`
+	Blob     []byte          `json:"blob,omitempty"`
+	Meta     json.RawMessage `json:"_meta,omitempty"`
+}
+
+// RawPart carries a content block the contract has no type for (a newer MCP
+// content type, say). It keeps the block's JSON exactly and re-encodes it
+// unchanged.
+type RawPart struct {
+	Type string
+	JSON json.RawMessage
+}
+
+// PartType implements [Part].
+func (TextPart) PartType() string { return PartText }
+
+// PartType implements [Part].
+func (ImagePart) PartType() string { return PartImage }
+
+// PartType implements [Part].
+func (AudioPart) PartType() string { return PartAudio }
+
+// PartType implements [Part].
+func (ResourceLinkPart) PartType() string { return PartResourceLink }
+
+// PartType implements [Part].
+func (ResourcePart) PartType() string { return PartResource }
+
+// PartType implements [Part].
+func (p RawPart) PartType() string { return p.Type }
+
+// Text returns a [TextPart] holding s.
+func Text(s string) Part { return TextPart{Text: s} }
+
+// MarshalJSON encodes the part as its MCP content block.
+func (p TextPart) MarshalJSON() ([]byte, error) {
+	type plain TextPart
+	return marshalTyped(PartText, plain(p))
+}
+
+// MarshalJSON encodes the part as its MCP content block.
+func (p ImagePart) MarshalJSON() ([]byte, error) {
+	type plain ImagePart
+	return marshalTyped(PartImage, plain(p))
+}
+
+// MarshalJSON encodes the part as its MCP content block.
+func (p AudioPart) MarshalJSON() ([]byte, error) {
+	type plain AudioPart
+	return marshalTyped(PartAudio, plain(p))
+}
+
+// MarshalJSON encodes the part as its MCP content block.
+func (p ResourceLinkPart) MarshalJSON() ([]byte, error) {
+	type plain ResourceLinkPart
+	return marshalTyped(PartResourceLink, plain(p))
+}
+
+// MarshalJSON encodes the part as its MCP content block.
+func (p ResourcePart) MarshalJSON() ([]byte, error) {
+	type plain ResourcePart
+	return marshalTyped(PartResource, plain(p))
+}
+
+// MarshalJSON returns the block's original JSON.
+func (p RawPart) MarshalJSON() ([]byte, error) {
+	if len(p.JSON) == 0 {
+		return nil, fmt.Errorf("raw content part %q has no JSON", p.Type)
+	}
+	return p.JSON, nil
+}
+
+// marshalTyped encodes v with a leading "type" member.
+func marshalTyped(typ string, v any) ([]byte, error) {
+	body, err := marshalNoEscape(v)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(body) + len(typ) + 12)
+	buf.WriteString(`{"type":`)
+	t, _ := json.Marshal(typ)
+	buf.Write(t)
+	if len(body) > 2 { // not "{}"
+		buf.WriteByte(',')
+		buf.Write(body[1:])
+	} else {
+		buf.WriteByte('}')
+	}
+	return buf.Bytes(), nil
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping and without the
+// trailing newline an Encoder adds.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalPart decodes one MCP content block. Known types decode to their
+// Part type; any other type decodes to a [RawPart] that keeps the bytes. A
+// known type whose decoded form would not re-encode to the same members (an
+// unexpected extra field, say) is also kept as a [RawPart], so nothing sent
+// by an upstream server is ever lost on the way through.
+func UnmarshalPart(data []byte) (Part, error) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("decoding content block: %w", err)
+	}
+	if head.Type == "" {
+		return nil, fmt.Errorf("decoding content block: missing \"type\"")
+	}
+	var p Part
+	var err error
+	switch head.Type {
+	case PartText:
+		var v TextPart
+		err = json.Unmarshal(data, &v)
+		p = v
+	case PartImage:
+		var v ImagePart
+		err = json.Unmarshal(data, &v)
+		p = v
+	case PartAudio:
+		var v AudioPart
+		err = json.Unmarshal(data, &v)
+		p = v
+	case PartResourceLink:
+		var v ResourceLinkPart
+		err = json.Unmarshal(data, &v)
+		p = v
+	case PartResource:
+		var v ResourcePart
+		err = json.Unmarshal(data, &v)
+		p = v
+	default:
+		return RawPart{Type: head.Type, JSON: bytes.Clone(data)}, nil
+	}
+	if err != nil {
+		// A block that is valid JSON but does not fit our struct (a number
+		// where a string belongs, say) is still passed through unchanged.
+		return RawPart{Type: head.Type, JSON: bytes.Clone(data)}, nil
+	}
+	if !sameMembers(data, p) {
+		return RawPart{Type: head.Type, JSON: bytes.Clone(data)}, nil
+	}
+	return p, nil
+}
+
+// sameMembers reports whether p re-encodes to JSON equal in meaning to data
+// (same members, same values, any order), i.e. whether decoding lost nothing.
+func sameMembers(data []byte, p Part) bool {
+	out, err := json.Marshal(p)
+	if err != nil {
+		return false
+	}
+	return jsonEqual(data, out)
+}
+
+// jsonEqual reports whether a and b hold the same JSON value.
+func jsonEqual(a, b []byte) bool {
+	var va, vb any
+	da := json.NewDecoder(bytes.NewReader(a))
+	da.UseNumber()
+	db := json.NewDecoder(bytes.NewReader(b))
+	db.UseNumber()
+	if da.Decode(&va) != nil || db.Decode(&vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// partsJSON is the JSON array of parts.
+func partsJSON(parts []Part) ([]byte, error) {
+	if len(parts) == 0 {
+		return []byte("[]"), nil
+	}
+	return marshalNoEscape(parts)
+}
+
+// unmarshalParts decodes a JSON array of content blocks.
+func unmarshalParts(data []byte) ([]Part, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return nil, fmt.Errorf("decoding content: %w", err)
+	}
+	parts := make([]Part, 0, len(raws))
+	for i, r := range raws {
+		p, err := UnmarshalPart(r)
+		if err != nil {
+			return nil, fmt.Errorf("content[%d]: %w", i, err)
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
+
+// partSize is the number of bytes a part contributes to a result's size, as
+// counted by the summarize stage: text length, or binary data length.
+func partSize(p Part) int {
+	switch v := p.(type) {
+	case TextPart:
+		return len(v.Text)
+	case ImagePart:
+		return len(v.Data)
+	case AudioPart:
+		return len(v.Data)
+	case ResourcePart:
+		if v.Resource.Text != nil {
+			return len(*v.Resource.Text)
+		}
+		return len(v.Resource.Blob)
+	case RawPart:
+		return len(v.JSON)
+	default:
+		return 0
+	}
+}

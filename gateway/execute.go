@@ -1,0 +1,74 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// errCallDeadline is the cause of a call's context when its deadline passes,
+// telling a timeout apart from a cancellation by the client.
+var errCallDeadline = errors.New("call deadline exceeded")
+
+// execute runs the tool's handler: the terminal handler of the pipeline.
+//
+// The handler runs in its own goroutine under a context with the call's
+// deadline (the tool's Timeout, else the pipeline's CallTimeout), which is
+// also cancelled when the client cancels (notifications/cancelled, an HTTP
+// disconnect) or the gateway's shutdown grace ends. execute returns as soon
+// as the handler returns or the context ends, whichever is first, so a
+// handler that ignores its context cannot hold the call past its deadline;
+// its eventual result is dropped. A panic in the handler becomes a runtime
+// error result, as does a nil result.
+func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
+	timeout := p.opts.CallTimeout
+	if call.Tool.Timeout > 0 {
+		timeout = call.Tool.Timeout
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallDeadline)
+	defer cancel()
+
+	done := make(chan *Result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				p.log.Error("tool panicked", "call_id", call.ID, "tool", call.Name, "panic", r, "stack", string(debug.Stack()))
+				done <- RuntimeErrorResult(call.Name, fmt.Errorf("panic: %v", r))
+			}
+		}()
+		res, err := call.Tool.handler(ctx, call)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			done <- ctxResult(ctx, call, timeout)
+		case err != nil:
+			done <- RuntimeErrorResult(call.Name, err)
+		case res == nil:
+			done <- RuntimeErrorResult(call.Name, errors.New("the tool returned no result"))
+		default:
+			done <- res
+		}
+	}()
+
+	select {
+	case res := <-done:
+		return res
+	case <-ctx.Done():
+		// Prefer a result that is already there.
+		select {
+		case res := <-done:
+			return res
+		default:
+		}
+		return ctxResult(ctx, call, timeout)
+	}
+}
+
+// ctxResult is the result of a call whose context ended.
+func ctxResult(ctx context.Context, call *Call, timeout time.Duration) *Result {
+	if errors.Is(context.Cause(ctx), errCallDeadline) {
+		return TimeoutResult(call.Name, timeout)
+	}
+	return CancelledResult(call.Name)
+}

@@ -1,0 +1,264 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// ServeStdio serves MCP over stdin and stdout until in reaches EOF or ctx
+// ends. Only protocol messages are written to out; every log line goes to
+// the logger (which must not write to out). Calls in flight when input ends
+// are cancelled by mcp-go and recorded by the pipeline.
+func (m *MCPServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	s := server.NewStdioServer(m.srv)
+	s.SetErrorLogger(log.New(slogWriter{m.log}, "", 0))
+	// mcp-go runs tools/call on a pool of workers (5 by default) and runs
+	// the call on the read loop when the queue is full; a larger pool keeps
+	// slow tools from holding up the others.
+	server.WithWorkerPoolSize(64)(s)
+	server.WithQueueSize(1024)(s)
+	return s.Listen(ctx, in, out)
+}
+
+// slogWriter turns mcp-go's log.Logger output into slog records.
+type slogWriter struct{ log *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.log.Warn("mcp", "msg", strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// HTTPOptions configure [MCPServer.HTTPHandler].
+type HTTPOptions struct {
+	// Path is the MCP endpoint. If empty, "/mcp".
+	Path string
+	// AllowedOrigins lists the browser origins allowed to call the endpoint
+	// ("http://localhost:*" allows any port). Requests without an Origin
+	// header (non-browser clients) are allowed; any other origin gets 403.
+	// If nil, the loopback origins (localhost, 127.0.0.1, [::1], any port,
+	// http or https) are allowed.
+	AllowedOrigins []string
+	// AllowedHosts lists the Host header values accepted ("name" or
+	// "name:port"; "*" accepts any), against DNS rebinding. If nil, the
+	// loopback names (localhost, 127.0.0.1, [::1]) are accepted.
+	AllowedHosts []string
+	// MaxBodyBytes caps a request body; a larger one gets 413. If zero,
+	// 4 MiB.
+	MaxBodyBytes int64
+	// Tokens, if any, are the bearer tokens accepted; a request without
+	// one of them gets 401. Compared in constant time.
+	Tokens []string
+	// SessionIdleTTL ends sessions idle this long. If zero, 30 minutes.
+	SessionIdleTTL time.Duration
+	// Health, if set, returns the details /healthz shows to authorized
+	// callers (everyone when there are no tokens).
+	Health func() any
+}
+
+// DefaultMaxBodyBytes is the default request body limit.
+const DefaultMaxBodyBytes = 4 << 20
+
+// HTTPHandler returns the streamable HTTP transport: the MCP endpoint at
+// opts.Path behind the checks a network service needs, and /healthz. Both
+// protocol eras are served on the endpoint: 2025-era clients initialize and
+// get a session (tracked by the server: unknown or ended session IDs get
+// 404; idle sessions expire), and 2026-07-28 clients send stateless
+// requests. The checks, in order: Host (403, against DNS rebinding),
+// Origin (403), bearer token (401), body size (413). The returned function
+// closes every session, for shutdown.
+func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Context) error) {
+	if opts.Path == "" {
+		opts.Path = "/mcp"
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.SessionIdleTTL <= 0 {
+		opts.SessionIdleTTL = 30 * time.Minute
+	}
+	if opts.AllowedOrigins == nil {
+		opts.AllowedOrigins = []string{"http://localhost:*", "https://localhost:*", "http://127.0.0.1:*", "https://127.0.0.1:*", "http://[::1]:*", "https://[::1]:*"}
+	}
+	if opts.AllowedHosts == nil {
+		opts.AllowedHosts = []string{"localhost", "127.0.0.1", "[::1]"}
+	}
+	heartbeat := opts.SessionIdleTTL / 3
+	if heartbeat > 30*time.Second {
+		heartbeat = 30 * time.Second
+	}
+	streamable := server.NewStreamableHTTPServer(m.srv,
+		server.WithStateful(true),
+		server.WithSessionIdleTTL(opts.SessionIdleTTL),
+		server.WithHeartbeatInterval(heartbeat),
+		// Our own Host check below replaces mcp-go's, so that the
+		// allow-list applies the same way whatever address we bind.
+		server.WithDisableLocalhostProtection(true),
+		server.WithStreamableHTTPLogger(m.log),
+	)
+	g := &httpGuard{opts: opts, log: m.log, tokens: hashTokens(opts.Tokens)}
+	mux := http.NewServeMux()
+	mux.Handle(opts.Path, g.wrap(streamable))
+	mux.HandleFunc("/healthz", g.health)
+	return g.checkHost(mux), func(ctx context.Context) error { return streamable.Shutdown(ctx) }
+}
+
+type httpGuard struct {
+	opts   HTTPOptions
+	log    *slog.Logger
+	tokens [][32]byte
+}
+
+func hashTokens(tokens []string) [][32]byte {
+	out := make([][32]byte, 0, len(tokens))
+	for _, t := range tokens {
+		if t != "" {
+			out = append(out, sha256.Sum256([]byte(t)))
+		}
+	}
+	return out
+}
+
+// httpError writes a JSON-RPC error body with an HTTP status.
+func httpError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32600, "message": msg},
+	})
+	_, _ = w.Write(b)
+}
+
+func (g *httpGuard) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(g.opts.AllowedHosts, r.Host) {
+			g.log.Warn("http request refused", "reason", "host not allowed", "host", r.Host, "remote", r.RemoteAddr)
+			httpError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not allowed (DNS rebinding protection)", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (g *httpGuard) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(g.opts.AllowedOrigins, origin) {
+			g.log.Warn("http request refused", "reason", "origin not allowed", "origin", origin, "remote", r.RemoteAddr)
+			httpError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not allowed", origin))
+			return
+		}
+		if !g.authorized(r) {
+			g.log.Warn("http request refused", "reason", "missing or invalid bearer token", "remote", r.RemoteAddr)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
+			httpError(w, http.StatusUnauthorized, "missing or invalid bearer token")
+			return
+		}
+		if r.Body != nil && r.Method == http.MethodPost {
+			if r.ContentLength > g.opts.MaxBodyBytes {
+				httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d bytes", r.ContentLength, g.opts.MaxBodyBytes))
+				return
+			}
+			// Read the body here, bounded: mcp-go reads it whole with no
+			// limit. One byte more than the limit tells a body that is over.
+			body, err := io.ReadAll(io.LimitReader(r.Body, g.opts.MaxBodyBytes+1))
+			if err != nil {
+				httpError(w, http.StatusBadRequest, fmt.Sprintf("reading request body: %v", err))
+				return
+			}
+			if int64(len(body)) > g.opts.MaxBodyBytes {
+				httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", g.opts.MaxBodyBytes))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorized checks the bearer token in constant time: both sides are
+// hashed first, so neither the token's content nor its length leaks
+// through timing, and every configured token is compared.
+func (g *httpGuard) authorized(r *http.Request) bool {
+	if len(g.tokens) == 0 {
+		return true
+	}
+	auth := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		token = ""
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	match := 0
+	for i := range g.tokens {
+		match |= subtle.ConstantTimeCompare(got[:], g.tokens[i][:])
+	}
+	return match == 1 && ok
+}
+
+func (g *httpGuard) health(w http.ResponseWriter, r *http.Request) {
+	body := map[string]any{"status": "ok"}
+	if g.opts.Health != nil && g.authorized(r) {
+		body["details"] = g.opts.Health()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// hostAllowed matches a Host header against the allow-list: by host name
+// alone ("localhost" allows every port) or by host and port.
+func hostAllowed(allowed []string, host string) bool {
+	if host == "" {
+		return false
+	}
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+		if strings.Contains(h, ":") {
+			name = "[" + h + "]"
+		}
+	}
+	for _, a := range allowed {
+		if a == "*" || strings.EqualFold(a, host) || strings.EqualFold(a, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// originAllowed matches an Origin against the allow-list; an entry ending
+// in ":*" allows any port (or none).
+func originAllowed(allowed []string, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return false
+	}
+	for _, a := range allowed {
+		if a == "*" || strings.EqualFold(a, origin) {
+			return true
+		}
+		if base, ok := strings.CutSuffix(a, ":*"); ok {
+			au, err := url.Parse(base)
+			if err != nil {
+				continue
+			}
+			if strings.EqualFold(au.Scheme, u.Scheme) && strings.EqualFold(au.Hostname(), u.Hostname()) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,243 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Handler handles a call and always returns a Result: failures are error
+// Results, never Go errors or panics.
+type Handler func(ctx context.Context, call *Call) *Result
+
+// Middleware is one stage of the pipeline: it gets the next handler and
+// returns a handler that does its part around it, as net/http middleware
+// does. A stage that has nothing to do returns next unchanged.
+type Middleware func(next Handler) Handler
+
+// Chain composes stages around h. The first stage is the outermost: it
+// sees the call first and the result last.
+func Chain(h Handler, stages ...Middleware) Handler {
+	for i := len(stages) - 1; i >= 0; i-- {
+		h = stages[i](h)
+	}
+	return h
+}
+
+// Resolver finds a tool by the name a client calls it by, and names the
+// toolset it belongs to. [Catalog] is the gateway's resolver.
+type Resolver interface {
+	Resolve(name string) (t *Tool, toolset string, ok bool)
+}
+
+// Defaults for [Options].
+const (
+	DefaultMaxOutputBytes = 32 << 10
+	DefaultCallTimeout    = 60 * time.Second
+)
+
+// Options configure a [Pipeline]. The zero value of each field is its
+// default; a nil stage dependency switches that stage off, which tests and
+// benchmarks use to measure stages one at a time. A serving gateway sets
+// them all.
+type Options struct {
+	// Tools resolves tool names. Required.
+	Tools Resolver
+	// Policy authorizes calls. If nil, the authorize stage is off and
+	// every call is allowed.
+	Policy Policy
+	// Recorder records calls. If nil, the record stage only logs.
+	Recorder Recorder
+	// Artifacts stores large outputs. If nil, the summarize stage is off.
+	Artifacts ArtifactStore
+	// MaxOutputBytes is the output size above which output is saved as an
+	// artifact and replaced by a summary. If zero, [DefaultMaxOutputBytes].
+	MaxOutputBytes int
+	// CallTimeout is the per-call deadline (a tool's own Timeout wins).
+	// If zero, [DefaultCallTimeout].
+	CallTimeout time.Duration
+	// SkipValidation switches the validate stage off (arguments are still
+	// decoded). For benchmarks only.
+	SkipValidation bool
+	// Logger receives one line per call and the pipeline's own problems.
+	// If nil, logs are discarded.
+	Logger *slog.Logger
+}
+
+// Pipeline runs every tool call, built-in or upstream, through the same
+// stages, in this order:
+//
+//	record     tool.started, then tool.completed / tool.failed and the call's line (record.go)
+//	resolve    find the tool, or a not-found result (resolve.go)
+//	validate   decode the arguments and check them against the schema (validate.go)
+//	authorize  ask the policy (authorize.go)
+//	summarize  save output over the limit as an artifact, keep a summary (summarize.go)
+//	execute    run the handler with deadline, cancellation and panic recovery (execute.go)
+//
+// record is outermost so that it sees every outcome, including denials and
+// summaries; execute is the terminal handler.
+//
+// A Pipeline is safe for concurrent use. [Pipeline.Shutdown] stops it.
+type Pipeline struct {
+	opts    Options
+	log     *slog.Logger
+	handler Handler
+
+	mu       sync.Mutex
+	closing  bool
+	inflight sync.WaitGroup
+	// kill is cancelled when the shutdown grace period ends: every call
+	// still running is then cancelled, and records its end.
+	kill       context.Context
+	killCancel context.CancelFunc
+}
+
+// NewPipeline builds a pipeline. It panics if opts.Tools is nil.
+func NewPipeline(opts Options) *Pipeline {
+	if opts.Tools == nil {
+		panic("gateway: NewPipeline without Options.Tools")
+	}
+	if opts.MaxOutputBytes <= 0 {
+		opts.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Pipeline{opts: opts, log: log}
+	p.kill, p.killCancel = context.WithCancel(context.Background())
+	p.handler = Chain(p.execute,
+		p.recordStage,
+		p.resolveStage,
+		p.validateStage,
+		p.authorizeStage,
+		p.summarizeStage,
+	)
+	return p
+}
+
+// ErrShuttingDown is the reason given to calls that arrive after
+// [Pipeline.Shutdown] began.
+var ErrShuttingDown = errors.New("gateway is shutting down")
+
+// Call runs one call through the pipeline and returns its result. It never
+// panics and never returns nil. It blocks until the call ends; use
+// [Pipeline.Start] to not block.
+func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
+	if call.ID == "" {
+		call.ID = NewCallID()
+	}
+	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		return p.reject(call)
+	}
+	p.inflight.Add(1)
+	p.mu.Unlock()
+	defer p.inflight.Done()
+
+	ctx, cancel := context.WithCancel(withCall(ctx, call))
+	defer cancel()
+	stop := context.AfterFunc(p.kill, cancel)
+	defer stop()
+
+	defer func() {
+		// The stages do not panic; this is the last line of defence so
+		// that a bug in one never takes the gateway down.
+		if r := recover(); r != nil {
+			p.log.Error("pipeline panic", "call_id", call.ID, "tool", call.Name, "panic", r, "stack", string(debug.Stack()))
+			res = RuntimeErrorResult(call.Name, fmt.Errorf("internal error: %v", r))
+		}
+	}()
+	res = p.handler(ctx, call)
+	if res == nil {
+		res = RuntimeErrorResult(call.Name, errNoResult)
+	}
+	return res
+}
+
+// reject records and refuses a call that arrived during shutdown.
+func (p *Pipeline) reject(call *Call) *Result {
+	res := UnavailableResult(call.Name, ErrShuttingDown.Error())
+	p.RecordOutside(call, res)
+	return res
+}
+
+// RecordOutside records a call that was answered without entering the
+// pipeline (mcp-go answers calls to unknown tools itself), so that every
+// call a client made is in the record.
+func (p *Pipeline) RecordOutside(call *Call, res *Result) {
+	if call.ID == "" {
+		call.ID = NewCallID()
+	}
+	call.Started = time.Now()
+	if p.opts.Recorder != nil {
+		p.opts.Recorder.CallStarted(call)
+		p.opts.Recorder.CallFinished(call, res, 0)
+	}
+	p.log.Warn("tool call", "call_id", call.ID, "tool", call.Name, "status", res.Status(), "session", call.Session)
+}
+
+// Start runs a call in its own goroutine and returns at once; the result
+// arrives on the returned channel, which is buffered so that nobody has to
+// read it. This is the seeds' Toolset.handle: it never blocks the caller
+// and never panics.
+func (p *Pipeline) Start(ctx context.Context, call *Call) <-chan *Result {
+	ch := make(chan *Result, 1)
+	go func() { ch <- p.Call(ctx, call) }()
+	return ch
+}
+
+// Batch starts all calls at once and returns their results in call order
+// (the seeds' step()). When ctx ends, calls still running are cancelled and
+// their results say so; Batch returns once every call has its result.
+func (p *Pipeline) Batch(ctx context.Context, calls []*Call) []*Result {
+	chans := make([]<-chan *Result, len(calls))
+	for i, c := range calls {
+		chans[i] = p.Start(ctx, c)
+	}
+	results := make([]*Result, len(calls))
+	for i, ch := range chans {
+		results[i] = <-ch
+	}
+	return results
+}
+
+// Shutdown stops the pipeline: new calls are refused (and recorded as
+// refused), calls in flight may finish until ctx ends, then the ones still
+// running are cancelled, and Shutdown waits until each has recorded its end.
+// It returns ctx's error if the grace period ran out.
+func (p *Pipeline) Shutdown(ctx context.Context) error {
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
+	done := make(chan struct{})
+	go func() { p.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		p.killCancel()
+		<-done // execute returns at once on cancellation, so this is short
+		return ctx.Err()
+	}
+}
+
+// NewCallID returns a new time-ordered call ID (a UUIDv7: IDs sort by the
+// time they were made).
+func NewCallID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}

@@ -1,0 +1,415 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memRecorder keeps records in memory.
+type memRecorder struct {
+	mu       sync.Mutex
+	started  []string
+	finished map[string]*Result
+	order    []string
+}
+
+func newMemRecorder() *memRecorder { return &memRecorder{finished: map[string]*Result{}} }
+
+func (r *memRecorder) CallStarted(c *Call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = append(r.started, c.ID)
+	r.order = append(r.order, "started:"+c.ID)
+}
+
+func (r *memRecorder) CallFinished(c *Call, res *Result, _ time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.finished[c.ID] = res
+	r.order = append(r.order, "finished:"+c.ID)
+}
+
+// memArtifacts keeps artifacts in memory.
+type memArtifacts struct {
+	mu    sync.Mutex
+	saved map[string][]byte
+	fail  error
+}
+
+func (a *memArtifacts) SaveArtifact(call *Call, name, mimeType string, data []byte) (Artifact, error) {
+	if a.fail != nil {
+		return Artifact{}, a.fail
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.saved == nil {
+		a.saved = map[string][]byte{}
+	}
+	uri := ArtifactURIPrefix + "test/" + call.ID + "-" + name
+	a.saved[uri] = append([]byte(nil), data...)
+	return Artifact{URI: uri, Name: call.ID + "-" + name, MIMEType: mimeType, Size: int64(len(data))}, nil
+}
+
+func (a *memArtifacts) ReadArtifact(uri string) ([]byte, string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d, ok := a.saved[uri]
+	if !ok {
+		return nil, "", errors.New("no artifact")
+	}
+	return d, "text/plain", nil
+}
+
+type limitParams struct {
+	Path  string `json:"path" jsonschema:"description=File to read"`
+	Limit int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=1000"`
+}
+
+// testTools builds a toolset exercising every way a call can end.
+func testTools(t *testing.T) *SimpleToolset {
+	t.Helper()
+	echo := Must(NewTypedTool(ToolDef{Name: "echo", Description: "echo", Permissions: Permissions{Capabilities: []string{"fs.read"}, Hints: ReadOnlyHints()}},
+		func(ctx context.Context, in limitParams) (*Result, error) {
+			return OkText(fmt.Sprintf("%s/%d", in.Path, in.Limit)).WithBrief("echoed"), nil
+		}))
+	sleep := Must(NewDynamicTool(ToolDef{Name: "sleep", InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer"}}}`), Permissions: Permissions{Hints: ReadOnlyHints()}},
+		func(ctx context.Context, args map[string]any) (*Result, error) {
+			ms, _ := args["ms"].(json.Number).Int64()
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond):
+				return OkText("slept"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}))
+	stubborn := Must(NewTool(ToolDef{Name: "stubborn", Timeout: 30 * time.Millisecond, Permissions: Permissions{Hints: ReadOnlyHints()}},
+		func(ctx context.Context, call *Call) (*Result, error) {
+			time.Sleep(300 * time.Millisecond) // ignores ctx
+			return OkText("late"), nil
+		}))
+	panics := Must(NewTool(ToolDef{Name: "panics", Permissions: Permissions{Hints: ReadOnlyHints()}},
+		func(ctx context.Context, call *Call) (*Result, error) { panic("boom") }))
+	nothing := Must(NewTool(ToolDef{Name: "nothing", Permissions: Permissions{Hints: ReadOnlyHints()}},
+		func(ctx context.Context, call *Call) (*Result, error) { return nil, nil }))
+	fails := Must(NewTool(ToolDef{Name: "fails", Permissions: Permissions{Hints: ReadOnlyHints()}},
+		func(ctx context.Context, call *Call) (*Result, error) { return nil, errors.New("disk on fire") }))
+	big := Must(NewTool(ToolDef{Name: "big", Permissions: Permissions{Hints: ReadOnlyHints()}},
+		func(ctx context.Context, call *Call) (*Result, error) {
+			var b strings.Builder
+			for i := 0; b.Len() < 100_000; i++ {
+				fmt.Fprintf(&b, "line %d\n", i)
+			}
+			return OkText(b.String()), nil
+		}))
+	shell := Must(NewTool(ToolDef{Name: "shell", Permissions: Permissions{Capabilities: []string{"shell.exec"}}},
+		func(ctx context.Context, call *Call) (*Result, error) { return OkText("ran"), nil }))
+	ts, err := NewToolset("test", echo, sleep, stubborn, panics, nothing, fails, big, shell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// denyShell allows everything but tools needing shell.exec.
+var denyShell = PolicyFunc(func(_ context.Context, t *Tool) Decision {
+	for _, c := range t.Permissions.Capabilities {
+		if c == "shell.exec" {
+			return Decision{Layer: "runtime", Rule: "deny-shell", Missing: []string{c}, Reason: "shell is off"}
+		}
+	}
+	return Decision{Allow: true, Layer: "default", Rule: "allow"}
+})
+
+func newTestPipeline(t *testing.T, rec Recorder, arts ArtifactStore) *Pipeline {
+	t.Helper()
+	cat := NewCatalog(nil)
+	if err := cat.Add(context.Background(), testTools(t)); err != nil {
+		t.Fatal(err)
+	}
+	return NewPipeline(Options{Tools: cat, Policy: denyShell, Recorder: rec, Artifacts: arts, CallTimeout: 2 * time.Second, MaxOutputBytes: 4096})
+}
+
+func TestPipelineOutcomes(t *testing.T) {
+	tests := []struct {
+		name      string
+		tool      string
+		args      string
+		wantKind  Kind
+		wantError bool
+		wantInMsg string
+		wantOut   string
+	}{
+		{name: "ok", tool: "echo", args: `{"path":"a","limit":3}`, wantOut: "a/3"},
+		{name: "ok without optional", tool: "echo", args: `{"path":"a"}`, wantOut: "a/0"},
+		{name: "not found", tool: "nope", args: `{}`, wantError: true, wantKind: KindNotFound, wantInMsg: "Tool `nope` not found"},
+		{name: "parse error", tool: "echo", args: `{"path":`, wantError: true, wantKind: KindParse, wantInMsg: "not valid JSON"},
+		{name: "not an object", tool: "echo", args: `[1,2]`, wantError: true, wantKind: KindParse, wantInMsg: "must be a JSON object, got array"},
+		{name: "trailing data", tool: "echo", args: `{"path":"a"} {}`, wantError: true, wantKind: KindParse, wantInMsg: "trailing data"},
+		{name: "over maximum", tool: "echo", args: `{"path":"a","limit":5000}`, wantError: true, wantKind: KindInvalid, wantInMsg: "at '/limit': maximum 1000, got 5000"},
+		{name: "missing required", tool: "echo", args: `{}`, wantError: true, wantKind: KindInvalid, wantInMsg: "at '/': missing required property 'path'"},
+		{name: "wrong type", tool: "echo", args: `{"path":7}`, wantError: true, wantKind: KindInvalid, wantInMsg: "at '/path': type string, got number"},
+		{name: "unknown property", tool: "echo", args: `{"path":"a","x":1}`, wantError: true, wantKind: KindInvalid, wantInMsg: "unknown properties not allowed: 'x'"},
+		{name: "denied", tool: "shell", args: `{}`, wantError: true, wantKind: KindDenied, wantInMsg: "Permission denied: tool `shell` needs shell.exec (denied by runtime rule \"deny-shell\")"},
+		{name: "timeout", tool: "sleep", args: `{"ms":5000}`, wantError: true, wantKind: KindTimeout, wantInMsg: "timed out after 2s"},
+		{name: "timeout of a handler that ignores ctx", tool: "stubborn", args: `{}`, wantError: true, wantKind: KindTimeout, wantInMsg: "timed out after 30ms"},
+		{name: "panic", tool: "panics", args: `{}`, wantError: true, wantKind: KindRuntime, wantInMsg: "panic: boom"},
+		{name: "nil result", tool: "nothing", args: `{}`, wantError: true, wantKind: KindRuntime, wantInMsg: "returned no result"},
+		{name: "go error", tool: "fails", args: `{}`, wantError: true, wantKind: KindRuntime, wantInMsg: "disk on fire"},
+	}
+	rec := newMemRecorder()
+	p := newTestPipeline(t, rec, &memArtifacts{})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			call := &Call{Name: tc.tool, Arguments: json.RawMessage(tc.args)}
+			res := p.Call(context.Background(), call)
+			if res.IsError != tc.wantError || res.Kind != tc.wantKind {
+				t.Fatalf("got is_error=%v kind=%q (%s), want %v %q", res.IsError, res.Kind, res.Message, tc.wantError, tc.wantKind)
+			}
+			if !strings.Contains(res.Message, tc.wantInMsg) {
+				t.Errorf("message %q does not contain %q", res.Message, tc.wantInMsg)
+			}
+			if tc.wantOut != "" && res.OutputText() != tc.wantOut {
+				t.Errorf("output %q, want %q", res.OutputText(), tc.wantOut)
+			}
+			if res.IsError && res.Brief() == "" {
+				t.Errorf("error result has no brief")
+			}
+			if rec.finished[call.ID] != res {
+				t.Errorf("call %s not recorded with its result", call.ID)
+			}
+		})
+	}
+	if len(rec.started) != len(tests) || len(rec.finished) != len(tests) {
+		t.Errorf("recorded %d starts and %d ends for %d calls", len(rec.started), len(rec.finished), len(tests))
+	}
+}
+
+func TestPipelineDecisionIsOnTheCall(t *testing.T) {
+	p := newTestPipeline(t, nil, nil)
+	call := &Call{Name: "echo", Arguments: json.RawMessage(`{"path":"x"}`)}
+	p.Call(context.Background(), call)
+	if call.Decision == nil || !call.Decision.Allow || call.Toolset != "test" {
+		t.Fatalf("decision %+v toolset %q", call.Decision, call.Toolset)
+	}
+}
+
+func TestPipelineCancelledByCaller(t *testing.T) {
+	p := newTestPipeline(t, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	start := time.Now()
+	res := p.Call(ctx, &Call{Name: "sleep", Arguments: json.RawMessage(`{"ms":5000}`)})
+	if res.Kind != KindCancelled {
+		t.Fatalf("kind %q, want cancelled", res.Kind)
+	}
+	if time.Since(start) > time.Second {
+		t.Fatalf("cancellation took %v", time.Since(start))
+	}
+}
+
+func TestSummarizeLargeOutput(t *testing.T) {
+	arts := &memArtifacts{}
+	rec := newMemRecorder()
+	p := newTestPipeline(t, rec, arts)
+	call := &Call{Name: "big"}
+	res := p.Call(context.Background(), call)
+	if res.IsError {
+		t.Fatal(res.Message)
+	}
+	if n := outputSize(res.Output); n > 4096 {
+		t.Errorf("summarized output is %d bytes, over the 4096 limit", n)
+	}
+	if len(call.Artifacts) != 1 {
+		t.Fatalf("artifacts %v", call.Artifacts)
+	}
+	art := call.Artifacts[0]
+	full := arts.saved[art.URI]
+	if len(full) < 100_000 || !strings.HasPrefix(string(full), "line 0\n") || !strings.HasSuffix(string(full), "\n") {
+		t.Fatalf("artifact holds %d bytes", len(full))
+	}
+	text := res.Output[0].(TextPart).Text
+	for _, want := range []string{"output truncated", art.URI, "--- first", "line 0\nline 1\n", "--- last", "bytes omitted"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	link, ok := res.Output[1].(ResourceLinkPart)
+	if !ok || link.URI != art.URI || *link.Size != int64(len(full)) {
+		t.Fatalf("second part %#v", res.Output[1])
+	}
+	// The tail is the end of the output, cut on a line boundary.
+	lastLine := strings.TrimSuffix(string(full), "\n")
+	lastLine = lastLine[strings.LastIndexByte(lastLine, '\n')+1:]
+	if !strings.HasSuffix(strings.TrimSpace(text), lastLine) {
+		t.Errorf("summary does not end with the last line %q", lastLine)
+	}
+}
+
+func TestSummarizeWhenArtifactCannotBeSaved(t *testing.T) {
+	p := newTestPipeline(t, nil, &memArtifacts{fail: errors.New("disk full")})
+	call := &Call{Name: "big"}
+	res := p.Call(context.Background(), call)
+	if n := outputSize(res.Output); n > 4096 {
+		t.Errorf("output is %d bytes, over the limit", n)
+	}
+	if !strings.Contains(res.OutputText(), "could not be saved: disk full") {
+		t.Errorf("summary does not say the save failed: %s", res.OutputText())
+	}
+}
+
+func TestSummarizeBinaryParts(t *testing.T) {
+	arts := &memArtifacts{}
+	p := NewPipeline(Options{Tools: resolverFunc(func(string) (*Tool, string, bool) {
+		return Must(NewTool(ToolDef{Name: "img"}, func(context.Context, *Call) (*Result, error) {
+			return Ok(Text("a picture"), ImagePart{Data: make([]byte, 10_000), MIMEType: "image/png"}), nil
+		})), "t", true
+	}), Artifacts: arts, MaxOutputBytes: 4096})
+	call := &Call{Name: "img"}
+	res := p.Call(context.Background(), call)
+	if len(res.Output) != 2 || res.OutputText() != "a picture" {
+		t.Fatalf("output %#v", res.Output)
+	}
+	if _, ok := res.Output[1].(ResourceLinkPart); !ok || len(call.Artifacts) != 1 || call.Artifacts[0].MIMEType != "image/png" {
+		t.Fatalf("image not replaced by a link: %#v %v", res.Output[1], call.Artifacts)
+	}
+}
+
+type resolverFunc func(string) (*Tool, string, bool)
+
+func (f resolverFunc) Resolve(name string) (*Tool, string, bool) { return f(name) }
+
+func TestBatchKeepsOrderAndCancelsPending(t *testing.T) {
+	p := newTestPipeline(t, nil, nil)
+	calls := []*Call{
+		{Name: "sleep", Arguments: json.RawMessage(`{"ms":60}`)},
+		{Name: "echo", Arguments: json.RawMessage(`{"path":"fast"}`)},
+		{Name: "sleep", Arguments: json.RawMessage(`{"ms":1}`)},
+	}
+	res := p.Batch(context.Background(), calls)
+	if res[0].OutputText() != "slept" || res[1].OutputText() != "fast/0" || res[2].OutputText() != "slept" {
+		t.Fatalf("results out of order: %q %q %q", res[0].OutputText(), res[1].OutputText(), res[2].OutputText())
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res = p.Batch(ctx, []*Call{
+		{Name: "echo", Arguments: json.RawMessage(`{"path":"done"}`)},
+		{Name: "sleep", Arguments: json.RawMessage(`{"ms":10000}`)},
+		{Name: "sleep", Arguments: json.RawMessage(`{"ms":10000}`)},
+	})
+	if time.Since(start) > 2*time.Second {
+		t.Fatalf("batch did not cancel pending calls (took %v)", time.Since(start))
+	}
+	if res[0].IsError || res[1].Kind != KindCancelled || res[2].Kind != KindCancelled {
+		t.Fatalf("got %q %q %q", res[0].Status(), res[1].Status(), res[2].Status())
+	}
+}
+
+func TestShutdownRecordsEveryCall(t *testing.T) {
+	rec := newMemRecorder()
+	p := newTestPipeline(t, rec, nil)
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.Call(context.Background(), &Call{Name: "sleep", Arguments: json.RawMessage(`{"ms":10000}`)})
+		}()
+	}
+	// Wait until all twenty have started.
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		rec.mu.Lock()
+		n := len(rec.started)
+		rec.mu.Unlock()
+		if n == 20 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := p.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("shutdown: %v", err)
+	}
+	late := p.Call(context.Background(), &Call{Name: "echo", Arguments: json.RawMessage(`{"path":"x"}`)})
+	wg.Wait()
+	if late.Kind != KindUnavailable {
+		t.Errorf("call after shutdown: %q", late.Kind)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.started) != 21 || len(rec.finished) != 21 {
+		t.Fatalf("%d started, %d finished, want 21 each", len(rec.started), len(rec.finished))
+	}
+	for id, res := range rec.finished {
+		if res.Kind != KindCancelled && res.Kind != KindUnavailable {
+			t.Errorf("call %s ended %q", id, res.Kind)
+		}
+	}
+}
+
+func TestProgressIsSerializedAndIncreasing(t *testing.T) {
+	var mu sync.Mutex
+	var got []Progress
+	sink := sinkFunc(func(p Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	})
+	ctx, stop := WithProgress(context.Background(), sink)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				ReportProgress(ctx, Progress{Progress: float64(i), Total: 50, Message: "step"})
+			}
+		}()
+	}
+	wg.Wait()
+	stop()
+	ReportProgress(ctx, Progress{Progress: 1e9})
+	if len(got) != 400 {
+		t.Fatalf("got %d reports, want 400 (and none after stop)", len(got))
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Progress <= got[i-1].Progress {
+			t.Fatalf("report %d: progress %v after %v", i, got[i].Progress, got[i-1].Progress)
+		}
+		if got[i].Total != 0 && got[i].Progress > got[i].Total {
+			t.Fatalf("report %d: progress %v over total %v", i, got[i].Progress, got[i].Total)
+		}
+	}
+}
+
+type sinkFunc func(Progress)
+
+func (f sinkFunc) Report(p Progress) { f(p) }
+
+func TestChainOrder(t *testing.T) {
+	var trace []string
+	stage := func(name string) Middleware {
+		return func(next Handler) Handler {
+			return func(ctx context.Context, c *Call) *Result {
+				trace = append(trace, name+">")
+				r := next(ctx, c)
+				trace = append(trace, "<"+name)
+				return r
+			}
+		}
+	}
+	h := Chain(func(context.Context, *Call) *Result { trace = append(trace, "h"); return OkText("") }, stage("a"), stage("b"))
+	h(context.Background(), &Call{})
+	if got := strings.Join(trace, " "); got != "a> b> h <b <a" {
+		t.Fatalf("trace %q", got)
+	}
+}

@@ -1,0 +1,140 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Recorder keeps the record of calls. The run archive is the gateway's
+// recorder. Both methods are called for every call that enters the pipeline,
+// in that order, from the call's goroutine; they must be safe for concurrent
+// use and must not block for long. They get no context: a call whose
+// context was cancelled is still recorded (as slog's Handle does).
+type Recorder interface {
+	// CallStarted records that a call entered the pipeline (tool.started).
+	CallStarted(call *Call)
+	// CallFinished records how it ended (tool.completed or tool.failed,
+	// the call's line, and its error line if it failed).
+	CallFinished(call *Call, res *Result, elapsed time.Duration)
+}
+
+// recordStage is outermost: it records the start of every call before
+// anything else can fail, and its end whatever the stages inside decided
+// (not found, invalid, denied, summarized, timed out...), and logs one line
+// per call.
+func (p *Pipeline) recordStage(next Handler) Handler {
+	rec := p.opts.Recorder
+	return func(ctx context.Context, call *Call) *Result {
+		call.Started = time.Now()
+		if rec != nil {
+			rec.CallStarted(call)
+		}
+		res := next(ctx, call)
+		if res == nil {
+			res = RuntimeErrorResult(call.Name, errNoResult)
+		}
+		elapsed := time.Since(call.Started)
+		if rec != nil {
+			rec.CallFinished(call, res, elapsed)
+		}
+		level := slog.LevelInfo
+		if res.IsError {
+			level = slog.LevelWarn
+		}
+		if p.log.Enabled(ctx, level) {
+			p.log.LogAttrs(context.WithoutCancel(ctx), level, "tool call",
+				slog.String("call_id", call.ID),
+				slog.String("tool", call.Name),
+				slog.String("toolset", call.Toolset),
+				slog.String("status", res.Status()),
+				slog.Int64("duration_ms", elapsed.Milliseconds()),
+				slog.String("session", call.Session),
+			)
+		}
+		return res
+	}
+}
+
+// errNoResult is the runtime error of a stage that returned nil.
+var errNoResult = errors.New("no result")
+
+// secretKeyParts are the substrings that mark an argument key as secret.
+var secretKeyParts = []string{"token", "secret", "password", "passwd", "authorization", "api_key", "apikey", "api-key", "credential", "private_key", "cookie"}
+
+// Redacted is what a secret value is replaced with in records and logs.
+const Redacted = "[REDACTED]"
+
+// IsSecretKey reports whether an argument key looks like it holds a secret
+// (token, secret, password, authorization, api_key...), case-insensitively.
+func IsSecretKey(key string) bool {
+	k := strings.ToLower(key)
+	for _, s := range secretKeyParts {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// RedactArguments returns the arguments with the value of every key that
+// looks like a secret replaced by [Redacted], at any depth. Arguments that
+// are not valid JSON are returned as a JSON string holding at most the first
+// 256 bytes, so that a record never carries unbounded garbage.
+func RedactArguments(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		s := string(raw)
+		if len(s) > 256 {
+			s = s[:256]
+		}
+		b, _ := json.Marshal(s)
+		return b
+	}
+	if !redactValue(v) {
+		return raw
+	}
+	b, err := marshalNoEscape(v)
+	if err != nil {
+		return json.RawMessage(`"[unencodable arguments]"`)
+	}
+	return b
+}
+
+// redactValue redacts secrets in place and reports whether it changed
+// anything.
+func redactValue(v any) bool {
+	changed := false
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if IsSecretKey(k) {
+				if x != Redacted {
+					v[k] = Redacted
+					changed = true
+				}
+				continue
+			}
+			if redactValue(x) {
+				changed = true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if redactValue(x) {
+				changed = true
+			}
+		}
+	}
+	return changed
+}

@@ -1,0 +1,354 @@
+// Package runs is the run archive: one directory per gateway process (a
+// run) that holds the complete record of its calls and their artifacts.
+//
+//	runs/<run-id>/run.json            the run's manifest (id, start, pid, version)
+//	runs/<run-id>/events.jsonl        run.started, tool.started, tool.completed, tool.failed, run.stopped ...
+//	runs/<run-id>/logs/tools.jsonl    one line per finished call
+//	runs/<run-id>/logs/errors.jsonl   one line per failed call
+//	runs/<run-id>/workspace/          the default sandbox root
+//	runs/<run-id>/deliverables/       files a run hands over
+//	runs/<run-id>/archive/            artifacts (large outputs) and candidates
+//
+// Run IDs sort by start time. Every line is written with a single write
+// to a file opened for appending, under a lock, so lines are whole even
+// under heavy concurrency, and nothing is buffered in the process: a line
+// that was written survives a crash of the gateway (kill -9 included).
+// A [Run] is a [gateway.Recorder] and a [gateway.ArtifactStore].
+package runs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// Run is one run's archive. It is safe for concurrent use.
+type Run struct {
+	id      string
+	dir     string
+	runsDir string
+	log     *slog.Logger
+
+	events, tools, errs *lineFile
+
+	writeErrors atomic.Int64
+	closeOnce   sync.Once
+}
+
+// Options configure [Open].
+type Options struct {
+	// Version is written to the manifest.
+	Version string
+	// Logger receives write failures. If nil, they are discarded (but
+	// still counted, see [Run.WriteErrors]).
+	Logger *slog.Logger
+}
+
+var runIDRE = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
+
+// NewID returns a new run ID: the UTC start time and 6 random hex digits,
+// e.g. 20261121T201530Z-4f2a9c. IDs sort by start time.
+func NewID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Open creates a new run under runsDir (created if needed) and checks that
+// it can be written, so that an unwritable directory or a full disk is a
+// clear error at start-up rather than lost records later.
+func Open(runsDir string, opts *Options) (*Run, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	abs, err := filepath.Abs(runsDir)
+	if err != nil {
+		return nil, fmt.Errorf("run archive %q: %w", runsDir, err)
+	}
+	now := time.Now()
+	id := NewID(now)
+	dir := filepath.Join(abs, id)
+	for _, sub := range []string{"logs", "workspace", "deliverables", "archive"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("run archive: cannot create %s: %w", filepath.Join(dir, sub), err)
+		}
+	}
+	r := &Run{id: id, dir: dir, runsDir: abs, log: o.Logger}
+	manifest, _ := json.MarshalIndent(map[string]any{
+		"id": id, "started": now.UTC().Format(time.RFC3339Nano), "pid": os.Getpid(), "version": o.Version,
+	}, "", "  ")
+	if err := writeFileSync(filepath.Join(dir, "run.json"), append(manifest, '\n')); err != nil {
+		return nil, fmt.Errorf("run archive: cannot write to %s (unwritable directory or full disk?): %w", dir, err)
+	}
+	if r.events, err = openLineFile(filepath.Join(dir, "events.jsonl")); err == nil {
+		if r.tools, err = openLineFile(filepath.Join(dir, "logs", "tools.jsonl")); err == nil {
+			r.errs, err = openLineFile(filepath.Join(dir, "logs", "errors.jsonl"))
+		}
+	}
+	if err != nil {
+		r.closeFiles()
+		return nil, fmt.Errorf("run archive: %w", err)
+	}
+	if err := r.events.writeLine(map[string]any{"time": stamp(now), "type": "run.started", "run_id": id, "pid": os.Getpid(), "version": o.Version}); err != nil {
+		r.closeFiles()
+		return nil, fmt.Errorf("run archive: cannot write to %s (unwritable directory or full disk?): %w", dir, err)
+	}
+	return r, nil
+}
+
+func writeFileSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ID is the run's ID.
+func (r *Run) ID() string { return r.id }
+
+// Dir is the run's directory.
+func (r *Run) Dir() string { return r.dir }
+
+// Workspace is the run's workspace directory, the default sandbox root.
+func (r *Run) Workspace() string { return filepath.Join(r.dir, "workspace") }
+
+// ArchiveDir is where artifacts and memory candidates go.
+func (r *Run) ArchiveDir() string { return filepath.Join(r.dir, "archive") }
+
+// WriteErrors is how many record lines could not be written (a full disk,
+// say). Each failure is also logged.
+func (r *Run) WriteErrors() int64 { return r.writeErrors.Load() }
+
+// Event writes a line to events.jsonl with the given type and fields.
+func (r *Run) Event(typ string, fields map[string]any) {
+	line := make(map[string]any, len(fields)+3)
+	for k, v := range fields {
+		line[k] = v
+	}
+	line["time"] = stamp(time.Now())
+	line["type"] = typ
+	line["run_id"] = r.id
+	r.write(r.events, line)
+}
+
+func (r *Run) write(f *lineFile, v any) {
+	if err := f.writeLine(v); err != nil {
+		r.writeErrors.Add(1)
+		r.log.Error("run archive write failed", "file", f.path, "err", err)
+	}
+}
+
+// CallStarted implements [gateway.Recorder]: a tool.started event.
+func (r *Run) CallStarted(call *gateway.Call) {
+	r.write(r.events, startedEvent{
+		Time: stamp(call.Started), Type: "tool.started", RunID: r.id, CallID: call.ID,
+		Tool: call.Name, Session: call.Session, Client: call.Client,
+	})
+}
+
+type startedEvent struct {
+	Time    string `json:"time"`
+	Type    string `json:"type"`
+	RunID   string `json:"run_id"`
+	CallID  string `json:"call_id"`
+	Tool    string `json:"tool"`
+	Session string `json:"session,omitempty"`
+	Client  string `json:"client,omitempty"`
+}
+
+type finishedEvent struct {
+	Time       string             `json:"time"`
+	Type       string             `json:"type"`
+	RunID      string             `json:"run_id"`
+	CallID     string             `json:"call_id"`
+	Tool       string             `json:"tool"`
+	Toolset    string             `json:"toolset,omitempty"`
+	Session    string             `json:"session,omitempty"`
+	Client     string             `json:"client,omitempty"`
+	Status     string             `json:"status"`
+	DurationMS float64            `json:"duration_ms"`
+	Decision   *gateway.Decision  `json:"decision,omitempty"`
+	Artifacts  []gateway.Artifact `json:"artifacts,omitempty"`
+}
+
+// toolLine is one line of logs/tools.jsonl.
+type toolLine struct {
+	Time       string             `json:"time"`
+	RunID      string             `json:"run_id"`
+	CallID     string             `json:"call_id"`
+	Tool       string             `json:"tool"`
+	Toolset    string             `json:"toolset,omitempty"`
+	Session    string             `json:"session,omitempty"`
+	Client     string             `json:"client,omitempty"`
+	Arguments  json.RawMessage    `json:"arguments"`
+	Status     string             `json:"status"`
+	IsError    bool               `json:"is_error"`
+	DurationMS float64            `json:"duration_ms"`
+	Brief      string             `json:"brief,omitempty"`
+	Decision   *gateway.Decision  `json:"decision,omitempty"`
+	Artifacts  []gateway.Artifact `json:"artifacts,omitempty"`
+}
+
+// errorLine is one line of logs/errors.jsonl.
+type errorLine struct {
+	Time       string  `json:"time"`
+	RunID      string  `json:"run_id"`
+	CallID     string  `json:"call_id"`
+	Tool       string  `json:"tool"`
+	Toolset    string  `json:"toolset,omitempty"`
+	Status     string  `json:"status"`
+	Message    string  `json:"message"`
+	DurationMS float64 `json:"duration_ms"`
+}
+
+// CallFinished implements [gateway.Recorder]: a tool.completed or
+// tool.failed event, the call's line in tools.jsonl (arguments with secret
+// values redacted), and for failures a line in errors.jsonl.
+func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time.Duration) {
+	now := stamp(time.Now())
+	ms := float64(elapsed.Microseconds()) / 1000
+	typ := "tool.completed"
+	if res.IsError {
+		typ = "tool.failed"
+	}
+	r.write(r.events, finishedEvent{
+		Time: now, Type: typ, RunID: r.id, CallID: call.ID, Tool: call.Name, Toolset: call.Toolset,
+		Session: call.Session, Client: call.Client, Status: res.Status(), DurationMS: ms,
+		Decision: call.Decision, Artifacts: call.Artifacts,
+	})
+	r.write(r.tools, toolLine{
+		Time: now, RunID: r.id, CallID: call.ID, Tool: call.Name, Toolset: call.Toolset,
+		Session: call.Session, Client: call.Client, Arguments: gateway.RedactArguments(call.Arguments),
+		Status: res.Status(), IsError: res.IsError, DurationMS: ms, Brief: res.Brief(),
+		Decision: call.Decision, Artifacts: call.Artifacts,
+	})
+	if res.IsError {
+		msg := res.Message
+		if msg == "" {
+			msg = res.OutputText()
+		}
+		if len(msg) > 4096 {
+			msg = msg[:4096] + "…"
+		}
+		r.write(r.errs, errorLine{
+			Time: now, RunID: r.id, CallID: call.ID, Tool: call.Name, Toolset: call.Toolset,
+			Status: res.Status(), Message: msg, DurationMS: ms,
+		})
+	}
+}
+
+var artifactNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$`)
+
+// SaveArtifact implements [gateway.ArtifactStore]: the artifact is written
+// (and synced) to archive/<call-id>-<name>.
+func (r *Run) SaveArtifact(call *gateway.Call, name, mimeType string, data []byte) (gateway.Artifact, error) {
+	name = filepath.Base(name)
+	if ext := filepath.Ext(name); ext != ".txt" && ext != ".json" && mimeType != "" {
+		if exts, _ := mime.ExtensionsByType(mimeType); len(exts) > 0 {
+			name = strings.TrimSuffix(name, ext) + exts[0]
+		}
+	}
+	file := call.ID + "-" + name
+	if !artifactNameRE.MatchString(file) || strings.Contains(file, "..") {
+		return gateway.Artifact{}, fmt.Errorf("artifact name %q is not allowed", file)
+	}
+	path := filepath.Join(r.ArchiveDir(), file)
+	if err := writeFileSync(path, data); err != nil {
+		return gateway.Artifact{}, fmt.Errorf("saving artifact: %w", err)
+	}
+	return gateway.Artifact{
+		URI: gateway.ArtifactURIPrefix + r.id + "/" + file, Name: file, MIMEType: mimeType,
+		Size: int64(len(data)), Path: path,
+	}, nil
+}
+
+// ErrNoArtifact is returned for an artifact URI that names nothing.
+var ErrNoArtifact = errors.New("no such artifact")
+
+// ReadArtifact implements [gateway.ArtifactStore]. It serves artifacts of
+// any run under the same runs directory, so that links stay readable after
+// a restart; the URI's run ID and file name are checked against strict
+// patterns, so a URI cannot name a path outside an archive directory.
+func (r *Run) ReadArtifact(uri string) ([]byte, string, error) {
+	rest, ok := strings.CutPrefix(uri, gateway.ArtifactURIPrefix)
+	if !ok {
+		return nil, "", fmt.Errorf("%w: %q is not an artifact URI", ErrNoArtifact, uri)
+	}
+	run, file, ok := strings.Cut(rest, "/")
+	if !ok || !runIDRE.MatchString(run) || !artifactNameRE.MatchString(file) || strings.Contains(file, "..") {
+		return nil, "", fmt.Errorf("%w: %q", ErrNoArtifact, uri)
+	}
+	data, err := os.ReadFile(filepath.Join(r.runsDir, run, "archive", file))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, "", fmt.Errorf("%w: %q", ErrNoArtifact, uri)
+		}
+		return nil, "", err
+	}
+	mt := "application/octet-stream"
+	switch ext := filepath.Ext(file); ext {
+	case ".txt":
+		mt = "text/plain; charset=utf-8"
+	case ".json":
+		mt = "application/json"
+	default:
+		if t := mime.TypeByExtension(ext); t != "" {
+			mt = t
+		}
+	}
+	return data, mt, nil
+}
+
+// Close writes the run.stopped event, syncs and closes the record files.
+// Calls must have finished (see [gateway.Pipeline.Shutdown]).
+func (r *Run) Close() error {
+	var err error
+	r.closeOnce.Do(func() {
+		r.Event("run.stopped", map[string]any{"write_errors": r.writeErrors.Load()})
+		err = r.closeFiles()
+	})
+	return err
+}
+
+func (r *Run) closeFiles() error {
+	var errs []error
+	for _, f := range []*lineFile{r.events, r.tools, r.errs} {
+		if f != nil {
+			errs = append(errs, f.close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+var (
+	_ gateway.Recorder      = (*Run)(nil)
+	_ gateway.ArtifactStore = (*Run)(nil)
+)

@@ -1,0 +1,279 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"reflect"
+	"sort"
+	"strings"
+
+	invopop "github.com/invopop/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Schemas are checked and compiled once, when a tool is built, with
+// santhosh-tekuri/jsonschema/v6: compiling validates the schema against its
+// metaschema (Draft 2020-12 unless the schema's $schema names another
+// draft), so a bad schema is an error at registration, never at call time.
+// Compiling reads nothing from disk or network: $ref may only point inside
+// the schema (or at the embedded metaschemas); any other reference is an
+// error.
+
+// refuseLoader is the compiler's URL loader: it loads nothing, so a schema
+// cannot make the gateway read a file or fetch a URL.
+type refuseLoader struct{}
+
+func (refuseLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("remote $ref %q refused: schemas may only reference themselves", url)
+}
+
+// compileSchema checks raw against its metaschema and compiles it. name is
+// used to form the schema's in-memory URL and in errors.
+func compileSchema(name, which string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%s schema is not JSON: %w", which, err)
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, fmt.Errorf("%s schema must be a JSON object, got %s", which, jsonTypeName(doc))
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(refuseLoader{})
+	url := "mem:///toolgate/tools/" + name + "/" + which + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("%s schema: %w", which, err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		var sve *jsonschema.SchemaValidationError
+		if errors.As(err, &sve) {
+			return nil, fmt.Errorf("%s schema is not a valid JSON Schema: %s", which, describeValidation(sve.Err))
+		}
+		return nil, fmt.Errorf("%s schema: %w", which, err)
+	}
+	return sch, nil
+}
+
+func jsonTypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	default:
+		return "number"
+	}
+}
+
+var printer = message.NewPrinter(language.English)
+
+// describeValidation renders a validation error for a model: one clause per
+// failing location, `at '/limit': maximum 1000, got 5000`, joined by "; ".
+func describeValidation(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var clauses []string
+	seen := map[string]bool{}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			// Composite keywords (allOf, anyOf, oneOf, $ref...) say which
+			// branch failed in their causes; report the leaves, plus the
+			// composite itself when it is a choice the model must make.
+			switch e.ErrorKind.(type) {
+			case *kind.OneOf, *kind.AnyOf:
+				clauses = appendClause(clauses, seen, e.InstanceLocation, kindText(e.ErrorKind))
+			}
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		clauses = appendClause(clauses, seen, e.InstanceLocation, kindText(e.ErrorKind))
+	}
+	walk(ve)
+	if len(clauses) == 0 {
+		return "arguments do not match the schema"
+	}
+	return strings.Join(clauses, "; ")
+}
+
+func appendClause(clauses []string, seen map[string]bool, loc []string, text string) []string {
+	c := fmt.Sprintf("at '%s': %s", pointer(loc), text)
+	if seen[c] {
+		return clauses
+	}
+	seen[c] = true
+	return append(clauses, c)
+}
+
+// pointer renders an instance location as a JSON pointer ("/" for the root).
+func pointer(loc []string) string {
+	if len(loc) == 0 {
+		return "/"
+	}
+	var b strings.Builder
+	for _, tok := range loc {
+		b.WriteByte('/')
+		tok = strings.ReplaceAll(tok, "~", "~0")
+		b.WriteString(strings.ReplaceAll(tok, "/", "~1"))
+	}
+	return b.String()
+}
+
+// kindText says what a keyword wanted and what it got, wanted first:
+// "maximum 1000, got 5000".
+func kindText(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Maximum:
+		return fmt.Sprintf("maximum %s, got %s", rat(k.Want), rat(k.Got))
+	case *kind.Minimum:
+		return fmt.Sprintf("minimum %s, got %s", rat(k.Want), rat(k.Got))
+	case *kind.ExclusiveMaximum:
+		return fmt.Sprintf("must be less than %s, got %s", rat(k.Want), rat(k.Got))
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("must be greater than %s, got %s", rat(k.Want), rat(k.Got))
+	case *kind.MultipleOf:
+		return fmt.Sprintf("must be a multiple of %s, got %s", rat(k.Want), rat(k.Got))
+	case *kind.MinLength:
+		return fmt.Sprintf("minimum length %d, got %d", k.Want, k.Got)
+	case *kind.MaxLength:
+		return fmt.Sprintf("maximum length %d, got %d", k.Want, k.Got)
+	case *kind.MinItems:
+		return fmt.Sprintf("minimum %d items, got %d", k.Want, k.Got)
+	case *kind.MaxItems:
+		return fmt.Sprintf("maximum %d items, got %d", k.Want, k.Got)
+	case *kind.Type:
+		return fmt.Sprintf("type %s, got %s", strings.Join(k.Want, " or "), k.Got)
+	case *kind.Required:
+		if len(k.Missing) == 1 {
+			return fmt.Sprintf("missing required property '%s'", k.Missing[0])
+		}
+		return fmt.Sprintf("missing required properties '%s'", strings.Join(k.Missing, "', '"))
+	case *kind.AdditionalProperties:
+		props := append([]string(nil), k.Properties...)
+		sort.Strings(props)
+		return fmt.Sprintf("unknown properties not allowed: '%s'", strings.Join(props, "', '"))
+	case *kind.Enum:
+		want, _ := json.Marshal(k.Want)
+		got, _ := json.Marshal(k.Got)
+		return fmt.Sprintf("one of %s, got %s", want, got)
+	case *kind.Const:
+		want, _ := json.Marshal(k.Want)
+		got, _ := json.Marshal(k.Got)
+		return fmt.Sprintf("value %s, got %s", want, got)
+	case *kind.FalseSchema:
+		return "no value allowed here"
+	default:
+		return k.LocalizedString(printer)
+	}
+}
+
+func rat(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return fmt.Sprint(f)
+}
+
+// schemaFor builds the input schema of a typed tool from its parameter
+// struct, with invopop/jsonschema: descriptions, enums, numeric and string
+// bounds and defaults come from `jsonschema:"..."` tags, a field without
+// `omitempty` is required, and unknown properties are refused. As in the
+// seeds' CallableTool2, the result is flat: nested types are inlined (no
+// $ref, no $defs) and no titles are emitted (they only cost tokens).
+// Properties keep the order of the struct's fields. A recursive type cannot
+// be flattened and is an error.
+func schemaFor(t reflect.Type) (json.RawMessage, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("typed tool parameters must be a struct, got %s", t)
+	}
+	if err := checkFinite(t, nil); err != nil {
+		return nil, err
+	}
+	r := invopop.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
+	s := r.ReflectFromType(t)
+	s.Version, s.ID = "", ""
+	dropTitles(s)
+	if s.Type == "object" && s.Properties == nil {
+		s.Properties = invopop.NewProperties()
+	}
+	raw, err := marshalNoEscape(s)
+	if err != nil {
+		return nil, fmt.Errorf("encoding generated schema: %w", err)
+	}
+	return raw, nil
+}
+
+// checkFinite refuses a type that contains itself, which would need a
+// recursive schema ($ref to itself) that typed tools do not emit.
+func checkFinite(t reflect.Type, stack []reflect.Type) error {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return checkFinite(t.Elem(), stack)
+	case reflect.Struct:
+		for _, s := range stack {
+			if s == t {
+				return fmt.Errorf("typed tool parameters: type %s is recursive; use a dynamic tool with a hand-written schema", t)
+			}
+		}
+		stack = append(stack, t)
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() {
+				if err := checkFinite(f.Type, stack); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// dropTitles removes every title from a generated schema tree.
+func dropTitles(s *invopop.Schema) {
+	if s == nil {
+		return
+	}
+	s.Title = ""
+	for _, list := range [][]*invopop.Schema{s.AllOf, s.AnyOf, s.OneOf, s.PrefixItems} {
+		for _, x := range list {
+			dropTitles(x)
+		}
+	}
+	for _, x := range []*invopop.Schema{s.Not, s.If, s.Then, s.Else, s.Items, s.Contains, s.AdditionalProperties, s.PropertyNames, s.ContentSchema} {
+		dropTitles(x)
+	}
+	for _, x := range s.DependentSchemas {
+		dropTitles(x)
+	}
+	for _, x := range s.PatternProperties {
+		dropTitles(x)
+	}
+	if s.Properties != nil {
+		for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
+			dropTitles(pair.Value)
+		}
+	}
+}

@@ -1,0 +1,243 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Tool is a tool the gateway serves: its name, description, input JSON
+// Schema, permission metadata and handler. Build one with [NewTool] (the
+// low-level form: the handler sees the whole [Call]), [NewDynamicTool]
+// (hand-written schema, decoded arguments) or [NewTypedTool] (schema from a
+// Go struct, decoded struct). The schema is checked against its metaschema
+// and compiled when the tool is built, never at call time.
+//
+// A Tool is immutable once built and safe for concurrent use.
+type Tool struct {
+	// Name is unique within the gateway: 1 to 64 of [A-Za-z0-9_-].
+	Name string
+	// Title is an optional human-readable name.
+	Title string
+	// Description tells the model what the tool does.
+	Description string
+	// InputSchema is the JSON Schema of the arguments, kept byte for byte
+	// as given: tools/list sends exactly these bytes.
+	InputSchema json.RawMessage
+	// OutputSchema is the optional JSON Schema of the structured output.
+	OutputSchema json.RawMessage
+	// Permissions are what the tool needs and how it behaves; the policy
+	// decides from them.
+	Permissions Permissions
+	// Timeout overrides the pipeline's per-call deadline when not zero.
+	Timeout time.Duration
+	// Meta holds the tool's _meta members, passed through to tools/list.
+	Meta map[string]json.RawMessage
+
+	handler ToolHandler
+	schema  *jsonschema.Schema
+}
+
+// Permissions is a tool's permission metadata: the capabilities it needs
+// (named strings such as "fs.read", "fs.write", "shell.exec", "net") and
+// its behaviour hints, as in MCP tool annotations.
+type Permissions struct {
+	Capabilities []string `json:"capabilities,omitempty"`
+	Hints
+}
+
+// Hints describe a tool's behaviour, as MCP annotations do. A nil hint is
+// unspecified; [Hints.Resolved] applies the MCP defaults (not read-only,
+// destructive, not idempotent, open-world), so a tool that says nothing is
+// treated as the most dangerous kind.
+type Hints struct {
+	ReadOnly    *bool `json:"readOnly,omitempty"`
+	Destructive *bool `json:"destructive,omitempty"`
+	Idempotent  *bool `json:"idempotent,omitempty"`
+	OpenWorld   *bool `json:"openWorld,omitempty"`
+}
+
+// ResolvedHints are hints with the MCP defaults applied.
+type ResolvedHints struct {
+	ReadOnly, Destructive, Idempotent, OpenWorld bool
+}
+
+// Resolved applies the MCP defaults to unspecified hints. A read-only tool
+// is never destructive, whatever its destructive hint says (the MCP spec
+// gives destructiveHint meaning only when readOnlyHint is false).
+func (h Hints) Resolved() ResolvedHints {
+	r := ResolvedHints{
+		ReadOnly:    deref(h.ReadOnly, false),
+		Destructive: deref(h.Destructive, true),
+		Idempotent:  deref(h.Idempotent, false),
+		OpenWorld:   deref(h.OpenWorld, true),
+	}
+	if r.ReadOnly {
+		r.Destructive = false
+	}
+	return r
+}
+
+func deref(b *bool, def bool) bool {
+	if b == nil {
+		return def
+	}
+	return *b
+}
+
+// Bool returns a pointer to b, for filling [Hints].
+func Bool(b bool) *bool { return &b }
+
+// ReadOnlyHints are the hints of a tool that only reads its local
+// environment: read-only, idempotent, closed-world.
+func ReadOnlyHints() Hints {
+	return Hints{ReadOnly: Bool(true), Destructive: Bool(false), Idempotent: Bool(true), OpenWorld: Bool(false)}
+}
+
+// ToolHandler runs a tool. It receives the call with its arguments already
+// validated (call.Args holds them decoded). It returns a Result, or a Go
+// error that the pipeline turns into a runtime-error Result. It should
+// return promptly when ctx is done; the pipeline does not wait for it past
+// the deadline.
+type ToolHandler func(ctx context.Context, call *Call) (*Result, error)
+
+// ToolDef is the declarative part of a tool, given to the constructors.
+type ToolDef struct {
+	Name         string
+	Title        string
+	Description  string
+	InputSchema  json.RawMessage // ignored by NewTypedTool
+	OutputSchema json.RawMessage
+	Permissions  Permissions
+	Timeout      time.Duration
+	Meta         map[string]json.RawMessage
+}
+
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidToolName reports whether name fits the gateway's tool names:
+// 1 to 64 characters of [A-Za-z0-9_-], which every MCP client and model API
+// accepts.
+func ValidToolName(name string) bool { return toolNameRE.MatchString(name) }
+
+// NewTool builds a tool whose handler receives the whole [Call]: the raw
+// argument bytes (call.Arguments) and their decoded form (call.Args). This
+// is the form adapters use to pass calls on unchanged.
+func NewTool(def ToolDef, h ToolHandler) (*Tool, error) {
+	if !ValidToolName(def.Name) {
+		return nil, fmt.Errorf("tool name %q: must be 1-64 characters of [A-Za-z0-9_-]", def.Name)
+	}
+	if h == nil {
+		return nil, fmt.Errorf("tool %q: nil handler", def.Name)
+	}
+	if len(bytes.TrimSpace(def.InputSchema)) == 0 {
+		def.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	sch, err := compileSchema(def.Name, "input", def.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: %w", def.Name, err)
+	}
+	if len(def.OutputSchema) > 0 {
+		if _, err := compileSchema(def.Name, "output", def.OutputSchema); err != nil {
+			return nil, fmt.Errorf("tool %q: %w", def.Name, err)
+		}
+	}
+	return &Tool{
+		Name:         def.Name,
+		Title:        def.Title,
+		Description:  def.Description,
+		InputSchema:  bytes.Clone(def.InputSchema),
+		OutputSchema: bytes.Clone(def.OutputSchema),
+		Permissions:  def.Permissions,
+		Timeout:      def.Timeout,
+		Meta:         def.Meta,
+		handler:      h,
+		schema:       sch,
+	}, nil
+}
+
+// NewDynamicTool builds a tool with a hand-written input schema whose handler
+// gets the validated arguments decoded as a JSON object (numbers are
+// json.Number, so large integers keep their precision). This is the seeds'
+// CallableTool.
+func NewDynamicTool(def ToolDef, h func(ctx context.Context, args map[string]any) (*Result, error)) (*Tool, error) {
+	if h == nil {
+		return nil, fmt.Errorf("tool %q: nil handler", def.Name)
+	}
+	return NewTool(def, func(ctx context.Context, call *Call) (*Result, error) {
+		args, _ := call.Args.(map[string]any)
+		if args == nil {
+			args = map[string]any{}
+		}
+		return h(ctx, args)
+	})
+}
+
+// NewTypedTool builds a tool whose input schema comes from the parameter
+// struct In and whose handler gets the arguments decoded into an In. This is
+// the seeds' CallableTool2. Tags: `json:"name,omitempty"` names a field (a
+// field without omitempty is required); `jsonschema:"description=...,enum=a,enum=b,minimum=1,maximum=1000,default=10"`
+// adds keywords (see invopop/jsonschema). def.InputSchema must be empty.
+func NewTypedTool[In any](def ToolDef, h func(ctx context.Context, in In) (*Result, error)) (*Tool, error) {
+	if h == nil {
+		return nil, fmt.Errorf("tool %q: nil handler", def.Name)
+	}
+	if len(def.InputSchema) > 0 {
+		return nil, fmt.Errorf("tool %q: a typed tool's schema comes from its parameter type; InputSchema must be empty", def.Name)
+	}
+	schema, err := schemaFor(reflect.TypeFor[In]())
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: %w", def.Name, err)
+	}
+	def.InputSchema = schema
+	return NewTool(def, func(ctx context.Context, call *Call) (*Result, error) {
+		var in In
+		if len(call.Arguments) > 0 {
+			if err := json.Unmarshal(call.Arguments, &in); err != nil {
+				return nil, fmt.Errorf("decoding arguments into %T: %w", in, err)
+			}
+		}
+		return h(ctx, in)
+	})
+}
+
+// Must returns t, and panics if err is not nil. It is for tools built from
+// constants in the program, where a bad schema is a programming error.
+func Must(t *Tool, err error) *Tool {
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Renamed returns a copy of t served under another name (the handler and
+// compiled schema are shared).
+func (t *Tool) Renamed(name string) (*Tool, error) {
+	if !ValidToolName(name) {
+		return nil, fmt.Errorf("tool name %q: must be 1-64 characters of [A-Za-z0-9_-]", name)
+	}
+	c := *t
+	c.Name = name
+	return &c, nil
+}
+
+// Handler returns the tool's handler, for a pipeline's execute stage.
+func (t *Tool) Handler() ToolHandler { return t.handler }
+
+// Validate checks decoded arguments against the compiled input schema and
+// returns a message listing each problem with its location, or "".
+func (t *Tool) Validate(args any) string {
+	if t.schema == nil {
+		return ""
+	}
+	if err := t.schema.Validate(args); err != nil {
+		return describeValidation(err)
+	}
+	return ""
+}

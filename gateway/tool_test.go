@@ -1,0 +1,213 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs from golden file:\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}
+
+func TestNewToolRejectsBadSchemas(t *testing.T) {
+	tests := []struct {
+		name, schema, wantErr string
+	}{
+		{"not json", `{"type":`, "input schema is not JSON"},
+		{"not an object", `["object"]`, "must be a JSON object, got array"},
+		{"unknown type", `{"type":"invalid_type"}`, "not a valid JSON Schema"},
+		{"bad minimum", `{"type":"object","properties":{"n":{"type":"integer","minimum":"one"}}}`, "not a valid JSON Schema"},
+		{"remote ref over https", `{"$ref":"https://example.com/schema.json"}`, "remote $ref"},
+		{"file ref", `{"$ref":"file:///etc/passwd"}`, "remote $ref"},
+		{"relative ref", `{"$ref":"other.json"}`, "remote $ref"},
+		{"dangling local ref", `{"$ref":"#/$defs/missing"}`, "input schema"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewTool(ToolDef{Name: "t", InputSchema: json.RawMessage(tc.schema)}, func(context.Context, *Call) (*Result, error) { return nil, nil })
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestNewToolAcceptsLocalRefsAndOtherDrafts(t *testing.T) {
+	for _, schema := range []string{
+		`{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"type":"string"}}}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string"}}}`,
+		`{"anyOf":[{"type":"object","required":["a"]},{"type":"object","required":["b"]}],"description":"top-level keywords pass through"}`,
+	} {
+		tool, err := NewTool(ToolDef{Name: "t", InputSchema: json.RawMessage(schema)}, func(context.Context, *Call) (*Result, error) { return nil, nil })
+		if err != nil {
+			t.Fatalf("%s: %v", schema, err)
+		}
+		if string(tool.InputSchema) != schema {
+			t.Errorf("schema bytes changed: %s", tool.InputSchema)
+		}
+	}
+}
+
+func TestToolNames(t *testing.T) {
+	for name, ok := range map[string]bool{"read_file": true, "a-b_C9": true, strings.Repeat("x", 64): true,
+		"": false, strings.Repeat("x", 65): false, "a.b": false, "a b": false, "a/b": false, "é": false} {
+		_, err := NewTool(ToolDef{Name: name}, func(context.Context, *Call) (*Result, error) { return nil, nil })
+		if (err == nil) != ok {
+			t.Errorf("name %q: err %v", name, err)
+		}
+	}
+}
+
+type address struct {
+	Street string `json:"street" jsonschema:"description=Street and number"`
+	Zip    string `json:"zip,omitempty" jsonschema:"pattern=^[0-9]{5}$"`
+}
+
+type weatherParams struct {
+	City    string    `json:"city" jsonschema:"description=City name,minLength=1"`
+	Days    int       `json:"days,omitempty" jsonschema:"description=Days ahead,minimum=1,maximum=7,default=1"`
+	Unit    string    `json:"unit,omitempty" jsonschema:"enum=celsius,enum=fahrenheit"`
+	Home    address   `json:"home"`
+	Others  []address `json:"others,omitempty"`
+	Verbose *bool     `json:"verbose,omitempty"`
+}
+
+func TestTypedToolSchemaGolden(t *testing.T) {
+	tool, err := NewTypedTool(ToolDef{Name: "weather", Description: "Weather"}, func(ctx context.Context, p weatherParams) (*Result, error) {
+		return OkText(p.City), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pretty strings.Builder
+	var v any
+	dec := json.NewDecoder(strings.NewReader(string(tool.InputSchema)))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(tool.InputSchema), `"title"`) || strings.Contains(string(tool.InputSchema), `$ref`) || strings.Contains(string(tool.InputSchema), `$defs`) {
+		t.Errorf("schema has titles or refs: %s", tool.InputSchema)
+	}
+	if !strings.HasPrefix(string(tool.InputSchema), `{"properties":{"city":`) {
+		t.Errorf("properties are not in field order: %s", tool.InputSchema)
+	}
+	pretty.Write(tool.InputSchema)
+	pretty.WriteByte('\n')
+	golden(t, "typed_schema.json", []byte(pretty.String()))
+}
+
+type node struct {
+	Name string `json:"name"`
+	Kids []node `json:"kids,omitempty"`
+}
+
+func TestTypedToolRejectsRecursiveTypes(t *testing.T) {
+	_, err := NewTypedTool(ToolDef{Name: "tree"}, func(ctx context.Context, p node) (*Result, error) { return nil, nil })
+	if err == nil || !strings.Contains(err.Error(), "recursive") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestTypedToolDecodesStruct(t *testing.T) {
+	var got weatherParams
+	tool := Must(NewTypedTool(ToolDef{Name: "weather"}, func(ctx context.Context, p weatherParams) (*Result, error) {
+		got = p
+		return OkText("ok"), nil
+	}))
+	cat := NewCatalog(nil)
+	ts, _ := NewToolset("w", tool)
+	_ = cat.Add(context.Background(), ts)
+	p := NewPipeline(Options{Tools: cat})
+	res := p.Call(context.Background(), &Call{Name: "weather", Arguments: json.RawMessage(`{"city":"Oslo","days":3,"unit":"celsius","home":{"street":"x 1"},"verbose":true}`)})
+	if res.IsError {
+		t.Fatal(res.Message)
+	}
+	if got.City != "Oslo" || got.Days != 3 || got.Home.Street != "x 1" || got.Verbose == nil || !*got.Verbose {
+		t.Fatalf("decoded %+v", got)
+	}
+	res = p.Call(context.Background(), &Call{Name: "weather", Arguments: json.RawMessage(`{"city":"","days":9,"unit":"kelvin","home":{"street":"s","zip":"abc"}}`)})
+	for _, want := range []string{"at '/city': minimum length 1, got 0", "at '/days': maximum 7, got 9", `at '/unit': one of ["celsius","fahrenheit"], got "kelvin"`, "at '/home/zip': 'abc' does not match pattern"} {
+		if !strings.Contains(res.Message, want) {
+			t.Errorf("message lacks %q: %s", want, res.Message)
+		}
+	}
+}
+
+func TestHintsResolved(t *testing.T) {
+	if got := (Hints{}).Resolved(); got != (ResolvedHints{Destructive: true, OpenWorld: true}) {
+		t.Errorf("absent hints resolve to %+v, want the MCP defaults", got)
+	}
+	if got := (Hints{ReadOnly: Bool(true)}).Resolved(); got.Destructive {
+		t.Errorf("a read-only tool resolved as destructive")
+	}
+}
+
+func TestCatalogConflictsAreDeterministic(t *testing.T) {
+	mk := func(name string) *Tool {
+		return Must(NewTool(ToolDef{Name: name}, func(context.Context, *Call) (*Result, error) { return OkText(name), nil }))
+	}
+	a, _ := NewToolset("a", mk("read"), mk("only_a"))
+	b, _ := NewToolset("b", mk("read"))
+	for i := 0; i < 2; i++ {
+		cat := NewCatalog(nil)
+		_ = cat.Add(context.Background(), a)
+		_ = cat.Add(context.Background(), b)
+		conf := cat.Conflicts()
+		if len(conf) != 1 || conf[0].Kept != "a" || conf[0].Renamed != "b" || conf[0].ServedAs != conflictName("b", "read") {
+			t.Fatalf("conflicts %+v", conf)
+		}
+		if _, ts, _ := cat.Resolve("read"); ts != "a" {
+			t.Errorf("read served by %q", ts)
+		}
+		if _, ts, ok := cat.Resolve(conf[0].ServedAs); !ok || ts != "b" {
+			t.Errorf("renamed tool not served")
+		}
+		if n := len(cat.Entries()); n != 3 {
+			t.Errorf("%d entries, want 3 (nothing dropped)", n)
+		}
+	}
+	if long := conflictName("x", strings.Repeat("n", 64)); len(long) != 64 || !ValidToolName(long) {
+		t.Errorf("long conflict name %q", long)
+	}
+}
+
+func TestCatalogRefreshOnChange(t *testing.T) {
+	ts, _ := NewToolset("s")
+	cat := NewCatalog(nil)
+	changed := 0
+	cat.OnChange(func() { changed++ })
+	_ = cat.Add(context.Background(), ts)
+	if _, _, ok := cat.Resolve("late"); ok {
+		t.Fatal("tool before it was added")
+	}
+	_ = ts.Add(Must(NewTool(ToolDef{Name: "late"}, func(context.Context, *Call) (*Result, error) { return OkText(""), nil })))
+	if _, _, ok := cat.Resolve("late"); !ok {
+		t.Fatal("added tool not resolved")
+	}
+	if changed != 2 {
+		t.Errorf("%d change notifications, want 2", changed)
+	}
+}
