@@ -64,6 +64,7 @@ type snapshot struct {
 	entries   []Entry // sorted by served name
 	byName    map[string]Entry
 	conflicts []Conflict
+	unoffered map[string]string // tool name -> why it is not offered
 }
 
 // NewCatalog returns an empty catalog. A nil logger discards logs.
@@ -148,8 +149,13 @@ func (c *Catalog) Refresh(ctx context.Context, toolset string) error {
 // build makes a snapshot from the current lists, in toolset order. Callers
 // hold c.mu.
 func (c *Catalog) build() *snapshot {
-	s := &snapshot{byName: map[string]Entry{}}
+	s := &snapshot{byName: map[string]Entry{}, unoffered: map[string]string{}}
 	for _, ts := range c.toolsets {
+		if u, ok := ts.(Unofferer); ok {
+			for name, why := range u.Unoffered() {
+				s.unoffered[name] = why
+			}
+		}
 		for _, t := range c.lists[ts.Name()] {
 			e := Entry{Tool: t, Toolset: ts.Name()}
 			if kept, taken := s.byName[t.Name]; taken {
@@ -196,6 +202,16 @@ func logNewConflicts(log *slog.Logger, old, now []Conflict) {
 func (c *Catalog) Resolve(name string) (*Tool, string, bool) {
 	e, ok := c.snap.Load().byName[name]
 	return e.Tool, e.Toolset, ok
+}
+
+// WhyNotFound says why a name that is not served is not offered (a toolset
+// chose not to offer it), or "" for a name nobody knows.
+func (c *Catalog) WhyNotFound(name string) string {
+	s := c.snap.Load()
+	if _, served := s.byName[name]; served {
+		return ""
+	}
+	return s.unoffered[name]
 }
 
 // Entries returns the tools served, sorted by name.

@@ -63,6 +63,9 @@ type MCPOptions struct {
 	// ToolMeta, if set, adds _meta members to a tool in tools/list (for
 	// example its permission decision).
 	ToolMeta func(t *Tool) map[string]any
+	// OnSessionEnd, if set, is called with the ID of each client session
+	// that ends (state tied to a session, such as skill grants, can go).
+	OnSessionEnd func(sessionID string)
 	// ListDebounce is how long catalog changes settle before clients get
 	// one tools/list_changed. If zero, 50ms.
 	ListDebounce time.Duration
@@ -81,6 +84,12 @@ type MCPServer struct {
 	syncMu   sync.Mutex
 	digest   [32]byte
 	debounce *time.Timer
+
+	srcMu           sync.Mutex
+	promptSources   []PromptSource
+	resourceSources []ResourceSource
+	promptDigest    [32]byte
+	resourceDigest  [32]byte
 }
 
 // NewMCPServer mirrors the catalog onto an mcp-go server and keeps it in
@@ -101,6 +110,10 @@ func NewMCPServer(opts MCPOptions) *MCPServer {
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(m.recordUnknownTool)
+	hooks.AddOnRequestInitialization(m.refuseUnoffered)
+	if opts.OnSessionEnd != nil {
+		hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { opts.OnSessionEnd(s.SessionID()) })
+	}
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithLogging(),
@@ -114,16 +127,10 @@ func NewMCPServer(opts MCPOptions) *MCPServer {
 	if opts.ToolFilter != nil {
 		srvOpts = append(srvOpts, server.WithToolFilter(m.filterTools))
 	}
-	if opts.Artifacts != nil {
-		srvOpts = append(srvOpts, server.WithResourceCapabilities(false, false))
-	}
+	srvOpts = append(srvOpts, server.WithResourceCapabilities(false, true), server.WithPromptCapabilities(true))
 	m.srv = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
-	if opts.Artifacts != nil {
-		m.srv.AddResourceTemplate(mcp.NewResourceTemplate(ArtifactURIPrefix+"{run}/{file}", "artifact",
-			mcp.WithTemplateDescription("A tool output too large to return, saved whole in the run archive")),
-			m.readArtifact)
-	}
 	m.syncTools()
+	m.syncResources()
 	opts.Catalog.OnChange(m.scheduleSync)
 	return m
 }
@@ -168,6 +175,179 @@ func (m *MCPServer) syncTools() {
 	}
 	m.digest = digest
 	m.srv.SetTools(tools...)
+}
+
+// AddPromptSource serves the source's prompts (and keeps them in step with
+// it if it is a [PromptsChangeNotifier]).
+func (m *MCPServer) AddPromptSource(src PromptSource) {
+	m.srcMu.Lock()
+	m.promptSources = append(m.promptSources, src)
+	m.srcMu.Unlock()
+	if n, ok := src.(PromptsChangeNotifier); ok {
+		n.OnPromptsChanged(m.syncPrompts)
+	}
+	m.syncPrompts()
+}
+
+// AddResourceSource serves the source's resources and templates (and keeps
+// them in step with it if it is a [ResourcesChangeNotifier]).
+func (m *MCPServer) AddResourceSource(src ResourceSource) {
+	m.srcMu.Lock()
+	m.resourceSources = append(m.resourceSources, src)
+	m.srcMu.Unlock()
+	if n, ok := src.(ResourcesChangeNotifier); ok {
+		n.OnResourcesChanged(m.syncResources)
+	}
+	m.syncResources()
+}
+
+// syncPrompts replaces the served prompts with the sources' current ones.
+// A prompt name offered twice is served once, by the first source, and
+// the conflict is logged.
+func (m *MCPServer) syncPrompts() {
+	m.srcMu.Lock()
+	defer m.srcMu.Unlock()
+	var out []server.ServerPrompt
+	seen := map[string]bool{}
+	h := sha256.New()
+	for _, src := range m.promptSources {
+		prompts, err := src.Prompts(context.Background())
+		if err != nil {
+			m.log.Warn("listing prompts", "err", err)
+			continue
+		}
+		for _, p := range prompts {
+			if seen[p.Name] {
+				m.log.Warn("prompt name conflict; first source kept", "prompt", p.Name)
+				continue
+			}
+			seen[p.Name] = true
+			mp := mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Meta: metaOf(p.Meta)}
+			for _, a := range p.Arguments {
+				mp.Arguments = append(mp.Arguments, mcp.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+			}
+			b, _ := json.Marshal(mp)
+			h.Write(b)
+			out = append(out, server.ServerPrompt{Prompt: mp, Handler: promptHandler(p)})
+		}
+	}
+	var digest [32]byte
+	copy(digest[:], h.Sum(nil))
+	if digest == m.promptDigest {
+		return
+	}
+	m.promptDigest = digest
+	m.srv.SetPrompts(out...)
+}
+
+func promptHandler(p Prompt) server.PromptHandlerFunc {
+	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		res, err := p.Get(ctx, req.Params.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		out := &mcp.GetPromptResult{Description: res.Description, Messages: make([]mcp.PromptMessage, 0, len(res.Messages))}
+		for _, msg := range res.Messages {
+			b, err := marshalNoEscape(msg.Content)
+			if err != nil {
+				return nil, fmt.Errorf("prompt %s: encoding message: %w", p.Name, err)
+			}
+			out.Messages = append(out.Messages, mcp.PromptMessage{Role: mcp.Role(msg.Role), Content: rawContent{raw: b}})
+		}
+		return out, nil
+	}
+}
+
+// syncResources replaces the served resources and templates with the
+// sources' current ones, plus the artifact template.
+func (m *MCPServer) syncResources() {
+	m.srcMu.Lock()
+	defer m.srcMu.Unlock()
+	var resources []server.ServerResource
+	var templates []server.ServerResourceTemplate
+	h := sha256.New()
+	if m.opts.Artifacts != nil {
+		templates = append(templates, server.ServerResourceTemplate{
+			Template: mcp.NewResourceTemplate(ArtifactURIPrefix+"{run}/{file}", "artifact",
+				mcp.WithTemplateDescription("A tool output too large to return, saved whole in the run archive")),
+			Handler: m.readArtifact,
+		})
+	}
+	seen := map[string]bool{}
+	for _, src := range m.resourceSources {
+		rs, ts, err := src.Resources(context.Background())
+		if err != nil {
+			m.log.Warn("listing resources", "err", err)
+			continue
+		}
+		for _, r := range rs {
+			if seen[r.URI] {
+				m.log.Warn("resource URI conflict; first source kept", "uri", r.URI)
+				continue
+			}
+			seen[r.URI] = true
+			mr := mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Size: r.Size, Meta: metaOf(r.Meta)}
+			b, _ := json.Marshal(mr)
+			h.Write(b)
+			read := r.Read
+			resources = append(resources, server.ServerResource{Resource: mr, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				c, err := read(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return mcpContents(c), nil
+			}})
+		}
+		for _, t := range ts {
+			mt := mcp.NewResourceTemplate(t.URITemplate, t.Name, mcp.WithTemplateDescription(t.Description), mcp.WithTemplateMIMEType(t.MIMEType))
+			mt.Title, mt.Meta = t.Title, metaOf(t.Meta)
+			b, _ := json.Marshal(mt)
+			h.Write(b)
+			read := t.Read
+			templates = append(templates, server.ServerResourceTemplate{Template: mt, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				c, err := read(ctx, req.Params.URI)
+				if err != nil {
+					return nil, err
+				}
+				return mcpContents(c), nil
+			}})
+		}
+	}
+	var digest [32]byte
+	copy(digest[:], h.Sum(nil))
+	if digest == m.resourceDigest {
+		return
+	}
+	m.resourceDigest = digest
+	m.srv.SetResources(resources...)
+	m.srv.SetResourceTemplates(templates...)
+}
+
+func metaOf(meta map[string]json.RawMessage) *mcp.Meta {
+	if len(meta) == 0 {
+		return nil
+	}
+	fields := make(map[string]any, len(meta))
+	for k, v := range meta {
+		fields[k] = v
+	}
+	return &mcp.Meta{AdditionalFields: fields}
+}
+
+func mcpContents(cs []ResourceContents) []mcp.ResourceContents {
+	out := make([]mcp.ResourceContents, 0, len(cs))
+	for _, c := range cs {
+		var meta map[string]any
+		if len(c.Meta) > 0 {
+			_ = json.Unmarshal(c.Meta, &meta)
+		}
+		if c.Text != nil {
+			out = append(out, mcp.TextResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: *c.Text, Meta: meta})
+		} else {
+			out = append(out, mcp.BlobResourceContents{URI: c.URI, MIMEType: c.MIMEType, Blob: base64.StdEncoding.EncodeToString(c.Blob), Meta: meta})
+		}
+	}
+	return out
 }
 
 // mcpTool is the MCP form of a tool: the schema bytes pass through.
@@ -248,6 +428,36 @@ func (m *MCPServer) recordUnknownTool(ctx context.Context, _ any, method mcp.MCP
 	}
 	call.Session, call.Client = caller(ctx)
 	m.opts.Pipeline.RecordOutside(call, NotFoundResult(call.Name))
+}
+
+// refuseUnoffered answers a call to a tool a toolset deliberately does not
+// offer with an error that says why (mcp-go would only say "not found"),
+// and records it.
+func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok || !bytes.Contains(raw, []byte(`"tools/call"`)) {
+		return nil
+	}
+	var req struct {
+		Method string `json:"method"`
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &req) != nil || req.Method != string(mcp.MethodToolsCall) {
+		return nil
+	}
+	why := m.opts.Catalog.WhyNotFound(req.Params.Name)
+	if why == "" {
+		return nil
+	}
+	call := &Call{Name: req.Params.Name, Arguments: req.Params.Arguments}
+	call.Session, call.Client = caller(ctx)
+	res := NotFoundResult(call.Name)
+	res.Message += ": " + why
+	m.opts.Pipeline.RecordOutside(call, res)
+	return fmt.Errorf("tool %q is not offered: %s", req.Params.Name, why)
 }
 
 func rawArguments(req mcp.CallToolRequest) json.RawMessage {

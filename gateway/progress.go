@@ -34,6 +34,14 @@ func WithProgress(ctx context.Context, sink ProgressSink) (context.Context, func
 	return context.WithValue(ctx, progressKey{}, s), s.stop
 }
 
+// ProgressRequested reports whether anyone listens to the progress of the
+// call ctx belongs to (the client sent a progress token). Adapters use it
+// to ask an upstream for progress only when it will be passed on.
+func ProgressRequested(ctx context.Context) bool {
+	_, ok := ctx.Value(progressKey{}).(*serialSink)
+	return ok
+}
+
 // ReportProgress reports progress for the call ctx belongs to. It does
 // nothing when no one listens.
 func ReportProgress(ctx context.Context, p Progress) {

@@ -8,7 +8,13 @@ func (p *Pipeline) resolveStage(next Handler) Handler {
 	return func(ctx context.Context, call *Call) *Result {
 		t, toolset, ok := p.opts.Tools.Resolve(call.Name)
 		if !ok {
-			return NotFoundResult(call.Name)
+			res := NotFoundResult(call.Name)
+			if w, ok := p.opts.Tools.(interface{ WhyNotFound(string) string }); ok {
+				if why := w.WhyNotFound(call.Name); why != "" {
+					res.Message += ": " + why
+				}
+			}
+			return res
 		}
 		call.Tool, call.Toolset = t, toolset
 		return next(ctx, call)

@@ -42,6 +42,14 @@ type ToolsetStatus struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// Unofferer is implemented by toolsets that deliberately do not offer some
+// tools (write_memory when memory writes are disabled, say). The catalog
+// keeps the reasons so that calling such a tool is a clear error rather
+// than a bare "not found".
+type Unofferer interface {
+	Unoffered() map[string]string
+}
+
 // Closer is implemented by toolsets that hold resources (processes,
 // connections, databases). The gateway closes them on shutdown.
 type Closer interface {

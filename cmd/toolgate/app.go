@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
+	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/gateway/runs"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/toolsets/diagnostics"
+	"github.com/toolgate/toolgate/toolsets/filesystem"
+	"github.com/toolgate/toolgate/toolsets/skills"
+)
+
+// app is toolgate assembled from its configuration: the run archive, the
+// toolsets in a catalog, the policy and the pipeline. Every command that
+// touches tools builds one; serve then puts the MCP server in front of it.
+type app struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	logClose io.Closer
+
+	run      *runs.Run // nil when the command records nothing
+	tempDir  string    // a throwaway workspace when there is no run
+	sandbox  *policy.Sandbox
+	catalog  *gateway.Catalog
+	policy   *policy.Effective
+	pipeline *gateway.Pipeline
+
+	// prompts and resources the MCP server serves besides tools.
+	promptSources   []gateway.PromptSource
+	resourceSources []gateway.ResourceSource
+}
+
+type appOptions struct {
+	// record opens a run archive; without it the default sandbox root is
+	// a temporary directory and nothing is recorded (toolgate tools).
+	record bool
+}
+
+// loadConfig loads the configuration for a command's flags.
+func loadConfig(fs *pflag.FlagSet, keys map[string]string) (*config.Config, error) {
+	file, _ := fs.GetString("config")
+	cfg, _, _, err := config.Load(config.Options{File: file, Flags: fs, FlagKeys: keys})
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	return cfg, nil
+}
+
+// newLogger builds the operator logger: to the configured file or to
+// stderr, never to stdout.
+func newLogger(cfg *config.Config, stderr io.Writer) (*slog.Logger, io.Closer, error) {
+	var w io.Writer = stderr
+	var closer io.Closer
+	if cfg.Log.File != "" {
+		f, err := os.OpenFile(cfg.Log.File, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("log.file: %w", err)
+		}
+		w, closer = f, f
+	}
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.Log.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if cfg.Log.Format == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	return slog.New(h), closer, nil
+}
+
+func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appOptions) (a *app, err error) {
+	a = &app{cfg: cfg}
+	if a.log, a.logClose, err = newLogger(cfg, stderr); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			a.close(context.Background())
+		}
+	}()
+
+	var recorder gateway.Recorder
+	var artifacts gateway.ArtifactStore
+	workspace := ""
+	if opts.record {
+		a.run, err = runs.Open(cfg.ResolvedRunsDir(), &runs.Options{Version: version(), Logger: a.log})
+		if err != nil {
+			return nil, err
+		}
+		recorder, artifacts, workspace = a.run, a.run, a.run.Workspace()
+		a.log = a.log.With("run", a.run.ID())
+	} else {
+		if a.tempDir, err = os.MkdirTemp("", "toolgate-workspace-"); err != nil {
+			return nil, err
+		}
+		workspace = a.tempDir
+	}
+
+	roots := cfg.SandboxRoots()
+	if len(roots) == 0 {
+		roots = []string{workspace}
+	}
+	if a.sandbox, err = policy.NewSandbox(roots); err != nil {
+		return nil, fmt.Errorf("sandbox.roots: %w", err)
+	}
+
+	shownRoots := a.sandbox.Roots()
+	if !opts.record && len(cfg.Sandbox.Roots) == 0 {
+		// Without a run the workspace is a throwaway; say what serve uses.
+		shownRoots = []string{filepath.Join(cfg.ResolvedRunsDir(), "<run-id>", "workspace")}
+	}
+	if a.policy, err = policy.New(cfg.Policy, &policy.Options{SandboxRoots: shownRoots, Logger: a.log}); err != nil {
+		return nil, usageError{err.Error()}
+	}
+
+	a.catalog = gateway.NewCatalog(a.log)
+	if cfg.Filesystem.Enabled {
+		fsTools, err := filesystem.New(a.sandbox, &filesystem.Options{
+			MaxReadBytes:    cfg.Filesystem.MaxReadBytes,
+			MaxReadLines:    cfg.Filesystem.MaxReadLines,
+			MaxListEntries:  cfg.Filesystem.MaxListEntries,
+			MaxGrepMatches:  cfg.Filesystem.MaxGrepMatches,
+			MaxGrepFileSize: cfg.Filesystem.MaxGrepFileBytes,
+			Backups:         artifacts,
+			Logger:          a.log.With("toolset", "filesystem"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("filesystem toolset: %w", err)
+		}
+		if err := a.catalog.Add(ctx, fsTools); err != nil {
+			return nil, err
+		}
+	}
+
+	if cfg.Diagnostics.Enabled {
+		diag, err := diagnostics.New()
+		if err != nil {
+			return nil, err
+		}
+		if err := a.catalog.Add(ctx, diag); err != nil {
+			return nil, err
+		}
+	}
+
+	if dirs := cfg.SkillDirs(); len(dirs) > 0 {
+		sk, err := skills.New(skills.Options{Dirs: dirs, Granter: skillGranter{a.policy}, Logger: a.log.With("toolset", "skills")})
+		if err != nil {
+			return nil, fmt.Errorf("skills: %w", err)
+		}
+		for _, p := range sk.Problems() {
+			a.log.Warn("skill not loaded", "path", p.Path, "problem", p.Message)
+		}
+		if err := a.catalog.Add(ctx, sk); err != nil {
+			return nil, err
+		}
+		a.promptSources = append(a.promptSources, sk)
+	}
+
+	a.pipeline = gateway.NewPipeline(gateway.Options{
+		Tools:          a.catalog,
+		Policy:         a.policy,
+		Recorder:       recorder,
+		Artifacts:      artifacts,
+		MaxOutputBytes: cfg.Limits.MaxOutputBytes,
+		CallTimeout:    cfg.Limits.CallTimeout,
+		Logger:         a.log,
+	})
+	return a, nil
+}
+
+// skillGranter lets loaded skills request capabilities from the policy
+// (merge rule 4: a request takes effect only for requestable capabilities).
+type skillGranter struct{ p *policy.Effective }
+
+func (g skillGranter) Request(ctx context.Context, skill string, caps []string) []skills.Grant {
+	res := g.p.Request(ctx, skill, caps)
+	out := make([]skills.Grant, len(res))
+	for i, r := range res {
+		out[i] = skills.Grant{Capability: r.Capability, Granted: r.Granted, Reason: r.Reason}
+	}
+	return out
+}
+
+// close stops the pipeline (calls in flight get until ctx ends), closes
+// the toolsets, and flushes and closes the run archive.
+func (a *app) close(ctx context.Context) error {
+	var errs []error
+	if a.pipeline != nil {
+		if err := a.pipeline.Shutdown(ctx); err != nil {
+			a.log.Warn("shutdown grace period ended; remaining calls were cancelled", "err", err)
+		}
+	}
+	if a.catalog != nil {
+		errs = append(errs, a.catalog.Close())
+	}
+	if a.sandbox != nil {
+		errs = append(errs, a.sandbox.Close())
+	}
+	if a.run != nil {
+		errs = append(errs, a.run.Close())
+	}
+	if a.tempDir != "" {
+		errs = append(errs, os.RemoveAll(a.tempDir))
+	}
+	if a.logClose != nil {
+		errs = append(errs, a.logClose.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// toolFilter hides denied tools from tools/list when the policy says so
+// (policy.list_denied: hide); by default every tool is listed and denied
+// ones are refused at call time.
+func (a *app) toolFilter() func(context.Context, *gateway.Tool) bool {
+	if !a.policy.HideDenied() {
+		return nil
+	}
+	return func(ctx context.Context, t *gateway.Tool) bool { return a.policy.Decide(ctx, t).Allow }
+}
+
+// toolMeta marks each listed tool with the policy's decision, so clients
+// can show which tools will be refused.
+func (a *app) toolMeta(t *gateway.Tool) map[string]any {
+	d := a.policy.Decide(context.Background(), t)
+	return map[string]any{"toolgate/decision": map[string]any{"allow": d.Allow, "layer": d.Layer, "rule": d.Rule}}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/gateway"
+)
+
+func init() {
+	commands = append(commands, &command{
+		name:  "call",
+		args:  "TOOL [JSON-ARGS] [--json]",
+		short: "run one call through the full pipeline, without a model (exit 1 if the tool fails)",
+		flags: func(fs *pflag.FlagSet) {
+			configFlags(fs)
+			fs.Bool("json", false, "print the MCP tools/call result as JSON")
+		},
+		run: runCall,
+	})
+}
+
+func runCall(e *env, fs *pflag.FlagSet, args []string) error {
+	if len(args) < 1 || len(args) > 2 {
+		return usagef("usage: toolgate call TOOL [JSON-ARGS]")
+	}
+	name := args[0]
+	var raw json.RawMessage
+	if len(args) == 2 {
+		raw = json.RawMessage(args[1])
+		if !json.Valid(raw) {
+			return usagef("JSON-ARGS is not valid JSON: %s", args[1])
+		}
+	}
+	cfg, err := loadConfig(fs, configFlagKeys)
+	if err != nil {
+		return err
+	}
+	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true})
+	if err != nil {
+		return err
+	}
+	call := &gateway.Call{Name: name, Arguments: raw, Client: "toolgate-cli"}
+	res := a.pipeline.Call(e.ctx, call)
+	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.Limits.ShutdownGrace)
+	defer cancel()
+	if err := a.close(graceCtx); err != nil {
+		fmt.Fprintf(e.stderr, "toolgate call: closing: %v\n", err)
+	}
+
+	if asJSON, _ := fs.GetBool("json"); asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(gateway.ToMCPResult(call.ID, res)); err != nil {
+			return err
+		}
+	} else {
+		printResult(e, res)
+		fmt.Fprintf(e.stderr, "call %s recorded in %s\n", call.ID, a.run.Dir())
+	}
+	if res.IsError {
+		return exitError{exitFailure}
+	}
+	return nil
+}
+
+// printResult prints a result for a human: brief, display blocks, output.
+func printResult(e *env, res *gateway.Result) {
+	status := "ok"
+	if res.IsError {
+		status = "error (" + res.Status() + ")"
+	}
+	if b := res.Brief(); b != "" {
+		fmt.Fprintf(e.stdout, "%s: %s\n", status, b)
+	} else {
+		fmt.Fprintln(e.stdout, status)
+	}
+	for _, d := range res.Display {
+		switch b := d.(type) {
+		case gateway.BriefBlock:
+			// already printed
+		case gateway.DiffBlock:
+			fmt.Fprintf(e.stdout, "--- diff %s (+%d -%d)\n%s", b.Path, b.Added, b.Removed, b.Unified)
+			if !strings.HasSuffix(b.Unified, "\n") {
+				fmt.Fprintln(e.stdout)
+			}
+		default:
+			j, _ := json.Marshal(d)
+			fmt.Fprintf(e.stdout, "--- %s\n%s\n", d.BlockType(), j)
+		}
+	}
+	if len(res.Output) > 0 {
+		fmt.Fprintln(e.stdout, "--- output")
+		for _, p := range res.Output {
+			switch v := p.(type) {
+			case gateway.TextPart:
+				fmt.Fprintln(e.stdout, v.Text)
+			case gateway.ImagePart:
+				fmt.Fprintf(e.stdout, "[image %s, %d bytes]\n", v.MIMEType, len(v.Data))
+			case gateway.AudioPart:
+				fmt.Fprintf(e.stdout, "[audio %s, %d bytes]\n", v.MIMEType, len(v.Data))
+			case gateway.ResourceLinkPart:
+				fmt.Fprintf(e.stdout, "[resource %s]\n", v.URI)
+			default:
+				j, _ := json.Marshal(p)
+				fmt.Fprintf(e.stdout, "%s\n", j)
+			}
+		}
+	}
+	if res.Message != "" {
+		fmt.Fprintf(e.stdout, "--- message\n%s\n", res.Message)
+	}
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes.
+const (
+	exitOK        = 0
+	exitFailure   = 1 // the command failed, or a called tool returned an error
+	exitUsage     = 2 // bad command line or configuration
+	exitInterrupt = 130
+)
+
+// env is what a command gets: its streams and context.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// command is one subcommand, in its own file.
+type command struct {
+	name  string
+	args  string // usage after the name
+	short string
+	// flags adds the command's flags.
+	flags func(fs *pflag.FlagSet)
+	run   func(e *env, fs *pflag.FlagSet, args []string) error
+}
+
+// commands are registered by each command's file; usage lists them in
+// commandOrder.
+var commands []*command
+
+var commandOrder = []string{"serve", "tools", "call", "policy", "memory", "config", "version"}
+
+// usageError is a command-line mistake: exit code 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// exitError carries an exit code without a message (the command already
+// said what happened).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Main runs the toolgate command line and returns the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printUsage(stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	var cmd *command
+	for _, c := range commands {
+		if c.name == args[0] {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(stderr, "toolgate: unknown command %q\n\n", args[0])
+		printUsage(stderr)
+		return exitUsage
+	}
+	fs := pflag.NewFlagSet("toolgate "+cmd.name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SetInterspersed(true)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: toolgate %s %s\n\n%s\n\nFlags:\n%s", cmd.name, cmd.args, cmd.short, fs.FlagUsages())
+	}
+	if cmd.flags != nil {
+		cmd.flags(fs)
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "toolgate %s: %v\n", cmd.name, err)
+		return exitUsage
+	}
+	err := cmd.run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}, fs, fs.Args())
+	var ue usageError
+	var ee exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "toolgate %s: %v\n", cmd.name, err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "toolgate %s: %v\n", cmd.name, err)
+		if ctx.Err() != nil {
+			return exitInterrupt
+		}
+		return exitFailure
+	}
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "toolgate: an MCP tool gateway\n\nUsage:")
+	sort.SliceStable(commands, func(i, j int) bool {
+		return orderOf(commands[i].name) < orderOf(commands[j].name)
+	})
+	width := 0
+	for _, c := range commands {
+		if n := len(c.name) + 1 + len(c.args); n > width {
+			width = n
+		}
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  toolgate %-*s  %s\n", width, strings.TrimSpace(c.name+" "+c.args), c.short)
+	}
+	fmt.Fprintln(w, "\nRun 'toolgate COMMAND --help' for a command's flags.")
+}
+
+func orderOf(name string) int {
+	if i := slices.Index(commandOrder, name); i >= 0 {
+		return i
+	}
+	return len(commandOrder)
+}
+
+// configFlags are the flags every command that loads config takes.
+func configFlags(fs *pflag.FlagSet) {
+	fs.String("config", "", "config file (default: ./toolgate.yaml if present)")
+	fs.String("log-level", "", "log level: debug, info, warn, error (config log.level)")
+	fs.String("log-file", "", "write logs to this file instead of stderr (config log.file)")
+	fs.String("runs-dir", "", "where run archives go (config runs_dir)")
+}
+
+var configFlagKeys = map[string]string{
+	"log-level": "log.level",
+	"log-file":  "log.file",
+	"runs-dir":  "runs_dir",
+}
+
+func withKeys(extra map[string]string) map[string]string {
+	m := map[string]string{}
+	for k, v := range configFlagKeys {
+		m[k] = v
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}

@@ -1,0 +1,392 @@
+// Package config loads toolgate's configuration with koanf, in layers:
+// the embedded defaults (defaults.yaml), then a YAML file (--config FILE,
+// or toolgate.yaml in the working directory if present), then TOOLGATE_*
+// environment variables, then flags. A later layer overrides an earlier
+// one key by key. Unknown keys are an error that names the key, in every
+// layer, so a typo never silently does nothing.
+//
+// Environment variables map to keys by dropping the TOOLGATE_ prefix,
+// lower-casing, and reading a double underscore as a level:
+// TOOLGATE_LIMITS__CALL_TIMEOUT=30s sets limits.call_timeout, and
+// TOOLGATE_HTTP__ALLOWED_ORIGINS=a,b sets a list.
+package config
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/providers/rawbytes"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/policy"
+)
+
+//go:embed defaults.yaml
+var defaultsYAML []byte
+
+// Defaults returns the embedded default configuration file.
+func Defaults() []byte { return append([]byte(nil), defaultsYAML...) }
+
+// Config is toolgate's configuration. The koanf tags are the keys.
+type Config struct {
+	RunsDir     string        `koanf:"runs_dir"`
+	Log         Log           `koanf:"log"`
+	Limits      Limits        `koanf:"limits"`
+	Sandbox     Sandbox       `koanf:"sandbox"`
+	Filesystem  Filesystem    `koanf:"filesystem"`
+	Diagnostics Diagnostics   `koanf:"diagnostics"`
+	HTTP        HTTP          `koanf:"http"`
+	Policy      policy.Config `koanf:"policy"`
+	Skills      Skills        `koanf:"skills"`
+}
+
+// Skills configures the skills toolset.
+type Skills struct {
+	Dirs []string `koanf:"dirs"`
+}
+
+// Diagnostics switches the diagnostics toolset (echo, sleep) on.
+type Diagnostics struct {
+	Enabled bool `koanf:"enabled"`
+}
+
+// Log configures operator logs (never the protocol stream).
+type Log struct {
+	Level  string `koanf:"level"`
+	Format string `koanf:"format"`
+	File   string `koanf:"file"`
+}
+
+// Limits are the pipeline's limits.
+type Limits struct {
+	CallTimeout    time.Duration `koanf:"call_timeout"`
+	MaxOutputBytes int           `koanf:"max_output_bytes"`
+	ShutdownGrace  time.Duration `koanf:"shutdown_grace"`
+}
+
+// Sandbox lists the roots of the filesystem tools.
+type Sandbox struct {
+	Roots []string `koanf:"roots"`
+}
+
+// Filesystem configures the filesystem toolset.
+type Filesystem struct {
+	Enabled          bool  `koanf:"enabled"`
+	MaxReadBytes     int   `koanf:"max_read_bytes"`
+	MaxReadLines     int   `koanf:"max_read_lines"`
+	MaxListEntries   int   `koanf:"max_list_entries"`
+	MaxGrepMatches   int   `koanf:"max_grep_matches"`
+	MaxGrepFileBytes int64 `koanf:"max_grep_file_bytes"`
+}
+
+// HTTP configures the streamable HTTP transport.
+type HTTP struct {
+	Addr           string        `koanf:"addr"`
+	Path           string        `koanf:"path"`
+	AllowedOrigins []string      `koanf:"allowed_origins"`
+	AllowedHosts   []string      `koanf:"allowed_hosts"`
+	MaxBodyBytes   int64         `koanf:"max_body_bytes"`
+	SessionIdleTTL time.Duration `koanf:"session_idle_ttl"`
+	Auth           Auth          `koanf:"auth"`
+}
+
+// Auth configures bearer tokens.
+type Auth struct {
+	Tokens                     []string `koanf:"tokens"`
+	TokenEnv                   string   `koanf:"token_env"`
+	AllowUnauthenticatedRemote bool     `koanf:"allow_unauthenticated_remote"`
+}
+
+// DefaultFile is read when no --config is given and it exists in the
+// working directory.
+const DefaultFile = "toolgate.yaml"
+
+// EnvPrefix begins every environment override.
+const EnvPrefix = "TOOLGATE_"
+
+// Source says where the configuration came from.
+type Source struct {
+	// File is the config file read, or "" if none.
+	File string
+}
+
+// Options say where to load from. Zero values mean the process's own.
+type Options struct {
+	// File is --config; "" means toolgate.yaml if present.
+	File string
+	// Flags are the parsed flags of the subcommand; see FlagKeys.
+	Flags *pflag.FlagSet
+	// FlagKeys maps flag names to config keys; flags not listed are not
+	// configuration (--json, say) and are ignored here.
+	FlagKeys map[string]string
+	// Environ replaces os.Environ (for tests).
+	Environ func() []string
+}
+
+// Load reads the configuration layers and returns the checked result.
+func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
+	k := koanf.New(".")
+	if err := k.Load(rawbytes.Provider(defaultsYAML), yaml.Parser()); err != nil {
+		return nil, Source{}, nil, fmt.Errorf("embedded defaults: %w", err)
+	}
+	var src Source
+	path := opts.File
+	if path == "" {
+		if _, err := os.Stat(DefaultFile); err == nil {
+			path = DefaultFile
+		}
+	}
+	if path != "" {
+		if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
+			return nil, Source{}, nil, fmt.Errorf("config file %s: %w", path, err)
+		}
+		src.File = path
+	}
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ
+	}
+	if err := k.Load(env.Provider(".", env.Opt{Prefix: EnvPrefix, EnvironFunc: environ, TransformFunc: envKey}), nil); err != nil {
+		return nil, Source{}, nil, fmt.Errorf("environment: %w", err)
+	}
+	if opts.Flags != nil {
+		if err := k.Load(posflag.ProviderWithFlag(opts.Flags, ".", k, func(f *pflag.Flag) (string, any) {
+			key, ok := opts.FlagKeys[f.Name]
+			if !ok || !f.Changed {
+				return "", nil
+			}
+			return key, posflag.FlagVal(opts.Flags, f)
+		}), nil); err != nil {
+			return nil, Source{}, nil, fmt.Errorf("flags: %w", err)
+		}
+	}
+	cfg, err := decode(k)
+	if err != nil {
+		return nil, Source{}, nil, err
+	}
+	if err := cfg.check(); err != nil {
+		return nil, Source{}, nil, err
+	}
+	return cfg, src, k, nil
+}
+
+// envKey maps TOOLGATE_LIMITS__CALL_TIMEOUT to limits.call_timeout.
+func envKey(k, v string) (string, any) {
+	k = strings.ToLower(strings.TrimPrefix(k, EnvPrefix))
+	return strings.ReplaceAll(k, "__", "."), v
+}
+
+// decode unmarshals strictly: an unknown key is an error naming it.
+func decode(k *koanf.Koanf) (*Config, error) {
+	var cfg Config
+	dc := &mapstructure.DecoderConfig{
+		TagName:          "koanf",
+		Result:           &cfg,
+		ErrorUnused:      true,
+		WeaklyTypedInput: true,
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(
+			mapstructure.StringToTimeDurationHookFunc(),
+			stringToList,
+			mapstructure.TextUnmarshallerHookFunc(),
+		),
+	}
+	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf", DecoderConfig: dc}); err != nil {
+		return nil, fmt.Errorf("config: %s", cleanDecodeError(err))
+	}
+	return &cfg, nil
+}
+
+// stringToList splits a comma-separated string (from the environment) into
+// a list where the config wants a list.
+func stringToList(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String || to.Kind() != reflect.Slice || to.Elem().Kind() != reflect.String {
+		return data, nil
+	}
+	s := strings.TrimSpace(data.(string))
+	if s == "" {
+		return []string{}, nil
+	}
+	parts := strings.Split(s, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts, nil
+}
+
+// cleanDecodeError turns mapstructure's "” has invalid keys: x" into
+// "unknown key x".
+func cleanDecodeError(err error) string {
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "decoding failed due to the following error(s):\n\n", "")
+	if i := strings.Index(msg, "has invalid keys: "); i >= 0 {
+		prefix := strings.Trim(strings.TrimSpace(msg[:i]), "'")
+		keys := strings.Split(msg[i+len("has invalid keys: "):], ", ")
+		for j, key := range keys {
+			if prefix != "" {
+				keys[j] = prefix + "." + strings.TrimSpace(key)
+			}
+		}
+		return "unknown key " + strings.Join(keys, ", unknown key ")
+	}
+	return msg
+}
+
+// check validates values the types cannot.
+func (c *Config) check() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
+		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	if !slices.Contains([]string{"text", "json"}, c.Log.Format) {
+		bad("log.format", "%q is not one of text, json", c.Log.Format)
+	}
+	if c.Limits.CallTimeout <= 0 {
+		bad("limits.call_timeout", "must be positive, got %s", c.Limits.CallTimeout)
+	}
+	if c.Limits.MaxOutputBytes < 1024 {
+		bad("limits.max_output_bytes", "must be at least 1024, got %d", c.Limits.MaxOutputBytes)
+	}
+	if c.Limits.ShutdownGrace < 0 {
+		bad("limits.shutdown_grace", "must not be negative, got %s", c.Limits.ShutdownGrace)
+	}
+	for _, f := range []struct {
+		key string
+		v   int64
+	}{
+		{"filesystem.max_read_bytes", int64(c.Filesystem.MaxReadBytes)},
+		{"filesystem.max_read_lines", int64(c.Filesystem.MaxReadLines)},
+		{"filesystem.max_list_entries", int64(c.Filesystem.MaxListEntries)},
+		{"filesystem.max_grep_matches", int64(c.Filesystem.MaxGrepMatches)},
+		{"filesystem.max_grep_file_bytes", c.Filesystem.MaxGrepFileBytes},
+		{"http.max_body_bytes", c.HTTP.MaxBodyBytes},
+	} {
+		if f.v <= 0 {
+			bad(f.key, "must be positive, got %d", f.v)
+		}
+	}
+	if !strings.HasPrefix(c.HTTP.Path, "/") || c.HTTP.Path == "/healthz" {
+		bad("http.path", "must start with / and not be /healthz, got %q", c.HTTP.Path)
+	}
+	if c.HTTP.SessionIdleTTL <= 0 {
+		bad("http.session_idle_ttl", "must be positive, got %s", c.HTTP.SessionIdleTTL)
+	}
+	if c.HTTP.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.HTTP.Addr); err != nil {
+			bad("http.addr", "%q is not host:port: %v", c.HTTP.Addr, err)
+		}
+	}
+	if _, err := policy.New(c.Policy, nil); err != nil {
+		errs = append(errs, err)
+	}
+	for i, r := range c.Sandbox.Roots {
+		if strings.TrimSpace(r) == "" {
+			bad(fmt.Sprintf("sandbox.roots[%d]", i), "is empty")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ResolvedRunsDir is runs_dir, or the default under the user's state
+// directory.
+func (c *Config) ResolvedRunsDir() string {
+	if c.RunsDir != "" {
+		return expandHome(c.RunsDir)
+	}
+	if s := os.Getenv("XDG_STATE_HOME"); s != "" {
+		return filepath.Join(s, "toolgate", "runs")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "toolgate", "runs")
+	}
+	return filepath.Join(os.TempDir(), "toolgate", "runs")
+}
+
+// SkillDirs returns the configured skill directories with ~ expanded.
+func (c *Config) SkillDirs() []string {
+	out := make([]string, len(c.Skills.Dirs))
+	for i, d := range c.Skills.Dirs {
+		out[i] = expandHome(d)
+	}
+	return out
+}
+
+// SandboxRoots returns the configured roots with ~ expanded.
+func (c *Config) SandboxRoots() []string {
+	out := make([]string, len(c.Sandbox.Roots))
+	for i, r := range c.Sandbox.Roots {
+		out[i] = expandHome(r)
+	}
+	return out
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+// Tokens returns the bearer tokens: the configured ones plus those in the
+// environment variable named by http.auth.token_env.
+func (c *Config) Tokens() ([]string, error) {
+	tokens := slices.Clone(c.HTTP.Auth.Tokens)
+	if name := c.HTTP.Auth.TokenEnv; name != "" {
+		v, ok := os.LookupEnv(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil, fmt.Errorf("http.auth.token_env: environment variable %s is not set", name)
+		}
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				tokens = append(tokens, t)
+			}
+		}
+	}
+	return tokens, nil
+}
+
+// IsLoopback reports whether addr binds only loopback interfaces.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Effective returns the effective configuration as YAML, with secret
+// values (tokens) redacted.
+func Effective(k *koanf.Koanf) ([]byte, error) {
+	c := k.Copy()
+	if toks := c.Strings("http.auth.tokens"); len(toks) > 0 {
+		red := make([]string, len(toks))
+		for i := range red {
+			red[i] = "[REDACTED]"
+		}
+		if err := c.Set("http.auth.tokens", red); err != nil {
+			return nil, err
+		}
+	}
+	return c.Marshal(yaml.Parser())
+}

@@ -1,0 +1,157 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func load(t *testing.T, yaml string, env []string, flags ...string) (*Config, error) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Chdir(dir) // no toolgate.yaml unless the test writes one
+	file := ""
+	if yaml != "" {
+		file = filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	fs.String("http", "", "")
+	fs.String("log-level", "", "")
+	if err := fs.Parse(flags); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, _, err := Load(Options{File: file, Flags: fs, FlagKeys: map[string]string{"http": "http.addr", "log-level": "log.level"},
+		Environ: func() []string { return env }})
+	return cfg, err
+}
+
+func TestEmbeddedDefaultsWork(t *testing.T) {
+	cfg, err := load(t, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Limits.MaxOutputBytes != 32768 || cfg.Limits.CallTimeout != time.Minute || cfg.HTTP.Path != "/mcp" || !cfg.Filesystem.Enabled {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+}
+
+func TestLayersOverrideInOrder(t *testing.T) {
+	cfg, err := load(t, "log:\n  level: warn\nlimits:\n  call_timeout: 5s\nhttp:\n  addr: 127.0.0.1:1\n",
+		[]string{"TOOLGATE_LIMITS__CALL_TIMEOUT=7s", "TOOLGATE_HTTP__ALLOWED_ORIGINS=https://a.example, https://b.example", "OTHER_VAR=x"},
+		"--http", "127.0.0.1:9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Log.Level != "warn" {
+		t.Errorf("file did not set log.level: %q", cfg.Log.Level)
+	}
+	if cfg.Limits.CallTimeout != 7*time.Second {
+		t.Errorf("env did not override the file: %s", cfg.Limits.CallTimeout)
+	}
+	if cfg.HTTP.Addr != "127.0.0.1:9" {
+		t.Errorf("flag did not override the file: %q", cfg.HTTP.Addr)
+	}
+	if strings.Join(cfg.HTTP.AllowedOrigins, "|") != "https://a.example|https://b.example" {
+		t.Errorf("env list: %q", cfg.HTTP.AllowedOrigins)
+	}
+}
+
+func TestUnchangedFlagsDoNotOverride(t *testing.T) {
+	cfg, err := load(t, "http:\n  addr: 127.0.0.1:1\n", nil)
+	if err != nil || cfg.HTTP.Addr != "127.0.0.1:1" {
+		t.Fatalf("addr %q err %v", cfg.HTTP.Addr, err)
+	}
+}
+
+func TestErrorsNameTheKey(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		env        []string
+		want       string
+	}{
+		{"unknown top-level key", "runs_dri: x\n", nil, "unknown key runs_dri"},
+		{"unknown nested key", "limits:\n  call_timout: 5s\n", nil, "unknown key limits.call_timout"},
+		{"unknown key from env", "", []string{"TOOLGATE_LIMITS__NOPE=1"}, "unknown key limits.nope"},
+		{"bad duration", "limits:\n  call_timeout: soon\n", nil, "call_timeout"},
+		{"bad level", "log:\n  level: loud\n", nil, `log.level: "loud" is not one of`},
+		{"small output limit", "limits:\n  max_output_bytes: 10\n", nil, "limits.max_output_bytes: must be at least 1024"},
+		{"bad addr", "http:\n  addr: nope\n", nil, `http.addr: "nope" is not host:port`},
+		{"bad yaml", "limits: [\n", nil, "config file"},
+		{"wrong type", "filesystem:\n  enabled: maybe\n", nil, "enabled"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, tc.yaml, tc.env)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestToolgateYAMLInWorkingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile(DefaultFile, []byte("limits:\n  call_timeout: 3s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, src, _, err := Load(Options{Environ: func() []string { return nil }})
+	if err != nil || cfg.Limits.CallTimeout != 3*time.Second || src.File != DefaultFile {
+		t.Fatalf("cfg %+v src %+v err %v", cfg.Limits, src, err)
+	}
+}
+
+func TestEffectiveRedactsTokens(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	file := filepath.Join(dir, "c.yaml")
+	_ = os.WriteFile(file, []byte("http:\n  auth:\n    tokens: [supersecret]\n"), 0o644)
+	_, _, k, err := Load(Options{File: file, Environ: func() []string { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Effective(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "supersecret") || !strings.Contains(string(out), "REDACTED") {
+		t.Fatalf("effective config:\n%s", out)
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:1": true, "[::1]:1": true, "localhost:1": true, "0.0.0.0:1": false, ":8080": false, "10.0.0.1:1": false} {
+		if got := IsLoopback(addr); got != want {
+			t.Errorf("IsLoopback(%q) = %v", addr, got)
+		}
+	}
+}
+
+func FuzzLoadConfigFile(f *testing.F) {
+	f.Add("limits:\n  call_timeout: 5s\n")
+	f.Add("http:\n  allowed_origins: [a, b]\n")
+	f.Add("sandbox:\n  roots: [\"\"]\n")
+	f.Add("runs_dir: 7\nlog: {level: debug}\n")
+	f.Add(": : :\n")
+	f.Fuzz(func(t *testing.T, yaml string) {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, _, err := Load(Options{File: file, Environ: func() []string { return nil }})
+		if err != nil {
+			return // any error is fine; a panic is not
+		}
+		if cfg.check() != nil {
+			t.Fatal("Load returned a config that fails its own checks")
+		}
+	})
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/policy"
+)
+
+func init() {
+	commands = append(commands, &command{
+		name:  "policy",
+		args:  "[--json] [--config FILE]",
+		short: "print the effective permission policy: every tool, its decision, and the layer and rule that decided",
+		flags: func(fs *pflag.FlagSet) {
+			configFlags(fs)
+			fs.Bool("json", false, "print JSON")
+		},
+		run: runPolicy,
+	})
+}
+
+func runPolicy(e *env, fs *pflag.FlagSet, args []string) error {
+	if len(args) > 0 {
+		return usagef("policy takes no arguments")
+	}
+	cfg, err := loadConfig(fs, configFlagKeys)
+	if err != nil {
+		return err
+	}
+	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{})
+	if err != nil {
+		return err
+	}
+	defer a.close(context.Background())
+	var tools []policy.ExplainTool
+	for _, en := range a.catalog.Entries() {
+		tools = append(tools, policy.ExplainTool{Name: en.Tool.Name, Toolset: en.Toolset, Tool: en.Tool})
+	}
+	report := a.policy.Explain(e.ctx, tools)
+	if asJSON, _ := fs.GetBool("json"); asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	}
+	return report.WriteText(e.stdout)
+}

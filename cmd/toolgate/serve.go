@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
+	"github.com/toolgate/toolgate/gateway"
+)
+
+func init() {
+	commands = append(commands, &command{
+		name:  "serve",
+		args:  "[--http ADDR] [--config FILE]",
+		short: "serve MCP over stdio, or over streamable HTTP with --http",
+		flags: func(fs *pflag.FlagSet) {
+			configFlags(fs)
+			fs.String("http", "", "serve streamable HTTP on ADDR (e.g. 127.0.0.1:8765) instead of stdio (config http.addr)")
+		},
+		run: runServe,
+	})
+}
+
+func runServe(e *env, fs *pflag.FlagSet, args []string) error {
+	if len(args) > 0 {
+		return usagef("serve takes no arguments, got %q", args)
+	}
+	cfg, err := loadConfig(fs, withKeys(map[string]string{"http": "http.addr"}))
+	if err != nil {
+		return err
+	}
+	var tokens []string
+	if cfg.HTTP.Addr != "" {
+		if tokens, err = cfg.Tokens(); err != nil {
+			return usageError{err.Error()}
+		}
+		if !config.IsLoopback(cfg.HTTP.Addr) && len(tokens) == 0 && !cfg.HTTP.Auth.AllowUnauthenticatedRemote {
+			return usagef("refusing to serve %s (not a loopback address) without bearer tokens: set http.auth.tokens or http.auth.token_env, or set http.auth.allow_unauthenticated_remote: true", cfg.HTTP.Addr)
+		}
+	}
+	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true})
+	if err != nil {
+		return err
+	}
+	srv := gateway.NewMCPServer(gateway.MCPOptions{
+		Name:         "toolgate",
+		Version:      version(),
+		Instructions: "toolgate serves sandboxed tools; every call is validated, authorized and recorded. Large outputs are saved as artifacts you can read with resources/read.",
+		Catalog:      a.catalog,
+		Pipeline:     a.pipeline,
+		Artifacts:    a.run,
+		ToolFilter:   a.toolFilter(),
+		ToolMeta:     a.toolMeta,
+		OnSessionEnd: a.policy.ForgetSession,
+		Logger:       a.log,
+	})
+	for _, src := range a.promptSources {
+		srv.AddPromptSource(src)
+	}
+	for _, src := range a.resourceSources {
+		srv.AddResourceSource(src)
+	}
+	a.log.Info("toolgate starting", "version", version(), "run_dir", a.run.Dir(), "tools", len(a.catalog.Entries()), "sandbox", a.sandbox.Roots())
+
+	if cfg.HTTP.Addr == "" {
+		err = serveStdio(e, a, srv)
+	} else {
+		err = serveHTTP(e, a, srv, tokens)
+	}
+	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.Limits.ShutdownGrace)
+	defer cancel()
+	if cerr := a.close(graceCtx); cerr != nil {
+		a.log.Error("closing", "err", cerr)
+	}
+	a.log.Info("toolgate stopped", "run_dir", a.run.Dir())
+	return err
+}
+
+// serveStdio serves until stdin ends or a signal arrives. On a signal,
+// calls in flight get the grace period before the protocol stream closes.
+func serveStdio(e *env, a *app, srv *gateway.MCPServer) error {
+	listenCtx, stopListen := context.WithCancel(context.Background())
+	defer stopListen()
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(listenCtx, e.stdin, e.stdout) }()
+	select {
+	case err := <-done: // stdin closed: the client is gone
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("stdio: %w", err)
+		}
+		return nil
+	case <-e.ctx.Done():
+		a.log.Info("signal received; draining calls", "grace", a.cfg.Limits.ShutdownGrace)
+		graceCtx, cancel := context.WithTimeout(context.Background(), a.cfg.Limits.ShutdownGrace)
+		defer cancel()
+		_ = a.pipeline.Shutdown(graceCtx)
+		stopListen()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+		}
+		return nil
+	}
+}
+
+func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
+	cfg := a.cfg
+	hosts := cfg.HTTP.AllowedHosts
+	if len(hosts) == 0 {
+		if config.IsLoopback(cfg.HTTP.Addr) {
+			hosts = nil // the loopback names
+		} else {
+			hosts = []string{"*"} // tokens guard a non-loopback bind
+		}
+	}
+	origins := cfg.HTTP.AllowedOrigins
+	if len(origins) == 0 {
+		origins = nil // the loopback origins
+	}
+	handler, closeSessions := srv.HTTPHandler(gateway.HTTPOptions{
+		Path:           cfg.HTTP.Path,
+		AllowedOrigins: origins,
+		AllowedHosts:   hosts,
+		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
+		Tokens:         tokens,
+		SessionIdleTTL: cfg.HTTP.SessionIdleTTL,
+		Health:         func() any { return health(a) },
+	})
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		return fmt.Errorf("http: %w", err)
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	a.log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+cfg.HTTP.Path, "auth", len(tokens) > 0)
+
+	select {
+	case err := <-done:
+		return fmt.Errorf("http: %w", err)
+	case <-e.ctx.Done():
+	}
+	a.log.Info("signal received; draining calls", "grace", cfg.Limits.ShutdownGrace)
+	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.Limits.ShutdownGrace)
+	defer cancel()
+	// New calls are refused (and recorded) from now on; calls in flight
+	// finish or are cancelled at the end of the grace period.
+	_ = a.pipeline.Shutdown(graceCtx)
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancelClose()
+	_ = closeSessions(closeCtx)
+	if err := hs.Shutdown(closeCtx); err != nil {
+		_ = hs.Close() // streams that stay open (GET listeners) end here
+	}
+	return nil
+}
+
+// health is what /healthz shows an authorized caller.
+func health(a *app) any {
+	return map[string]any{
+		"run_id":       a.run.ID(),
+		"tools":        len(a.catalog.Entries()),
+		"toolsets":     a.catalog.Toolsets(),
+		"conflicts":    a.catalog.Conflicts(),
+		"write_errors": a.run.WriteErrors(),
+	}
+}

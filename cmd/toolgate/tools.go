@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/gateway"
+)
+
+func init() {
+	commands = append(commands, &command{
+		name:  "tools",
+		args:  "[--json] [--config FILE]",
+		short: "list the tools with the policy's decision for each",
+		flags: func(fs *pflag.FlagSet) {
+			configFlags(fs)
+			fs.Bool("json", false, "print JSON")
+		},
+		run: runTools,
+	})
+}
+
+// toolInfo is one tool as `toolgate tools --json` prints it.
+type toolInfo struct {
+	Name         string                `json:"name"`
+	Toolset      string                `json:"toolset"`
+	Description  string                `json:"description"`
+	Capabilities []string              `json:"capabilities"`
+	Hints        gateway.ResolvedHints `json:"hints"`
+	Decision     gateway.Decision      `json:"decision"`
+	InputSchema  json.RawMessage       `json:"input_schema"`
+}
+
+func runTools(e *env, fs *pflag.FlagSet, args []string) error {
+	if len(args) > 0 {
+		return usagef("tools takes no arguments")
+	}
+	cfg, err := loadConfig(fs, configFlagKeys)
+	if err != nil {
+		return err
+	}
+	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{})
+	if err != nil {
+		return err
+	}
+	defer a.close(context.Background())
+
+	var infos []toolInfo
+	for _, en := range a.catalog.Entries() {
+		infos = append(infos, toolInfo{
+			Name: en.Tool.Name, Toolset: en.Toolset, Description: en.Tool.Description,
+			Capabilities: nonNil(en.Tool.Permissions.Capabilities), Hints: en.Tool.Permissions.Resolved(),
+			Decision: a.policy.Decide(e.ctx, en.Tool), InputSchema: en.Tool.InputSchema,
+		})
+	}
+	if asJSON, _ := fs.GetBool("json"); asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"tools": nonNilInfos(infos), "toolsets": a.catalog.Toolsets(), "conflicts": a.catalog.Conflicts()})
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tTOOLSET\tDECISION\tRULE\tCAPABILITIES\tHINTS")
+	for _, t := range infos {
+		decision := "deny"
+		if t.Decision.Allow {
+			decision = "allow"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\n", t.Name, t.Toolset, decision, t.Decision.Layer, t.Decision.Rule,
+			orNone(strings.Join(t.Capabilities, ",")), hintsString(t.Hints))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, ts := range a.catalog.Toolsets() {
+		if ts.Status.State != "ready" {
+			fmt.Fprintf(e.stdout, "\ntoolset %s: %s %s\n", ts.Name, ts.Status.State, ts.Status.Detail)
+		}
+	}
+	for _, c := range a.catalog.Conflicts() {
+		fmt.Fprintf(e.stdout, "\nname conflict: %q is served by %s; the tool of %s is served as %q\n", c.Name, c.Kept, c.Renamed, c.ServedAs)
+	}
+	return nil
+}
+
+func hintsString(h gateway.ResolvedHints) string {
+	var parts []string
+	if h.ReadOnly {
+		parts = append(parts, "read-only")
+	}
+	if h.Destructive {
+		parts = append(parts, "destructive")
+	}
+	if h.Idempotent {
+		parts = append(parts, "idempotent")
+	}
+	if h.OpenWorld {
+		parts = append(parts, "open-world")
+	}
+	return orNone(strings.Join(parts, ","))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilInfos(s []toolInfo) []toolInfo {
+	if s == nil {
+		return []toolInfo{}
+	}
+	return s
+}
