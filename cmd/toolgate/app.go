@@ -16,6 +16,8 @@ import (
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolsets/diagnostics"
 	"github.com/toolgate/toolgate/toolsets/filesystem"
+	"github.com/toolgate/toolgate/toolsets/memory"
+	"github.com/toolgate/toolgate/toolsets/memory/sqlitestore"
 	"github.com/toolgate/toolgate/toolsets/skills"
 )
 
@@ -147,6 +149,27 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 			return nil, err
 		}
 		if err := a.catalog.Add(ctx, diag); err != nil {
+			return nil, err
+		}
+	}
+
+	if cfg.Memory.Enabled {
+		mode, _ := memory.ParseMode(cfg.Memory.WriteMode) // checked with the config
+		store, err := sqlitestore.Open(cfg.ResolvedMemoryPath())
+		if err != nil {
+			return nil, fmt.Errorf("memory store: %w", err)
+		}
+		archive := filepath.Join(a.tempDir, "archive") // no run: nothing is written
+		if a.run != nil {
+			archive = a.run.ArchiveDir()
+		}
+		mem, err := memory.New(memory.Options{Mode: mode, Store: store, CandidatesPath: memory.CandidatesPath(archive),
+			Logger: a.log.With("toolset", "memory")})
+		if err != nil {
+			store.Close()
+			return nil, fmt.Errorf("memory toolset: %w", err)
+		}
+		if err := a.catalog.Add(ctx, mem); err != nil {
 			return nil, err
 		}
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/toolsets/memory"
 )
 
 //go:embed defaults.yaml
@@ -51,6 +52,14 @@ type Config struct {
 	HTTP        HTTP          `koanf:"http"`
 	Policy      policy.Config `koanf:"policy"`
 	Skills      Skills        `koanf:"skills"`
+	Memory      Memory        `koanf:"memory"`
+}
+
+// Memory configures the memory toolset and its store.
+type Memory struct {
+	Enabled   bool   `koanf:"enabled"`
+	WriteMode string `koanf:"write_mode"`
+	Path      string `koanf:"path"`
 }
 
 // Skills configures the skills toolset.
@@ -291,6 +300,9 @@ func (c *Config) check() error {
 			bad("http.addr", "%q is not host:port: %v", c.HTTP.Addr, err)
 		}
 	}
+	if _, err := memory.ParseMode(c.Memory.WriteMode); err != nil {
+		bad("memory.write_mode", "%v", err)
+	}
 	if _, err := policy.New(c.Policy, nil); err != nil {
 		errs = append(errs, err)
 	}
@@ -302,19 +314,33 @@ func (c *Config) check() error {
 	return errors.Join(errs...)
 }
 
+// stateDir is toolgate's directory for state: $XDG_STATE_HOME/toolgate,
+// ~/.local/state/toolgate, or a directory under the system temp dir.
+func stateDir() string {
+	if s := os.Getenv("XDG_STATE_HOME"); s != "" {
+		return filepath.Join(s, "toolgate")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "toolgate")
+	}
+	return filepath.Join(os.TempDir(), "toolgate")
+}
+
+// ResolvedMemoryPath is memory.path, or memory.db in the state directory.
+func (c *Config) ResolvedMemoryPath() string {
+	if c.Memory.Path != "" {
+		return expandHome(c.Memory.Path)
+	}
+	return filepath.Join(stateDir(), "memory.db")
+}
+
 // ResolvedRunsDir is runs_dir, or the default under the user's state
 // directory.
 func (c *Config) ResolvedRunsDir() string {
 	if c.RunsDir != "" {
 		return expandHome(c.RunsDir)
 	}
-	if s := os.Getenv("XDG_STATE_HOME"); s != "" {
-		return filepath.Join(s, "toolgate", "runs")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "state", "toolgate", "runs")
-	}
-	return filepath.Join(os.TempDir(), "toolgate", "runs")
+	return filepath.Join(stateDir(), "runs")
 }
 
 // SkillDirs returns the configured skill directories with ~ expanded.

@@ -1,0 +1,45 @@
+# toolgate's build and test entry points. `make test` is the one command
+# that runs every test; .ci/run calls it, so CI proves what a newcomer runs.
+
+GO       ?= go
+FUZZTIME ?= 10s
+
+# Fuzz targets run briefly by `make test` (package:target). Longer runs:
+#   go test -run='^$' -fuzz=TARGET -fuzztime=10m ./PACKAGE
+FUZZ_TARGETS := \
+	./policy:FuzzSandboxLocate \
+	./policy:FuzzSandboxOpen \
+	./gateway:FuzzDisplayRoundTrip \
+	./cmd/toolgate/internal/config:FuzzLoadConfigFile
+
+.PHONY: run build test peers vet unit fuzz clean
+
+run:
+	$(GO) run ./cmd/toolgate serve --http 127.0.0.1:8765
+
+build:
+	$(GO) build -o bin/toolgate ./cmd/toolgate
+
+# Everything: peers installed from the lock file, vet, unit and e2e tests
+# with the race detector, and short fuzz runs.
+test: peers vet unit fuzz
+
+peers:
+	npm ci --prefix e2e/js --no-audit --no-fund
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+unit:
+	TOOLGATE_REQUIRE_PEERS=1 $(GO) test -race -count=1 -timeout 20m ./...
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	done
+
+clean:
+	rm -rf bin e2e/js/node_modules
