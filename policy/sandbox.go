@@ -232,9 +232,21 @@ func (s *Sandbox) Open(p string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := r.root.Open(rel)
+	// O_NONBLOCK so that opening a named pipe cannot hang the call; the
+	// check below then refuses anything but files and directories (pipes,
+	// devices, sockets), whose reads could block or never end.
+	f, err := r.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, sbMapErr(p, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, sbMapErr(p, err)
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		f.Close()
+		return nil, &PathError{Path: p, Reason: fmt.Sprintf("is not a regular file or directory (%s)", fi.Mode().Type()), Err: ErrInvalidPath}
 	}
 	return f, nil
 }

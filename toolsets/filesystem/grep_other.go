@@ -1,0 +1,21 @@
+//go:build !linux
+
+package filesystem
+
+import (
+	"io/fs"
+	"os"
+)
+
+// haveOpenAt: without openat in the syscall package, files are opened
+// through the sandbox's file system.
+const haveOpenAt = false
+
+func (sc *scanner) scanAt(j *grepJob, _ *os.File, file string) fileResult {
+	return sc.scanFS(j, file)
+}
+
+// walkDirs is fs.WalkDir.
+func walkDirs(fsys fs.FS, name string, fn fs.WalkDirFunc) error {
+	return fs.WalkDir(fsys, name, fn)
+}
