@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -401,14 +402,23 @@ func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Too
 func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req)}
 	call.Session, call.Client = caller(ctx)
+	var progress *mcpProgress
 	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+		progress = &mcpProgress{ctx: ctx, srv: m.srv, token: req.Params.Meta.ProgressToken}
 		var stop func()
-		ctx, stop = WithProgress(ctx, &mcpProgress{ctx: ctx, srv: m.srv, token: req.Params.Meta.ProgressToken})
+		ctx, stop = WithProgress(ctx, progress)
 		defer stop()
 	}
 	res := m.opts.Pipeline.Call(ctx, call)
+	if progress != nil {
+		progress.settle(ctx)
+	}
 	return ToMCPResult(call.ID, res), nil
 }
+
+// progressSettle is how long after a call's last progress report its
+// response waits; see [mcpProgress.settle].
+const progressSettle = 10 * time.Millisecond
 
 // recordUnknownTool records calls that mcp-go answered itself with "tool
 // not found" (a protocol error, as the MCP spec asks), so that they are in
@@ -499,9 +509,41 @@ func caller(ctx context.Context) (session, client string) {
 // mcpProgress sends a call's progress as notifications/progress with the
 // token the client gave. [WithProgress] serializes the reports.
 type mcpProgress struct {
-	ctx   context.Context
-	srv   *server.MCPServer
-	token mcp.ProgressToken
+	ctx      context.Context
+	srv      *server.MCPServer
+	token    mcp.ProgressToken
+	lastSent atomic.Int64 // unix nanoseconds of the last report queued
+}
+
+// settle holds a call's response back until its progress reports have had
+// the time to reach the client first.
+//
+// mcp-go queues notifications on a per-session channel that other
+// goroutines write out (on stdio a writer goroutine; on HTTP the request's
+// stream, or the session's GET stream if the client opened one), while the
+// response is written by the request's goroutine; a report queued just
+// before the response can be written after it, or lost when the request's
+// stream closes first. And the TypeScript SDK client dispatches
+// notifications asynchronously but responses at once, so a report read in
+// the same chunk as the response is dropped. Waiting until the session's
+// queue is empty and at least progressSettle has passed since the last
+// report keeps reports ahead of the result in practice. Only calls that
+// reported progress wait, and the wait is bounded (100ms for the queue).
+func (p *mcpProgress) settle(ctx context.Context) {
+	last := p.lastSent.Load()
+	if last == 0 {
+		return
+	}
+	if s := server.ClientSessionFromContext(ctx); s != nil {
+		ch := s.NotificationChannel()
+		deadline := time.Now().Add(100 * time.Millisecond)
+		for len(ch) > 0 && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
+	if wait := time.Until(time.Unix(0, last).Add(progressSettle)); wait > 0 {
+		time.Sleep(wait)
+	}
 }
 
 func (p *mcpProgress) Report(pr Progress) {
@@ -512,7 +554,9 @@ func (p *mcpProgress) Report(pr Progress) {
 	if pr.Message != "" {
 		params["message"] = pr.Message
 	}
-	_ = p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params)
+	if p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params) == nil {
+		p.lastSent.Store(time.Now().UnixNano())
+	}
 }
 
 func (m *MCPServer) readArtifact(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {

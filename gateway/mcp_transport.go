@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -184,6 +185,12 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
+			if v := r.Header.Get("Mcp-Protocol-Version"); mcp.IsModernProtocol(v) {
+				if fixed, ok := addProtocolVersionToNotification(body, v); ok {
+					r.Body = io.NopCloser(bytes.NewReader(fixed))
+					r.ContentLength = int64(len(fixed))
+				}
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -261,4 +268,40 @@ func originAllowed(allowed []string, origin string) bool {
 		}
 	}
 	return false
+}
+
+// addProtocolVersionToNotification puts the protocol version of the
+// Mcp-Protocol-Version header into the _meta of a 2026-07-28 notification
+// that lacks it. The revision requires the version in the _meta of every
+// request; some clients (the official Go SDK v1.8.0, for
+// notifications/cancelled) leave it out of notifications, which mcp-go
+// refuses with 400, and the client then drops its whole session. Requests
+// are left alone: for them the rule is the spec's and mcp-go enforces it.
+func addProtocolVersionToNotification(body []byte, version string) ([]byte, bool) {
+	if bytes.Contains(body, []byte(mcp.MetaKeyProtocolVersion)) {
+		return nil, false
+	}
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(body, &msg) != nil {
+		return nil, false
+	}
+	if _, isRequest := msg["id"]; isRequest || msg["method"] == nil {
+		return nil, false
+	}
+	params := map[string]json.RawMessage{}
+	if raw, ok := msg["params"]; ok && json.Unmarshal(raw, &params) != nil {
+		return nil, false
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return nil, false
+	}
+	meta[mcp.MetaKeyProtocolVersion], _ = json.Marshal(version)
+	params["_meta"], _ = json.Marshal(meta)
+	msg["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return nil, false
+	}
+	return out, true
 }

@@ -65,7 +65,10 @@ type Hints struct {
 
 // ResolvedHints are hints with the MCP defaults applied.
 type ResolvedHints struct {
-	ReadOnly, Destructive, Idempotent, OpenWorld bool
+	ReadOnly    bool `json:"read_only"`
+	Destructive bool `json:"destructive"`
+	Idempotent  bool `json:"idempotent"`
+	OpenWorld   bool `json:"open_world"`
 }
 
 // Resolved applies the MCP defaults to unspecified hints. A read-only tool

@@ -54,6 +54,7 @@ func runMemory(e *env, fs *pflag.FlagSet, args []string) error {
 	if asJSON, _ := fs.GetBool("json"); asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if jerr := enc.Encode(report); jerr != nil {
 			return jerr
 		}

@@ -42,6 +42,7 @@ func runPolicy(e *env, fs *pflag.FlagSet, args []string) error {
 	if asJSON, _ := fs.GetBool("json"); asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		return enc.Encode(report)
 	}
 	return report.WriteText(e.stdout)

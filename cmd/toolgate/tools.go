@@ -58,9 +58,14 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 		})
 	}
 	if asJSON, _ := fs.GetBool("json"); asJSON {
+		conflicts := a.catalog.Conflicts()
+		if conflicts == nil {
+			conflicts = []gateway.Conflict{}
+		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"tools": nonNilInfos(infos), "toolsets": a.catalog.Toolsets(), "conflicts": a.catalog.Conflicts()})
+		enc.SetEscapeHTML(false)
+		return enc.Encode(map[string]any{"tools": nonNilInfos(infos), "toolsets": a.catalog.Toolsets(), "conflicts": conflicts})
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tTOOLSET\tDECISION\tRULE\tCAPABILITIES\tHINTS")

@@ -168,7 +168,21 @@ func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
 	if environ == nil {
 		environ = os.Environ
 	}
-	if err := k.Load(env.Provider(".", env.Opt{Prefix: EnvPrefix, EnvironFunc: environ, TransformFunc: envKey}), nil); err != nil {
+	// The variable named by http.auth.token_env holds tokens, not a setting,
+	// even when its name begins with TOOLGATE_.
+	tokenVar := k.String("http.auth.token_env")
+	for _, kv := range environ() {
+		if name, v, _ := strings.Cut(kv, "="); name == EnvPrefix+"HTTP__AUTH__TOKEN_ENV" {
+			tokenVar = v
+		}
+	}
+	transform := func(key, v string) (string, any) {
+		if key == tokenVar {
+			return "", nil
+		}
+		return envKey(key, v)
+	}
+	if err := k.Load(env.Provider(".", env.Opt{Prefix: EnvPrefix, EnvironFunc: environ, TransformFunc: transform}), nil); err != nil {
 		return nil, Source{}, nil, fmt.Errorf("environment: %w", err)
 	}
 	if opts.Flags != nil {

@@ -63,6 +63,16 @@ func TestLayersOverrideInOrder(t *testing.T) {
 	}
 }
 
+func TestTokenEnvVariableIsNotASetting(t *testing.T) {
+	cfg, err := load(t, "http:\n  auth:\n    token_env: TOOLGATE_TOKENS\n", []string{"TOOLGATE_TOKENS=abc"})
+	if err != nil {
+		t.Fatalf("a token variable named TOOLGATE_* was read as a setting: %v", err)
+	}
+	if cfg.HTTP.Auth.TokenEnv != "TOOLGATE_TOKENS" {
+		t.Fatalf("token_env %q", cfg.HTTP.Auth.TokenEnv)
+	}
+}
+
 func TestUnchangedFlagsDoNotOverride(t *testing.T) {
 	cfg, err := load(t, "http:\n  addr: 127.0.0.1:1\n", nil)
 	if err != nil || cfg.HTTP.Addr != "127.0.0.1:1" {

@@ -1,0 +1,277 @@
+package gateway_test
+
+// Benchmarks of the call path in process: what the pipeline and the MCP
+// mirror cost on top of the tool's own handler. Every figure that matters is
+// a ratio to a baseline measured in the same run (the x-bare metric), never
+// an absolute time asserted in a test. Run:
+//
+//	go test -run='^$' -bench='^Benchmark(Pipeline|MCPCall)' -benchmem ./gateway
+//
+// bench/run.sh runs them with the other benchmarks and prints the ratios.
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/gateway/runs"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/toolsets/diagnostics"
+)
+
+// benchArgs are the arguments of every benchmarked echo call.
+var benchArgs = json.RawMessage(`{"text":"hello, toolgate"}`)
+
+// benchCatalog is a catalog holding the diagnostics toolset (echo, the
+// trivial tool).
+func benchCatalog(tb testing.TB) *gateway.Catalog {
+	tb.Helper()
+	ts, err := diagnostics.New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cat := gateway.NewCatalog(nil)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		tb.Fatal(err)
+	}
+	return cat
+}
+
+// benchRun opens a real run archive in a temporary directory.
+func benchRun(tb testing.TB) *runs.Run {
+	tb.Helper()
+	r, err := runs.Open(tb.TempDir(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
+}
+
+// benchPolicy is the default effective policy (runtime safe defaults).
+func benchPolicy(tb testing.TB) *policy.Effective {
+	tb.Helper()
+	p, err := policy.New(policy.Config{}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// baselines holds the ns/op of each benchmark's baseline sub-benchmark from
+// the latest run, so that the others can report their ratio to it.
+var baselines sync.Map // string -> float64
+
+func nsPerOp(b *testing.B) float64 { return float64(b.Elapsed().Nanoseconds()) / float64(b.N) }
+
+// reportBaseline records b's ns/op as the baseline of group.
+func reportBaseline(b *testing.B, group string) {
+	baselines.Store(group, nsPerOp(b))
+	b.ReportMetric(1, "x-bare")
+}
+
+// reportRatio reports b's ns/op as a multiple of group's baseline.
+func reportRatio(b *testing.B, group string) {
+	if v, ok := baselines.Load(group); ok && v.(float64) > 0 {
+		b.ReportMetric(nsPerOp(b)/v.(float64), "x-bare")
+	}
+}
+
+// BenchmarkPipeline measures one echo call: the handler alone, then through
+// the pipeline with each stage switched on one at a time, then with all of
+// them (validation, the default policy, a real run archive, artifacts).
+func BenchmarkPipeline(b *testing.B) {
+	cat := benchCatalog(b)
+	echo, _, ok := cat.Resolve("echo")
+	if !ok {
+		b.Fatal("no echo tool")
+	}
+	ctx := context.Background()
+
+	b.Run("bare-handler", func(b *testing.B) {
+		h := echo.Handler()
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			res, err := h(ctx, &gateway.Call{Name: "echo", Arguments: benchArgs})
+			if err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+		}
+		reportBaseline(b, "pipeline")
+	})
+
+	variants := []struct {
+		name string
+		opts func(b *testing.B) gateway.Options
+	}{
+		{"pipeline-minimal", func(b *testing.B) gateway.Options {
+			return gateway.Options{Tools: cat, SkipValidation: true}
+		}},
+		{"+validation", func(b *testing.B) gateway.Options {
+			return gateway.Options{Tools: cat}
+		}},
+		{"+policy", func(b *testing.B) gateway.Options {
+			return gateway.Options{Tools: cat, SkipValidation: true, Policy: benchPolicy(b)}
+		}},
+		{"+recording", func(b *testing.B) gateway.Options {
+			return gateway.Options{Tools: cat, SkipValidation: true, Recorder: benchRun(b)}
+		}},
+		{"full", func(b *testing.B) gateway.Options {
+			r := benchRun(b)
+			return gateway.Options{Tools: cat, Policy: benchPolicy(b), Recorder: r, Artifacts: r}
+		}},
+	}
+	for _, v := range variants {
+		b.Run(v.name, func(b *testing.B) {
+			p := gateway.NewPipeline(v.opts(b))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				res := p.Call(ctx, &gateway.Call{Name: "echo", Arguments: benchArgs})
+				if res.IsError {
+					b.Fatal(res.Message)
+				}
+			}
+			b.StopTimer()
+			reportRatio(b, "pipeline")
+		})
+	}
+}
+
+// BenchmarkPipelineParallel is the bare handler and the full pipeline with
+// GOMAXPROCS goroutines calling at once: the cost of contention on the run
+// archive's locks and files.
+func BenchmarkPipelineParallel(b *testing.B) {
+	cat := benchCatalog(b)
+	echo, _, _ := cat.Resolve("echo")
+	ctx := context.Background()
+	b.Run("bare-handler", func(b *testing.B) {
+		h := echo.Handler()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if res, err := h(ctx, &gateway.Call{Name: "echo", Arguments: benchArgs}); err != nil || res.IsError {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		reportBaseline(b, "parallel")
+	})
+	b.Run("full", func(b *testing.B) {
+		r := benchRun(b)
+		p := gateway.NewPipeline(gateway.Options{Tools: cat, Policy: benchPolicy(b), Recorder: r, Artifacts: r})
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if res := p.Call(ctx, &gateway.Call{Name: "echo", Arguments: benchArgs}); res.IsError {
+					b.Error(res.Message)
+					return
+				}
+			}
+		})
+		b.StopTimer()
+		reportRatio(b, "parallel")
+	})
+}
+
+// bareMCPServer is an mcp-go server with an echo tool and nothing else: the
+// baseline toolgate's MCP mirror is compared with.
+func bareMCPServer() *server.MCPServer {
+	s := server.NewMCPServer("bare", "1.0.0", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("echo",
+		mcp.WithDescription("Return the given text unchanged."),
+		mcp.WithString("text", mcp.Required(), mcp.Description("Text to return unchanged")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(req.GetString("text", "")), nil
+	})
+	return s
+}
+
+// toolgateMCPServer is toolgate's MCP mirror over the diagnostics toolset,
+// with the pipeline configured as `toolgate serve` configures it (default
+// policy, run archive as recorder and artifact store) unless minimal.
+func toolgateMCPServer(b *testing.B, minimal bool) *server.MCPServer {
+	cat := benchCatalog(b)
+	opts := gateway.Options{Tools: cat, SkipValidation: minimal}
+	var artifacts gateway.ArtifactStore
+	if !minimal {
+		r := benchRun(b)
+		opts.Policy, opts.Recorder, opts.Artifacts = benchPolicy(b), r, r
+		artifacts = r
+	}
+	m := gateway.NewMCPServer(gateway.MCPOptions{
+		Name: "toolgate", Version: "bench", Catalog: cat,
+		Pipeline: gateway.NewPipeline(opts), Artifacts: artifacts,
+	})
+	return m.Server()
+}
+
+// BenchmarkMCPCall measures a tools/call JSON-RPC message handled and its
+// response encoded, as a transport does: by a bare mcp-go server and by
+// toolgate's mirror (with a minimal pipeline, and as served).
+func BenchmarkMCPCall(b *testing.B) {
+	msg := json.RawMessage(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":` + string(benchArgs) + `}}`)
+	ctx := context.Background()
+	run := func(b *testing.B, s *server.MCPServer) {
+		// One call outside the timer checks that the call succeeds.
+		out, err := json.Marshal(s.HandleMessage(ctx, msg))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var resp struct {
+			Result *struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(out, &resp); err != nil || resp.Result == nil || resp.Result.IsError ||
+			len(resp.Result.Content) == 0 || resp.Result.Content[0].Text != "hello, toolgate" {
+			b.Fatalf("unexpected response %s (%v)", out, err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := json.Marshal(s.HandleMessage(ctx, msg)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+	}
+	b.Run("bare-mcp-go", func(b *testing.B) {
+		run(b, bareMCPServer())
+		reportBaseline(b, "mcp")
+	})
+	b.Run("toolgate-minimal", func(b *testing.B) {
+		run(b, toolgateMCPServer(b, true))
+		reportRatio(b, "mcp")
+	})
+	b.Run("toolgate", func(b *testing.B) {
+		run(b, toolgateMCPServer(b, false))
+		reportRatio(b, "mcp")
+	})
+}
+
+// The benchmarks' tools must keep working as the product changes: one
+// quick check that runs with the unit tests.
+func TestBenchSetup(t *testing.T) {
+	cat := benchCatalog(t)
+	r, err := runs.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p := gateway.NewPipeline(gateway.Options{Tools: cat, Policy: benchPolicy(t), Recorder: r, Artifacts: r, CallTimeout: 5 * time.Second})
+	res := p.Call(context.Background(), &gateway.Call{Name: "echo", Arguments: benchArgs})
+	if res.IsError || res.OutputText() != "hello, toolgate" {
+		t.Fatalf("echo through the full pipeline: %+v", res)
+	}
+}
