@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run runs the command line in process, in a temporary working directory
+// with its own state directory, and returns the exit code and output.
+func run(t *testing.T, config string, args ...string) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	if config != "" {
+		if err := os.WriteFile("toolgate.yaml", []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name     string
+		config   string
+		args     []string
+		want     int
+		inStdout string
+		inStderr string
+	}{
+		{"no command", "", nil, exitUsage, "", "Usage:"},
+		{"unknown command", "", []string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
+		{"version", "", []string{"version"}, exitOK, "toolgate ", ""},
+		{"help", "", []string{"help"}, exitOK, "", "toolgate serve"},
+		{"bad flag", "", []string{"tools", "--nope"}, exitUsage, "", "unknown flag"},
+		{"unknown config key", "limits:\n  call_timout: 1s\n", []string{"tools"}, exitUsage, "", "unknown key limits.call_timout"},
+		{"bad policy config", "policy:\n  capabilities:\n    allow: [nett]\n", []string{"policy"}, exitUsage, "", `unknown capability "nett"`},
+		{"call without tool", "", []string{"call"}, exitUsage, "", "usage: toolgate call TOOL"},
+		{"call with bad JSON", "", []string{"call", "list_files", "{nope"}, exitUsage, "", "not valid JSON"},
+		{"call ok", "", []string{"call", "write_file", `{"path":"a.txt","content":"hi\n"}`}, exitOK, "Wrote 3 B to a.txt", "recorded in"},
+		{"call tool error", "", []string{"call", "read_file", `{"path":"../x"}`}, exitFailure, "outside the sandbox", ""},
+		{"call invalid arguments", "", []string{"call", "read_file", `{"path":"a","limit":5000}`}, exitFailure, "at '/limit': maximum 2000, got 5000", ""},
+		{"call unknown tool", "", []string{"call", "nope"}, exitFailure, "Tool `nope` not found", ""},
+		{"call denied", "policy:\n  tools:\n    deny: [write_file]\n", []string{"call", "write_file", `{"path":"a","content":""}`}, exitFailure, "policy.tools.deny:write_file", ""},
+		{"serve non-loopback without tokens", "", []string{"serve", "--http", "0.0.0.0:0"}, exitUsage, "", "refusing to serve"},
+		{"memory promote bad run id", "", []string{"memory", "promote", "../x"}, exitUsage, "", "is not a run ID"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := run(t, tc.config, tc.args...)
+			if code != tc.want {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.want, out, errOut)
+			}
+			if !strings.Contains(out, tc.inStdout) || !strings.Contains(errOut, tc.inStderr) {
+				t.Fatalf("stdout %q does not contain %q, or stderr %q does not contain %q", out, tc.inStdout, errOut, tc.inStderr)
+			}
+		})
+	}
+}
+
+func TestCallJSONIsTheMCPResult(t *testing.T) {
+	code, out, errOut := run(t, "", "call", "read_file", `{"path":"missing.txt"}`, "--json")
+	if code != exitFailure {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		IsError bool           `json:"isError"`
+		Content []any          `json:"content"`
+		Meta    map[string]any `json:"_meta"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("--json output is not JSON: %v\n%s", err, out)
+	}
+	if !res.IsError || len(res.Content) == 0 || res.Meta["toolgate/call_id"] == nil {
+		t.Fatalf("result %s", out)
+	}
+}
+
+func TestToolsAndPolicyJSON(t *testing.T) {
+	code, out, errOut := run(t, "policy:\n  tools:\n    deny: [grep_files]\n", "tools", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var tools struct {
+		Tools []struct {
+			Name     string `json:"name"`
+			Decision struct {
+				Allow bool   `json:"allow"`
+				Rule  string `json:"rule"`
+			} `json:"decision"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(out), &tools); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tool := range tools.Tools {
+		if tool.Name == "grep_files" {
+			found = true
+			if tool.Decision.Allow || tool.Decision.Rule != "policy.tools.deny:grep_files" {
+				t.Errorf("grep_files decision %+v", tool.Decision)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("grep_files not listed: %s", out)
+	}
+	code, out, _ = run(t, "", "policy", "--json")
+	if code != exitOK || !json.Valid([]byte(out)) || !strings.Contains(out, `"layers"`) {
+		t.Fatalf("policy --json: %d %s", code, out)
+	}
+}
+
+func TestConfigRedactsTokens(t *testing.T) {
+	code, out, _ := run(t, "http:\n  auth:\n    tokens: [sekrit]\n", "config")
+	if code != exitOK || strings.Contains(out, "sekrit") || !strings.Contains(out, "REDACTED") {
+		t.Fatalf("config: %d\n%s", code, out)
+	}
+}

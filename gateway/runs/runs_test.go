@@ -1,0 +1,231 @@
+package runs
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/gateway"
+)
+
+func openRun(t *testing.T) *Run {
+	t.Helper()
+	r, err := Open(t.TempDir(), &Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// lines parses every line of a JSONL file, failing on any that is not
+// whole JSON.
+func lines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for n := 1; sc.Scan(); n++ {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s line %d is not whole JSON: %v: %q", path, n, err, sc.Text())
+		}
+		out = append(out, m)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestLayoutAndIDs(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !runIDRE.MatchString(r.ID()) {
+		t.Errorf("run ID %q does not match %s", r.ID(), runIDRE)
+	}
+	for _, p := range []string{"run.json", "events.jsonl", "logs/tools.jsonl", "logs/errors.jsonl", "workspace", "deliverables", "archive"} {
+		if _, err := os.Stat(filepath.Join(r.Dir(), p)); err != nil {
+			t.Errorf("missing %s: %v", p, err)
+		}
+	}
+	a, b := NewID(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), NewID(time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC))
+	if !(a < b) {
+		t.Errorf("run IDs do not sort by time: %s, %s", a, b)
+	}
+}
+
+func TestConcurrentRecordsAreWholeAndComplete(t *testing.T) {
+	r := openRun(t)
+	const calls = 2000
+	var wg sync.WaitGroup
+	for i := 0; i < calls; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			c := &gateway.Call{ID: fmt.Sprintf("c%05d", i), Name: "echo", Toolset: "t", Started: time.Now(),
+				Arguments: json.RawMessage(fmt.Sprintf(`{"text":%q}`, strings.Repeat("x", i%3000)))}
+			r.CallStarted(c)
+			res := gateway.OkText("ok")
+			if i%7 == 0 {
+				res = gateway.Errorf("failed %d", i)
+			}
+			r.CallFinished(c, res, time.Millisecond)
+		}(i)
+	}
+	wg.Wait()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tools := lines(t, filepath.Join(r.Dir(), "logs", "tools.jsonl"))
+	errs := lines(t, filepath.Join(r.Dir(), "logs", "errors.jsonl"))
+	events := lines(t, filepath.Join(r.Dir(), "events.jsonl"))
+	if len(tools) != calls {
+		t.Errorf("tools.jsonl has %d lines for %d calls", len(tools), calls)
+	}
+	wantErrs := (calls + 6) / 7
+	if len(errs) != wantErrs {
+		t.Errorf("errors.jsonl has %d lines, want %d", len(errs), wantErrs)
+	}
+	seen := map[string]int{}
+	for _, e := range events {
+		if id, ok := e["call_id"].(string); ok {
+			seen[id+"/"+e["type"].(string)]++
+		}
+	}
+	for i := 0; i < calls; i++ {
+		id := fmt.Sprintf("c%05d", i)
+		end := "tool.completed"
+		if i%7 == 0 {
+			end = "tool.failed"
+		}
+		if seen[id+"/tool.started"] != 1 || seen[id+"/"+end] != 1 {
+			t.Fatalf("call %s: %d started, %d %s events", id, seen[id+"/tool.started"], seen[id+"/"+end], end)
+		}
+	}
+	if first, last := events[0]["type"], events[len(events)-1]["type"]; first != "run.started" || last != "run.stopped" {
+		t.Errorf("events begin with %v and end with %v", first, last)
+	}
+}
+
+func TestArgumentsAreRedacted(t *testing.T) {
+	r := openRun(t)
+	c := &gateway.Call{ID: "c1", Name: "login", Started: time.Now(),
+		Arguments: json.RawMessage(`{"user":"ann","Password":"hunter2","nested":{"api_key":"sk-live-1","list":[{"Authorization":"Bearer abc"}]},"client_secret":"s3","token_count":5}`)}
+	r.CallStarted(c)
+	r.CallFinished(c, gateway.Errorf("bad login"), time.Millisecond)
+	r.Close()
+	for _, f := range []string{"events.jsonl", "logs/tools.jsonl", "logs/errors.jsonl"} {
+		b, _ := os.ReadFile(filepath.Join(r.Dir(), f))
+		for _, secret := range []string{"hunter2", "sk-live-1", "Bearer abc", `"s3"`} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s contains the secret %q", f, secret)
+			}
+		}
+	}
+	line := lines(t, filepath.Join(r.Dir(), "logs", "tools.jsonl"))[0]
+	args := line["arguments"].(map[string]any)
+	if args["user"] != "ann" || args["Password"] != gateway.Redacted {
+		t.Errorf("arguments recorded as %v", args)
+	}
+	// A key that merely contains "token" is treated as secret too: better a
+	// redacted count than a leaked token.
+	if args["token_count"] != gateway.Redacted {
+		t.Errorf("token_count recorded as %v", args["token_count"])
+	}
+}
+
+func TestArtifactsRoundTripAndRefuseTraversal(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	call := &gateway.Call{ID: "0193abc"}
+	art, err := r.SaveArtifact(call, "output.txt", "text/plain; charset=utf-8", []byte("full output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(art.URI, gateway.ArtifactURIPrefix+r.ID()+"/") {
+		t.Fatalf("URI %s", art.URI)
+	}
+	data, mime, err := r.ReadArtifact(art.URI)
+	if err != nil || string(data) != "full output" || !strings.HasPrefix(mime, "text/plain") {
+		t.Fatalf("read back %q %q %v", data, mime, err)
+	}
+	img, err := r.SaveArtifact(call, "part-1.img", "image/png", []byte{0x89, 'P', 'N', 'G'})
+	if err != nil || !strings.HasSuffix(img.Name, ".png") {
+		t.Fatalf("image artifact %+v %v", img, err)
+	}
+	if _, mime, _ := r.ReadArtifact(img.URI); mime != "image/png" {
+		t.Errorf("image artifact served as %q", mime)
+	}
+	// A second run in the same directory can read the first one's artifacts.
+	r2, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if data, _, err := r2.ReadArtifact(art.URI); err != nil || string(data) != "full output" {
+		t.Errorf("artifact of an earlier run: %q %v", data, err)
+	}
+	for _, uri := range []string{
+		gateway.ArtifactURIPrefix + r.ID() + "/../run.json",
+		gateway.ArtifactURIPrefix + r.ID() + "/..%2frun.json",
+		gateway.ArtifactURIPrefix + "../../etc/passwd",
+		gateway.ArtifactURIPrefix + r.ID() + "/sub/file",
+		gateway.ArtifactURIPrefix + r.ID() + "/.hidden",
+		gateway.ArtifactURIPrefix + r.ID() + "/missing.txt",
+		"file:///etc/passwd",
+	} {
+		if _, _, err := r.ReadArtifact(uri); !errors.Is(err, ErrNoArtifact) {
+			t.Errorf("ReadArtifact(%q) = %v, want ErrNoArtifact", uri, err)
+		}
+	}
+}
+
+func TestOpenFailsClearlyOnUnwritableDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		// root writes anywhere; use a path under a regular file instead.
+		f := filepath.Join(t.TempDir(), "file")
+		os.WriteFile(f, nil, 0o644)
+		_, err := Open(filepath.Join(f, "runs"), nil)
+		if err == nil || !strings.Contains(err.Error(), "run archive") {
+			t.Fatalf("err %v", err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o500)
+	defer os.Chmod(dir, 0o700)
+	_, err := Open(filepath.Join(dir, "runs"), nil)
+	if err == nil || !strings.Contains(err.Error(), "run archive") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestWritesAfterCloseAreCounted(t *testing.T) {
+	r := openRun(t)
+	r.Close()
+	r.CallStarted(&gateway.Call{ID: "late", Name: "x"})
+	if r.WriteErrors() != 1 {
+		t.Errorf("write errors %d, want 1", r.WriteErrors())
+	}
+}
