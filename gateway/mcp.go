@@ -86,6 +86,9 @@ type MCPServer struct {
 	digest   [32]byte
 	debounce *time.Timer
 
+	sessMu   sync.Mutex
+	sessions []server.ClientSession // registered, oldest first
+
 	srcMu           sync.Mutex
 	promptSources   []PromptSource
 	resourceSources []ResourceSource
@@ -112,9 +115,24 @@ func NewMCPServer(opts MCPOptions) *MCPServer {
 	hooks := &server.Hooks{}
 	hooks.AddOnError(m.recordUnknownTool)
 	hooks.AddOnRequestInitialization(m.refuseUnoffered)
-	if opts.OnSessionEnd != nil {
-		hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { opts.OnSessionEnd(s.SessionID()) })
-	}
+	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
+		m.sessMu.Lock()
+		m.sessions = append(m.sessions, s)
+		m.sessMu.Unlock()
+	})
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+		m.sessMu.Lock()
+		for i, have := range m.sessions {
+			if have.SessionID() == s.SessionID() {
+				m.sessions = append(m.sessions[:i], m.sessions[i+1:]...)
+				break
+			}
+		}
+		m.sessMu.Unlock()
+		if opts.OnSessionEnd != nil {
+			opts.OnSessionEnd(s.SessionID())
+		}
+	})
 	srvOpts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithLogging(),
@@ -139,6 +157,44 @@ func NewMCPServer(opts MCPOptions) *MCPServer {
 // Server returns the underlying mcp-go server, for transports and for
 // adapters that add resources or prompts.
 func (m *MCPServer) Server() *server.MCPServer { return m.srv }
+
+// ClientRoot is a root a client declared (a file:// URI it works in).
+type ClientRoot struct {
+	URI  string
+	Name string
+}
+
+// ErrNoClient is returned by [MCPServer.ClientRoots] when no client is
+// connected.
+var ErrNoClient = errors.New("no client session")
+
+// ClientRoots asks the most recently connected client that is still
+// connected for its roots (roots/list). With stdio there is one client;
+// over HTTP, the latest session answers, so operators only forward roots
+// upstream where that is what they want (upstreams' forward_roots).
+func (m *MCPServer) ClientRoots(ctx context.Context) ([]ClientRoot, error) {
+	m.sessMu.Lock()
+	var s server.ClientSession
+	for i := len(m.sessions) - 1; i >= 0; i-- {
+		if _, ok := m.sessions[i].(server.SessionWithRoots); ok && m.sessions[i].Initialized() {
+			s = m.sessions[i]
+			break
+		}
+	}
+	m.sessMu.Unlock()
+	if s == nil {
+		return nil, ErrNoClient
+	}
+	res, err := m.srv.RequestRoots(m.srv.WithContext(ctx, s), mcp.ListRootsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("asking the client for its roots: %w", err)
+	}
+	roots := make([]ClientRoot, 0, len(res.Roots))
+	for _, r := range res.Roots {
+		roots = append(roots, ClientRoot{URI: r.URI, Name: r.Name})
+	}
+	return roots, nil
+}
 
 // scheduleSync debounces catalog changes into one sync.
 func (m *MCPServer) scheduleSync() {
@@ -366,6 +422,19 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 			IdempotentHint:  t.Permissions.Idempotent,
 			OpenWorldHint:   t.Permissions.OpenWorld,
 		},
+	}
+	if len(t.Annotations) > 0 {
+		// An upstream's annotations go out as it sent them (the five
+		// MCP-defined members; mcp-go's type has no room for others).
+		mt.Annotations = mcp.ToolAnnotation{}
+		if err := json.Unmarshal(t.Annotations, &mt.Annotations); err != nil {
+			m.log.Warn("tool annotations do not decode; sent without them", "tool", t.Name, "err", err)
+		}
+	}
+	if len(t.Icons) > 0 {
+		if err := json.Unmarshal(t.Icons, &mt.Icons); err != nil {
+			m.log.Warn("tool icons do not decode; sent without them", "tool", t.Name, "err", err)
+		}
 	}
 	meta := map[string]any{}
 	for k, v := range t.Meta {

@@ -39,6 +39,12 @@ type Tool struct {
 	Timeout time.Duration
 	// Meta holds the tool's _meta members, passed through to tools/list.
 	Meta map[string]json.RawMessage
+	// Annotations, when set, are the MCP annotations advertised as given
+	// (an upstream's own), instead of ones derived from Permissions and
+	// Title; the policy still decides from Permissions.
+	Annotations json.RawMessage
+	// Icons, when set, are the tool's MCP icons, as given.
+	Icons json.RawMessage
 
 	handler ToolHandler
 	schema  *jsonschema.Schema
@@ -120,6 +126,8 @@ type ToolDef struct {
 	Permissions  Permissions
 	Timeout      time.Duration
 	Meta         map[string]json.RawMessage
+	Annotations  json.RawMessage
+	Icons        json.RawMessage
 }
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -160,6 +168,8 @@ func NewTool(def ToolDef, h ToolHandler) (*Tool, error) {
 		Permissions:  def.Permissions,
 		Timeout:      def.Timeout,
 		Meta:         def.Meta,
+		Annotations:  bytes.Clone(def.Annotations),
+		Icons:        bytes.Clone(def.Icons),
 		handler:      h,
 		schema:       sch,
 	}, nil

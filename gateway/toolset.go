@@ -36,7 +36,8 @@ type StatusReporter interface {
 
 // ToolsetStatus is a toolset's state for health reports.
 type ToolsetStatus struct {
-	// State is "ready", "starting", "degraded" or "failed".
+	// State is "ready", "starting", "reconnecting", "degraded", "failed"
+	// or "disabled".
 	State string `json:"state"`
 	// Detail says more, such as the last error.
 	Detail string `json:"detail,omitempty"`

@@ -8,8 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/adapters/upstream"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/gateway/runs"
@@ -39,6 +43,13 @@ type app struct {
 	// prompts and resources the MCP server serves besides tools.
 	promptSources   []gateway.PromptSource
 	resourceSources []gateway.ResourceSource
+
+	// bg lives as long as the app: upstream supervisors run under it.
+	bg       context.Context
+	bgCancel context.CancelFunc
+	// clientRoots, once serve has an MCP server, asks the client for its
+	// roots (for upstreams with forward_roots).
+	clientRoots atomic.Pointer[func(context.Context) ([]gateway.ClientRoot, error)]
 }
 
 type appOptions struct {
@@ -81,6 +92,7 @@ func newLogger(cfg *config.Config, stderr io.Writer) (*slog.Logger, io.Closer, e
 
 func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appOptions) (a *app, err error) {
 	a = &app{cfg: cfg}
+	a.bg, a.bgCancel = context.WithCancel(context.Background())
 	if a.log, a.logClose, err = newLogger(cfg, stderr); err != nil {
 		return nil, err
 	}
@@ -120,7 +132,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		// Without a run the workspace is a throwaway; say what serve uses.
 		shownRoots = []string{filepath.Join(cfg.ResolvedRunsDir(), "<run-id>", "workspace")}
 	}
-	if a.policy, err = policy.New(cfg.Policy, &policy.Options{SandboxRoots: shownRoots, Logger: a.log}); err != nil {
+	if a.policy, err = policy.New(cfg.EffectivePolicy(), &policy.Options{SandboxRoots: shownRoots, Logger: a.log}); err != nil {
 		return nil, usageError{err.Error()}
 	}
 
@@ -188,6 +200,10 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		a.promptSources = append(a.promptSources, sk)
 	}
 
+	if err := a.startUpstreams(ctx); err != nil {
+		return nil, err
+	}
+
 	a.pipeline = gateway.NewPipeline(gateway.Options{
 		Tools:          a.catalog,
 		Policy:         a.policy,
@@ -198,6 +214,68 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		Logger:         a.log,
 	})
 	return a, nil
+}
+
+// startUpstreams starts every configured upstream at once, waits (each up
+// to its startup_timeout) until each is ready or has failed, and adds them
+// to the catalog. An upstream that fails does not stop the others or the
+// gateway: its state shows in `toolgate tools` and /healthz, and its
+// supervisor keeps reconnecting with backoff.
+func (a *app) startUpstreams(ctx context.Context) error {
+	var ups []*upstream.Upstream
+	for _, uc := range a.cfg.Upstreams {
+		u, err := upstream.New(uc, &upstream.Options{
+			Logger:             a.log,
+			DefaultCallTimeout: a.cfg.Limits.CallTimeout,
+			Roots:              a.forwardRoots,
+		})
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		u.Start(a.bg)
+		ups = append(ups, u)
+	}
+	var wg sync.WaitGroup
+	for i, u := range ups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wait := a.cfg.Upstreams[i].StartupTimeout
+			if wait <= 0 {
+				wait = 30 * time.Second
+			}
+			wctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			_ = u.WaitReady(wctx)
+		}()
+	}
+	wg.Wait()
+	for _, u := range ups {
+		if err := a.catalog.Add(ctx, u); err != nil {
+			a.log.Warn("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
+		}
+		a.promptSources = append(a.promptSources, u)
+		a.resourceSources = append(a.resourceSources, u)
+	}
+	return nil
+}
+
+// forwardRoots answers an upstream's roots/list (only upstreams with
+// forward_roots ask) with the roots of the connected client.
+func (a *app) forwardRoots(ctx context.Context) ([]upstream.Root, error) {
+	f := a.clientRoots.Load()
+	if f == nil {
+		return nil, nil
+	}
+	roots, err := (*f)(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]upstream.Root, len(roots))
+	for i, r := range roots {
+		out[i] = upstream.Root{URI: r.URI, Name: r.Name}
+	}
+	return out, nil
 }
 
 // skillGranter lets loaded skills request capabilities from the policy
@@ -223,7 +301,10 @@ func (a *app) close(ctx context.Context) error {
 		}
 	}
 	if a.catalog != nil {
-		errs = append(errs, a.catalog.Close())
+		errs = append(errs, a.catalog.Close()) // ends upstream processes too
+	}
+	if a.bgCancel != nil {
+		a.bgCancel()
 	}
 	if a.sandbox != nil {
 		errs = append(errs, a.sandbox.Close())

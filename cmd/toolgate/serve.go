@@ -59,6 +59,8 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		OnSessionEnd: a.policy.ForgetSession,
 		Logger:       a.log,
 	})
+	roots := srv.ClientRoots
+	a.clientRoots.Store(&roots)
 	for _, src := range a.promptSources {
 		srv.AddPromptSource(src)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/policy"
 )
 
 func init() {
@@ -29,7 +30,7 @@ type toolInfo struct {
 	Name         string                `json:"name"`
 	Toolset      string                `json:"toolset"`
 	Description  string                `json:"description"`
-	Capabilities []string              `json:"capabilities"`
+	Capabilities []string              `json:"capabilities"` // needed: declared, plus net when open-world
 	Hints        gateway.ResolvedHints `json:"hints"`
 	Decision     gateway.Decision      `json:"decision"`
 	InputSchema  json.RawMessage       `json:"input_schema"`
@@ -53,7 +54,7 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 	for _, en := range a.catalog.Entries() {
 		infos = append(infos, toolInfo{
 			Name: en.Tool.Name, Toolset: en.Toolset, Description: en.Tool.Description,
-			Capabilities: nonNil(en.Tool.Permissions.Capabilities), Hints: en.Tool.Permissions.Resolved(),
+			Capabilities: nonNil(policy.NeededCapabilities(en.Tool)), Hints: en.Tool.Permissions.Resolved(),
 			Decision: a.policy.Decide(e.ctx, en.Tool), InputSchema: en.Tool.InputSchema,
 		})
 	}

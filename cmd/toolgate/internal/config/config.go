@@ -31,6 +31,7 @@ import (
 	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/adapters/upstream"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolsets/memory"
 )
@@ -43,16 +44,17 @@ func Defaults() []byte { return append([]byte(nil), defaultsYAML...) }
 
 // Config is toolgate's configuration. The koanf tags are the keys.
 type Config struct {
-	RunsDir     string        `koanf:"runs_dir"`
-	Log         Log           `koanf:"log"`
-	Limits      Limits        `koanf:"limits"`
-	Sandbox     Sandbox       `koanf:"sandbox"`
-	Filesystem  Filesystem    `koanf:"filesystem"`
-	Diagnostics Diagnostics   `koanf:"diagnostics"`
-	HTTP        HTTP          `koanf:"http"`
-	Policy      policy.Config `koanf:"policy"`
-	Skills      Skills        `koanf:"skills"`
-	Memory      Memory        `koanf:"memory"`
+	RunsDir     string            `koanf:"runs_dir"`
+	Log         Log               `koanf:"log"`
+	Limits      Limits            `koanf:"limits"`
+	Sandbox     Sandbox           `koanf:"sandbox"`
+	Filesystem  Filesystem        `koanf:"filesystem"`
+	Diagnostics Diagnostics       `koanf:"diagnostics"`
+	HTTP        HTTP              `koanf:"http"`
+	Policy      policy.Config     `koanf:"policy"`
+	Skills      Skills            `koanf:"skills"`
+	Memory      Memory            `koanf:"memory"`
+	Upstreams   []upstream.Config `koanf:"upstreams"`
 }
 
 // Memory configures the memory toolset and its store.
@@ -317,7 +319,15 @@ func (c *Config) check() error {
 	if _, err := memory.ParseMode(c.Memory.WriteMode); err != nil {
 		bad("memory.write_mode", "%v", err)
 	}
-	if _, err := policy.New(c.Policy, nil); err != nil {
+	if err := upstream.ValidateAll(c.Upstreams); err != nil {
+		errs = append(errs, err)
+	}
+	for i, u := range c.Upstreams {
+		if len(u.Grant) > 0 && !u.Disabled && u.EffectivePrefix() == "" {
+			bad(fmt.Sprintf("upstreams[%d].grant", i), "needs a non-empty prefix: grants apply to the tools named <prefix>__*")
+		}
+	}
+	if _, err := policy.New(c.EffectivePolicy(), nil); err != nil {
 		errs = append(errs, err)
 	}
 	for i, r := range c.Sandbox.Roots {
@@ -355,6 +365,19 @@ func (c *Config) ResolvedRunsDir() string {
 		return expandHome(c.RunsDir)
 	}
 	return filepath.Join(stateDir(), "runs")
+}
+
+// EffectivePolicy is the policy configuration with each upstream's grant
+// added as a policy grant for the tools named <prefix>__*.
+func (c *Config) EffectivePolicy() policy.Config {
+	p := c.Policy
+	p.Grants = slices.Clone(p.Grants)
+	for _, u := range c.Upstreams {
+		if len(u.Grant) > 0 && !u.Disabled && u.EffectivePrefix() != "" {
+			p.Grants = append(p.Grants, policy.Grant{Tools: []string{u.EffectivePrefix() + "__*"}, Capabilities: u.Grant})
+		}
+	}
+	return p
 }
 
 // SkillDirs returns the configured skill directories with ~ expanded.

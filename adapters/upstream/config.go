@@ -1,0 +1,408 @@
+package upstream
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Config is one entry of the `upstreams:` list in toolgate's config.
+type Config struct {
+	Name      string            `koanf:"name"`      // required, 1-32 of [A-Za-z0-9_-], unique
+	Prefix    *string           `koanf:"prefix"`    // tool-name prefix; nil means Name; "" means no prefix
+	Transport string            `koanf:"transport"` // "stdio" | "http" | "sse"; empty: stdio if Command is set, else http
+	Command   string            `koanf:"command"`
+	Args      []string          `koanf:"args"`
+	Env       map[string]string `koanf:"env"` // values may reference the gateway's environment as ${VAR}; never logged
+	Dir       string            `koanf:"dir"`
+	URL       string            `koanf:"url"`
+	Headers   map[string]string `koanf:"headers"` // values may be ${VAR}; never logged
+	Allow     []string          `koanf:"allow"`   // globs on the upstream's own tool names; filter tools/list AND tools/call
+	Deny      []string          `koanf:"deny"`
+	// CallTimeout is the per-call deadline of this upstream's tools; 0
+	// means Options.DefaultCallTimeout, and if that is 0 too, the
+	// pipeline's default.
+	CallTimeout time.Duration `koanf:"call_timeout"`
+	// MaxConcurrency bounds the calls in flight to this upstream; 0 means
+	// 16. Calls over the limit wait (respecting their context).
+	MaxConcurrency int `koanf:"max_concurrency"`
+	// TrustAnnotations: nil or true takes hints from the upstream's
+	// annotations (an absent hint is destructive and open-world, as in MCP);
+	// false treats every tool as destructive and open-world.
+	TrustAnnotations *bool `koanf:"trust_annotations"`
+	// Capabilities are declared by every tool of this upstream (fs.read,
+	// net, ...) for the policy.
+	Capabilities []string `koanf:"capabilities"`
+	// Grant lists capabilities the operator grants to this upstream's tools.
+	// The wiring turns it into a policy grant for "<prefix>__*"; this
+	// package only carries it.
+	Grant []string `koanf:"grant"`
+	// ForwardRoots declares the roots capability to the upstream and answers
+	// its roots/list requests (see Options.Roots). Default false: the
+	// upstream is never told about roots.
+	ForwardRoots bool `koanf:"forward_roots"`
+	// StartupTimeout bounds connect + initialize + first listing; 0 means 30s.
+	StartupTimeout time.Duration `koanf:"startup_timeout"`
+	Disabled       bool          `koanf:"disabled"`
+}
+
+// Transports.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "http"
+	TransportSSE   = "sse"
+)
+
+const (
+	defaultMaxConcurrency = 16
+	defaultStartupTimeout = 30 * time.Second
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// EffectiveTransport is the transport the upstream uses: Transport, or
+// stdio when Command is set, else http.
+func (c *Config) EffectiveTransport() string {
+	if c.Transport != "" {
+		return c.Transport
+	}
+	if c.Command != "" {
+		return TransportStdio
+	}
+	return TransportHTTP
+}
+
+// EffectivePrefix is the prefix of the upstream's tool and prompt names:
+// Prefix if set (possibly empty), else Name.
+func (c *Config) EffectivePrefix() string {
+	if c.Prefix != nil {
+		return *c.Prefix
+	}
+	return c.Name
+}
+
+// Validate checks the entry and returns an error naming the upstream and
+// the field at fault. It resolves every ${VAR} in env and headers against
+// the gateway's environment (an unset variable is an error that names it;
+// values are never included in errors). A disabled entry is checked for
+// syntax only.
+func (c *Config) Validate() error {
+	var errs []error
+	who := fmt.Sprintf("upstream %q", c.Name)
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", who, fmt.Sprintf(format, args...)))
+	}
+	if !nameRE.MatchString(c.Name) {
+		bad("name: must be 1-32 characters of [A-Za-z0-9_-]")
+	}
+	if c.Prefix != nil && *c.Prefix != "" && !nameRE.MatchString(*c.Prefix) {
+		bad("prefix %q: must be empty or 1-32 characters of [A-Za-z0-9_-]", *c.Prefix)
+	}
+	switch c.Transport {
+	case "", TransportStdio, TransportHTTP, TransportSSE:
+	default:
+		bad("transport %q: must be stdio, http or sse", c.Transport)
+	}
+	if c.Command != "" && c.URL != "" {
+		bad("command and url are both set; an upstream is either a command (stdio) or a url (http, sse)")
+	}
+	switch c.EffectiveTransport() {
+	case TransportStdio:
+		if c.Command == "" {
+			bad("command: required for a stdio upstream")
+		}
+		if c.URL != "" && c.Command == "" {
+			bad("url: set on a stdio upstream (transport: stdio); remove it or use transport http or sse")
+		}
+		if len(c.Headers) > 0 {
+			bad("headers: only http and sse upstreams send headers")
+		}
+	case TransportHTTP, TransportSSE:
+		if c.URL == "" {
+			bad("url: required for an %s upstream (or set command for a stdio upstream)", c.EffectiveTransport())
+		} else if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("url: must be an absolute http:// or https:// URL")
+		}
+		if c.Command != "" && c.URL == "" {
+			bad("command: set on an %s upstream; remove it or use transport stdio", c.EffectiveTransport())
+		}
+		if len(c.Args) > 0 || len(c.Env) > 0 || c.Dir != "" {
+			bad("args, env and dir apply only to stdio upstreams")
+		}
+	}
+	for i, g := range c.Allow {
+		if _, err := compileGlob(g); err != nil {
+			bad("allow[%d] %q: %v", i, g, err)
+		}
+	}
+	for i, g := range c.Deny {
+		if _, err := compileGlob(g); err != nil {
+			bad("deny[%d] %q: %v", i, g, err)
+		}
+	}
+	if c.CallTimeout < 0 {
+		bad("call_timeout: must not be negative")
+	}
+	if c.StartupTimeout < 0 {
+		bad("startup_timeout: must not be negative")
+	}
+	if c.MaxConcurrency < 0 {
+		bad("max_concurrency: must not be negative")
+	}
+	lookup := os.LookupEnv
+	if c.Disabled {
+		lookup = func(string) (string, bool) { return "", true }
+	}
+	for _, k := range sortedKeys(c.Env) {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			bad("env: invalid variable name %q", k)
+			continue
+		}
+		if _, err := expandVars(c.Env[k], lookup); err != nil {
+			bad("env.%s: %v", k, err)
+		}
+	}
+	for _, k := range sortedKeys(c.Headers) {
+		if k == "" || strings.ContainsAny(k, " :\r\n\x00") {
+			bad("headers: invalid header name %q", k)
+			continue
+		}
+		v, err := expandVars(c.Headers[k], lookup)
+		if err != nil {
+			bad("headers.%s: %v", k, err)
+		} else if strings.ContainsAny(v, "\r\n\x00") {
+			bad("headers.%s: the value contains a control character", k)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateAll validates every entry and checks that names, and the
+// prefixes of enabled entries, are unique.
+func ValidateAll(cfgs []Config) error {
+	var errs []error
+	names := map[string]bool{}
+	prefixes := map[string]string{}
+	for i := range cfgs {
+		c := &cfgs[i]
+		if err := c.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if names[c.Name] {
+			errs = append(errs, fmt.Errorf("upstream %q: name: used by two upstreams", c.Name))
+		}
+		names[c.Name] = true
+		if c.Disabled {
+			continue
+		}
+		p := c.EffectivePrefix()
+		if p == "" {
+			continue
+		}
+		if other, ok := prefixes[p]; ok {
+			errs = append(errs, fmt.Errorf("upstream %q: prefix %q is also the prefix of upstream %q", c.Name, p, other))
+		}
+		prefixes[p] = c.Name
+	}
+	return errors.Join(errs...)
+}
+
+// expandVars replaces ${NAME} with the value lookup gives for NAME; "$$"
+// is a literal "$". Any other "$" is kept. An unset variable is an error
+// naming it (never its value).
+func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
+	return expandVarsCollect(s, lookup, nil)
+}
+
+// expandVarsCollect is expandVars that also passes each substituted value
+// to collect (if not nil).
+func expandVarsCollect(s string, lookup func(string) (string, bool), collect func(string)) (string, error) {
+	if !strings.Contains(s, "$") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch != '$' || i+1 >= len(s) {
+			b.WriteByte(ch)
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+		case '{':
+			end := strings.IndexByte(s[i+2:], '}')
+			if end < 0 {
+				return "", errors.New("unterminated ${ (write $$ for a literal $)")
+			}
+			name := s[i+2 : i+2+end]
+			if !varNameRE.MatchString(name) {
+				return "", fmt.Errorf("${%s}: invalid variable name", name)
+			}
+			v, ok := lookup(name)
+			if !ok {
+				return "", fmt.Errorf("environment variable %s is not set", name)
+			}
+			if collect != nil {
+				collect(v)
+			}
+			b.WriteString(v)
+			i += 2 + end
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String(), nil
+}
+
+var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// expandMap expands every value of m; collect gets each substituted
+// variable value.
+func expandMap(m map[string]string, lookup func(string) (string, bool), collect func(string)) (map[string]string, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(m))
+	for _, k := range sortedKeys(m) {
+		v, err := expandVarsCollect(m[k], lookup, collect)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// glob is a compiled allow/deny pattern: '*' matches any run of
+// characters (including none), '?' one character, and [abc], [a-z],
+// [!abc] one character of (or not of) a class; '\' escapes the next
+// character. Patterns match the whole tool name.
+type glob struct {
+	src string
+	re  *regexp.Regexp
+}
+
+func compileGlob(p string) (*glob, error) {
+	if p == "" {
+		return nil, errors.New("empty pattern")
+	}
+	rs := []rune(p)
+	var b strings.Builder
+	b.WriteString(`^`)
+	for i := 0; i < len(rs); i++ {
+		switch r := rs[i]; r {
+		case '*':
+			b.WriteString(`.*`)
+		case '?':
+			b.WriteString(`.`)
+		case '\\':
+			if i+1 >= len(rs) {
+				return nil, errors.New("trailing backslash")
+			}
+			i++
+			b.WriteString(regexp.QuoteMeta(string(rs[i])))
+		case '[':
+			j := i + 1
+			neg := false
+			if j < len(rs) && (rs[j] == '!' || rs[j] == '^') {
+				neg = true
+				j++
+			}
+			start := j
+			if j < len(rs) && rs[j] == ']' { // a ']' first is part of the class
+				j++
+			}
+			for j < len(rs) && rs[j] != ']' {
+				j++
+			}
+			if j >= len(rs) {
+				return nil, errors.New("unterminated [")
+			}
+			class := rs[start:j]
+			if len(class) == 0 {
+				return nil, errors.New("empty character class")
+			}
+			b.WriteByte('[')
+			if neg {
+				b.WriteByte('^')
+			}
+			for _, c := range class {
+				switch c {
+				case '\\', '[', ']', '^':
+					b.WriteByte('\\')
+				}
+				b.WriteRune(c)
+			}
+			b.WriteByte(']')
+			i = j
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString(`$`)
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, fmt.Errorf("bad pattern: %v", err)
+	}
+	return &glob{src: p, re: re}, nil
+}
+
+func (g *glob) match(s string) bool { return g.re.MatchString(s) }
+
+// filter decides which upstream tools are offered: allowed by some allow
+// glob (or there are none) and denied by no deny glob.
+type filter struct {
+	allow, deny []*glob
+}
+
+func newFilter(allow, deny []string) (*filter, error) {
+	f := &filter{}
+	for _, p := range allow {
+		g, err := compileGlob(p)
+		if err != nil {
+			return nil, fmt.Errorf("allow %q: %w", p, err)
+		}
+		f.allow = append(f.allow, g)
+	}
+	for _, p := range deny {
+		g, err := compileGlob(p)
+		if err != nil {
+			return nil, fmt.Errorf("deny %q: %w", p, err)
+		}
+		f.deny = append(f.deny, g)
+	}
+	return f, nil
+}
+
+func (f *filter) allows(name string) bool {
+	for _, g := range f.deny {
+		if g.match(name) {
+			return false
+		}
+	}
+	if len(f.allow) == 0 {
+		return true
+	}
+	for _, g := range f.allow {
+		if g.match(name) {
+			return true
+		}
+	}
+	return false
+}

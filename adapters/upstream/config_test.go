@@ -1,0 +1,163 @@
+package upstream
+
+import (
+	"strings"
+	"testing"
+)
+
+func strp(s string) *string { return &s }
+
+func TestConfigValidate(t *testing.T) {
+	t.Setenv("TG_TEST_TOKEN", "tok-value-123")
+	tests := []struct {
+		name string
+		cfg  Config
+		want []string // substrings of the error; none means valid
+	}{
+		{"stdio ok", Config{Name: "fs", Command: "server", Env: map[string]string{"K": "${TG_TEST_TOKEN}"}}, nil},
+		{"http ok", Config{Name: "web", URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${TG_TEST_TOKEN}"}}, nil},
+		{"sse ok", Config{Name: "old", Transport: "sse", URL: "http://127.0.0.1:1/sse"}, nil},
+		{"empty prefix ok", Config{Name: "p", Prefix: strp(""), Command: "x"}, nil},
+		{"missing both", Config{Name: "a"}, []string{`upstream "a"`, "url: required"}},
+		{"stdio without command", Config{Name: "a", Transport: "stdio"}, []string{"command: required"}},
+		{"both set", Config{Name: "a", Command: "x", URL: "http://h/"}, []string{"command and url are both set"}},
+		{"bad transport", Config{Name: "a", Transport: "websocket", URL: "http://h/"}, []string{`transport "websocket"`}},
+		{"bad name", Config{Name: "no spaces", Command: "x"}, []string{"name: must be 1-32"}},
+		{"long name", Config{Name: strings.Repeat("n", 33), Command: "x"}, []string{"name: must be 1-32"}},
+		{"bad prefix", Config{Name: "a", Prefix: strp("a.b"), Command: "x"}, []string{`prefix "a.b"`}},
+		{"bad url", Config{Name: "a", URL: "ftp://h/x"}, []string{"url: must be an absolute http"}},
+		{"bad allow glob", Config{Name: "a", Command: "x", Allow: []string{"read_[a"}}, []string{`allow[0] "read_[a"`, "unterminated ["}},
+		{"bad deny glob", Config{Name: "a", Command: "x", Deny: []string{""}}, []string{`deny[0]`, "empty pattern"}},
+		{"unset var in env", Config{Name: "a", Command: "x", Env: map[string]string{"KEY": "${TG_TEST_UNSET_VAR}"}},
+			[]string{"env.KEY", "TG_TEST_UNSET_VAR is not set"}},
+		{"unset var in header", Config{Name: "a", URL: "http://h/", Headers: map[string]string{"X-Key": "pre-${TG_TEST_UNSET_VAR}"}},
+			[]string{"headers.X-Key", "TG_TEST_UNSET_VAR is not set"}},
+		{"unterminated var", Config{Name: "a", Command: "x", Env: map[string]string{"K": "${OOPS"}}, []string{"env.K", "unterminated"}},
+		{"headers on stdio", Config{Name: "a", Command: "x", Headers: map[string]string{"A": "b"}}, []string{"headers: only http"}},
+		{"env on http", Config{Name: "a", URL: "http://h/", Env: map[string]string{"A": "b"}}, []string{"apply only to stdio"}},
+		{"negative", Config{Name: "a", Command: "x", MaxConcurrency: -1, CallTimeout: -1}, []string{"max_concurrency", "call_timeout"}},
+		{"disabled skips env resolution", Config{Name: "a", Command: "x", Disabled: true, Env: map[string]string{"K": "${TG_TEST_UNSET_VAR}"}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "tok-value-123") {
+				t.Errorf("error leaks a variable's value: %v", err)
+			}
+		})
+	}
+}
+
+func TestValidateAll(t *testing.T) {
+	err := ValidateAll([]Config{
+		{Name: "a", Command: "x"},
+		{Name: "a", Command: "y"},
+		{Name: "b", Prefix: strp("c"), Command: "z"},
+		{Name: "c", Command: "z"},
+		{Name: "d", Prefix: strp(""), Command: "z"},
+		{Name: "e", Prefix: strp(""), Command: "z"},
+	})
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	for _, w := range []string{`upstream "a": name: used by two upstreams`, `upstream "c": prefix "c" is also the prefix of upstream "b"`} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%q missing from %v", w, err)
+		}
+	}
+	if strings.Contains(err.Error(), `upstream "e"`) {
+		t.Errorf("empty prefixes may repeat: %v", err)
+	}
+}
+
+func TestExpandVars(t *testing.T) {
+	env := map[string]string{"A": "1", "B_2": "two", "EMPTY": ""}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	tests := []struct{ in, want, err string }{
+		{"plain", "plain", ""},
+		{"${A}", "1", ""},
+		{"x${A}y${B_2}z", "x1ytwoz", ""},
+		{"${EMPTY}", "", ""},
+		{"$$", "$", ""},
+		{"$${A}", "${A}", ""},
+		{"cost $5", "cost $5", ""},
+		{"end$", "end$", ""},
+		{"${MISSING}", "", "MISSING is not set"},
+		{"${A", "", "unterminated"},
+		{"${1A}", "", "invalid variable name"},
+	}
+	for _, tt := range tests {
+		got, err := expandVars(tt.in, lookup)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("expandVars(%q) error = %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("expandVars(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestGlobs(t *testing.T) {
+	tests := []struct {
+		pat, name string
+		want      bool
+	}{
+		{"*", "anything.at/all", true},
+		{"read_*", "read_file", true},
+		{"read_*", "write_file", false},
+		{"*_file", "read_file", true},
+		{"get-?", "get-x", true},
+		{"get-?", "get-xy", false},
+		{"[rw]*", "write", true},
+		{"[!rw]*", "write", false},
+		{"[a-c]x", "bx", true},
+		{"a.b", "a.b", true},
+		{"a.b", "axb", false},
+		{`a\*`, "a*", true},
+		{`a\*`, "ab", false},
+		{"é*", "éclair", true},
+	}
+	for _, tt := range tests {
+		g, err := compileGlob(tt.pat)
+		if err != nil {
+			t.Fatalf("compileGlob(%q): %v", tt.pat, err)
+		}
+		if got := g.match(tt.name); got != tt.want {
+			t.Errorf("glob %q on %q = %v, want %v", tt.pat, tt.name, got, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "[", "a[b", `x\`, "[]"} {
+		if _, err := compileGlob(bad); err == nil {
+			t.Errorf("compileGlob(%q): no error", bad)
+		}
+	}
+	f, err := newFilter([]string{"echo", "p*"}, []string{"pid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"echo": true, "progress": true, "pid": false, "rich": false} {
+		if got := f.allows(name); got != want {
+			t.Errorf("filter.allows(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if all, _ := newFilter(nil, []string{"x"}); !all.allows("y") || all.allows("x") {
+		t.Error("deny-only filter wrong")
+	}
+}

@@ -1,0 +1,520 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// lookupEnv resolves ${VAR} references; tests replace it.
+var lookupEnv = os.LookupEnv
+
+// conn is one connection to the upstream: one child process (stdio) or
+// one session (http, sse). The supervisor replaces it when it dies.
+type conn struct {
+	u      *Upstream
+	ctx    context.Context // lives as long as the connection: client.Start gets it
+	cancel context.CancelCauseFunc
+	client *client.Client
+	tr     transport.Interface
+	proc   *process     // stdio only
+	hc     *http.Client // http, sse only
+
+	serverInfo mcp.Implementation
+	protocol   string
+	caps       mcp.ServerCapabilities
+
+	seq      atomic.Int64
+	progress sync.Map // upstream progress token (string) -> *relay
+
+	dead      chan struct{}
+	deadOnce  sync.Once
+	deadErr   error
+	kick      chan struct{}
+	closeOnce sync.Once
+}
+
+// listings are the raw lists of a connection's first listing.
+type listings struct {
+	tools     []json.RawMessage
+	prompts   []json.RawMessage
+	resources []json.RawMessage
+	templates []json.RawMessage
+}
+
+var errStartupTimeout = errors.New("startup timed out")
+
+// connect opens a connection: transport, client.Start, initialize (pinned
+// to the last protocol revision with the initialize handshake, so there
+// is no server/discover probe) and the first listing, all within the
+// startup timeout.
+func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	c := &conn{u: u, ctx: cctx, cancel: cancel, dead: make(chan struct{}), kick: make(chan struct{}, 1)}
+	defer func() {
+		if err != nil {
+			c.close()
+		}
+	}()
+	tlog := slog.New(demote{u.log.Handler()}).With("component", "mcp-go")
+	switch u.kind {
+	case TransportStdio:
+		path, _ := envValue(u.env, "PATH")
+		c.proc = &process{log: u.log, env: u.env, dir: u.cfg.Dir, path: path}
+		c.tr = transport.NewStdioWithOptions(u.cfg.Command, nil, u.cfg.Args,
+			transport.WithCommandFunc(c.proc.commandFunc),
+			transport.WithCommandLogger(tlog))
+	case TransportHTTP:
+		c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		c.tr, err = transport.NewStreamableHTTP(u.cfg.URL,
+			transport.WithHTTPHeaders(u.headers),
+			transport.WithHTTPBasicClient(c.hc),
+			transport.WithHTTPLogger(tlog),
+			// The GET stream carries list_changed and logs that are not
+			// tied to a request (legacy protocol revisions).
+			transport.WithContinuousListening())
+	case TransportSSE:
+		c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		c.tr, err = transport.NewSSE(u.cfg.URL,
+			transport.WithHeaders(u.headers),
+			transport.WithHTTPClient(c.hc),
+			transport.WithSSELogger(tlog),
+			transport.WithEndpointTimeout(u.startup),
+			// Calls are bounded by their context, not by a fixed 60s.
+			transport.WithResponseTimeout(365*24*time.Hour))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := []client.ClientOption{client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION)}
+	if u.cfg.ForwardRoots {
+		opts = append(opts, client.WithRootsHandler(rootsHandler{u}))
+	}
+	c.client = client.NewClient(c.tr, opts...)
+	c.client.OnNotification(c.onNotification)
+	c.client.OnConnectionLost(func(err error) { // SSE only
+		c.markDead(fmt.Errorf("SSE stream lost: %v", err))
+	})
+
+	watchdog := time.AfterFunc(u.startup, func() {
+		cancel(fmt.Errorf("%w after %s", errStartupTimeout, u.startup))
+	})
+	defer watchdog.Stop()
+	fail := func(step string, err error) (*conn, *listings, error) {
+		if cause := context.Cause(cctx); cause != nil && ctx.Err() == nil {
+			err = cause
+		}
+		return nil, nil, fmt.Errorf("%s: %w", step, err)
+	}
+
+	// The transport's life is tied to this context: it must outlive
+	// every request (cancelling it kills the stdio child).
+	startErr := c.client.Start(cctx)
+	if c.proc != nil && c.proc.started() {
+		exited := c.proc.exitedChan()
+		go func() {
+			select {
+			case <-exited:
+				c.markDead(fmt.Errorf("upstream process %s", c.proc.exitStatus()))
+			case <-cctx.Done():
+			}
+		}()
+	}
+	if startErr != nil {
+		return fail("start", startErr)
+	}
+	init, err := c.client.Initialize(cctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
+		ClientInfo:      mcp.Implementation{Name: "toolgate", Version: version()},
+	}})
+	if err != nil {
+		return fail("initialize", err)
+	}
+	c.serverInfo, c.protocol, c.caps = init.ServerInfo, init.ProtocolVersion, init.Capabilities
+	if c.caps.Logging != nil {
+		level := "info"
+		if u.log.Enabled(cctx, slog.LevelDebug) {
+			level = "debug"
+		}
+		if _, err := c.request(cctx, string(mcp.MethodSetLogLevel), map[string]any{"level": level}); err != nil {
+			u.log.Debug("logging/setLevel failed", "err", err)
+		}
+	}
+	l := &listings{}
+	if c.caps.Tools != nil {
+		if l.tools, err = c.listTools(cctx); err != nil {
+			return fail("tools/list", err)
+		}
+	}
+	if c.caps.Prompts != nil {
+		if l.prompts, err = c.listPrompts(cctx); err != nil {
+			return fail("prompts/list", err)
+		}
+	}
+	if c.caps.Resources != nil {
+		if l.resources, err = c.listResources(cctx); err != nil {
+			return fail("resources/list", err)
+		}
+		if l.templates, err = c.listTemplates(cctx); err != nil {
+			return fail("resources/templates/list", err)
+		}
+	}
+	if !watchdog.Stop() {
+		return fail("startup", errStartupTimeout)
+	}
+	return c, l, nil
+}
+
+// close ends the connection: the stdio child's process group is sent
+// SIGTERM, then SIGKILL after a short grace, then the transport is closed
+// (which reaps the child; for HTTP it ends the session with DELETE).
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		c.markDead(errClosed)
+		if c.proc != nil {
+			c.proc.stop(c.u.tune.killGrace)
+		}
+		if c.client != nil {
+			if err := c.client.Close(); err != nil {
+				c.u.log.Debug("closing transport", "err", err)
+			}
+		}
+		c.cancel(errClosed)
+		if c.hc != nil {
+			c.hc.CloseIdleConnections()
+		}
+	})
+}
+
+func (c *conn) markDead(err error) {
+	c.deadOnce.Do(func() {
+		c.deadErr = err
+		close(c.dead)
+	})
+}
+
+// deathCause says why a dead connection died, preferring the child's exit
+// status (which the exit watcher may report just after the transport
+// noticed the end of its stdout).
+func (c *conn) deathCause() error {
+	if c.proc == nil || errors.Is(c.deadErr, errClosed) {
+		return c.deadErr
+	}
+	if exited := c.proc.exitedChan(); exited != nil {
+		select {
+		case <-exited:
+			return fmt.Errorf("upstream process %s", c.proc.exitStatus())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return c.deadErr
+}
+
+func (c *conn) isDead() bool {
+	select {
+	case <-c.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// suspect asks the supervisor to check the connection now.
+func (c *conn) suspect(err error) {
+	if errors.Is(err, transport.ErrTransportClosed) || errors.Is(err, transport.ErrSessionTerminated) {
+		c.markDead(err)
+		return
+	}
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// rpcError is a JSON-RPC error the upstream answered a request with.
+type rpcError struct {
+	Method  string
+	Code    int
+	Message string
+	Data    json.RawMessage
+}
+
+func (e *rpcError) Error() string {
+	s := fmt.Sprintf("%s: JSON-RPC error %d: %s", e.Method, e.Code, e.Message)
+	if len(e.Data) > 0 && string(e.Data) != "null" {
+		d := string(e.Data)
+		if len(d) > 512 {
+			d = d[:512] + "…"
+		}
+		s += " (data: " + d + ")"
+	}
+	return s
+}
+
+// connError is a failure of the connection itself (as opposed to an
+// answer from the upstream).
+type connError struct{ err error }
+
+func (e *connError) Error() string { return e.err.Error() }
+func (e *connError) Unwrap() error { return e.err }
+
+// request sends one JSON-RPC request straight through the transport and
+// returns the raw result, so nothing in it is re-encoded (mcp-go's typed
+// methods drop schema keywords and unknown content). IDs are strings
+// ("tg-N"), which never collide with the client's own numeric IDs. When
+// ctx ends first, the upstream is sent notifications/cancelled with the
+// request's ID (mcp-go does that only for its own requests, and never
+// over HTTP; the MCP spec asks for it on every transport), and on HTTP
+// the request is also dropped.
+func (c *conn) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id := mcp.NewRequestId("tg-" + strconv.FormatInt(c.seq.Add(1), 10))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	resp, err := c.tr.SendRequest(ctx, transport.JSONRPCRequest{
+		JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			c.sendCancel(id, context.Cause(ctx))
+			return nil, ctx.Err()
+		}
+		cerr := &connError{fmt.Errorf("%s: %w", method, err)}
+		c.suspect(err)
+		return nil, cerr
+	}
+	if resp == nil {
+		err := &connError{fmt.Errorf("%s: no response", method)}
+		c.suspect(err)
+		return nil, err
+	}
+	if resp.Error != nil {
+		e := &rpcError{Method: method, Code: resp.Error.Code, Message: resp.Error.Message}
+		if resp.Error.Data != nil {
+			e.Data, _ = json.Marshal(resp.Error.Data)
+		}
+		if resp.ID.IsNil() || resp.ID.String() != id.String() {
+			// Not an answer to this request: an HTTP-level refusal such as
+			// an unknown session (some servers say 400, not 404).
+			err := &connError{fmt.Errorf("%s: the upstream refused the request: %d %s", method, e.Code, e.Message)}
+			c.suspect(err)
+			return nil, err
+		}
+		return nil, e
+	}
+	return resp.Result, nil
+}
+
+// sendCancel tells the upstream to stop working on request id, off the
+// caller's path and best effort.
+func (c *conn) sendCancel(id mcp.RequestId, cause error) {
+	reason := "cancelled"
+	if cause != nil {
+		reason = cause.Error()
+	}
+	n := mcp.JSONRPCNotification{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{
+			Method: string(mcp.MethodNotificationCancelled),
+			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": id, "reason": reason}},
+		},
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+		defer cancel()
+		if err := c.tr.SendNotification(ctx, n); err != nil {
+			c.u.log.Debug("sending notifications/cancelled failed", "err", err)
+		}
+	}()
+}
+
+// ping checks the connection. A JSON-RPC error answer (a server that does
+// not implement ping) still proves it alive.
+func (c *conn) ping(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(c.ctx, timeout)
+	defer cancel()
+	_, err := c.request(ctx, string(mcp.MethodPing), nil)
+	var rpc *rpcError
+	switch {
+	case err == nil, errors.As(err, &rpc):
+		return nil
+	case c.ctx.Err() != nil:
+		return errClosed
+	case ctx.Err() != nil:
+		return fmt.Errorf("ping: no answer within %s", timeout)
+	default:
+		return err
+	}
+}
+
+// listAll pages through a list method and returns the raw items under key.
+func (c *conn) listAll(ctx context.Context, method, key string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	cursor := ""
+	seen := map[string]bool{}
+	for page := 0; ; page++ {
+		var params any
+		if cursor != "" {
+			params = map[string]any{"cursor": cursor}
+		}
+		raw, err := c.request(ctx, method, params)
+		if err != nil {
+			return nil, err
+		}
+		var res map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("%s: decoding result: %w", method, err)
+		}
+		var items []json.RawMessage
+		if b := res[key]; len(b) > 0 && string(b) != "null" {
+			if err := json.Unmarshal(b, &items); err != nil {
+				return nil, fmt.Errorf("%s: decoding %s: %w", method, key, err)
+			}
+		}
+		out = append(out, items...)
+		cursor = ""
+		if b := res["nextCursor"]; len(b) > 0 && string(b) != "null" {
+			if err := json.Unmarshal(b, &cursor); err != nil {
+				return nil, fmt.Errorf("%s: decoding nextCursor: %w", method, err)
+			}
+		}
+		if cursor == "" {
+			return out, nil
+		}
+		if seen[cursor] || page >= 1000 {
+			return nil, fmt.Errorf("%s: pagination does not end (cursor %q repeats or over 1000 pages)", method, cursor)
+		}
+		seen[cursor] = true
+	}
+}
+
+func (c *conn) listTools(ctx context.Context) ([]json.RawMessage, error) {
+	return c.listAll(ctx, string(mcp.MethodToolsList), "tools")
+}
+
+func (c *conn) listPrompts(ctx context.Context) ([]json.RawMessage, error) {
+	return c.listAll(ctx, string(mcp.MethodPromptsList), "prompts")
+}
+
+func (c *conn) listResources(ctx context.Context) ([]json.RawMessage, error) {
+	return c.listAll(ctx, string(mcp.MethodResourcesList), "resources")
+}
+
+func (c *conn) listTemplates(ctx context.Context) ([]json.RawMessage, error) {
+	return c.listAll(ctx, string(mcp.MethodResourcesTemplatesList), "resourceTemplates")
+}
+
+// onNotification handles the upstream's notifications. It runs on the
+// transport's read loop, so it never calls the upstream and never blocks:
+// re-listing happens later in its own goroutine, progress goes through a
+// per-call queue.
+func (c *conn) onNotification(n mcp.JSONRPCNotification) {
+	f := n.Params.AdditionalFields
+	switch n.Method {
+	case string(mcp.MethodNotificationProgress):
+		tok, ok := f["progressToken"].(string)
+		if !ok {
+			return
+		}
+		if r, ok := c.progress.Load(tok); ok {
+			r.(*relay).push(progressOf(f))
+		}
+	case string(mcp.MethodNotificationToolsListChanged):
+		c.u.scheduleRelist(listTools)
+	case string(mcp.MethodNotificationPromptsListChanged):
+		c.u.scheduleRelist(listPrompts)
+	case string(mcp.MethodNotificationResourcesListChanged):
+		c.u.scheduleRelist(listResources)
+	case string(mcp.MethodNotificationMessage):
+		c.u.logMessage(f)
+	default:
+		c.u.log.Debug("upstream notification ignored", "method", n.Method)
+	}
+}
+
+// logMessage logs an upstream's notifications/message with its level
+// mapped onto slog's.
+func (u *Upstream) logMessage(f map[string]any) {
+	level := slog.LevelInfo
+	lv, _ := f["level"].(string)
+	switch lv {
+	case "debug":
+		level = slog.LevelDebug
+	case "info", "notice":
+		level = slog.LevelInfo
+	case "warning":
+		level = slog.LevelWarn
+	case "error", "critical", "alert", "emergency":
+		level = slog.LevelError
+	}
+	msg := "upstream log message"
+	attrs := []any{"mcp_level", lv}
+	if s, ok := f["data"].(string); ok {
+		msg = s
+	} else if d, ok := f["data"]; ok {
+		attrs = append(attrs, "data", d)
+	}
+	if lg, ok := f["logger"].(string); ok && lg != "" {
+		attrs = append(attrs, "logger", lg)
+	}
+	u.log.Log(context.Background(), level, msg, attrs...)
+}
+
+// rootsHandler answers roots/list for upstreams with forward_roots.
+type rootsHandler struct{ u *Upstream }
+
+func (h rootsHandler) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	res := &mcp.ListRootsResult{Roots: []mcp.Root{}}
+	if h.u.opts.Roots == nil {
+		return res, nil
+	}
+	roots, err := h.u.opts.Roots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range roots {
+		res.Roots = append(res.Roots, mcp.Root{URI: r.URI, Name: r.Name})
+	}
+	return res, nil
+}
+
+// demote lowers mcp-go's transport logs: errors become warnings, the
+// rest debug (its retry loops are chatty at info and error).
+type demote struct{ h slog.Handler }
+
+func (d demote) level(l slog.Level) slog.Level {
+	if l >= slog.LevelError {
+		return slog.LevelWarn
+	}
+	return slog.LevelDebug
+}
+func (d demote) Enabled(ctx context.Context, l slog.Level) bool {
+	return d.h.Enabled(ctx, d.level(l))
+}
+func (d demote) Handle(ctx context.Context, r slog.Record) error {
+	r2 := slog.NewRecord(r.Time, d.level(r.Level), r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool { r2.AddAttrs(a); return true })
+	return d.h.Handle(ctx, r2)
+}
+func (d demote) WithAttrs(as []slog.Attr) slog.Handler { return demote{d.h.WithAttrs(as)} }
+func (d demote) WithGroup(g string) slog.Handler       { return demote{d.h.WithGroup(g)} }
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

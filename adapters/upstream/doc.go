@@ -1,0 +1,82 @@
+// Package upstream wraps upstream MCP servers (a stdio command, a
+// streamable HTTP URL or a legacy SSE URL) as gateway toolsets, so that
+// toolgate aggregates them behind its own endpoint and every upstream call
+// passes through the gateway's pipeline.
+//
+// # Connection
+//
+// Each [Upstream] has a supervisor ([Upstream.Start]) that connects with
+// the mcp-go client, pinned to the last protocol revision with the
+// initialize handshake (mcp.LATEST_LEGACY_PROTOCOL_VERSION: no 5 s
+// server/discover probe, sessions and the GET stream work with every
+// server). It reconnects with exponential backoff (250 ms doubling to
+// 30 s, with jitter; reset after a connection stayed up 30 s) when the
+// child exits, the transport closes, the HTTP session ends, or a ping
+// fails (every 15 s, and at once after a call fails on the connection).
+// While reconnecting, the last known tools stay listed and calls are
+// answered with an unavailable result; an upstream that never connected
+// has no tools, state "failed" and keeps retrying.
+//
+// A stdio child runs in its own process group, with only PATH, HOME, LANG
+// and TMPDIR of the gateway's environment plus the configured env, in the
+// configured directory; its stderr is logged line by line. On close and
+// before every reconnection the whole group gets SIGTERM, then SIGKILL
+// after a 2 s grace, and the child is reaped, so wrappers (npx, uvx, sh)
+// leave no descendants behind, unless a descendant moved itself to another
+// process group or session (daemons do). On Linux the child's exit is
+// seen at once (waitid with WNOWAIT) even when a grandchild keeps its
+// stdout open.
+//
+// # Tools
+//
+// tools/list is sent raw through the transport and paginated, so input
+// and output schemas, title and _meta reach the gateway byte for byte
+// (mcp-go's typed ListTools drops top-level schema keywords). Tools are
+// named "<prefix>__<name>" (see [Config.Prefix]); names are kept within
+// [A-Za-z0-9_-]{1,64}: other characters become "_", long names are cut
+// and end with a hash of the original, and upstream names that map to the
+// same name get deterministic suffixes (reported in Status and the log).
+// Allow and deny globs on the upstream's own names filter both the
+// listing and calls. A tool whose schema does not compile, or that can
+// only be called as a task, is left out and reported ([Upstream.Unoffered],
+// Status); the others load. Hints come from the annotations (absent hints
+// are destructive and open-world) unless trust_annotations is false.
+//
+// Calls forward the raw arguments and return the raw result through
+// gateway.ResultFromMCP (content of any type, structuredContent, isError
+// and _meta unchanged; the upstream's serverInfo _meta is dropped). When
+// the caller listens to progress, a string token is sent upstream and the
+// upstream's notifications/progress are passed on with
+// gateway.ReportProgress. When the call's context ends, the request is
+// dropped and the upstream is sent notifications/cancelled with the
+// upstream request ID, on every transport. A JSON-RPC error becomes a
+// tool error result quoting it; a connection lost mid-call becomes an
+// unavailable result.
+//
+// # Notifications
+//
+// Notification handlers run on mcp-go's read loop and never call the
+// upstream: tools/, prompts/ and resources/list_changed schedule a
+// debounced (100 ms) re-listing in another goroutine, which then tells the
+// listeners; notifications/message goes to the logger (level mapped,
+// upstream=<name>). The client declares no sampling or elicitation
+// capability, so such requests are refused. Roots are never offered
+// unless forward_roots is set; then the roots capability is declared and
+// roots/list is answered with [Options.Roots] (an empty list when nil).
+// mcp-go answers the upstream's roots/list with the connection's context,
+// not a call's, so the roots cannot be those of a particular downstream
+// client; a Roots function should return the roots the operator intends
+// every client to share.
+//
+// # Prompts and resources
+//
+// Prompts are served as "<prefix>__<name>"; getting one forwards
+// prompts/get with the arguments and passes message content of any type
+// through gateway.UnmarshalPart. Resources and resource templates keep
+// their URIs; each one's Read forwards resources/read with the URI to the
+// upstream that listed it (read-through, no caching). Lists are refreshed
+// on connection and on list_changed. When two upstreams list the same
+// resource URI, the gateway's mirror serves the one whose source was added
+// first and logs the conflict; overlapping templates are matched in the
+// order the mirror holds them.
+package upstream

@@ -1,0 +1,334 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// Tests against the real @modelcontextprotocol/server-everything (pinned
+// in e2e/js/package.json), over stdio and streamable HTTP.
+
+// everything returns node and the server's script, or skips the test (or
+// fails it when TOOLGATE_REQUIRE_PEERS=1, as CI sets).
+func everything(t *testing.T) (node, script string) {
+	t.Helper()
+	script, _ = filepath.Abs(filepath.Join("..", "..", "e2e", "js", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	node, err := exec.LookPath("node")
+	missing := ""
+	switch {
+	case err != nil:
+		missing = "node is not installed (not on PATH)"
+	default:
+		if _, err := os.Stat(script); err != nil {
+			missing = fmt.Sprintf("%s is missing (run `npm ci` in e2e/js)", script)
+		}
+	}
+	if missing != "" {
+		if os.Getenv("TOOLGATE_REQUIRE_PEERS") == "1" {
+			t.Fatalf("server-everything tests need a real peer, and TOOLGATE_REQUIRE_PEERS=1: %s", missing)
+		}
+		t.Skipf("skipping server-everything tests: %s (set TOOLGATE_REQUIRE_PEERS=1 to make this a failure)", missing)
+	}
+	return node, script
+}
+
+// rawTools lists server-everything's tools with a minimal hand-written
+// JSON-RPC client over stdio (no mcp-go), as the reference for fidelity.
+func rawTools(t *testing.T, node, script string) []json.RawMessage {
+	t.Helper()
+	cmd := exec.Command(node, script, "stdio")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	}()
+	timer := time.AfterFunc(20*time.Second, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	defer timer.Stop()
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	send := func(s string) { _, _ = io.WriteString(stdin, s+"\n") }
+	await := func(id int) json.RawMessage {
+		for sc.Scan() {
+			var m struct {
+				ID     *int            `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID != nil && *m.ID == id && m.Method == "" {
+				return append(json.RawMessage(nil), m.Result...)
+			}
+		}
+		t.Fatalf("no answer to request %d: %v", id, sc.Err())
+		return nil
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	await(1)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	var tools []json.RawMessage
+	cursor := ""
+	for id := 2; id < 50; id++ {
+		params := `{}`
+		if cursor != "" {
+			params = fmt.Sprintf(`{"cursor":%q}`, cursor)
+		}
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":%s}`, id, params))
+		var page struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(await(id), &page); err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, page.Tools...)
+		if cursor = page.NextCursor; cursor == "" {
+			return tools
+		}
+	}
+	t.Fatal("tools/list pages do not end")
+	return nil
+}
+
+// everythingHTTP runs server-everything's streamable HTTP transport on a
+// free loopback port and returns its URL.
+func everythingHTTP(t *testing.T, node, script string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(node, script, "streamableHttp")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	eventually(t, 20*time.Second, "server-everything to listen on "+addr, func() bool {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return "http://" + addr + "/mcp"
+}
+
+func TestServerEverything(t *testing.T) {
+	node, script := everything(t)
+	ref := rawTools(t, node, script)
+	if len(ref) < 10 {
+		t.Fatalf("reference listing has %d tools", len(ref))
+	}
+	httpURL := everythingHTTP(t, node, script)
+
+	for _, kind := range []string{"stdio", "http"} {
+		t.Run(kind, func(t *testing.T) {
+			cfg := Config{Name: "ev", Command: node, Args: []string{script, "stdio"}, StartupTimeout: 20 * time.Second}
+			if kind == "http" {
+				cfg = Config{Name: "ev", URL: httpURL, StartupTimeout: 20 * time.Second}
+			}
+			u := start(t, cfg, nil, true)
+			g := newGW(t, u)
+			ctx := context.Background()
+
+			t.Run("schema fidelity", func(t *testing.T) {
+				// Tools registered after initialize arrive with a
+				// list_changed; wait for the listing to settle.
+				eventually(t, 10*time.Second, "all tools", func() bool { return len(toolNames(u))+len(u.Unoffered()) == len(ref) })
+				for _, raw := range ref {
+					checkFidelity(t, u, raw)
+				}
+			})
+
+			t.Run("structured content", func(t *testing.T) {
+				res := g.call(ctx, "ev__get-structured-content", `{"location":"Chicago"}`)
+				mustOK(t, res)
+				var sc struct {
+					Temperature *float64 `json:"temperature"`
+					Conditions  string   `json:"conditions"`
+				}
+				if err := json.Unmarshal(res.Structured, &sc); err != nil || sc.Temperature == nil || sc.Conditions == "" {
+					t.Errorf("structured %s (%v)", res.Structured, err)
+				}
+				if tl := findTool(u, "ev__get-structured-content"); len(tl.OutputSchema) == 0 {
+					t.Error("output schema lost")
+				}
+			})
+
+			t.Run("image", func(t *testing.T) {
+				res := g.call(ctx, "ev__get-tiny-image", `{}`)
+				mustOK(t, res)
+				var img *gateway.ImagePart
+				for _, p := range res.Output {
+					if ip, ok := p.(gateway.ImagePart); ok {
+						img = &ip
+					}
+				}
+				if img == nil || img.MIMEType != "image/png" || !bytes.HasPrefix(img.Data, []byte("\x89PNG")) {
+					t.Errorf("no PNG image in %+v", res.Output)
+				}
+			})
+
+			t.Run("progress", func(t *testing.T) {
+				sink := &progressSink{}
+				pctx, stop := gateway.WithProgress(ctx, sink)
+				res := g.call(pctx, "ev__trigger-long-running-operation", `{"duration":0.6,"steps":3}`)
+				stop()
+				if out := mustOK(t, res); !strings.Contains(out, "Long running operation completed") {
+					t.Errorf("result %q", out)
+				}
+				got := sink.all()
+				if len(got) != 3 || got[0].Progress != 1 || got[2].Progress != 3 || got[2].Total != 3 {
+					t.Errorf("progress %+v", got)
+				}
+			})
+
+			defer func() {
+				if kind != "stdio" {
+					return
+				}
+				pid := procOf(u)
+				u.Close()
+				if m := groupMembers(pid); pid == 0 || len(m) > 0 {
+					t.Errorf("after Close, node's process group %d has %v", pid, m)
+				}
+			}()
+
+			t.Run("environment", func(t *testing.T) {
+				if kind != "stdio" {
+					t.Skip("the HTTP server's environment is not ours")
+				}
+				t.Setenv("TG_TEST_GATEWAY_ONLY", "x")
+				out := mustOK(t, g.call(ctx, "ev__get-env", `{}`))
+				if strings.Contains(out, "TG_TEST_GATEWAY_ONLY") || !strings.Contains(out, "PATH") {
+					t.Errorf("child environment: %s", out)
+				}
+			})
+		})
+	}
+
+	t.Run("forward roots", func(t *testing.T) {
+		log, logs := newLogger()
+		cfg := Config{Name: "evr", Command: node, Args: []string{script, "stdio"}, ForwardRoots: true, StartupTimeout: 20 * time.Second}
+		u, err := New(cfg, &Options{Logger: log, Roots: func(context.Context) ([]Root, error) {
+			return []Root{{URI: "file:///tmp/tg-project", Name: "project"}}, nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.tune = fastTuning()
+		defer u.Close()
+		u.Start(context.Background())
+		if err := u.WaitReady(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		// get-roots-list exists only for clients with the roots capability.
+		eventually(t, 10*time.Second, "get-roots-list", func() bool { return findTool(u, "evr__get-roots-list") != nil })
+		g := newGW(t, u)
+		if out := mustOK(t, g.call(context.Background(), "evr__get-roots-list", `{}`)); !strings.Contains(out, "file:///tmp/tg-project") {
+			t.Errorf("roots: %s", out)
+		}
+		eventually(t, 10*time.Second, "the upstream's log message", func() bool {
+			return strings.Contains(logs.String(), "Roots updated: 1 root(s) received from client")
+		})
+		// It registered that tool after initialize and said so with
+		// tools/list_changed, which made toolgate list again.
+		eventually(t, 10*time.Second, "a re-listing after list_changed", func() bool {
+			return strings.Contains(logs.String(), `msg="upstream tools changed" upstream=evr`)
+		})
+		// Without forward_roots, the upstream never learns of roots.
+		plain := start(t, Config{Name: "evp", Command: node, Args: []string{script, "stdio"}, StartupTimeout: 20 * time.Second}, nil, true)
+		time.Sleep(300 * time.Millisecond)
+		if findTool(plain, "evp__get-roots-list") != nil {
+			t.Error("roots capability declared without forward_roots")
+		}
+	})
+}
+
+// checkFidelity compares one raw tools/list entry with the gateway tool
+// built from it: schemas byte-equal, annotations byte-equal once mapped
+// back, title, description and _meta unchanged.
+func checkFidelity(t *testing.T, u *Upstream, raw json.RawMessage) {
+	t.Helper()
+	var rt struct {
+		Name         string                     `json:"name"`
+		Title        string                     `json:"title"`
+		Description  string                     `json:"description"`
+		InputSchema  json.RawMessage            `json:"inputSchema"`
+		OutputSchema json.RawMessage            `json:"outputSchema"`
+		Annotations  json.RawMessage            `json:"annotations"`
+		Meta         map[string]json.RawMessage `json:"_meta"`
+		Execution    struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	if err := json.Unmarshal(raw, &rt); err != nil {
+		t.Fatal(err)
+	}
+	name := mapName(u.Prefix(), rt.Name)
+	tl := findTool(u, name)
+	if rt.Execution.TaskSupport == "required" {
+		if tl != nil || !strings.Contains(u.Unoffered()[name], "task") {
+			t.Errorf("%s requires tasks: offered=%v, reason %q", rt.Name, tl != nil, u.Unoffered()[name])
+		}
+		return
+	}
+	if tl == nil {
+		t.Errorf("%s (%s) missing; unoffered: %q", rt.Name, name, u.Unoffered()[name])
+		return
+	}
+	if !bytes.Equal(tl.InputSchema, rt.InputSchema) {
+		t.Errorf("%s: inputSchema changed:\n got %s\nwant %s", rt.Name, tl.InputSchema, rt.InputSchema)
+	}
+	if !bytes.Equal(tl.OutputSchema, rt.OutputSchema) {
+		t.Errorf("%s: outputSchema changed:\n got %s\nwant %s", rt.Name, tl.OutputSchema, rt.OutputSchema)
+	}
+	if tl.Title != rt.Title || tl.Description != rt.Description {
+		t.Errorf("%s: title %q description %q", rt.Name, tl.Title, tl.Description)
+	}
+	var annTitle struct {
+		Title string `json:"title"`
+	}
+	_ = json.Unmarshal(rt.Annotations, &annTitle)
+	h := tl.Permissions.Hints
+	back, _ := json.Marshal(mcp.ToolAnnotation{Title: annTitle.Title, ReadOnlyHint: h.ReadOnly, DestructiveHint: h.Destructive, IdempotentHint: h.Idempotent, OpenWorldHint: h.OpenWorld})
+	if !bytes.Equal(back, rt.Annotations) {
+		t.Errorf("%s: annotations %s, upstream sent %s", rt.Name, back, rt.Annotations)
+	}
+	if len(tl.Meta) != len(rt.Meta) {
+		t.Errorf("%s: _meta %v, upstream sent %v", rt.Name, tl.Meta, rt.Meta)
+	}
+	for k, v := range rt.Meta {
+		if !bytes.Equal(tl.Meta[k], v) {
+			t.Errorf("%s: _meta[%s] %s, upstream sent %s", rt.Name, k, tl.Meta[k], v)
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// TestKilledMidCall: the child dies during a call; the call ends with a
+// clear error at once, the upstream reconnects (a new child), keeps its
+// tools listed meanwhile, and later calls succeed.
+func TestKilledMidCall(t *testing.T) {
+	requireProc(t)
+	log, logs := newLogger()
+	u := start(t, stdioConfig(t, "k"), log, true)
+	g := newGW(t, u)
+	pid := childPID(t, g, "k__pid")
+	var changes int
+	u.OnToolsChanged(func() { changes++ })
+
+	done := make(chan *gateway.Result, 1)
+	go func() { done <- g.call(context.Background(), "k__block", `{}`) }()
+	eventually(t, 10*time.Second, "the call to be in flight", func() bool {
+		return strings.Contains(logs.String(), `msg="block entered" upstream=k`)
+	})
+	killPID(t, pid)
+	var res *gateway.Result
+	select {
+	case res = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call in flight did not end when the upstream died")
+	}
+	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "failed during the call") {
+		t.Errorf("call in flight: %s %q", res.Kind, res.Message)
+	}
+	eventually(t, 10*time.Second, "a reconnection", func() bool {
+		return u.Restarts() == 1 && u.Status().State == StateReady
+	})
+	if !slices.Contains(toolNames(u), "k__echo") {
+		t.Error("tools lost")
+	}
+	newPID := childPID(t, g, "k__pid")
+	if newPID == pid {
+		t.Error("same child")
+	}
+	if got := mustOK(t, g.call(context.Background(), "k__echo", `{"text":"again"}`)); got != `{"text":"again"}` {
+		t.Errorf("echo after reconnect: %s", got)
+	}
+	if m := groupMembers(pid); len(m) > 0 {
+		t.Errorf("old process group still has %v", m)
+	}
+	if st := u.Status(); !strings.Contains(st.Detail, "restarts 1") || !strings.Contains(st.Detail, "killed by signal 9") {
+		t.Errorf("status %+v", st)
+	}
+	if !strings.Contains(logs.String(), "upstream connection lost; reconnecting") {
+		t.Error("reconnection not logged")
+	}
+}
+
+// TestUnavailableWhileReconnecting: calls to a known tool while the
+// upstream is down get an unavailable result, not a hang.
+func TestUnavailableWhileReconnecting(t *testing.T) {
+	requireProc(t)
+	u := startTuned(t, stdioConfig(t, "r"), nil, true, func(tu *tuning) {
+		tu.backoffMin, tu.backoffMax = 2*time.Second, 2*time.Second // stay down a while
+	})
+	g := newGW(t, u)
+	pid := childPID(t, g, "r__pid")
+	killPID(t, pid)
+	eventually(t, 10*time.Second, "the reconnecting state", func() bool { return u.Status().State == StateReconnecting })
+	if !slices.Contains(toolNames(u), "r__echo") {
+		t.Error("last known tools not kept while reconnecting")
+	}
+	start := time.Now()
+	res := g.call(context.Background(), "r__echo", `{"text":"x"}`)
+	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "reconnecting") || time.Since(start) > 3*time.Second {
+		t.Errorf("call while reconnecting: %s %q after %s", res.Kind, res.Message, time.Since(start))
+	}
+}
+
+// TestNeverStarts: a bad command fails, with state failed, no tools and
+// the error; another upstream in the same gateway is not affected.
+func TestNeverStarts(t *testing.T) {
+	st := &serverState{}
+	url, _ := httpUpstream(t, st)
+	good := start(t, Config{Name: "good", URL: url}, nil, true)
+	bad := start(t, Config{Name: "bad", Command: "/nonexistent/mcp-server"}, nil, false)
+	g := newGW(t, bad, good)
+
+	s := bad.Status()
+	if s.State != StateFailed || !strings.Contains(s.Detail, "/nonexistent/mcp-server") {
+		t.Errorf("status %+v", s)
+	}
+	if tools, err := bad.Tools(context.Background()); len(tools) != 0 || err == nil {
+		t.Errorf("Tools: %v, %v", tools, err)
+	}
+	var info gateway.ToolsetInfo
+	for _, i := range g.cat.Toolsets() {
+		if i.Name == "bad" {
+			info = i
+		}
+	}
+	if info.Status.State != StateFailed {
+		t.Errorf("catalog shows %+v", info)
+	}
+	if got := mustOK(t, g.call(context.Background(), "good__echo", `{"n":1}`)); got != `{"n":1}` {
+		t.Errorf("good upstream: %s", got)
+	}
+	// It keeps retrying in the background.
+	eventually(t, 10*time.Second, "retries", func() bool { return strings.Contains(bad.Status().Detail, "failed attempts") })
+	// A refused HTTP connection fails the same way.
+	down := start(t, Config{Name: "down", URL: "http://127.0.0.1:1/mcp", StartupTimeout: 2 * time.Second}, nil, false)
+	if s := down.Status(); s.State != StateFailed || !strings.Contains(s.Detail, "refused") {
+		t.Errorf("down: %+v", s)
+	}
+	res, _ := down.callTool(context.Background(), "echo", &gateway.Call{Name: "down__echo"})
+	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "not connected") {
+		t.Errorf("call on a failed upstream: %s %q", res.Kind, res.Message)
+	}
+}
+
+// TestStartupTimeout: an upstream that never answers initialize fails
+// after startup_timeout, and its child is ended.
+func TestStartupTimeout(t *testing.T) {
+	requireProc(t)
+	cfg := Config{Name: "mute", Command: "sh", Args: []string{"-c", "exec sleep 300"}, StartupTimeout: 500 * time.Millisecond,
+		Env: map[string]string{"TG_TEST_MARKER": marker}}
+	u, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.tune = fastTuning()
+	u.tune.backoffMin, u.tune.backoffMax = time.Hour, time.Hour
+	defer u.Close()
+	start := time.Now()
+	u.Start(context.Background())
+	err = u.WaitReady(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "startup timed out after 500ms") || time.Since(start) > 5*time.Second {
+		t.Fatalf("WaitReady: %v after %s", err, time.Since(start))
+	}
+	if n := sleepers(); n != "" {
+		t.Errorf("child left running: %s", n)
+	}
+}
+
+// sleepers lists the live processes whose environment holds this test
+// run's marker (upstream children get it through their config).
+func sleepers() string {
+	return strings.Join(markedProcs(marker), ", ")
+}
+
+var marker = fmt.Sprintf("run-%d-%d", os.Getpid(), time.Now().UnixNano())
+
+// TestNoLeakedProcesses: an upstream behind a shell wrapper that leaves a
+// grandchild ("sleep 300 &") is restarted 20 times and closed; no process
+// of any of its process groups survives.
+func TestNoLeakedProcesses(t *testing.T) {
+	requireProc(t)
+	cfg := Config{
+		Name:    "w",
+		Command: "sh",
+		// The grandchild keeps the child's stdout open, so the transport
+		// never sees EOF when the child dies: only the exit watcher does.
+		Args: []string{"-c", `sleep 300 & exec "$0"`, testBinary(t)},
+		Env:  map[string]string{envServerMode: "stdio"},
+	}
+	u := start(t, cfg, nil, true)
+	g := newGW(t, u)
+	var groups []int
+	for i := 0; i < 20; i++ {
+		pid := childPID(t, g, "w__pid")
+		if len(groupMembers(pid)) < 2 {
+			t.Fatalf("restart %d: want the child and its sleeping grandchild in group %d, have %v", i, pid, groupMembers(pid))
+		}
+		groups = append(groups, pid)
+		killPID(t, pid) // the child only; the grandchild lives on until the group is ended
+		eventually(t, 10*time.Second, fmt.Sprintf("restart %d", i+1), func() bool {
+			return u.Restarts() == i+1 && u.Status().State == StateReady
+		})
+		eventually(t, 10*time.Second, fmt.Sprintf("group %d to be gone", pid), func() bool { return len(groupMembers(pid)) == 0 })
+	}
+	last := childPID(t, g, "w__pid")
+	groups = append(groups, last)
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pgid := range groups {
+		if m := groupMembers(pgid); len(m) > 0 {
+			t.Errorf("process group %d still has %v", pgid, m)
+		}
+	}
+	if u.Status().State != StateFailed {
+		t.Errorf("status after Close: %+v", u.Status())
+	}
+	res, _ := u.callTool(context.Background(), "echo", &gateway.Call{Name: "w__echo"})
+	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "closed") {
+		t.Errorf("call after Close: %s %q", res.Kind, res.Message)
+	}
+}
+
+// TestCloseDuringStart: Close while the first connection is being made
+// ends everything (safe after a partial start).
+func TestCloseDuringStart(t *testing.T) {
+	requireProc(t)
+	cfg := Config{Name: "slow", Command: "sh", Args: []string{"-c", "sleep 300 & exec sleep 300"},
+		Env: map[string]string{"TG_TEST_MARKER": marker}}
+	u, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Start(context.Background())
+	time.Sleep(300 * time.Millisecond)
+	before := sleepers()
+	if before == "" {
+		t.Fatal("the child did not start")
+	}
+	done := make(chan struct{})
+	go func() { u.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hangs")
+	}
+	eventually(t, 10*time.Second, "no sleepers", func() bool { return sleepers() == "" })
+	if err := u.WaitReady(context.Background()); err == nil {
+		t.Error("WaitReady after Close: nil")
+	}
+	u.Close() // twice is fine
+}
+
+// TestStartContextEnds: the context given to Start bounds the supervisor;
+// when it ends, the child's group is ended and calls say why.
+func TestStartContextEnds(t *testing.T) {
+	requireProc(t)
+	u, err := New(stdioConfig(t, "c"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.tune = fastTuning()
+	defer u.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	u.Start(ctx)
+	if err := u.WaitReady(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pid := procOf(u)
+	cancel()
+	eventually(t, 10*time.Second, "the supervisor to stop", func() bool { return u.Status().State == StateFailed })
+	eventually(t, 10*time.Second, "the child to be gone", func() bool { return len(groupMembers(pid)) == 0 })
+	res, _ := u.callTool(context.Background(), "echo", &gateway.Call{Name: "c__echo"})
+	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "stopped: context canceled") {
+		t.Errorf("call after the supervisor stopped: %s %q", res.Kind, res.Message)
+	}
+}

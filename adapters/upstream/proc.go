@@ -1,0 +1,223 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// process is the child of a stdio upstream: it builds the exec.Cmd for the
+// mcp-go transport (own process group, curated environment, working
+// directory, stderr into the logger), watches it exit, and ends its whole
+// process group.
+type process struct {
+	log  *slog.Logger
+	env  []string
+	dir  string
+	path string // PATH used to find the command
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	stderrW *os.File // the child's end of the stderr pipe, closed once started
+	pid     int      // also the process group ID
+	exited  chan struct{}
+	status  string // how it exited, once exited is closed
+	stopped bool
+}
+
+// curatedEnv is the child's environment: PATH, HOME, LANG and TMPDIR from
+// the gateway's environment (when set), then the configured variables,
+// which win. Nothing else of the gateway's environment is passed on.
+func curatedEnv(extra map[string]string) []string {
+	var env []string
+	seen := map[string]bool{}
+	for _, k := range sortedKeys(extra) {
+		seen[k] = true
+	}
+	for _, k := range []string{"PATH", "HOME", "LANG", "TMPDIR"} {
+		if v, ok := os.LookupEnv(k); ok && !seen[k] {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range sortedKeys(extra) {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+func envValue(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// commandFunc is the transport.CommandFunc: it builds the command but does
+// not start it (the transport does).
+func (p *process) commandFunc(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+	name := command
+	if !strings.ContainsRune(command, filepath.Separator) && p.path != "" {
+		if found, err := lookPathIn(command, p.path); err == nil {
+			name = found
+		}
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Args[0] = command
+	cmd.Env = p.env
+	cmd.Dir = p.dir
+	setProcessGroup(cmd)
+	// If the connection's context ends while the child runs, the whole
+	// group goes (a backstop; stop does it in order).
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid, true) }
+	cmd.WaitDelay = 2 * time.Second
+	// stderr goes through a pipe of our own rather than an io.Writer, so
+	// that cmd.Wait never waits for grandchildren that hold it open.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	cmd.Stderr = w
+	p.mu.Lock()
+	p.cmd, p.stderrW = cmd, w
+	p.mu.Unlock()
+	go p.logStderr(r)
+	return cmd, nil
+}
+
+// started is called once the transport's Start returned: it closes the
+// parent's copy of the stderr pipe and starts watching the child exit. It
+// returns false if the child never started.
+func (p *process) started() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stderrW != nil {
+		p.stderrW.Close()
+		p.stderrW = nil
+	}
+	if p.cmd == nil || p.cmd.Process == nil {
+		return false
+	}
+	p.pid = p.cmd.Process.Pid
+	p.exited = make(chan struct{})
+	go func(pid int, exited chan struct{}) {
+		status := waitExit(pid)
+		p.mu.Lock()
+		p.status = status
+		p.mu.Unlock()
+		close(exited)
+	}(p.pid, p.exited)
+	return true
+}
+
+// exitedChan is closed when the child has exited (nil if it never
+// started).
+func (p *process) exitedChan() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exited
+}
+
+func (p *process) exitStatus() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.status
+}
+
+// PID of the child and leader of its process group, 0 if not started.
+func (p *process) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pid
+}
+
+// stop ends the process group: SIGTERM to the group, up to grace for the
+// child to exit, then SIGKILL to the group (whatever ignored SIGTERM,
+// grandchildren included). The child stays unreaped (a zombie) until the
+// transport's Close waits for it, so its process group ID cannot be
+// reused before the SIGKILL is sent.
+func (p *process) stop(grace time.Duration) {
+	p.mu.Lock()
+	if p.stderrW != nil { // started() never ran
+		p.stderrW.Close()
+		p.stderrW = nil
+	}
+	pid, exited, stopped := p.pid, p.exited, p.stopped
+	p.stopped = true
+	p.mu.Unlock()
+	if pid == 0 || stopped {
+		return
+	}
+	_ = killGroup(pid, false)
+	select {
+	case <-exited:
+	case <-time.After(grace):
+	}
+	_ = killGroup(pid, true)
+	select {
+	case <-exited:
+	case <-time.After(2 * time.Second):
+		p.log.Debug("upstream child not seen exiting after SIGKILL", "pid", pid)
+	}
+}
+
+// logStderr logs the child's stderr line by line until every holder of
+// the pipe (the child and its descendants) has closed it.
+func (p *process) logStderr(r *os.File) {
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 4096)
+	for {
+		line, err := readLine(br, 8<<10)
+		if len(line) > 0 {
+			p.log.Info(line, "stream", "stderr")
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readLine reads one line, keeping at most max bytes of it.
+func readLine(br *bufio.Reader, max int) (string, error) {
+	var b []byte
+	for {
+		frag, isPrefix, err := br.ReadLine()
+		if len(b) < max {
+			n := min(len(frag), max-len(b))
+			b = append(b, frag[:n]...)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(b) > 0 {
+				return strings.TrimRight(string(b), "\r"), nil
+			}
+			return strings.TrimRight(string(b), "\r"), err
+		}
+		if !isPrefix {
+			return strings.TrimRight(string(b), "\r"), nil
+		}
+	}
+}
+
+// lookPathIn finds an executable named file in the directories of path.
+func lookPathIn(file, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		cand := filepath.Join(dir, file)
+		if fi, err := os.Stat(cand); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return cand, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}

@@ -1,0 +1,20 @@
+//go:build !unix
+
+package upstream
+
+import (
+	"os"
+	"os/exec"
+)
+
+// setProcessGroup does nothing where process groups do not exist; only
+// the child itself is ended then.
+func setProcessGroup(*exec.Cmd) {}
+
+func killGroup(pid int, _ bool) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return nil
+	}
+	return p.Kill()
+}

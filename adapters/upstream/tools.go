@@ -1,0 +1,477 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// serverInfoMeta is the _meta member in which 2026-07-28 servers name
+// themselves on every result; the gateway is the server downstream, so it
+// is dropped.
+const serverInfoMeta = "io.modelcontextprotocol/serverInfo"
+
+// rawTool is the part of an upstream tools/list entry the gateway reads.
+// Schemas and _meta stay raw, so they pass through byte for byte.
+type rawTool struct {
+	Name         string                     `json:"name"`
+	Title        string                     `json:"title"`
+	Description  string                     `json:"description"`
+	InputSchema  json.RawMessage            `json:"inputSchema"`
+	OutputSchema json.RawMessage            `json:"outputSchema"`
+	Annotations  *rawAnnotations            `json:"annotations"`
+	RawAnnots    json.RawMessage            `json:"-"`
+	Icons        json.RawMessage            `json:"icons"`
+	Meta         map[string]json.RawMessage `json:"_meta"`
+	Execution    *struct {
+		TaskSupport string `json:"taskSupport"`
+	} `json:"execution"`
+}
+
+type rawAnnotations struct {
+	Title           string `json:"title"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint"`
+	DestructiveHint *bool  `json:"destructiveHint"`
+	IdempotentHint  *bool  `json:"idempotentHint"`
+	OpenWorldHint   *bool  `json:"openWorldHint"`
+}
+
+func isNull(b json.RawMessage) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) == 0 || string(b) == "null"
+}
+
+// buildTools turns the raw tools/list entries into gateway tools: allowed
+// by the filter, named "<prefix>__<name>" (mapped, shortened, collisions
+// suffixed), with schemas, title and _meta unchanged. A tool that cannot
+// be served (its schema does not compile, it requires task-augmented
+// calls, its entry is malformed) is left out, and the reason kept for
+// Unoffered and Status; the others still load.
+func (u *Upstream) buildTools(raws []json.RawMessage) ([]*gateway.Tool, map[string]string, []string) {
+	unoffered := map[string]string{}
+	var defs []rawTool
+	seen := map[string]bool{}
+	for i, b := range raws {
+		var rt rawTool
+		if err := json.Unmarshal(b, &rt); err != nil {
+			unoffered[fmt.Sprintf("%s#%d", u.prefix, i)] = "malformed tools/list entry: " + err.Error()
+			continue
+		}
+		var annots struct {
+			Annotations json.RawMessage `json:"annotations"`
+		}
+		_ = json.Unmarshal(b, &annots)
+		rt.RawAnnots = annots.Annotations
+		if rt.Name == "" {
+			unoffered[fmt.Sprintf("%s#%d", u.prefix, i)] = "tools/list entry without a name"
+			continue
+		}
+		if seen[rt.Name] {
+			continue // listed twice: the first entry wins
+		}
+		seen[rt.Name] = true
+		if !u.filter.allows(rt.Name) {
+			continue
+		}
+		defs = append(defs, rt)
+	}
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.Name
+	}
+	served, cols := assignNames(u.prefix, names)
+	var notes []string
+	for _, c := range cols {
+		notes = append(notes, c.String())
+	}
+	sort.Slice(defs, func(i, j int) bool { return served[defs[i].Name] < served[defs[j].Name] })
+	tools := make([]*gateway.Tool, 0, len(defs))
+	for _, d := range defs {
+		name := served[d.Name]
+		if d.Execution != nil && d.Execution.TaskSupport == "required" {
+			unoffered[name] = "it can only be called as a task (execution.taskSupport: required), which toolgate does not support"
+			continue
+		}
+		t, err := gateway.NewTool(u.toolDef(name, d), u.handler(d.Name))
+		if err != nil {
+			unoffered[name] = "schema rejected: " + err.Error()
+			continue
+		}
+		tools = append(tools, t)
+	}
+	return tools, unoffered, notes
+}
+
+func (u *Upstream) toolDef(name string, d rawTool) gateway.ToolDef {
+	def := gateway.ToolDef{
+		Name:        name,
+		Title:       d.Title,
+		Description: d.Description,
+		Timeout:     u.timeout,
+		Meta:        d.Meta,
+	}
+	if !isNull(d.InputSchema) {
+		def.InputSchema = d.InputSchema
+	}
+	if !isNull(d.OutputSchema) {
+		def.OutputSchema = d.OutputSchema
+	}
+	if !isNull(d.RawAnnots) {
+		def.Annotations = d.RawAnnots // advertised as sent; the policy reads the hints below
+	}
+	if !isNull(d.Icons) {
+		def.Icons = d.Icons
+	}
+	def.Permissions.Capabilities = append([]string(nil), u.cfg.Capabilities...)
+	switch {
+	case !u.trust:
+		def.Permissions.Hints = gateway.Hints{
+			ReadOnly: gateway.Bool(false), Destructive: gateway.Bool(true),
+			Idempotent: gateway.Bool(false), OpenWorld: gateway.Bool(true),
+		}
+	case d.Annotations != nil:
+		a := d.Annotations
+		def.Permissions.Hints = gateway.Hints{
+			ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint,
+			Idempotent: a.IdempotentHint, OpenWorld: a.OpenWorldHint,
+		}
+	}
+	return def
+}
+
+func (u *Upstream) handler(upstreamName string) gateway.ToolHandler {
+	return func(ctx context.Context, call *gateway.Call) (*gateway.Result, error) {
+		return u.callTool(ctx, upstreamName, call)
+	}
+}
+
+// callTool forwards one call: the raw arguments unchanged, a progress
+// token when the caller listens to progress, the raw result mapped with
+// [gateway.ResultFromMCP].
+func (u *Upstream) callTool(ctx context.Context, upstreamName string, call *gateway.Call) (*gateway.Result, error) {
+	name := call.Name
+	if name == "" {
+		name = mapName(u.prefix, upstreamName)
+	}
+	if !u.filter.allows(upstreamName) {
+		return gateway.NotFoundResult(name), nil
+	}
+	c, release, why, err := u.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return gateway.UnavailableResult(name, why), nil
+	}
+	defer release()
+
+	args := json.RawMessage(bytes.TrimSpace(call.Arguments))
+	if isNull(args) {
+		args = json.RawMessage(`{}`)
+	}
+	params := map[string]any{"name": upstreamName, "arguments": args}
+	if gateway.ProgressRequested(ctx) {
+		tok := "tg-progress-" + strconv.FormatInt(c.seq.Add(1), 10)
+		r := newRelay(ctx)
+		c.progress.Store(tok, r)
+		defer func() {
+			c.progress.Delete(tok)
+			r.finish(time.Second)
+		}()
+		params["_meta"] = map[string]any{"progressToken": tok}
+	}
+	raw, err := c.request(ctx, string(mcp.MethodToolsCall), params)
+	if err != nil {
+		var rpc *rpcError
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err() // the pipeline reports the timeout or cancellation
+		case errors.As(err, &rpc):
+			msg := fmt.Sprintf("Upstream %q answered the call of `%s` with JSON-RPC error %d: %s", u.name, name, rpc.Code, rpc.Message)
+			if len(rpc.Data) > 0 && string(rpc.Data) != "null" {
+				msg += " (data: " + truncate(string(rpc.Data), 512) + ")"
+			}
+			return gateway.Error(msg, fmt.Sprintf("Upstream error %d", rpc.Code)).WithExtra("jsonrpc_error", rpc), nil
+		default:
+			return gateway.UnavailableResult(name, fmt.Sprintf(
+				"the connection to upstream %q failed during the call (%s); the call may or may not have run; toolgate is reconnecting",
+				u.name, u.errText(err))), nil
+		}
+	}
+	res, err := gateway.ResultFromMCP(raw)
+	if err != nil {
+		return gateway.RuntimeErrorResult(name, fmt.Errorf("upstream %q sent a tools/call result toolgate cannot read: %w", u.name, err)), nil
+	}
+	delete(res.Meta, serverInfoMeta)
+	if len(res.Meta) == 0 {
+		res.Meta = nil
+	}
+	return res, nil
+}
+
+// acquire waits for a free slot of the upstream's concurrency limit and
+// returns the live connection with the function that frees the slot. With
+// no live connection it returns nil and why; when ctx ends while waiting,
+// ctx's error.
+func (u *Upstream) acquire(ctx context.Context) (*conn, func(), string, error) {
+	if c, why := u.liveConn(); c == nil {
+		return nil, nil, why, nil
+	}
+	select {
+	case u.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, "", ctx.Err()
+	}
+	release := func() { <-u.sem }
+	c, why := u.liveConn() // it may have died while we waited
+	if c == nil {
+		release()
+		return nil, nil, why, nil
+	}
+	return c, release, "", nil
+}
+
+// do sends one request to the live connection within the concurrency
+// limit, for prompts and resources.
+func (u *Upstream) do(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	c, release, why, err := u.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, errors.New(why)
+	}
+	defer release()
+	raw, err := c.request(ctx, method, params)
+	if err != nil {
+		var rpc *rpcError
+		if errors.As(err, &rpc) || ctx.Err() != nil {
+			return nil, fmt.Errorf("upstream %q: %w", u.name, err)
+		}
+		return nil, fmt.Errorf("upstream %q: %s", u.name, u.errText(err))
+	}
+	return raw, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func progressOf(f map[string]any) gateway.Progress {
+	var p gateway.Progress
+	p.Progress, _ = f["progress"].(float64)
+	p.Total, _ = f["total"].(float64)
+	p.Message, _ = f["message"].(string)
+	return p
+}
+
+// relay passes one call's upstream progress on to the caller, in order,
+// off the transport's read loop. A report that does not advance past the
+// last one passed on is dropped: some servers' notifications overtake
+// each other (mcp-go's HTTP server spreads a session's notifications over
+// all its open streams), and MCP progress must increase.
+type relay struct {
+	ctx     context.Context
+	mu      sync.Mutex
+	ch      chan gateway.Progress
+	closed  bool
+	started bool
+	last    float64
+	done    chan struct{}
+}
+
+func newRelay(ctx context.Context) *relay {
+	r := &relay{ctx: ctx, ch: make(chan gateway.Progress, 64), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for p := range r.ch {
+			gateway.ReportProgress(r.ctx, p)
+		}
+	}()
+	return r
+}
+
+// push queues a report; when the queue is full the report is dropped
+// (progress is advisory), so the read loop never waits.
+func (r *relay) push(p gateway.Progress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || (r.started && p.Progress <= r.last) {
+		return
+	}
+	select {
+	case r.ch <- p:
+		r.started, r.last = true, p.Progress
+	default:
+	}
+}
+
+// finish delivers what is queued (waiting at most max) and stops.
+func (r *relay) finish(max time.Duration) {
+	r.mu.Lock()
+	if !r.closed {
+		r.closed = true
+		close(r.ch)
+	}
+	r.mu.Unlock()
+	t := time.NewTimer(max)
+	defer t.Stop()
+	select {
+	case <-r.done:
+	case <-t.C:
+	}
+}
+
+// Prompts.
+
+type rawPrompt struct {
+	Name        string                     `json:"name"`
+	Title       string                     `json:"title"`
+	Description string                     `json:"description"`
+	Meta        map[string]json.RawMessage `json:"_meta"`
+	Arguments   []struct {
+		Name        string `json:"name"`
+		Title       string `json:"title"`
+		Description string `json:"description"`
+		Required    bool   `json:"required"`
+	} `json:"arguments"`
+}
+
+// buildPrompts names the upstream's prompts "<prefix>__<name>" (mapped
+// like tool names); getting one forwards prompts/get to this upstream.
+func (u *Upstream) buildPrompts(raws []json.RawMessage) []gateway.Prompt {
+	var defs []rawPrompt
+	seen := map[string]bool{}
+	for _, b := range raws {
+		var rp rawPrompt
+		if err := json.Unmarshal(b, &rp); err != nil || rp.Name == "" || seen[rp.Name] {
+			u.log.Warn("upstream prompt left out: malformed prompts/list entry", "entry", truncate(string(b), 200))
+			continue
+		}
+		seen[rp.Name] = true
+		defs = append(defs, rp)
+	}
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.Name
+	}
+	served, _ := assignNames(u.prefix, names)
+	out := make([]gateway.Prompt, 0, len(defs))
+	for _, d := range defs {
+		p := gateway.Prompt{Name: served[d.Name], Title: d.Title, Description: d.Description, Meta: d.Meta}
+		for _, a := range d.Arguments {
+			p.Arguments = append(p.Arguments, gateway.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+		}
+		upName := d.Name
+		p.Get = func(ctx context.Context, args map[string]string) (*gateway.PromptResult, error) {
+			return u.getPrompt(ctx, upName, args)
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (u *Upstream) getPrompt(ctx context.Context, name string, args map[string]string) (*gateway.PromptResult, error) {
+	params := map[string]any{"name": name}
+	if args != nil {
+		params["arguments"] = args
+	}
+	raw, err := u.do(ctx, string(mcp.MethodPromptsGet), params)
+	if err != nil {
+		return nil, err
+	}
+	var wire struct {
+		Description string `json:"description"`
+		Messages    []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &wire); err != nil {
+		return nil, fmt.Errorf("upstream %q: decoding prompts/get result: %w", u.name, err)
+	}
+	res := &gateway.PromptResult{Description: wire.Description}
+	for i, m := range wire.Messages {
+		part, err := gateway.UnmarshalPart(m.Content)
+		if err != nil {
+			return nil, fmt.Errorf("upstream %q: prompts/get message %d: %w", u.name, i, err)
+		}
+		res.Messages = append(res.Messages, gateway.PromptMessage{Role: m.Role, Content: part})
+	}
+	return res, nil
+}
+
+// Resources.
+
+type rawResource struct {
+	URI         string                     `json:"uri"`
+	URITemplate string                     `json:"uriTemplate"`
+	Name        string                     `json:"name"`
+	Title       string                     `json:"title"`
+	Description string                     `json:"description"`
+	MIMEType    string                     `json:"mimeType"`
+	Size        *int64                     `json:"size"`
+	Meta        map[string]json.RawMessage `json:"_meta"`
+}
+
+// buildResources keeps the upstream's URIs and URI templates unchanged;
+// reading one forwards resources/read to this upstream.
+func (u *Upstream) buildResources(rs, ts []json.RawMessage) ([]gateway.Resource, []gateway.ResourceTemplate) {
+	var resources []gateway.Resource
+	seen := map[string]bool{}
+	for _, b := range rs {
+		var r rawResource
+		if err := json.Unmarshal(b, &r); err != nil || r.URI == "" || seen[r.URI] {
+			u.log.Warn("upstream resource left out: malformed or repeated resources/list entry", "entry", truncate(string(b), 200))
+			continue
+		}
+		seen[r.URI] = true
+		uri := r.URI
+		resources = append(resources, gateway.Resource{
+			URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Size: r.Size, Meta: r.Meta,
+			Read: func(ctx context.Context) ([]gateway.ResourceContents, error) { return u.readResource(ctx, uri) },
+		})
+	}
+	var templates []gateway.ResourceTemplate
+	seen = map[string]bool{}
+	for _, b := range ts {
+		var r rawResource
+		if err := json.Unmarshal(b, &r); err != nil || r.URITemplate == "" || seen[r.URITemplate] {
+			u.log.Warn("upstream resource template left out: malformed or repeated entry", "entry", truncate(string(b), 200))
+			continue
+		}
+		seen[r.URITemplate] = true
+		templates = append(templates, gateway.ResourceTemplate{
+			URITemplate: r.URITemplate, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Meta: r.Meta,
+			Read: u.readResource,
+		})
+	}
+	return resources, templates
+}
+
+func (u *Upstream) readResource(ctx context.Context, uri string) ([]gateway.ResourceContents, error) {
+	raw, err := u.do(ctx, string(mcp.MethodResourcesRead), map[string]any{"uri": uri})
+	if err != nil {
+		return nil, err
+	}
+	var wire struct {
+		Contents []gateway.ResourceContents `json:"contents"`
+	}
+	if err := json.Unmarshal(raw, &wire); err != nil {
+		return nil, fmt.Errorf("upstream %q: decoding resources/read result: %w", u.name, err)
+	}
+	return wire.Contents, nil
+}

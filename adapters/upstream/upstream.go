@@ -1,0 +1,728 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// States of an upstream, as [Upstream.Status] reports them.
+const (
+	StateStarting     = "starting"     // the first connection attempt is under way
+	StateReady        = "ready"        // connected; tools listed
+	StateReconnecting = "reconnecting" // was connected, lost it, reconnecting; last known tools are kept
+	StateFailed       = "failed"       // never connected (retrying with backoff), or closed
+	StateDisabled     = "disabled"     // disabled in the config; never started
+)
+
+// Options configure [New].
+type Options struct {
+	// Logger receives the upstream's own logs (with upstream=<name>), its
+	// stderr lines and the log messages it sends. Nil discards.
+	Logger *slog.Logger
+	// DefaultCallTimeout is the call deadline of upstreams whose config sets
+	// none. Zero leaves it to the pipeline's default.
+	DefaultCallTimeout time.Duration
+	// Roots answers roots/list requests of upstreams whose config sets
+	// forward_roots. Nil answers with an empty list. It is not consulted
+	// for other upstreams, which are never offered roots.
+	Roots func(ctx context.Context) ([]Root, error)
+}
+
+// Root is a client root (a file:// URI the client works in).
+type Root struct {
+	URI  string
+	Name string
+}
+
+// tuning holds the supervisor's timings; tests shorten them.
+type tuning struct {
+	pingInterval time.Duration // health check of a quiet connection
+	pingTimeout  time.Duration
+	backoffMin   time.Duration // first reconnection delay, doubled per failure
+	backoffMax   time.Duration
+	stableAfter  time.Duration // a connection up this long resets the backoff
+	killGrace    time.Duration // SIGTERM to SIGKILL
+	debounce     time.Duration // list_changed to re-list
+}
+
+var defaultTuning = tuning{
+	pingInterval: 15 * time.Second,
+	pingTimeout:  10 * time.Second,
+	backoffMin:   250 * time.Millisecond,
+	backoffMax:   30 * time.Second,
+	stableAfter:  30 * time.Second,
+	killGrace:    2 * time.Second,
+	debounce:     100 * time.Millisecond,
+}
+
+// Upstream is an upstream MCP server wrapped as a gateway toolset. It is a
+// [gateway.Toolset], [gateway.ChangeNotifier], [gateway.StatusReporter],
+// [gateway.Unofferer], [gateway.Closer], [gateway.PromptSource] (+
+// [gateway.PromptsChangeNotifier]) and [gateway.ResourceSource] (+
+// [gateway.ResourcesChangeNotifier]).
+//
+// Create it with [New], start it with [Upstream.Start] and, to serve
+// after a bounded wait, [Upstream.WaitReady]. A supervisor keeps it
+// connected: it reconnects with exponential backoff and jitter when the
+// child exits, the HTTP session ends or a ping fails, and lists tools,
+// prompts and resources again each time. All methods are safe for
+// concurrent use.
+type Upstream struct {
+	cfg     Config
+	name    string
+	prefix  string
+	kind    string
+	log     *slog.Logger
+	opts    Options
+	env     []string          // stdio: the child's whole environment
+	headers map[string]string // http, sse: resolved headers
+	filter  *filter
+	trust   bool
+	timeout time.Duration
+	startup time.Duration
+	sem     chan struct{}
+	tune    tuning
+	redact  *strings.Replacer // hides env and header values and the URL's query in logs and errors
+
+	mu        sync.Mutex
+	state     string
+	lastErr   string
+	restarts  int
+	failures  int
+	conn      *conn
+	ever      bool // connected at least once
+	started   bool
+	closed    bool
+	stopped   bool // the supervisor ended with Start's context
+	tools     []*gateway.Tool
+	unoffered map[string]string
+	notes     []string
+	prompts   []gateway.Prompt
+	resources []gateway.Resource
+	templates []gateway.ResourceTemplate
+	toolL     []func()
+	promptL   []func()
+	resourceL []func()
+	debounce  map[listKind]*time.Timer
+	pending   map[listKind]bool // list_changed seen while no connection was live
+
+	ready     chan struct{}
+	readyErr  error
+	readyOnce sync.Once
+	cancel    context.CancelFunc
+	done      chan struct{}
+
+	relistMu sync.Mutex // one re-listing at a time
+}
+
+type listKind int
+
+const (
+	listTools listKind = iota
+	listPrompts
+	listResources
+)
+
+func (k listKind) String() string {
+	return [...]string{"tools", "prompts", "resources"}[k]
+}
+
+var errClosed = errors.New("upstream closed")
+
+// New validates cfg, resolves its ${VAR} references and returns the
+// upstream, not yet started.
+func New(cfg Config, opts *Options) (*Upstream, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	base := o.Logger
+	if base == nil {
+		base = slog.New(slog.DiscardHandler)
+	}
+	u := &Upstream{
+		cfg:      cfg,
+		name:     cfg.Name,
+		prefix:   cfg.EffectivePrefix(),
+		kind:     cfg.EffectiveTransport(),
+		opts:     o,
+		trust:    cfg.TrustAnnotations == nil || *cfg.TrustAnnotations,
+		timeout:  cfg.CallTimeout,
+		startup:  cfg.StartupTimeout,
+		tune:     defaultTuning,
+		state:    StateStarting,
+		ready:    make(chan struct{}),
+		debounce: map[listKind]*time.Timer{},
+		pending:  map[listKind]bool{},
+	}
+	if u.timeout == 0 {
+		u.timeout = o.DefaultCallTimeout
+	}
+	if u.startup == 0 {
+		u.startup = defaultStartupTimeout
+	}
+	n := cfg.MaxConcurrency
+	if n == 0 {
+		n = defaultMaxConcurrency
+	}
+	u.sem = make(chan struct{}, n)
+	f, err := newFilter(cfg.Allow, cfg.Deny)
+	if err != nil {
+		return nil, fmt.Errorf("upstream %q: %w", cfg.Name, err)
+	}
+	u.filter = f
+	if cfg.Disabled {
+		u.log = base.With("upstream", cfg.Name)
+		u.state = StateDisabled
+		u.signalReady(nil)
+		return u, nil
+	}
+	// Validate resolved every variable already; resolving again here
+	// keeps the values, which are never logged.
+	var secrets []string // values that came from the gateway's environment
+	collect := func(v string) { secrets = append(secrets, v) }
+	env, err := expandMap(cfg.Env, lookupEnv, collect)
+	if err != nil {
+		return nil, fmt.Errorf("upstream %q: env.%w", cfg.Name, err)
+	}
+	u.env = curatedEnv(env)
+	if u.headers, err = expandMap(cfg.Headers, lookupEnv, collect); err != nil {
+		return nil, fmt.Errorf("upstream %q: headers.%w", cfg.Name, err)
+	}
+	for _, m := range []map[string]string{env, u.headers} {
+		for _, v := range m {
+			if len(v) >= 8 {
+				secrets = append(secrets, v)
+			}
+		}
+	}
+	u.redact = newRedactor(cfg.URL, u.target(), secrets)
+	u.log = slog.New(redactHandler{base.Handler(), u.redact}).With("upstream", cfg.Name)
+	return u, nil
+}
+
+// errText is err's text with secrets hidden.
+func (u *Upstream) errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return u.redacted(err.Error())
+}
+
+func (u *Upstream) redacted(s string) string {
+	if u.redact == nil {
+		return s
+	}
+	return u.redact.Replace(s)
+}
+
+// Name implements [gateway.Toolset]: the upstream's configured name.
+func (u *Upstream) Name() string { return u.name }
+
+// Config returns the upstream's configuration (with ${VAR} references
+// unresolved), for the wiring (its Grant list, say).
+func (u *Upstream) Config() Config { return u.cfg }
+
+// Prefix is the prefix of the upstream's tool and prompt names ("" for
+// none).
+func (u *Upstream) Prefix() string { return u.prefix }
+
+// Start connects in the background and keeps the upstream connected until
+// Close. ctx bounds only the supervisor's life: pass the gateway's
+// lifetime context, not a startup deadline (when ctx ends, the connection
+// is closed and the upstream stays down until Close). Start does not
+// block; see [Upstream.WaitReady]. Starting twice, or after Close, does
+// nothing.
+func (u *Upstream) Start(ctx context.Context) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.started || u.closed || u.cfg.Disabled {
+		return
+	}
+	u.started = true
+	sctx, cancel := context.WithCancel(ctx)
+	u.cancel = cancel
+	u.done = make(chan struct{})
+	u.log.Info("starting upstream", "transport", u.kind, "target", u.target())
+	go u.supervise(sctx)
+}
+
+// WaitReady returns when the first connection attempt has succeeded (nil)
+// or failed (its error), or when ctx ends (ctx's error). A failed upstream
+// keeps retrying in the background.
+func (u *Upstream) WaitReady(ctx context.Context) error {
+	select {
+	case <-u.ready:
+		return u.readyErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (u *Upstream) signalReady(err error) {
+	u.readyOnce.Do(func() {
+		u.readyErr = err
+		close(u.ready)
+	})
+}
+
+// Close stops the supervisor, closes the connection and ends the stdio
+// child's whole process group. It is safe to call at any time, more than
+// once, and after a partial start.
+func (u *Upstream) Close() error {
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return nil
+	}
+	u.closed = true
+	cancel, done := u.cancel, u.done
+	for k, t := range u.debounce {
+		t.Stop()
+		delete(u.debounce, k)
+	}
+	u.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	u.mu.Lock()
+	if u.cfg.Disabled {
+		u.state = StateDisabled
+	} else {
+		u.state, u.lastErr = StateFailed, errClosed.Error()
+	}
+	c := u.conn
+	u.conn = nil
+	u.mu.Unlock()
+	if c != nil { // cannot happen: the supervisor closes its connection
+		c.close()
+	}
+	u.signalReady(errClosed)
+	return nil
+}
+
+// supervise connects, watches the connection and reconnects with
+// exponential backoff and jitter until ctx ends.
+func (u *Upstream) supervise(ctx context.Context) {
+	defer close(u.done)
+	defer func() {
+		u.mu.Lock()
+		if !u.closed { // Start's context ended
+			u.stopped = true
+			u.state, u.lastErr = StateFailed, "stopped: "+context.Cause(ctx).Error()
+		}
+		u.mu.Unlock()
+		u.signalReady(errClosed)
+	}()
+	backoff := u.tune.backoffMin
+	wait := func() bool {
+		d := backoff/2 + rand.N(backoff/2+1)
+		backoff = min(backoff*2, u.tune.backoffMax)
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		c, lists, err := u.connect(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			u.mu.Lock()
+			u.failures++
+			u.lastErr = u.errText(err)
+			wasStarting := u.state == StateStarting
+			if !u.ever {
+				u.state = StateFailed
+			} else {
+				u.state = StateReconnecting
+			}
+			failures := u.failures
+			u.mu.Unlock()
+			u.log.Warn("upstream connection attempt failed", "err", err, "attempt", failures)
+			u.signalReady(err)
+			if wasStarting {
+				u.fire(listTools) // Tools now reports the failure
+			}
+			if !wait() {
+				return
+			}
+			continue
+		}
+		since := time.Now()
+		if !u.install(c, lists) {
+			c.close()
+			return
+		}
+		err = u.watch(ctx, c)
+		u.mu.Lock()
+		if u.conn == c {
+			u.conn = nil
+		}
+		closing := ctx.Err() != nil
+		if !closing {
+			u.state = StateReconnecting
+			u.restarts++
+			u.lastErr = u.errText(err)
+		}
+		restarts := u.restarts
+		u.mu.Unlock()
+		c.close()
+		if closing {
+			return
+		}
+		u.log.Warn("upstream connection lost; reconnecting", "err", err, "restarts", restarts)
+		if time.Since(since) >= u.tune.stableAfter {
+			backoff = u.tune.backoffMin
+		}
+		if !wait() {
+			return
+		}
+	}
+}
+
+// watch returns when the connection is dead (its child exited, its
+// transport closed, its session ended, a ping failed) or ctx ends. A
+// quiet connection is pinged every pingInterval; a failed call pings at
+// once.
+func (u *Upstream) watch(ctx context.Context, c *conn) error {
+	t := time.NewTicker(u.tune.pingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return errClosed
+		case <-c.dead:
+			return c.deathCause()
+		case <-c.kick:
+		case <-t.C:
+		}
+		if err := c.ping(u.tune.pingTimeout); err != nil {
+			c.markDead(err)
+		}
+	}
+}
+
+// install makes c the live connection with the given listings and tells
+// the listeners. It returns false if the upstream was closed meanwhile.
+func (u *Upstream) install(c *conn, l *listings) bool {
+	tools, unoffered, notes := u.buildTools(l.tools)
+	prompts := u.buildPrompts(l.prompts)
+	resources, templates := u.buildResources(l.resources, l.templates)
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return false
+	}
+	first := !u.ever
+	u.conn, u.state, u.ever = c, StateReady, true
+	u.logToolChanges(unoffered, notes)
+	u.tools, u.unoffered, u.notes = tools, unoffered, notes
+	u.prompts, u.resources, u.templates = prompts, resources, templates
+	var again []listKind
+	for k := range u.pending {
+		again = append(again, k)
+	}
+	clear(u.pending)
+	u.mu.Unlock()
+	for _, k := range again {
+		u.scheduleRelist(k)
+	}
+	u.signalReady(nil)
+	u.log.Info("upstream ready", "server", c.serverInfo.Name, "server_version", c.serverInfo.Version,
+		"protocol", c.protocol, "tools", len(tools), "prompts", len(prompts), "resources", len(resources)+len(templates),
+		"first", first)
+	u.fire(listTools)
+	u.fire(listPrompts)
+	u.fire(listResources)
+	return true
+}
+
+// logToolChanges logs tools left out or renamed that were not before.
+// Callers hold u.mu.
+func (u *Upstream) logToolChanges(unoffered map[string]string, notes []string) {
+	for name, why := range unoffered {
+		if u.unoffered[name] != why {
+			u.log.Warn("upstream tool not offered", "tool", name, "reason", why)
+		}
+	}
+	old := map[string]bool{}
+	for _, n := range u.notes {
+		old[n] = true
+	}
+	for _, n := range notes {
+		if !old[n] {
+			u.log.Warn("upstream tool renamed", "detail", n)
+		}
+	}
+}
+
+// fire calls the listeners of one kind of change.
+func (u *Upstream) fire(k listKind) {
+	u.mu.Lock()
+	var ls []func()
+	switch k {
+	case listTools:
+		ls = append(ls, u.toolL...)
+	case listPrompts:
+		ls = append(ls, u.promptL...)
+	case listResources:
+		ls = append(ls, u.resourceL...)
+	}
+	u.mu.Unlock()
+	for _, f := range ls {
+		f()
+	}
+}
+
+// scheduleRelist re-lists one kind after the debounce delay; list_changed
+// notifications that come in a burst make one re-listing. It never blocks
+// (it is called on the transport's read loop).
+func (u *Upstream) scheduleRelist(k listKind) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return
+	}
+	if t := u.debounce[k]; t != nil {
+		t.Reset(u.tune.debounce)
+		return
+	}
+	u.debounce[k] = time.AfterFunc(u.tune.debounce, func() { u.relist(k) })
+}
+
+// relist lists one kind again on the live connection and tells the
+// listeners.
+func (u *Upstream) relist(k listKind) {
+	u.relistMu.Lock()
+	defer u.relistMu.Unlock()
+	c, _ := u.liveConn()
+	if c == nil {
+		// A connection being set up may have listed before this
+		// list_changed: install lists again.
+		u.mu.Lock()
+		u.pending[k] = true
+		u.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, u.startup)
+	defer cancel()
+	switch k {
+	case listTools:
+		raw, err := c.listTools(ctx)
+		if err != nil {
+			u.log.Warn("re-listing tools failed", "err", err)
+			return
+		}
+		tools, unoffered, notes := u.buildTools(raw)
+		u.mu.Lock()
+		if u.conn != c || u.closed {
+			u.mu.Unlock()
+			return
+		}
+		u.logToolChanges(unoffered, notes)
+		u.tools, u.unoffered, u.notes = tools, unoffered, notes
+		u.mu.Unlock()
+		u.log.Info("upstream tools changed", "tools", len(tools))
+	case listPrompts:
+		raw, err := c.listPrompts(ctx)
+		if err != nil {
+			u.log.Warn("re-listing prompts failed", "err", err)
+			return
+		}
+		prompts := u.buildPrompts(raw)
+		u.mu.Lock()
+		if u.conn != c || u.closed {
+			u.mu.Unlock()
+			return
+		}
+		u.prompts = prompts
+		u.mu.Unlock()
+	case listResources:
+		rs, err := c.listResources(ctx)
+		if err != nil {
+			u.log.Warn("re-listing resources failed", "err", err)
+			return
+		}
+		ts, err := c.listTemplates(ctx)
+		if err != nil {
+			u.log.Warn("re-listing resource templates failed", "err", err)
+			return
+		}
+		resources, templates := u.buildResources(rs, ts)
+		u.mu.Lock()
+		if u.conn != c || u.closed {
+			u.mu.Unlock()
+			return
+		}
+		u.resources, u.templates = resources, templates
+		u.mu.Unlock()
+	}
+	u.fire(k)
+}
+
+// liveConn returns the live connection, or nil and why there is none.
+func (u *Upstream) liveConn() (*conn, string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if c := u.conn; c != nil && !c.isDead() {
+		return c, ""
+	}
+	switch {
+	case u.closed:
+		return nil, fmt.Sprintf("upstream %q is closed", u.name)
+	case u.stopped:
+		return nil, fmt.Sprintf("upstream %q is %s", u.name, u.lastErr)
+	case u.state == StateDisabled:
+		return nil, fmt.Sprintf("upstream %q is disabled", u.name)
+	case !u.started:
+		return nil, fmt.Sprintf("upstream %q has not been started", u.name)
+	case u.state == StateStarting:
+		return nil, fmt.Sprintf("upstream %q is still starting", u.name)
+	case !u.ever:
+		return nil, fmt.Sprintf("upstream %q is not connected (%s); retrying", u.name, u.lastErr)
+	default:
+		return nil, fmt.Sprintf("upstream %q lost its connection (%s) and is reconnecting", u.name, u.lastErr)
+	}
+}
+
+// Tools implements [gateway.Toolset]. While reconnecting it returns the
+// last known tools (calls to them are answered as unavailable); an
+// upstream that never connected has no tools and returns its error.
+func (u *Upstream) Tools(context.Context) ([]*gateway.Tool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.state == StateFailed && !u.ever && !u.closed {
+		return nil, fmt.Errorf("upstream %q is not connected: %s", u.name, u.lastErr)
+	}
+	return append([]*gateway.Tool(nil), u.tools...), nil
+}
+
+// Unoffered implements [gateway.Unofferer]: the tools the upstream lists
+// that are not offered, by gateway name, with the reason (a schema that
+// does not compile, a tool that requires task-augmented calls). Tools
+// filtered out by allow/deny are not included: they are simply not
+// offered.
+func (u *Upstream) Unoffered() map[string]string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make(map[string]string, len(u.unoffered))
+	for k, v := range u.unoffered {
+		out[k] = v
+	}
+	return out
+}
+
+// OnToolsChanged implements [gateway.ChangeNotifier].
+func (u *Upstream) OnToolsChanged(f func()) {
+	u.mu.Lock()
+	u.toolL = append(u.toolL, f)
+	u.mu.Unlock()
+}
+
+// OnPromptsChanged implements [gateway.PromptsChangeNotifier].
+func (u *Upstream) OnPromptsChanged(f func()) {
+	u.mu.Lock()
+	u.promptL = append(u.promptL, f)
+	u.mu.Unlock()
+}
+
+// OnResourcesChanged implements [gateway.ResourcesChangeNotifier].
+func (u *Upstream) OnResourcesChanged(f func()) {
+	u.mu.Lock()
+	u.resourceL = append(u.resourceL, f)
+	u.mu.Unlock()
+}
+
+// Prompts implements [gateway.PromptSource]: the upstream's prompts as of
+// its last listing, named "<prefix>__<name>".
+func (u *Upstream) Prompts(context.Context) ([]gateway.Prompt, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]gateway.Prompt(nil), u.prompts...), nil
+}
+
+// Resources implements [gateway.ResourceSource]: the upstream's resources
+// and templates as of its last listing, with their own URIs. Reads go to
+// this upstream, uncached.
+func (u *Upstream) Resources(context.Context) ([]gateway.Resource, []gateway.ResourceTemplate, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]gateway.Resource(nil), u.resources...), append([]gateway.ResourceTemplate(nil), u.templates...), nil
+}
+
+// Status implements [gateway.StatusReporter].
+func (u *Upstream) Status() gateway.ToolsetStatus {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var parts []string
+	parts = append(parts, "transport "+u.kind)
+	parts = append(parts, fmt.Sprintf("restarts %d", u.restarts))
+	if u.state == StateFailed && u.failures > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed attempts", u.failures))
+	}
+	if u.lastErr != "" {
+		parts = append(parts, "last error: "+u.lastErr)
+	}
+	if len(u.unoffered) > 0 {
+		names := make([]string, 0, len(u.unoffered))
+		for _, k := range sortedKeys(u.unoffered) {
+			names = append(names, fmt.Sprintf("%s (%s)", k, u.unoffered[k]))
+		}
+		parts = append(parts, fmt.Sprintf("%d tools not offered: %s", len(names), strings.Join(names, "; ")))
+	}
+	parts = append(parts, u.notes...)
+	return gateway.ToolsetStatus{State: u.state, Detail: strings.Join(parts, "; ")}
+}
+
+// Restarts is how many times the connection was lost and re-established
+// (or is being re-established).
+func (u *Upstream) Restarts() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.restarts
+}
+
+// target describes where the upstream is, for logs: the command, or the
+// URL without its query and user info (either may hold secrets).
+func (u *Upstream) target() string {
+	if u.kind == TransportStdio {
+		return u.cfg.Command
+	}
+	p, err := url.Parse(u.cfg.URL)
+	if err != nil {
+		return ""
+	}
+	p.User, p.RawQuery, p.Fragment = nil, "", ""
+	return p.String()
+}
+
+var (
+	_ gateway.Toolset                 = (*Upstream)(nil)
+	_ gateway.ChangeNotifier          = (*Upstream)(nil)
+	_ gateway.StatusReporter          = (*Upstream)(nil)
+	_ gateway.Unofferer               = (*Upstream)(nil)
+	_ gateway.Closer                  = (*Upstream)(nil)
+	_ gateway.PromptSource            = (*Upstream)(nil)
+	_ gateway.PromptsChangeNotifier   = (*Upstream)(nil)
+	_ gateway.ResourceSource          = (*Upstream)(nil)
+	_ gateway.ResourcesChangeNotifier = (*Upstream)(nil)
+)
