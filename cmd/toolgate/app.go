@@ -244,7 +244,9 @@ func (a *app) startUpstreams(ctx context.Context) error {
 			if wait <= 0 {
 				wait = 30 * time.Second
 			}
-			wctx, cancel := context.WithTimeout(ctx, wait)
+			// A little past the upstream's own startup deadline, so that
+			// the attempt has failed (and says why) when we stop waiting.
+			wctx, cancel := context.WithTimeout(ctx, wait+time.Second)
 			defer cancel()
 			_ = u.WaitReady(wctx)
 		}()
