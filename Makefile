@@ -10,9 +10,13 @@ FUZZ_TARGETS := \
 	./policy:FuzzSandboxLocate \
 	./policy:FuzzSandboxOpen \
 	./gateway:FuzzDisplayRoundTrip \
+	./gateway:FuzzJSONRPCStdio \
+	./gateway:FuzzJSONRPCHTTP \
+	./gateway:FuzzToolArguments \
+	./gateway/runs:FuzzAppendString \
 	./cmd/toolgate/internal/config:FuzzLoadConfigFile
 
-.PHONY: run build test peers vet unit fuzz clean
+.PHONY: run build test peers vet unit fuzz bench clean
 
 run:
 	$(GO) run ./cmd/toolgate serve --http 127.0.0.1:8765
@@ -40,6 +44,11 @@ fuzz:
 		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
 		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg; \
 	done
+
+# Benchmarks: pipeline cost in process, end to end vs a bare mcp-go server,
+# grep_files vs grep -rn; ratios against baselines measured in the same run.
+bench:
+	GO=$(GO) ./e2e/bench/run.sh
 
 clean:
 	rm -rf bin e2e/js/node_modules

@@ -513,6 +513,9 @@ func (m *MCPServer) recordUnknownTool(ctx context.Context, _ any, method mcp.MCP
 // offer with an error that says why (mcp-go would only say "not found"),
 // and records it.
 func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) error {
+	if !m.opts.Catalog.HasUnoffered() {
+		return nil
+	}
 	raw, ok := message.(json.RawMessage)
 	if !ok || !bytes.Contains(raw, []byte(`"tools/call"`)) {
 		return nil
@@ -659,6 +662,10 @@ func ToMCPResult(callID string, res *Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: res.IsError}
 	out.Content = make([]mcp.Content, 0, len(res.Output)+1)
 	for _, p := range res.Output {
+		if t, ok := p.(TextPart); ok && len(t.Annotations) == 0 && len(t.Meta) == 0 {
+			out.Content = append(out.Content, mcp.NewTextContent(t.Text))
+			continue
+		}
 		b, err := marshalNoEscape(p)
 		if err != nil {
 			b, _ = json.Marshal(map[string]string{"type": "text", "text": fmt.Sprintf("[content block could not be encoded: %v]", err)})
@@ -675,7 +682,8 @@ func ToMCPResult(callID string, res *Result) *mcp.CallToolResult {
 	for k, v := range res.Meta {
 		meta[k] = v
 	}
-	if len(res.Display) > 0 {
+	// A display that is only the brief travels as toolgate/brief alone.
+	if len(res.Display) > 1 || (len(res.Display) == 1 && res.Display[0].BlockType() != BlockBrief) {
 		if b, err := marshalNoEscape(res.Display); err == nil {
 			meta[MetaDisplay] = json.RawMessage(b)
 		}
@@ -720,6 +728,7 @@ func ResultFromMCP(data []byte) (*Result, error) {
 		return nil, fmt.Errorf("decoding tool result: %w", err)
 	}
 	res := &Result{IsError: wire.IsError}
+	var brief string
 	if len(wire.Content) > 0 && !bytes.Equal(wire.Content, []byte("null")) {
 		parts, err := unmarshalParts(wire.Content)
 		if err != nil {
@@ -748,14 +757,19 @@ func ResultFromMCP(data []byte) (*Result, error) {
 			res.Kind = Kind(s)
 		case MetaMessage:
 			_ = json.Unmarshal(v, &res.Message)
-		case MetaBrief, MetaCallID:
-			// derived from the display, and the upstream's own call ID
+		case MetaBrief:
+			_ = json.Unmarshal(v, &brief)
+		case MetaCallID:
+			// the upstream's own call ID
 		default:
 			if res.Meta == nil {
 				res.Meta = map[string]json.RawMessage{}
 			}
 			res.Meta[k] = v
 		}
+	}
+	if brief != "" && len(res.Display) == 0 {
+		res.Display = []DisplayBlock{BriefBlock{Text: brief}}
 	}
 	// The message travels as the last text block; take it back out.
 	if res.Message != "" && len(res.Output) > 0 {

@@ -185,7 +185,7 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if v := r.Header.Get("Mcp-Protocol-Version"); mcp.IsModernProtocol(v) {
+			if v := r.Header.Get("Mcp-Protocol-Version"); mcp.IsValidProtocolVersion(v) && mcp.IsModernProtocol(v) {
 				if fixed, ok := addProtocolVersionToNotification(body, v); ok {
 					r.Body = io.NopCloser(bytes.NewReader(fixed))
 					r.ContentLength = int64(len(fixed))
@@ -288,13 +288,20 @@ func addProtocolVersionToNotification(body []byte, version string) ([]byte, bool
 	if _, isRequest := msg["id"]; isRequest || msg["method"] == nil {
 		return nil, false
 	}
-	params := map[string]json.RawMessage{}
+	// Decoding JSON null into a map leaves it nil: start from empty maps
+	// and only accept objects (or null, or absent).
+	var params, meta map[string]json.RawMessage
 	if raw, ok := msg["params"]; ok && json.Unmarshal(raw, &params) != nil {
 		return nil, false
 	}
-	meta := map[string]json.RawMessage{}
+	if params == nil {
+		params = map[string]json.RawMessage{}
+	}
 	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
 		return nil, false
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
 	}
 	meta[mcp.MetaKeyProtocolVersion], _ = json.Marshal(version)
 	params["_meta"], _ = json.Marshal(meta)

@@ -42,9 +42,11 @@ func (p *Pipeline) recordStage(next Handler) Handler {
 		if rec != nil {
 			rec.CallFinished(call, res, elapsed)
 		}
-		level := slog.LevelInfo
+		// Every call is in the run archive; the log gets a line per call at
+		// debug level, and per failed call at info.
+		level := slog.LevelDebug
 		if res.IsError {
-			level = slog.LevelWarn
+			level = slog.LevelInfo
 		}
 		if p.log.Enabled(ctx, level) {
 			p.log.LogAttrs(context.WithoutCancel(ctx), level, "tool call",
@@ -81,6 +83,21 @@ func IsSecretKey(key string) bool {
 	return false
 }
 
+// RecordArguments returns a call's arguments as records keep them: valid
+// JSON with secret values redacted (see [RedactArguments]). Arguments that
+// decoded cleanly and contain no secret-like key text are returned as they
+// are, with no further decoding.
+func RecordArguments(c *Call) json.RawMessage {
+	raw := bytes.TrimSpace(c.Arguments)
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	if c.Args != nil && !mayHoldSecretKey(raw) {
+		return raw
+	}
+	return RedactArguments(raw)
+}
+
 // RedactArguments returns the arguments with the value of every key that
 // looks like a secret replaced by [Redacted], at any depth. Arguments that
 // are not valid JSON are returned as a JSON string holding at most the first
@@ -89,6 +106,9 @@ func RedactArguments(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return json.RawMessage("{}")
+	}
+	if json.Valid(raw) && !mayHoldSecretKey(raw) {
+		return raw // the common case: no key could be a secret's
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -109,6 +129,20 @@ func RedactArguments(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage(`"[unencodable arguments]"`)
 	}
 	return b
+}
+
+// mayHoldSecretKey reports whether raw contains, anywhere and in any case,
+// one of the substrings that mark a secret key. It is a cheap test that
+// lets arguments without such text skip decoding; a false positive only
+// costs the full check.
+func mayHoldSecretKey(raw []byte) bool {
+	lower := bytes.ToLower(raw)
+	for _, s := range secretKeyParts {
+		if bytes.Contains(lower, []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // redactValue redacts secrets in place and reports whether it changed

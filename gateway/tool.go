@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/big"
 	"reflect"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -209,15 +212,88 @@ func NewTypedTool[In any](def ToolDef, h func(ctx context.Context, in In) (*Resu
 		return nil, fmt.Errorf("tool %q: %w", def.Name, err)
 	}
 	def.InputSchema = schema
+	name := def.Name
 	return NewTool(def, func(ctx context.Context, call *Call) (*Result, error) {
 		var in In
 		if len(call.Arguments) > 0 {
-			if err := json.Unmarshal(call.Arguments, &in); err != nil {
-				return nil, fmt.Errorf("decoding arguments into %T: %w", in, err)
+			if err := decodeTyped(call, &in); err != nil {
+				return InvalidArgumentsResult(name, err.Error()), nil
 			}
 		}
 		return h(ctx, in)
 	})
+}
+
+// decodeTyped decodes validated arguments into a typed tool's struct.
+// JSON Schema's "integer" admits 5.0 and 1e2, which encoding/json will not
+// put in a Go integer; such numbers are rewritten as plain integers and
+// decoding is tried again. What still does not fit (an integer beyond the
+// field's range, say) is an invalid-arguments error that says where.
+func decodeTyped(call *Call, in any) error {
+	err := json.Unmarshal(call.Arguments, in)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	if args, ok := call.Args.(map[string]any); ok {
+		if b, changed := integralNumbers(args); changed {
+			if err2 := json.Unmarshal(b, in); err2 == nil {
+				return nil
+			} else if errors.As(err2, &te) {
+				err = err2
+			}
+		}
+	}
+	field := "/" + strings.ReplaceAll(te.Field, ".", "/")
+	return fmt.Errorf("at '%s': %s does not fit the parameter's type (%s)", field, te.Value, te.Type)
+}
+
+// integralNumbers re-encodes decoded arguments with every json.Number that
+// holds an integral value (5.0, 1e2) written as an integer, and reports
+// whether anything changed.
+func integralNumbers(args map[string]any) ([]byte, bool) {
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case json.Number:
+			s := string(x)
+			if !strings.ContainsAny(s, ".eE") {
+				return x
+			}
+			r, ok := new(big.Rat).SetString(s)
+			if !ok || !r.IsInt() {
+				return x
+			}
+			changed = true
+			return json.Number(r.Num().String())
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[k] = walk(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	norm := walk(args)
+	if !changed {
+		return nil, false
+	}
+	b, err := json.Marshal(norm)
+	if err != nil {
+		return nil, false
+	}
+	return b, true
 }
 
 // Must returns t, and panics if err is not nil. It is for tools built from

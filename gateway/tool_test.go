@@ -156,6 +156,35 @@ func TestTypedToolDecodesStruct(t *testing.T) {
 	}
 }
 
+func TestTypedToolIntegersWrittenAsNumbers(t *testing.T) {
+	var got limitParams
+	tool := Must(NewTypedTool(ToolDef{Name: "lim"}, func(ctx context.Context, p limitParams) (*Result, error) {
+		got = p
+		return OkText("ok"), nil
+	}))
+	ts, _ := NewToolset("t", tool)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	p := NewPipeline(Options{Tools: cat})
+	for _, arg := range []string{"5.0", "5e0", "0.5e1"} {
+		res := p.Call(context.Background(), &Call{Name: "lim", Arguments: json.RawMessage(`{"path":"a","limit":` + arg + `}`)})
+		if res.IsError || got.Limit != 5 {
+			t.Errorf("limit %s: %s (decoded %d)", arg, res.Message, got.Limit)
+		}
+	}
+	// Beyond the Go type's range: invalid arguments, saying where.
+	huge := Must(NewTypedTool(ToolDef{Name: "huge"}, func(ctx context.Context, p struct {
+		N int8 `json:"n"`
+	}) (*Result, error) {
+		return OkText("ok"), nil
+	}))
+	_ = ts.Add(huge)
+	res := p.Call(context.Background(), &Call{Name: "huge", Arguments: json.RawMessage(`{"n":1e3}`)})
+	if res.Kind != KindInvalid || !strings.Contains(res.Message, "at '/n'") {
+		t.Errorf("n=1e3 into int8: kind %q, %s", res.Kind, res.Message)
+	}
+}
+
 func TestHintsResolved(t *testing.T) {
 	if got := (Hints{}).Resolved(); got != (ResolvedHints{Destructive: true, OpenWorld: true}) {
 		t.Errorf("absent hints resolve to %+v, want the MCP defaults", got)

@@ -9,14 +9,30 @@ import (
 	"sync"
 )
 
-// lineFile is a JSON Lines file written one whole line per write(2). The
-// file is opened with O_APPEND, and writes are serialized by a mutex, so a
-// line is never torn or interleaved with another, whatever the concurrency;
-// there is no user-space buffer to lose in a crash.
+// lineFile is a JSON Lines file written whole lines at a time.
+//
+// Lines are appended to a file opened with O_APPEND, and a writer returns
+// only once its line has been written to the file (the kernel's page cache:
+// it survives a crash of the process, kill -9 included). Writes are group
+// commits: whichever writer finds no write in progress becomes the leader
+// and writes every line queued so far with one write(2), while the others
+// wait for it; so under concurrency many lines share a system call, a
+// line is never torn or interleaved with another, and nothing is held in
+// the process after its writer has returned. There is no goroutine to
+// start or stop.
 type lineFile struct {
 	path string
-	mu   sync.Mutex
 	f    *os.File
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	buf     []byte // lines queued and not yet written
+	spare   []byte // the other buffer, reused
+	queued  uint64 // lines queued so far
+	written uint64 // lines written so far (or failed)
+	writing bool   // a leader is writing
+	err     error  // the last batch's error
+	closed  bool
 }
 
 func openLineFile(path string) (*lineFile, error) {
@@ -24,37 +40,75 @@ func openLineFile(path string) (*lineFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
-	return &lineFile{path: path, f: f}, nil
+	l := &lineFile{path: path, f: f}
+	l.cond = sync.NewCond(&l.mu)
+	return l, nil
 }
 
 var errClosed = errors.New("record file is closed")
 
-func (l *lineFile) writeLine(v any) error {
+// encodeLine is v as one line of JSON (no HTML escaping), newline included.
+func encodeLine(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil { // Encode ends the line with '\n'
-		return fmt.Errorf("encoding record: %w", err)
+		return nil, fmt.Errorf("encoding record: %w", err)
 	}
+	return buf.Bytes(), nil
+}
+
+func (l *lineFile) writeLine(v any) error {
+	line, err := encodeLine(v)
+	if err != nil {
+		return err
+	}
+	return l.write(line)
+}
+
+// write writes one whole line (ending in '\n'); line is not retained.
+func (l *lineFile) write(line []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	if l.closed {
 		return errClosed
 	}
-	_, err := l.f.Write(buf.Bytes())
-	return err
+	l.buf = append(l.buf, line...)
+	l.queued++
+	mine := l.queued
+	for l.written < mine {
+		if l.writing {
+			l.cond.Wait()
+			continue
+		}
+		// Lead: write everything queued so far, outside the lock.
+		l.writing = true
+		batch, upto := l.buf, l.queued
+		l.buf = l.spare[:0]
+		l.mu.Unlock()
+		_, werr := l.f.Write(batch)
+		l.mu.Lock()
+		l.spare = batch
+		l.writing = false
+		l.written, l.err = upto, werr
+		l.cond.Broadcast()
+	}
+	return l.err
 }
 
 func (l *lineFile) close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	for l.writing {
+		l.cond.Wait()
+	}
+	if l.closed {
 		return nil
 	}
+	l.closed = true
 	err := l.f.Sync()
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}
-	l.f = nil
 	return err
 }

@@ -164,90 +164,83 @@ func (r *Run) write(f *lineFile, v any) {
 	}
 }
 
+// writeBuilt writes a hand-built line and returns the builder to its pool.
+func (r *Run) writeBuilt(f *lineFile, l *line) {
+	if err := f.write(l.done()); err != nil {
+		r.writeErrors.Add(1)
+		r.log.Error("run archive write failed", "file", f.path, "err", err)
+	}
+	l.release()
+}
+
+// common adds the fields every call line begins with.
+func (r *Run) common(l *line, now string, call *gateway.Call) {
+	l.str("time", now)
+	l.str("run_id", r.id)
+	l.str("call_id", call.ID)
+	l.str("tool", call.Name)
+}
+
 // CallStarted implements [gateway.Recorder]: a tool.started event.
 func (r *Run) CallStarted(call *gateway.Call) {
-	r.write(r.events, startedEvent{
-		Time: stamp(call.Started), Type: "tool.started", RunID: r.id, CallID: call.ID,
-		Tool: call.Name, Session: call.Session, Client: call.Client,
-	})
-}
-
-type startedEvent struct {
-	Time    string `json:"time"`
-	Type    string `json:"type"`
-	RunID   string `json:"run_id"`
-	CallID  string `json:"call_id"`
-	Tool    string `json:"tool"`
-	Session string `json:"session,omitempty"`
-	Client  string `json:"client,omitempty"`
-}
-
-type finishedEvent struct {
-	Time       string             `json:"time"`
-	Type       string             `json:"type"`
-	RunID      string             `json:"run_id"`
-	CallID     string             `json:"call_id"`
-	Tool       string             `json:"tool"`
-	Toolset    string             `json:"toolset,omitempty"`
-	Session    string             `json:"session,omitempty"`
-	Client     string             `json:"client,omitempty"`
-	Status     string             `json:"status"`
-	DurationMS float64            `json:"duration_ms"`
-	Decision   *gateway.Decision  `json:"decision,omitempty"`
-	Artifacts  []gateway.Artifact `json:"artifacts,omitempty"`
-}
-
-// toolLine is one line of logs/tools.jsonl.
-type toolLine struct {
-	Time       string             `json:"time"`
-	RunID      string             `json:"run_id"`
-	CallID     string             `json:"call_id"`
-	Tool       string             `json:"tool"`
-	Toolset    string             `json:"toolset,omitempty"`
-	Session    string             `json:"session,omitempty"`
-	Client     string             `json:"client,omitempty"`
-	Arguments  json.RawMessage    `json:"arguments"`
-	Status     string             `json:"status"`
-	IsError    bool               `json:"is_error"`
-	DurationMS float64            `json:"duration_ms"`
-	Brief      string             `json:"brief,omitempty"`
-	Decision   *gateway.Decision  `json:"decision,omitempty"`
-	Artifacts  []gateway.Artifact `json:"artifacts,omitempty"`
-}
-
-// errorLine is one line of logs/errors.jsonl.
-type errorLine struct {
-	Time       string  `json:"time"`
-	RunID      string  `json:"run_id"`
-	CallID     string  `json:"call_id"`
-	Tool       string  `json:"tool"`
-	Toolset    string  `json:"toolset,omitempty"`
-	Status     string  `json:"status"`
-	Message    string  `json:"message"`
-	DurationMS float64 `json:"duration_ms"`
+	l := newLine()
+	l.str("time", stamp(call.Started))
+	l.str("type", "tool.started")
+	l.str("run_id", r.id)
+	l.str("call_id", call.ID)
+	l.str("tool", call.Name)
+	l.strOmit("session", call.Session)
+	l.strOmit("client", call.Client)
+	r.writeBuilt(r.events, l)
 }
 
 // CallFinished implements [gateway.Recorder]: a tool.completed or
-// tool.failed event, the call's line in tools.jsonl (arguments with secret
-// values redacted), and for failures a line in errors.jsonl.
+// tool.failed event; the call's line in tools.jsonl: time, run_id, call_id,
+// tool, toolset, session, client, arguments (secret values redacted),
+// status, is_error, duration_ms, brief, decision, artifacts; and for a
+// failure a line in errors.jsonl with the message.
 func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time.Duration) {
 	now := stamp(time.Now())
 	ms := float64(elapsed.Microseconds()) / 1000
-	typ := "tool.completed"
+	status := res.Status()
+
+	ev := newLine()
+	ev.str("time", now)
 	if res.IsError {
-		typ = "tool.failed"
+		ev.str("type", "tool.failed")
+	} else {
+		ev.str("type", "tool.completed")
 	}
-	r.write(r.events, finishedEvent{
-		Time: now, Type: typ, RunID: r.id, CallID: call.ID, Tool: call.Name, Toolset: call.Toolset,
-		Session: call.Session, Client: call.Client, Status: res.Status(), DurationMS: ms,
-		Decision: call.Decision, Artifacts: call.Artifacts,
-	})
-	r.write(r.tools, toolLine{
-		Time: now, RunID: r.id, CallID: call.ID, Tool: call.Name, Toolset: call.Toolset,
-		Session: call.Session, Client: call.Client, Arguments: gateway.RedactArguments(call.Arguments),
-		Status: res.Status(), IsError: res.IsError, DurationMS: ms, Brief: res.Brief(),
-		Decision: call.Decision, Artifacts: call.Artifacts,
-	})
+	ev.str("run_id", r.id)
+	ev.str("call_id", call.ID)
+	ev.str("tool", call.Name)
+	ev.strOmit("toolset", call.Toolset)
+	ev.strOmit("session", call.Session)
+	ev.strOmit("client", call.Client)
+	ev.str("status", status)
+	ev.num("duration_ms", ms)
+	ev.decision(call.Decision)
+	if len(call.Artifacts) > 0 {
+		ev.value("artifacts", call.Artifacts)
+	}
+	r.writeBuilt(r.events, ev)
+
+	tl := newLine()
+	r.common(tl, now, call)
+	tl.strOmit("toolset", call.Toolset)
+	tl.strOmit("session", call.Session)
+	tl.strOmit("client", call.Client)
+	tl.raw("arguments", gateway.RecordArguments(call))
+	tl.str("status", status)
+	tl.boolean("is_error", res.IsError)
+	tl.num("duration_ms", ms)
+	tl.strOmit("brief", res.Brief())
+	tl.decision(call.Decision)
+	if len(call.Artifacts) > 0 {
+		tl.value("artifacts", call.Artifacts)
+	}
+	r.writeBuilt(r.tools, tl)
+
 	if res.IsError {
 		msg := res.Message
 		if msg == "" {
@@ -256,10 +249,13 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		if len(msg) > 4096 {
 			msg = msg[:4096] + "…"
 		}
-		r.write(r.errs, errorLine{
-			Time: now, RunID: r.id, CallID: call.ID, Tool: call.Name, Toolset: call.Toolset,
-			Status: res.Status(), Message: msg, DurationMS: ms,
-		})
+		el := newLine()
+		r.common(el, now, call)
+		el.strOmit("toolset", call.Toolset)
+		el.str("status", status)
+		el.str("message", msg)
+		el.num("duration_ms", ms)
+		r.writeBuilt(r.errs, el)
 	}
 }
 

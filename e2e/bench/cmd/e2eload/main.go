@@ -1,0 +1,600 @@
+// Command e2eload is the end-to-end benchmark: toolgate (the real binary,
+// recording on as in production) against a bare mcp-go server exposing the
+// same echo tool, both over loopback streamable HTTP, both run as
+// subprocesses.
+//
+// For each client count (1, 16, 64 by default) it opens that many MCP
+// clients per server (mcp-go's client, one initialize each), warms up, and
+// then measures tools/call in a closed loop per client. The measured time is
+// cut into slices that alternate between the two servers, so that a noisy
+// machine affects both alike. It reports throughput (calls/s), latency
+// percentiles, server CPU per call (from /proc/PID/stat), the ratios
+// toolgate/bare against the targets (throughput >= 0.85, p99 <= 1.2), the
+// servers' peak RSS (VmHWM) and threads, and checks that toolgate wrote
+// exactly one tools.jsonl line per call.
+//
+//	e2eload -toolgate bin/toolgate -bare bin/bareserver -clients 1,16,64 -duration 10s
+//
+// Every loop is bounded in time and in count; all traffic is on 127.0.0.1.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// maxCallsPerSlice bounds the calls one client makes in one slice, whatever
+// the duration.
+const maxCallsPerSlice = 2_000_000
+
+type config struct {
+	toolgate, bare string
+	clients        []int
+	duration       time.Duration
+	slice          time.Duration
+	warmup         time.Duration
+	text           string
+	protocol       string
+	jsonOut        string
+	keep           bool
+	logLevel       string
+}
+
+func main() {
+	var cfg config
+	var clients string
+	flag.StringVar(&cfg.toolgate, "toolgate", "bin/toolgate", "toolgate binary")
+	flag.StringVar(&cfg.bare, "bare", "bin/bareserver", "bare mcp-go server binary (bench/cmd/bareserver)")
+	flag.StringVar(&clients, "clients", "1,16,64", "comma-separated concurrent client counts")
+	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per server and client count")
+	flag.DurationVar(&cfg.slice, "slice", 2*time.Second, "measured time is cut into slices of this length, alternating between the servers")
+	flag.DurationVar(&cfg.warmup, "warmup", time.Second, "warm-up per server and client count (not measured)")
+	flag.StringVar(&cfg.text, "text", "hello, toolgate", "echo argument")
+	flag.StringVar(&cfg.protocol, "protocol", "2025-11-25", "protocol version the clients initialize with (2026-07-28: stateless requests, no session)")
+	flag.StringVar(&cfg.jsonOut, "json", "", "also write the results as JSON to this file")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the temporary directory (toolgate's run archive and logs)")
+	flag.StringVar(&cfg.logLevel, "log-level", "info", "toolgate's log.level (info is the production default: one log line per call)")
+	flag.Parse()
+	for _, s := range strings.Split(clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 1000 {
+			fatalf("bad -clients entry %q", s)
+		}
+		cfg.clients = append(cfg.clients, n)
+	}
+	if cfg.slice <= 0 || cfg.duration < cfg.slice {
+		fatalf("-duration must be at least -slice")
+	}
+	if err := run(cfg); err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "e2eload: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+// server is one server process under test.
+type server struct {
+	name string
+	cmd  *exec.Cmd
+	url  string
+	dir  string // toolgate's runs directory, if any
+	// calls counts every tools/call sent, warm-up included.
+	calls int64
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func startServer(name string, args []string, stderr io.Writer, addr string) (*server, error) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	s := &server{name: name, cmd: cmd, url: "http://" + addr + "/mcp"}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, fmt.Errorf("%s did not become ready on %s within 20s", name, addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop ends the server: SIGTERM, then SIGKILL after a grace period.
+func (s *server) stop() {
+	if s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+// procStatus reads fields of /proc/PID/status (VmHWM, VmRSS, Threads).
+func procStatus(pid int) map[string]string {
+	out := map[string]string{}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+// cpuTicks is a process's user+system CPU time in clock ticks.
+func cpuTicks(pid int) int64 {
+	path := "/proc/self/stat"
+	if pid > 0 {
+		path = fmt.Sprintf("/proc/%d/stat", pid)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
+}
+
+const clkTck = 100 // USER_HZ on Linux
+
+func loadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// point is the measurement of one server at one client count.
+type point struct {
+	Server     string        `json:"server"`
+	Clients    int           `json:"clients"`
+	Calls      int64         `json:"calls"`
+	Errors     int64         `json:"errors"`
+	FirstError string        `json:"first_error,omitempty"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	Throughput float64       `json:"calls_per_s"`
+	P50        time.Duration `json:"p50_ns"`
+	P90        time.Duration `json:"p90_ns"`
+	P99        time.Duration `json:"p99_ns"`
+	Max        time.Duration `json:"max_ns"`
+	// ServerCPUPerCall and ClientCPUPerCall are CPU time per call, in µs.
+	ServerCPUPerCall float64 `json:"server_cpu_us_per_call"`
+	ClientCPUPerCall float64 `json:"client_cpu_us_per_call"`
+
+	lat        []time.Duration
+	serverTick int64
+	clientTick int64
+}
+
+// worker is one MCP client and the latencies it measured.
+type worker struct {
+	c   *client.Client
+	lat []time.Duration
+	n   int64
+	err int64
+	msg string
+}
+
+func newWorker(ctx context.Context, url string, hc *http.Client, proto string) (*worker, error) {
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPBasicClient(hc))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, err
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = proto
+	req.Params.ClientInfo = mcp.Implementation{Name: "e2eload", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return &worker{c: c}, nil
+}
+
+// loop calls echo until end (or maxCallsPerSlice calls), recording
+// latencies if record.
+func (w *worker) loop(end time.Time, text string, record bool) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "echo"
+	req.Params.Arguments = map[string]any{"text": text}
+	for i := 0; i < maxCallsPerSlice && time.Now().Before(end); i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		t0 := time.Now()
+		res, err := w.c.CallTool(ctx, req)
+		d := time.Since(t0)
+		cancel()
+		w.n++
+		if err == nil && (res.IsError || len(res.Content) == 0) {
+			err = fmt.Errorf("tool error result: %+v", res.Content)
+		}
+		if err == nil {
+			if tc, ok := res.Content[0].(mcp.TextContent); !ok || tc.Text != text {
+				err = fmt.Errorf("unexpected content %+v", res.Content[0])
+			}
+		}
+		if err != nil {
+			w.err++
+			if w.msg == "" {
+				w.msg = err.Error()
+			}
+			continue
+		}
+		if record {
+			w.lat = append(w.lat, d)
+		}
+	}
+}
+
+// runSlice runs every worker of a server for d and adds the result to p.
+func runSlice(s *server, ws []*worker, d time.Duration, text string, p *point) {
+	for _, w := range ws {
+		w.lat, w.n, w.err, w.msg = w.lat[:0], 0, 0, ""
+	}
+	pid := s.cmd.Process.Pid
+	st0, ct0 := cpuTicks(pid), cpuTicks(0)
+	t0 := time.Now()
+	end := t0.Add(d)
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Go(func() { w.loop(end, text, p != nil) })
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	st1, ct1 := cpuTicks(pid), cpuTicks(0)
+	for _, w := range ws {
+		s.calls += w.n
+	}
+	if p == nil {
+		return
+	}
+	p.Elapsed += elapsed
+	p.serverTick += st1 - st0
+	p.clientTick += ct1 - ct0
+	for _, w := range ws {
+		p.Calls += w.n
+		p.Errors += w.err
+		if p.FirstError == "" {
+			p.FirstError = w.msg
+		}
+		p.lat = append(p.lat, w.lat...)
+	}
+}
+
+func (p *point) finish() {
+	if p.Elapsed > 0 {
+		p.Throughput = float64(p.Calls) / p.Elapsed.Seconds()
+	}
+	if p.Calls > 0 {
+		p.ServerCPUPerCall = float64(p.serverTick) / clkTck * 1e6 / float64(p.Calls)
+		p.ClientCPUPerCall = float64(p.clientTick) / clkTck * 1e6 / float64(p.Calls)
+	}
+	slices.Sort(p.lat)
+	pct := func(q float64) time.Duration {
+		if len(p.lat) == 0 {
+			return 0
+		}
+		i := int(q*float64(len(p.lat))+0.5) - 1
+		return p.lat[min(max(i, 0), len(p.lat)-1)]
+	}
+	p.P50, p.P90, p.P99, p.Max = pct(0.50), pct(0.90), pct(0.99), pct(1)
+	p.lat = nil
+}
+
+type results struct {
+	Machine  string             `json:"machine"`
+	Started  time.Time          `json:"started"`
+	Config   map[string]any     `json:"config"`
+	LoadAvg  []string           `json:"load_avg"`
+	Points   []*point           `json:"points"`
+	Servers  map[string]procRes `json:"servers"`
+	Records  map[string]int64   `json:"records"`
+	Verdicts []string           `json:"verdicts"`
+}
+
+type procRes struct {
+	VmHWM   string `json:"vm_hwm"`
+	VmRSS   string `json:"vm_rss"`
+	Threads string `json:"threads"`
+	Calls   int64  `json:"calls"`
+}
+
+func run(cfg config) error {
+	dir, err := os.MkdirTemp("", "toolgate-e2eload-")
+	if err != nil {
+		return err
+	}
+	if !cfg.keep {
+		defer os.RemoveAll(dir)
+	}
+	runsDir := filepath.Join(dir, "runs")
+	conf := fmt.Sprintf("runs_dir: %q\nlog:\n  level: %s\nmemory:\n  path: %q\ndiagnostics:\n  enabled: true\n",
+		runsDir, cfg.logLevel, filepath.Join(dir, "memory.db"))
+	confPath := filepath.Join(dir, "toolgate.yaml")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return err
+	}
+
+	tgLog, err := os.Create(filepath.Join(dir, "toolgate.stderr"))
+	if err != nil {
+		return err
+	}
+	defer tgLog.Close()
+	bareLog, err := os.Create(filepath.Join(dir, "bare.stderr"))
+	if err != nil {
+		return err
+	}
+	defer bareLog.Close()
+
+	tgAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	tg, err := startServer("toolgate", []string{cfg.toolgate, "serve", "--http", tgAddr, "--config", confPath}, tgLog, tgAddr)
+	if err != nil {
+		return err
+	}
+	defer tg.stop()
+	tg.dir = runsDir
+	bareAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	bare, err := startServer("bare", []string{cfg.bare, "-addr", bareAddr}, bareLog, bareAddr)
+	if err != nil {
+		return err
+	}
+	defer bare.stop()
+	servers := []*server{tg, bare}
+
+	res := &results{Started: time.Now().UTC(), Servers: map[string]procRes{}, Records: map[string]int64{}}
+	res.Machine = machine()
+	res.Config = map[string]any{"clients": cfg.clients, "duration": cfg.duration.String(), "slice": cfg.slice.String(),
+		"warmup": cfg.warmup.String(), "protocol": cfg.protocol, "toolgate_log_level": cfg.logLevel}
+	res.LoadAvg = append(res.LoadAvg, "start: "+loadAvg())
+	fmt.Fprintf(os.Stderr, "e2eload: %s; load average %s\n", res.Machine, loadAvg())
+
+	hc := &http.Client{Transport: &http.Transport{
+		Proxy:               nil,
+		MaxIdleConns:        2048,
+		MaxIdleConnsPerHost: 1024,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}}
+	defer hc.CloseIdleConnections()
+
+	rounds := int(cfg.duration / cfg.slice)
+	for _, n := range cfg.clients {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ws := map[*server][]*worker{}
+		for _, s := range servers {
+			for range n {
+				w, err := newWorker(ctx, s.url, hc, cfg.protocol)
+				if err != nil {
+					cancel()
+					return fmt.Errorf("%s: client %d: %w", s.name, len(ws[s]), err)
+				}
+				ws[s] = append(ws[s], w)
+			}
+		}
+		cancel()
+		pts := map[*server]*point{}
+		for _, s := range servers {
+			pts[s] = &point{Server: s.name, Clients: n}
+			runSlice(s, ws[s], cfg.warmup, cfg.text, nil)
+		}
+		for r := range rounds {
+			order := servers
+			if r%2 == 1 {
+				order = []*server{servers[1], servers[0]}
+			}
+			for _, s := range order {
+				runSlice(s, ws[s], cfg.slice, cfg.text, pts[s])
+			}
+		}
+		for _, s := range servers {
+			for _, w := range ws[s] {
+				w.c.Close()
+			}
+			p := pts[s]
+			p.finish()
+			res.Points = append(res.Points, p)
+			fmt.Fprintf(os.Stderr, "e2eload: %-8s %3d clients: %8.0f calls/s  p50 %v  p99 %v  server CPU %.1f µs/call  errors %d\n",
+				s.name, n, p.Throughput, p.P50.Round(time.Microsecond), p.P99.Round(time.Microsecond), p.ServerCPUPerCall, p.Errors)
+		}
+	}
+	res.LoadAvg = append(res.LoadAvg, "end: "+loadAvg())
+
+	for _, s := range servers {
+		st := procStatus(s.cmd.Process.Pid)
+		res.Servers[s.name] = procRes{VmHWM: st["VmHWM"], VmRSS: st["VmRSS"], Threads: st["Threads"], Calls: s.calls}
+	}
+	// toolgate writes a call's records before it answers, so the lines are
+	// all there now.
+	res.Records["toolgate_calls_sent"] = tg.calls
+	res.Records["tools_jsonl_lines"] = countLines(filepath.Join(runsDir, "*", "logs", "tools.jsonl"))
+	res.Records["errors_jsonl_lines"] = countLines(filepath.Join(runsDir, "*", "logs", "errors.jsonl"))
+
+	report(os.Stdout, res)
+	if cfg.jsonOut != "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(cfg.jsonOut, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if res.Records["tools_jsonl_lines"] != tg.calls {
+		return fmt.Errorf("toolgate answered %d calls but wrote %d tools.jsonl lines", tg.calls, res.Records["tools_jsonl_lines"])
+	}
+	for _, p := range res.Points {
+		if p.Errors > 0 {
+			return fmt.Errorf("%s with %d clients: %d errors, first: %s", p.Server, p.Clients, p.Errors, p.FirstError)
+		}
+	}
+	return nil
+}
+
+func countLines(glob string) int64 {
+	files, _ := filepath.Glob(glob)
+	var n int64
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+		for sc.Scan() {
+			n++
+		}
+		fh.Close()
+	}
+	return n
+}
+
+func machine() string {
+	model := "?"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	n := 0
+	if b, err := os.ReadFile("/sys/fs/cgroup/cpu.max"); err == nil {
+		f := strings.Fields(string(b))
+		if len(f) == 2 && f[0] != "max" {
+			q, _ := strconv.Atoi(f[0])
+			p, _ := strconv.Atoi(f[1])
+			if p > 0 {
+				n = q / p
+			}
+		}
+	}
+	s := fmt.Sprintf("%s, %d CPUs", model, runtime.NumCPU())
+	if n > 0 {
+		s += fmt.Sprintf(" (cgroup quota %d)", n)
+	}
+	return s
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e6) }
+
+func report(w io.Writer, res *results) {
+	fmt.Fprintf(w, "End-to-end, loopback streamable HTTP, echo tool (%s; load average %s)\n\n", res.Machine, strings.Join(res.LoadAvg, ", "))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "clients\tserver\tcalls/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tsrv CPU µs/call\tcli CPU µs/call\terrors\t")
+	byKey := map[string]*point{}
+	for _, p := range res.Points {
+		byKey[fmt.Sprintf("%s/%d", p.Server, p.Clients)] = p
+	}
+	var clients []int
+	for _, p := range res.Points {
+		if !slices.Contains(clients, p.Clients) {
+			clients = append(clients, p.Clients)
+		}
+	}
+	for _, n := range clients {
+		tg, bare := byKey[fmt.Sprintf("toolgate/%d", n)], byKey[fmt.Sprintf("bare/%d", n)]
+		for _, p := range []*point{tg, bare} {
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%d\t\n", p.Clients, p.Server, p.Throughput,
+				ms(p.P50), ms(p.P90), ms(p.P99), ms(p.Max), p.ServerCPUPerCall, p.ClientCPUPerCall, p.Errors)
+		}
+		fmt.Fprintf(tw, "%d\ttoolgate/bare\t%.2f\t%.2f\t%.2f\t%.2f\t\t%.2f\t\t\t\n", n, tg.Throughput/bare.Throughput,
+			ratio(tg.P50, bare.P50), ratio(tg.P90, bare.P90), ratio(tg.P99, bare.P99), tg.ServerCPUPerCall/bare.ServerCPUPerCall)
+		thr, p99 := tg.Throughput/bare.Throughput, ratio(tg.P99, bare.P99)
+		res.Verdicts = append(res.Verdicts,
+			verdict(fmt.Sprintf("%2d clients: throughput ratio %.2f (target >= 0.85)", n, thr), thr >= 0.85, fmt.Sprintf("%.0f%% short", (0.85-thr)/0.85*100)),
+			verdict(fmt.Sprintf("%2d clients: p99 ratio %.2f (target <= 1.2)", n, p99), p99 <= 1.2, fmt.Sprintf("%.0f%% over", (p99-1.2)/1.2*100)))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, v := range res.Verdicts {
+		fmt.Fprintln(w, v)
+	}
+	fmt.Fprintln(w)
+	for _, name := range []string{"toolgate", "bare"} {
+		s := res.Servers[name]
+		fmt.Fprintf(w, "%-8s peak RSS (VmHWM) %s, RSS at end %s, threads %s, calls %d\n", name, s.VmHWM, s.VmRSS, s.Threads, s.Calls)
+	}
+	fmt.Fprintf(w, "records: toolgate answered %d calls, tools.jsonl has %d lines, errors.jsonl %d\n",
+		res.Records["toolgate_calls_sent"], res.Records["tools_jsonl_lines"], res.Records["errors_jsonl_lines"])
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func verdict(what string, ok bool, miss string) string {
+	if ok {
+		return "MET     " + what
+	}
+	return "MISSED  " + what + ": " + miss
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# toolgate's benchmark command (`make bench`): runs every benchmark and the
+# fuzz targets briefly, and prints a summary. All traffic stays on
+# 127.0.0.1; every step is bounded in time. About 5 minutes on 2 cores.
+#
+# Environment:
+#   GO              go command (default: go)
+#   BENCH_OUT       directory for binaries and raw outputs (default: a new temp dir)
+#   BENCH_COUNT     -count of the in-process benchmarks (default 5)
+#   BENCH_E2E_DURATION  measured time per server and client count (default 10s)
+#   BENCH_E2E_CLIENTS   client counts (default 1,16,64)
+#   BENCH_FUZZTIME  fuzz time per target (default 20s; 0 skips fuzzing)
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+GO=${GO:-go}
+OUT=${BENCH_OUT:-$(mktemp -d /tmp/toolgate-bench-XXXXXX)}
+COUNT=${BENCH_COUNT:-5}
+E2E_DURATION=${BENCH_E2E_DURATION:-10s}
+E2E_CLIENTS=${BENCH_E2E_CLIENTS:-1,16,64}
+FUZZTIME=${BENCH_FUZZTIME:-20s}
+mkdir -p "$OUT"
+SUMMARY="$OUT/summary.txt"
+: >"$SUMMARY"
+
+say() { echo "$@" | tee -a "$SUMMARY"; }
+section() { say; say "== $* =="; }
+
+start=$(date +%s)
+section "machine"
+say "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, $($GO version | cut -d' ' -f3), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+say "raw outputs: $OUT"
+
+echo "building..." >&2
+$GO build -o "$OUT/toolgate" ./cmd/toolgate
+$GO build -o "$OUT/bareserver" ./e2e/bench/cmd/bareserver
+$GO build -o "$OUT/e2eload" ./e2e/bench/cmd/e2eload
+$GO build -o "$OUT/benchratio" ./e2e/bench/cmd/benchratio
+
+section "pipeline and MCP call cost in process (median of $COUNT runs; ratio to the bare handler / bare mcp-go server)"
+timeout 600 $GO test -run='^$' -bench='^Benchmark(Pipeline|PipelineParallel|MCPCall)$' -benchmem \
+	-count="$COUNT" -benchtime=500ms -timeout=10m ./gateway >"$OUT/gateway-bench.txt"
+"$OUT/benchratio" <"$OUT/gateway-bench.txt" | tee -a "$SUMMARY"
+
+section "grep_files vs grep -rn (10,000 files, ~50 MB; ratio = grep_files time / grep time)"
+timeout 600 $GO test -run='^$' -bench='^BenchmarkGrepVsGrepRN$' -benchtime=5x -timeout=10m \
+	./toolsets/filesystem >"$OUT/grep-bench.txt"
+"$OUT/benchratio" <"$OUT/grep-bench.txt" | tee -a "$SUMMARY"
+
+section "end to end over loopback streamable HTTP (toolgate vs bare mcp-go, echo tool)"
+timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$OUT/bareserver" \
+	-clients "$E2E_CLIENTS" -duration "$E2E_DURATION" -slice 2s -warmup 1s \
+	-json "$OUT/e2e.json" 2>"$OUT/e2e.stderr" | tee -a "$SUMMARY" || {
+	say "e2eload failed:"; tail -5 "$OUT/e2e.stderr" | tee -a "$SUMMARY"; }
+
+if [ "$FUZZTIME" != "0" ]; then
+	section "fuzz targets ($FUZZTIME each)"
+	# go test writes a failing input to gateway/testdata/fuzz, where it
+	# would fail every later `go test`; a benchmark run moves it to
+	# $OUT/crashers and reports it instead.
+	find gateway/testdata/fuzz -type f 2>/dev/null | sort >"$OUT/corpus.before" || true
+	for t in FuzzJSONRPCStdio FuzzJSONRPCHTTP FuzzToolArguments; do
+		if timeout 900 $GO test -run='^$' -fuzz="^$t\$" -fuzztime="$FUZZTIME" ./gateway >"$OUT/$t.txt" 2>&1; then
+			status=ok
+		else
+			status=FAILED
+		fi
+		last=$(grep 'execs:' "$OUT/$t.txt" | tail -1 || true)
+		execs=$(echo "$last" | sed -n 's/.*execs: \([0-9]*\).*/\1/p')
+		secs=$(echo "$last" | sed -n 's/.*elapsed: \([0-9ms]*\),.*/\1/p')
+		say "$t: $status, ${execs:-?} execs in ${secs:-?}"
+		[ "$status" = ok ] || grep -A3 -- '--- FAIL' "$OUT/$t.txt" | grep -v 'To re-run' | tee -a "$SUMMARY" || true
+	done
+	find gateway/testdata/fuzz -type f 2>/dev/null | sort | comm -13 "$OUT/corpus.before" - | while read -r f; do
+		mkdir -p "$OUT/crashers/$(basename "$(dirname "$f")")"
+		mv "$f" "$OUT/crashers/$(basename "$(dirname "$f")")/"
+		say "failing input moved to $OUT/crashers/$(basename "$(dirname "$f")")/$(basename "$f"):"
+		sed 1d "$OUT/crashers/$(basename "$(dirname "$f")")/$(basename "$f")" | tee -a "$SUMMARY"
+	done
+	find gateway/testdata/fuzz -type d -empty -delete 2>/dev/null || true
+fi
+
+section "done in $(($(date +%s) - start))s; summary in $SUMMARY"
