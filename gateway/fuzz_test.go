@@ -42,7 +42,7 @@ const fuzzExitTimeout = 10 * time.Second
 // also finished.
 type countingRecorder struct{ started, finished atomic.Int64 }
 
-func (r *countingRecorder) CallStarted(*gateway.Call) { r.started.Add(1) }
+func (r *countingRecorder) CallStarted(*gateway.Call) error { r.started.Add(1); return nil }
 func (r *countingRecorder) CallFinished(*gateway.Call, *gateway.Result, time.Duration) {
 	r.finished.Add(1)
 }

@@ -30,7 +30,7 @@ func (m *MCPServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer)
 	// mcp-go runs tools/call on a pool of workers (5 by default) and runs
 	// the call on the read loop when the queue is full; a larger pool keeps
 	// slow tools from holding up the others.
-	server.WithWorkerPoolSize(64)(s)
+	server.WithWorkerPoolSize(100)(s) // mcp-go's maximum
 	server.WithQueueSize(1024)(s)
 	return s.Listen(ctx, in, out)
 }

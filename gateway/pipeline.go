@@ -181,7 +181,7 @@ func (p *Pipeline) RecordOutside(call *Call, res *Result) {
 	}
 	call.Started = time.Now()
 	if p.opts.Recorder != nil {
-		p.opts.Recorder.CallStarted(call)
+		_ = p.opts.Recorder.CallStarted(call) // the call is answered anyway
 		p.opts.Recorder.CallFinished(call, res, 0)
 	}
 	p.log.Warn("tool call", "call_id", call.ID, "tool", call.Name, "status", res.Status(), "session", call.Session)

@@ -13,19 +13,21 @@ import (
 
 // memRecorder keeps records in memory.
 type memRecorder struct {
-	mu       sync.Mutex
-	started  []string
-	finished map[string]*Result
-	order    []string
+	failStart error // CallStarted's answer
+	mu        sync.Mutex
+	started   []string
+	finished  map[string]*Result
+	order     []string
 }
 
 func newMemRecorder() *memRecorder { return &memRecorder{finished: map[string]*Result{}} }
 
-func (r *memRecorder) CallStarted(c *Call) {
+func (r *memRecorder) CallStarted(c *Call) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.started = append(r.started, c.ID)
 	r.order = append(r.order, "started:"+c.ID)
+	return r.failStart
 }
 
 func (r *memRecorder) CallFinished(c *Call, res *Result, _ time.Duration) {
@@ -187,6 +189,19 @@ func TestPipelineOutcomes(t *testing.T) {
 	}
 	if len(rec.started) != len(tests) || len(rec.finished) != len(tests) {
 		t.Errorf("recorded %d starts and %d ends for %d calls", len(rec.started), len(rec.finished), len(tests))
+	}
+}
+
+func TestCallsThatCannotBeRecordedAreRefused(t *testing.T) {
+	rec := newMemRecorder()
+	rec.failStart = errors.New("no space left on device")
+	p := newTestPipeline(t, rec, nil)
+	res := p.Call(context.Background(), &Call{Name: "echo", Arguments: json.RawMessage(`{"path":"x"}`)})
+	if res.Kind != KindUnavailable || !strings.Contains(res.Message, "cannot be recorded: no space left on device") {
+		t.Fatalf("got %q: %s", res.Kind, res.Message)
+	}
+	if len(rec.finished) != 1 {
+		t.Errorf("the refusal was not passed on to the recorder")
 	}
 }
 

@@ -17,7 +17,10 @@ import (
 // context was cancelled is still recorded (as slog's Handle does).
 type Recorder interface {
 	// CallStarted records that a call entered the pipeline (tool.started).
-	CallStarted(call *Call)
+	// If it cannot (a full disk, say), the call is refused rather than
+	// run unrecorded: it ends with an unavailable result, which is still
+	// passed to CallFinished.
+	CallStarted(call *Call) error
 	// CallFinished records how it ended (tool.completed or tool.failed,
 	// the call's line, and its error line if it failed).
 	CallFinished(call *Call, res *Result, elapsed time.Duration)
@@ -31,10 +34,15 @@ func (p *Pipeline) recordStage(next Handler) Handler {
 	rec := p.opts.Recorder
 	return func(ctx context.Context, call *Call) *Result {
 		call.Started = time.Now()
+		var res *Result
 		if rec != nil {
-			rec.CallStarted(call)
+			if err := rec.CallStarted(call); err != nil {
+				res = UnavailableResult(call.Name, "the call cannot be recorded: "+err.Error())
+			}
 		}
-		res := next(ctx, call)
+		if res == nil {
+			res = next(ctx, call)
+		}
 		if res == nil {
 			res = RuntimeErrorResult(call.Name, errNoResult)
 		}

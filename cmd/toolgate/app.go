@@ -96,9 +96,10 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	if a.log, a.logClose, err = newLogger(cfg, stderr); err != nil {
 		return nil, err
 	}
+	built := a // a is nil once an error is returned
 	defer func() {
 		if err != nil {
-			a.close(context.Background())
+			built.close(context.Background())
 		}
 	}()
 

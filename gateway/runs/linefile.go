@@ -86,7 +86,15 @@ func (l *lineFile) write(line []byte) error {
 		batch, upto := l.buf, l.queued
 		l.buf = l.spare[:0]
 		l.mu.Unlock()
-		_, werr := l.f.Write(batch)
+		n, werr := l.f.Write(batch)
+		if werr != nil && n > 0 {
+			// Part of the batch went in (a full disk): cut it off, so the
+			// file holds whole lines only and later lines are not glued
+			// to a fragment.
+			if fi, serr := l.f.Stat(); serr == nil {
+				_ = l.f.Truncate(fi.Size() - int64(n))
+			}
+		}
 		l.mu.Lock()
 		l.spare = batch
 		l.writing = false

@@ -87,6 +87,7 @@ func Open(runsDir string, opts *Options) (*Run, error) {
 	dir := filepath.Join(abs, id)
 	for _, sub := range []string{"logs", "workspace", "deliverables", "archive"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			os.RemoveAll(dir)
 			return nil, fmt.Errorf("run archive: cannot create %s: %w", filepath.Join(dir, sub), err)
 		}
 	}
@@ -95,6 +96,7 @@ func Open(runsDir string, opts *Options) (*Run, error) {
 		"id": id, "started": now.UTC().Format(time.RFC3339Nano), "pid": os.Getpid(), "version": o.Version,
 	}, "", "  ")
 	if err := writeFileSync(filepath.Join(dir, "run.json"), append(manifest, '\n')); err != nil {
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("run archive: cannot write to %s (unwritable directory or full disk?): %w", dir, err)
 	}
 	if r.events, err = openLineFile(filepath.Join(dir, "events.jsonl")); err == nil {
@@ -104,10 +106,12 @@ func Open(runsDir string, opts *Options) (*Run, error) {
 	}
 	if err != nil {
 		r.closeFiles()
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("run archive: %w", err)
 	}
 	if err := r.events.writeLine(map[string]any{"time": stamp(now), "type": "run.started", "run_id": id, "pid": os.Getpid(), "version": o.Version}); err != nil {
 		r.closeFiles()
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("run archive: cannot write to %s (unwritable directory or full disk?): %w", dir, err)
 	}
 	return r, nil
@@ -165,12 +169,14 @@ func (r *Run) write(f *lineFile, v any) {
 }
 
 // writeBuilt writes a hand-built line and returns the builder to its pool.
-func (r *Run) writeBuilt(f *lineFile, l *line) {
-	if err := f.write(l.done()); err != nil {
+func (r *Run) writeBuilt(f *lineFile, l *line) error {
+	err := f.write(l.done())
+	if err != nil {
 		r.writeErrors.Add(1)
 		r.log.Error("run archive write failed", "file", f.path, "err", err)
 	}
 	l.release()
+	return err
 }
 
 // common adds the fields every call line begins with.
@@ -181,8 +187,9 @@ func (r *Run) common(l *line, now string, call *gateway.Call) {
 	l.str("tool", call.Name)
 }
 
-// CallStarted implements [gateway.Recorder]: a tool.started event.
-func (r *Run) CallStarted(call *gateway.Call) {
+// CallStarted implements [gateway.Recorder]: a tool.started event. It
+// returns the write error, if any, so that a call is not run unrecorded.
+func (r *Run) CallStarted(call *gateway.Call) error {
 	l := newLine()
 	l.str("time", stamp(call.Started))
 	l.str("type", "tool.started")
@@ -191,7 +198,7 @@ func (r *Run) CallStarted(call *gateway.Call) {
 	l.str("tool", call.Name)
 	l.strOmit("session", call.Session)
 	l.strOmit("client", call.Client)
-	r.writeBuilt(r.events, l)
+	return r.writeBuilt(r.events, l)
 }
 
 // CallFinished implements [gateway.Recorder]: a tool.completed or
@@ -223,7 +230,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 	if len(call.Artifacts) > 0 {
 		ev.value("artifacts", call.Artifacts)
 	}
-	r.writeBuilt(r.events, ev)
+	_ = r.writeBuilt(r.events, ev)
 
 	tl := newLine()
 	r.common(tl, now, call)
@@ -239,7 +246,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 	if len(call.Artifacts) > 0 {
 		tl.value("artifacts", call.Artifacts)
 	}
-	r.writeBuilt(r.tools, tl)
+	_ = r.writeBuilt(r.tools, tl)
 
 	if res.IsError {
 		msg := res.Message
@@ -255,7 +262,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		el.str("status", status)
 		el.str("message", msg)
 		el.num("duration_ms", ms)
-		r.writeBuilt(r.errs, el)
+		_ = r.writeBuilt(r.errs, el)
 	}
 }
 

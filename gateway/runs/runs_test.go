@@ -224,7 +224,9 @@ func TestOpenFailsClearlyOnUnwritableDir(t *testing.T) {
 func TestWritesAfterCloseAreCounted(t *testing.T) {
 	r := openRun(t)
 	r.Close()
-	r.CallStarted(&gateway.Call{ID: "late", Name: "x"})
+	if err := r.CallStarted(&gateway.Call{ID: "late", Name: "x"}); err == nil {
+		t.Error("CallStarted after Close returned no error")
+	}
 	if r.WriteErrors() != 1 {
 		t.Errorf("write errors %d, want 1", r.WriteErrors())
 	}
