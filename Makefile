@@ -16,7 +16,7 @@ FUZZ_TARGETS := \
 	./gateway/runs:FuzzAppendString \
 	./cmd/toolgate/internal/config:FuzzLoadConfigFile
 
-.PHONY: run build test peers vet unit fuzz bench clean
+.PHONY: run build test peers vet unit fuzz bench conformance clean
 
 run:
 	$(GO) run ./cmd/toolgate serve --http 127.0.0.1:8765
@@ -30,6 +30,7 @@ test: peers vet unit fuzz
 
 peers:
 	npm ci --prefix e2e/js --no-audit --no-fund
+	npm ci --prefix e2e/conformance --no-audit --no-fund
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
@@ -50,5 +51,9 @@ fuzz:
 bench:
 	GO=$(GO) ./e2e/bench/run.sh
 
+# The official MCP conformance suite alone (it also runs within `unit`).
+conformance: peers
+	TOOLGATE_REQUIRE_PEERS=1 $(GO) test -count=1 -timeout 10m -run TestConformance -v ./e2e
+
 clean:
-	rm -rf bin e2e/js/node_modules
+	rm -rf bin e2e/js/node_modules e2e/conformance/node_modules
