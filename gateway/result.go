@@ -282,3 +282,18 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// HumanSize formats a byte count compactly for briefs and messages:
+// "812 B", "1.2 KiB", "3.4 MiB".
+func HumanSize(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	default:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
+}

@@ -80,6 +80,21 @@ type ResolvedHints struct {
 	OpenWorld   bool `json:"open_world"`
 }
 
+// Names lists the hints that hold, for display: "read-only",
+// "destructive", "idempotent", "open-world".
+func (h ResolvedHints) Names() []string {
+	var out []string
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{{h.ReadOnly, "read-only"}, {h.Destructive, "destructive"}, {h.Idempotent, "idempotent"}, {h.OpenWorld, "open-world"}} {
+		if x.on {
+			out = append(out, x.name)
+		}
+	}
+	return out
+}
+
 // Resolved applies the MCP defaults to unspecified hints. A read-only tool
 // is never destructive, whatever its destructive hint says (the MCP spec
 // gives destructiveHint meaning only when readOnlyHint is false).

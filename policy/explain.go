@@ -154,7 +154,7 @@ func (e *Effective) Explain(ctx context.Context, entries []ExplainTool) Report {
 			if name == "" {
 				name = en.Tool.Name
 			}
-			hints = hintNames(en.Tool.Permissions.Resolved())
+			hints = en.Tool.Permissions.Resolved().Names()
 		}
 		decision := "deny"
 		if d.Allow {
@@ -174,23 +174,6 @@ func list(s []string) []string {
 		return []string{}
 	}
 	return append([]string(nil), s...)
-}
-
-func hintNames(h gateway.ResolvedHints) []string {
-	var out []string
-	if h.ReadOnly {
-		out = append(out, "read-only")
-	}
-	if h.Destructive {
-		out = append(out, "destructive")
-	}
-	if h.Idempotent {
-		out = append(out, "idempotent")
-	}
-	if h.OpenWorld {
-		out = append(out, "open-world")
-	}
-	return out
 }
 
 // WriteText writes the report for an operator: one aligned row per tool

@@ -294,6 +294,20 @@ func (g skillGranter) Request(ctx context.Context, skill string, caps []string) 
 	return out
 }
 
+// listingApp loads the configuration and builds an app that records
+// nothing, for the commands that only describe the catalog (tools, policy).
+// The caller closes it.
+func listingApp(e *env, fs *pflag.FlagSet, args []string, name string) (*app, error) {
+	if len(args) > 0 {
+		return nil, usagef("%s takes no arguments", name)
+	}
+	cfg, err := loadConfig(fs, configFlagKeys)
+	if err != nil {
+		return nil, err
+	}
+	return newApp(e.ctx, cfg, e.stderr, appOptions{})
+}
+
 // close stops the pipeline (calls in flight get until ctx ends), closes
 // the toolsets, and flushes and closes the run archive.
 func (a *app) close(ctx context.Context) error {

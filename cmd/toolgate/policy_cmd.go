@@ -22,14 +22,7 @@ func init() {
 }
 
 func runPolicy(e *env, fs *pflag.FlagSet, args []string) error {
-	if len(args) > 0 {
-		return usagef("policy takes no arguments")
-	}
-	cfg, err := loadConfig(fs, configFlagKeys)
-	if err != nil {
-		return err
-	}
-	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{})
+	a, err := listingApp(e, fs, args, "policy")
 	if err != nil {
 		return err
 	}

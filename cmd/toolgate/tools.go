@@ -37,14 +37,7 @@ type toolInfo struct {
 }
 
 func runTools(e *env, fs *pflag.FlagSet, args []string) error {
-	if len(args) > 0 {
-		return usagef("tools takes no arguments")
-	}
-	cfg, err := loadConfig(fs, configFlagKeys)
-	if err != nil {
-		return err
-	}
-	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{})
+	a, err := listingApp(e, fs, args, "tools")
 	if err != nil {
 		return err
 	}
@@ -76,7 +69,7 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 			decision = "allow"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\n", t.Name, t.Toolset, decision, t.Decision.Layer, t.Decision.Rule,
-			orNone(strings.Join(t.Capabilities, ",")), hintsString(t.Hints))
+			orNone(strings.Join(t.Capabilities, ",")), orNone(strings.Join(t.Hints.Names(), ",")))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -90,23 +83,6 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 		fmt.Fprintf(e.stdout, "\nname conflict: %q is served by %s; the tool of %s is served as %q\n", c.Name, c.Kept, c.Renamed, c.ServedAs)
 	}
 	return nil
-}
-
-func hintsString(h gateway.ResolvedHints) string {
-	var parts []string
-	if h.ReadOnly {
-		parts = append(parts, "read-only")
-	}
-	if h.Destructive {
-		parts = append(parts, "destructive")
-	}
-	if h.Idempotent {
-		parts = append(parts, "idempotent")
-	}
-	if h.OpenWorld {
-		parts = append(parts, "open-world")
-	}
-	return orNone(strings.Join(parts, ","))
 }
 
 func orNone(s string) string {

@@ -214,26 +214,12 @@ func patchSchema(tool *gateway.Tool, patches map[string]map[string]any) (*gatewa
 	}, tool.Handler())
 }
 
-// humanSize formats a byte count compactly: "812 B", "1.2 KiB", "3.4 MiB".
-func humanSize(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	default:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	}
-}
-
 // sizeDesc is a size for a message: "15 bytes", "1.2 MiB (1234567 bytes)".
 func sizeDesc(n int64) string {
 	if n < 1<<10 {
 		return plural(int(n), "byte", "bytes")
 	}
-	return fmt.Sprintf("%s (%d bytes)", humanSize(n), n)
+	return fmt.Sprintf("%s (%d bytes)", gateway.HumanSize(n), n)
 }
 
 // plural returns "1 line" or "3 lines": n with the singular or plural form.

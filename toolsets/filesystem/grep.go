@@ -49,7 +49,7 @@ func (t *toolset) grepFilesTool() (*gateway.Tool, error) {
 			"Binary files (a NUL byte in the first 8 KiB), files over %s, hidden files and directories "+
 			"(unless include_hidden) and symbolic links are not searched; the message gives the numbers of files "+
 			"searched and skipped. Stops after max_matches (default %d) matching lines and says so.",
-			maxMatchText, humanSize(t.opts.MaxGrepFileSize), t.opts.MaxGrepMatches),
+			maxMatchText, gateway.HumanSize(t.opts.MaxGrepFileSize), t.opts.MaxGrepMatches),
 		Permissions: gateway.Permissions{Capabilities: []string{capRead}, Hints: gateway.ReadOnlyHints()},
 	}, t.grepFiles)
 	if err != nil {
@@ -345,7 +345,7 @@ func (t *toolset) grepResult(in grepFilesParams, root int, where string, maxMatc
 			parts = append(parts, fmt.Sprintf("%d binary", s.binary))
 		}
 		if s.tooLarge > 0 {
-			parts = append(parts, fmt.Sprintf("%d over %s", s.tooLarge, humanSize(t.opts.MaxGrepFileSize)))
+			parts = append(parts, fmt.Sprintf("%d over %s", s.tooLarge, gateway.HumanSize(t.opts.MaxGrepFileSize)))
 		}
 		if s.unreadable > 0 {
 			u := fmt.Sprintf("%d unreadable", s.unreadable)

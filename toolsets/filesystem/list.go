@@ -180,7 +180,7 @@ func (l *lister) add(p string, d fs.DirEntry) {
 		l.counts[1]++
 		size := "?"
 		if info, err := d.Info(); err == nil {
-			size = humanSize(info.Size())
+			size = gateway.HumanSize(info.Size())
 		}
 		l.lines = append(l.lines, "file "+shown+"  ("+size+")")
 	default:

@@ -36,7 +36,7 @@ func (t *toolset) readFileTool() (*gateway.Tool, error) {
 			"The message says which lines were returned, how many the file has, and when the output was truncated, "+
 			"the offset to continue from. PNG, JPEG, GIF and WebP images (up to %s) are returned as images; "+
 			"other binary files are refused with their size and detected type. Use list_files for directories.",
-			max, humanSize(int64(t.opts.MaxReadBytes)), humanSize(int64(t.opts.MaxReadBytes))),
+			max, gateway.HumanSize(int64(t.opts.MaxReadBytes)), gateway.HumanSize(int64(t.opts.MaxReadBytes))),
 		Permissions: gateway.Permissions{Capabilities: []string{capRead}, Hints: gateway.ReadOnlyHints()},
 	}, t.readFile)
 	if err != nil || max == DefaultMaxReadLines {
@@ -94,8 +94,8 @@ func (t *toolset) readFile(ctx context.Context, in readFileParams) (*gateway.Res
 		if size > int64(max) {
 			return gateway.Error(
 				fmt.Sprintf("%s is an image (%s) of %s, larger than the %s read limit; it was not returned",
-					name, kind.mime, sizeDesc(size), humanSize(int64(max))),
-				fmt.Sprintf("Image %s too large (%s)", name, humanSize(size))), nil
+					name, kind.mime, sizeDesc(size), gateway.HumanSize(int64(max))),
+				fmt.Sprintf("Image %s too large (%s)", name, gateway.HumanSize(size))), nil
 		}
 		rest, err := io.ReadAll(io.LimitReader(f, int64(max)+1-int64(n)))
 		if err != nil {
@@ -103,11 +103,11 @@ func (t *toolset) readFile(ctx context.Context, in readFileParams) (*gateway.Res
 		}
 		data := append(head, rest...)
 		if len(data) > max {
-			return gateway.Errorf("%s grew past the %s read limit while being read", name, humanSize(int64(max))), nil
+			return gateway.Errorf("%s grew past the %s read limit while being read", name, gateway.HumanSize(int64(max))), nil
 		}
 		res := gateway.Ok(gateway.ImagePart{Data: data, MIMEType: kind.mime})
 		res.Message = fmt.Sprintf("%s is an image (%s) of %s, returned as an image.", name, kind.mime, sizeDesc(int64(len(data))))
-		return res.WithBrief(fmt.Sprintf("Read image %s (%s)", name, humanSize(int64(len(data))))), nil
+		return res.WithBrief(fmt.Sprintf("Read image %s (%s)", name, gateway.HumanSize(int64(len(data))))), nil
 	case kind.binary:
 		return gateway.Error(
 			fmt.Sprintf("%s is a binary file (%s, detected type %s); read_file only returns text files and PNG, JPEG, GIF or WebP images",

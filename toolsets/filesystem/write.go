@@ -119,7 +119,7 @@ func (t *toolset) writeFile(ctx context.Context, in writeFileParams) (*gateway.R
 		t.log.Debug("write_file: previous content archived", "path", name, "uri", backup.URI)
 	}
 	res.Message += "."
-	res.WithBrief(fmt.Sprintf("Wrote %s to %s", humanSize(int64(len(data))), name))
+	res.WithBrief(fmt.Sprintf("Wrote %s to %s", gateway.HumanSize(int64(len(data))), name))
 	res.WithDisplay(diffBlock(name, string(old), in.Content, created))
 	return res, nil
 }

@@ -303,20 +303,6 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// humanSize formats a byte count compactly: "812 B", "1.2 KiB", "3.4 MiB".
-func humanSize(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	default:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	}
-}
-
 var (
 	_ gateway.Toolset               = (*Toolset)(nil)
 	_ gateway.StatusReporter        = (*Toolset)(nil)

@@ -221,7 +221,7 @@ func (t *Toolset) loadSkill(ctx context.Context, in loadParams) (*gateway.Result
 	} else {
 		fmt.Fprintf(&msg, "Resources (%d, paths relative to the skill folder %s):\n", len(sk.resources), sk.folder)
 		for _, r := range sk.resources {
-			fmt.Fprintf(&msg, "- %s (%s)\n", r.Path, humanSize(r.Size))
+			fmt.Fprintf(&msg, "- %s (%s)\n", r.Path, gateway.HumanSize(r.Size))
 		}
 		if sk.truncated {
 			fmt.Fprintf(&msg, "- … listing stopped at %d resources\n", MaxResources)
