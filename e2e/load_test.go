@@ -25,10 +25,23 @@ const (
 	// fdMargin is how many descriptors more than the baseline a gateway
 	// may hold once the load is over and the clients are gone.
 	fdMargin = 8
+	// goroutineMargin is how many goroutines more than the baseline a
+	// gateway may run once the load is over (timers, idle HTTP plumbing).
+	goroutineMargin = 10
 	// maxPeakRSSKB bounds the gateway's peak RSS under these loads: a
 	// sanity bound against unbounded growth, far above what is measured.
 	maxPeakRSSKB = 1 << 20 // 1 GiB
 )
+
+// goroutines reads the gateway's goroutine count from /healthz.
+func goroutines(t *testing.T, s *Server) int {
+	t.Helper()
+	n, ok := healthDetails(t, s)["goroutines"].(float64)
+	if !ok {
+		t.Fatal("/healthz details have no goroutine count")
+	}
+	return int(n)
+}
 
 // peakInFlight replays events.jsonl in order and returns the largest
 // number of calls of the tool that had started and not yet ended.
@@ -95,6 +108,7 @@ func TestLoadConcurrentHTTP(t *testing.T) {
 	var r loadResult
 	r.Calls, r.Sessions, r.Tool = loadCalls, loadSessions, "sleep"
 	r.Before = mustProcStats(t, pid)
+	goroutinesBefore := goroutines(t, s)
 
 	lc := connectLoad(t, s, loadSessions, nil)
 	// RSS and threads while loaded, sampled.
@@ -133,6 +147,17 @@ func TestLoadConcurrentHTTP(t *testing.T) {
 	if r.Loaded.HWMKB > maxPeakRSSKB {
 		t.Errorf("peak RSS %d KiB is over the sanity bound of %d KiB", r.Loaded.HWMKB, maxPeakRSSKB)
 	}
+	// No goroutine growth: once the sessions are gone, the gateway is back
+	// to (about) the goroutines it had before the load.
+	var goroutinesAfter int
+	waitFor(15*time.Second, func() bool {
+		goroutinesAfter = goroutines(t, s)
+		return goroutinesAfter <= goroutinesBefore+goroutineMargin
+	})
+	if goroutinesAfter > goroutinesBefore+goroutineMargin {
+		t.Errorf("goroutines: %d before the load, still %d 15s after it ended (margin %d): goroutines leak", goroutinesBefore, goroutinesAfter, goroutineMargin)
+	}
+	t.Logf("goroutines: %d before, %d after the load", goroutinesBefore, goroutinesAfter)
 	s.Stop(t)
 	a := e.Archive(t)
 	checkOneRecordPerCall(t, a, l, true)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -170,5 +171,6 @@ func health(a *app) any {
 		"toolsets":     a.catalog.Toolsets(),
 		"conflicts":    a.catalog.Conflicts(),
 		"write_errors": a.run.WriteErrors(),
+		"goroutines":   runtime.NumGoroutine(),
 	}
 }
