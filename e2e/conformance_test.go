@@ -216,6 +216,10 @@ func TestConformance(t *testing.T) {
 				"prefix":          "", // the suite calls the fixtures by their own names
 				"command":         everything,
 				"startup_timeout": "20s",
+				// tools-call-sampling, tools-call-elicitation, elicitation-*:
+				// relay the fixtures' requests to the calling client.
+				"relay_sampling":    true,
+				"relay_elicitation": true,
 			}}),
 			// The fixtures carry no annotations, so they count as
 			// destructive and open-world (net): allow exactly them.
@@ -232,19 +236,39 @@ func TestConformance(t *testing.T) {
 		for _, r := range runs {
 			peers.run(t, srv, r, outRoot, deadline)
 		}
-		confStopAndCheckArchive(t, env, srv)
+		a := confStopAndCheckArchive(t, env, srv)
+		// Every sampling and elicitation relayed to the suite's client is in
+		// the run archive, with the call it belongs to.
+		calls := map[string]bool{}
+		for _, rec := range a.Tools {
+			calls[rec.CallID] = true
+		}
+		relayed := map[string]int{}
+		for _, ev := range a.Events {
+			typ, _ := ev["type"].(string)
+			if !strings.HasPrefix(typ, "relay.") {
+				continue
+			}
+			relayed[typ]++
+			if id, _ := ev["call_id"].(string); !calls[id] || ev["status"] != "ok" {
+				t.Errorf("relay event without a recorded call, or failed: %v", ev)
+			}
+		}
+		if relayed["relay.sampling"] == 0 || relayed["relay.elicitation"] == 0 {
+			t.Errorf("relays recorded in events.jsonl: %v; want relay.sampling and relay.elicitation", relayed)
+		}
 	})
 }
 
 // confStopAndCheckArchive stops toolgate (clean exit within the grace period,
 // no panic) and reads the run archive back (every record whole).
-func confStopAndCheckArchive(t *testing.T, env *Env, srv *Server) {
+func confStopAndCheckArchive(t *testing.T, env *Env, srv *Server) *Archive {
 	t.Helper()
 	if srv.Exited() {
 		t.Fatalf("toolgate exited during the conformance runs:\n%s", tail(srv.Stderr(), 4000))
 	}
 	srv.Stop(t)
-	env.Archive(t)
+	return env.Archive(t)
 }
 
 // confWaitUpstreamReady polls /healthz until the upstream reports ready.
@@ -317,7 +341,11 @@ func (p *confPeers) run(t *testing.T, srv *Server, r confRun, outRoot string, de
 			if timeout <= 0 {
 				t.Fatalf("the set-up's time budget (%s) is spent", confSetupBudget)
 			}
-			args := append([]string{r.line.script, "server", "--url", srv.URL, "-o", out, "--expected-failures", expectedPath}, r.args...)
+			runArgs := r.args
+			if slices.Contains(extra, "--scenario") {
+				runArgs = confWithoutSuite(runArgs) // one scenario, whatever the suite
+			}
+			args := append([]string{r.line.script, "server", "--url", srv.URL, "-o", out, "--expected-failures", expectedPath}, runArgs...)
 			if r.line.version != p.stable.version {
 				args = append(args, "--timeout", "20000") // per scenario; 0.1.x has no such flag
 			}
@@ -336,6 +364,29 @@ func (p *confPeers) run(t *testing.T, srv *Server, r confRun, outRoot string, de
 
 		results := readConfResults(t, out)
 		v := confJudge(results, expected, r.scenarios)
+		if r.scenarios == nil && confOnlyFlakyProgress(v) {
+			// See confFlakyScenario: run that scenario once more, alone,
+			// and judge the run by the second result.
+			t.Logf("%s: the only unexpected failure is %s (%s); rerunning it once (known race in mcp-go's streamable HTTP server, see confFlakyScenario)",
+				r.name, confFlakyScenario, strings.Join(v.unexpected, "; "))
+			rerunOut := filepath.Join(out, "rerun-"+confFlakyScenario)
+			if err := os.MkdirAll(rerunOut, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			failedBefore := len(failedRuns)
+			saved := out
+			out = rerunOut
+			invoke([]string{"--scenario", confFlakyScenario}, 45*time.Second)
+			out = saved
+			rerun := confJudge(readConfResults(t, rerunOut), expected, []string{confFlakyScenario})
+			if len(rerun.unexpected) == 0 && len(failedRuns) == failedBefore {
+				t.Logf("%s: %s passed when rerun", r.name, confFlakyScenario)
+				v.unexpected = nil
+				failedRuns = failedRuns[:0] // the one invocation failed only on that scenario
+			} else {
+				v.unexpected = append(v.unexpected, rerun.unexpected...)
+			}
+		}
 		t.Logf("%s: %d scenarios, %d checks passed, %d failed, %d warnings; %d expected failures; %s",
 			r.name, len(results), v.passed, v.failed, v.warnings, len(expected), time.Since(start).Round(100*time.Millisecond))
 		for _, e := range v.expected {
@@ -358,6 +409,49 @@ func (p *confPeers) run(t *testing.T, srv *Server, r confRun, outRoot string, de
 			}
 		}
 	})
+}
+
+// confFlakyScenario can fail, rarely and only under CPU load, for a reason
+// outside toolgate: in a 2025-era session, mcp-go's streamable HTTP server
+// queues every notification of a session, progress included, on one
+// per-session channel that the session's standalone GET stream drains as
+// well as the POST stream of the call. When the GET stream's writer wins the
+// race for a progress notification, the suite's client (which matches
+// progress to the call's own stream) never sees it and counts fewer than
+// three. toolgate already holds each response back until the session's
+// queue is empty (gateway.settle), which keeps the notifications ahead of
+// the response but cannot choose the stream that writes them. So when a
+// run's only unexpected failure is this scenario, it is run once more,
+// alone, and the run is judged by that second result; the test log says so.
+// Any other failure, or a second failure, fails the test.
+const confFlakyScenario = "tools-call-with-progress"
+
+// confOnlyFlakyProgress reports whether the only problems of a verdict are
+// unexpected failures of confFlakyScenario.
+func confOnlyFlakyProgress(v confVerdict) bool {
+	if len(v.unexpected) == 0 || len(v.stale) > 0 || len(v.unknown) > 0 {
+		return false
+	}
+	for _, u := range v.unexpected {
+		if !strings.HasPrefix(u, confFlakyScenario+":") {
+			return false
+		}
+	}
+	return true
+}
+
+// confWithoutSuite drops "--suite X" from args: --scenario runs one
+// scenario whatever the suite.
+func confWithoutSuite(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--suite" {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 // node22 runs Node 22 with args, bounded, and returns the exit code and

@@ -31,6 +31,14 @@ import (
 //
 // [ResultFromMCP] is the reverse, so a toolgate behind a toolgate loses
 // nothing.
+//
+// Besides tools, the mirror serves prompts and resources from sources
+// (sources.go), with resources/subscribe (tracked per session, forwarded
+// to the serving source once per URI) and completion/complete (routed to
+// the serving source). Every request it hands to a toolset or source
+// carries the request's own [Client] (mcp_client.go), through which
+// upstream log messages, sampling and elicitation reach the client that
+// made the request and no other.
 
 // Keys of toolgate's members in a result's _meta.
 const (
@@ -94,6 +102,20 @@ type MCPServer struct {
 	resourceSources []ResourceSource
 	promptDigest    [32]byte
 	resourceDigest  [32]byte
+	promptOwner     map[string]PromptSource   // served prompt name -> its source
+	resourceOwner   map[string]ResourceSource // resource URI -> its source
+	templateOwners  []templateOwner           // in the order served
+
+	subMu    sync.Mutex
+	subs     map[string]*subscription   // by resource URI
+	sessSubs map[string]map[string]bool // session ID -> URIs it subscribed to
+}
+
+// templateOwner is a served resource template and the source that serves
+// it (nil for the artifact template).
+type templateOwner struct {
+	template *mcp.URITemplate
+	src      ResourceSource
 }
 
 // NewMCPServer mirrors the catalog onto an mcp-go server and keeps it in
@@ -110,11 +132,12 @@ func NewMCPServer(opts MCPOptions) *MCPServer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &MCPServer{opts: opts, log: log}
+	m := &MCPServer{opts: opts, log: log, subs: map[string]*subscription{}, sessSubs: map[string]map[string]bool{}}
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(m.recordUnknownTool)
 	hooks.AddOnRequestInitialization(m.refuseUnoffered)
+	hooks.AddOnRequestInitialization(m.interceptSubscription)
 	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
 		m.sessMu.Lock()
 		m.sessions = append(m.sessions, s)
@@ -129,6 +152,7 @@ func NewMCPServer(opts MCPOptions) *MCPServer {
 			}
 		}
 		m.sessMu.Unlock()
+		m.dropSubscriptions(s.SessionID())
 		if opts.OnSessionEnd != nil {
 			opts.OnSessionEnd(s.SessionID())
 		}
@@ -146,7 +170,13 @@ func NewMCPServer(opts MCPOptions) *MCPServer {
 	if opts.ToolFilter != nil {
 		srvOpts = append(srvOpts, server.WithToolFilter(m.filterTools))
 	}
-	srvOpts = append(srvOpts, server.WithResourceCapabilities(false, true), server.WithPromptCapabilities(true))
+	srvOpts = append(srvOpts,
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(true),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completer{m}),
+		server.WithResourceCompletionProvider(completer{m}),
+	)
 	m.srv = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
 	m.syncTools()
 	m.syncResources()
@@ -255,6 +285,9 @@ func (m *MCPServer) AddResourceSource(src ResourceSource) {
 	if n, ok := src.(ResourcesChangeNotifier); ok {
 		n.OnResourcesChanged(m.syncResources)
 	}
+	if rs, ok := src.(ResourceSubscriber); ok {
+		rs.OnResourceUpdated(m.resourceUpdated)
+	}
 	m.syncResources()
 }
 
@@ -266,6 +299,7 @@ func (m *MCPServer) syncPrompts() {
 	defer m.srcMu.Unlock()
 	var out []server.ServerPrompt
 	seen := map[string]bool{}
+	owner := map[string]PromptSource{}
 	h := sha256.New()
 	for _, src := range m.promptSources {
 		prompts, err := src.Prompts(context.Background())
@@ -279,15 +313,17 @@ func (m *MCPServer) syncPrompts() {
 				continue
 			}
 			seen[p.Name] = true
+			owner[p.Name] = src
 			mp := mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Meta: metaOf(p.Meta)}
 			for _, a := range p.Arguments {
 				mp.Arguments = append(mp.Arguments, mcp.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
 			}
 			b, _ := json.Marshal(mp)
 			h.Write(b)
-			out = append(out, server.ServerPrompt{Prompt: mp, Handler: promptHandler(p)})
+			out = append(out, server.ServerPrompt{Prompt: mp, Handler: m.promptHandler(p)})
 		}
 	}
+	m.promptOwner = owner
 	var digest [32]byte
 	copy(digest[:], h.Sum(nil))
 	if digest == m.promptDigest {
@@ -297,9 +333,11 @@ func (m *MCPServer) syncPrompts() {
 	m.srv.SetPrompts(out...)
 }
 
-func promptHandler(p Prompt) server.PromptHandlerFunc {
+func (m *MCPServer) promptHandler(p Prompt) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		res, err := p.Get(ctx, req.Params.Arguments)
+		cctx, client := m.withClient(ctx, nil, "prompt "+p.Name)
+		res, err := p.Get(cctx, req.Params.Arguments)
+		settle(ctx, client.lastSent.Load())
 		if err != nil {
 			return nil, err
 		}
@@ -322,13 +360,14 @@ func (m *MCPServer) syncResources() {
 	defer m.srcMu.Unlock()
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
+	resourceOwner := map[string]ResourceSource{}
+	var templateOwners []templateOwner
 	h := sha256.New()
 	if m.opts.Artifacts != nil {
-		templates = append(templates, server.ServerResourceTemplate{
-			Template: mcp.NewResourceTemplate(ArtifactURIPrefix+"{run}/{file}", "artifact",
-				mcp.WithTemplateDescription("A tool output too large to return, saved whole in the run archive")),
-			Handler: m.readArtifact,
-		})
+		at := mcp.NewResourceTemplate(ArtifactURIPrefix+"{run}/{file}", "artifact",
+			mcp.WithTemplateDescription("A tool output too large to return, saved whole in the run archive"))
+		templates = append(templates, server.ServerResourceTemplate{Template: at, Handler: m.readArtifact})
+		templateOwners = append(templateOwners, templateOwner{template: at.URITemplate})
 	}
 	seen := map[string]bool{}
 	for _, src := range m.resourceSources {
@@ -343,12 +382,15 @@ func (m *MCPServer) syncResources() {
 				continue
 			}
 			seen[r.URI] = true
+			resourceOwner[r.URI] = src
 			mr := mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Size: r.Size, Meta: metaOf(r.Meta)}
 			b, _ := json.Marshal(mr)
 			h.Write(b)
 			read := r.Read
 			resources = append(resources, server.ServerResource{Resource: mr, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				c, err := read(ctx)
+				cctx, client := m.withClient(ctx, nil, "resource "+req.Params.URI)
+				c, err := read(cctx)
+				settle(ctx, client.lastSent.Load())
 				if err != nil {
 					return nil, err
 				}
@@ -356,13 +398,21 @@ func (m *MCPServer) syncResources() {
 			}})
 		}
 		for _, t := range ts {
-			mt := mcp.NewResourceTemplate(t.URITemplate, t.Name, mcp.WithTemplateDescription(t.Description), mcp.WithTemplateMIMEType(t.MIMEType))
+			mt, err := newResourceTemplate(t.URITemplate, t.Name)
+			if err != nil {
+				m.log.Warn("resource template not served: its URI template does not parse", "template", t.URITemplate, "err", err)
+				continue
+			}
+			mt.Description, mt.MIMEType = t.Description, t.MIMEType
 			mt.Title, mt.Meta = t.Title, metaOf(t.Meta)
 			b, _ := json.Marshal(mt)
 			h.Write(b)
+			templateOwners = append(templateOwners, templateOwner{template: mt.URITemplate, src: src})
 			read := t.Read
 			templates = append(templates, server.ServerResourceTemplate{Template: mt, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				c, err := read(ctx, req.Params.URI)
+				cctx, client := m.withClient(ctx, nil, "resource "+req.Params.URI)
+				c, err := read(cctx, req.Params.URI)
+				settle(ctx, client.lastSent.Load())
 				if err != nil {
 					return nil, err
 				}
@@ -370,6 +420,7 @@ func (m *MCPServer) syncResources() {
 			}})
 		}
 	}
+	m.resourceOwner, m.templateOwners = resourceOwner, templateOwners
 	var digest [32]byte
 	copy(digest[:], h.Sum(nil))
 	if digest == m.resourceDigest {
@@ -378,6 +429,17 @@ func (m *MCPServer) syncResources() {
 	m.resourceDigest = digest
 	m.srv.SetResources(resources...)
 	m.srv.SetResourceTemplates(templates...)
+}
+
+// newResourceTemplate is mcp.NewResourceTemplate, which panics on a URI
+// template that does not parse (an upstream's, say), with an error instead.
+func newResourceTemplate(uriTemplate, name string) (t mcp.ResourceTemplate, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return mcp.NewResourceTemplate(uriTemplate, name), nil
 }
 
 func metaOf(meta map[string]json.RawMessage) *mcp.Meta {
@@ -471,22 +533,21 @@ func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Too
 func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req)}
 	call.Session, call.Client = caller(ctx)
-	var progress *mcpProgress
+	reqCtx := ctx
+	ctx, client := m.withClient(ctx, call, "")
 	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
-		progress = &mcpProgress{ctx: ctx, srv: m.srv, token: req.Params.Meta.ProgressToken}
+		progress := &mcpProgress{ctx: reqCtx, srv: m.srv, token: req.Params.Meta.ProgressToken, sent: &client.lastSent}
 		var stop func()
 		ctx, stop = WithProgress(ctx, progress)
 		defer stop()
 	}
 	res := m.opts.Pipeline.Call(ctx, call)
-	if progress != nil {
-		progress.settle(ctx)
-	}
+	settle(reqCtx, client.lastSent.Load())
 	return ToMCPResult(call.ID, res), nil
 }
 
-// progressSettle is how long after a call's last progress report its
-// response waits; see [mcpProgress.settle].
+// progressSettle is how long after a request's last notification (progress,
+// relayed log message) its response waits; see [settle].
 const progressSettle = 10 * time.Millisecond
 
 // recordUnknownTool records calls that mcp-go answered itself with "tool
@@ -581,14 +642,16 @@ func caller(ctx context.Context) (session, client string) {
 // mcpProgress sends a call's progress as notifications/progress with the
 // token the client gave. [WithProgress] serializes the reports.
 type mcpProgress struct {
-	ctx      context.Context
-	srv      *server.MCPServer
-	token    mcp.ProgressToken
-	lastSent atomic.Int64 // unix nanoseconds of the last report queued
+	ctx   context.Context
+	srv   *server.MCPServer
+	token mcp.ProgressToken
+	sent  *atomic.Int64 // unix nanoseconds of the last notification queued (shared with the request's client)
 }
 
-// settle holds a call's response back until its progress reports have had
-// the time to reach the client first.
+// settle holds a request's response back until the notifications it sent
+// (progress reports, relayed log messages), the last one queued at last
+// (unix nanoseconds; 0 for none), have had the time to reach the client
+// first.
 //
 // mcp-go queues notifications on a per-session channel that other
 // goroutines write out (on stdio a writer goroutine; on HTTP the request's
@@ -599,10 +662,9 @@ type mcpProgress struct {
 // notifications asynchronously but responses at once, so a report read in
 // the same chunk as the response is dropped. Waiting until the session's
 // queue is empty and at least progressSettle has passed since the last
-// report keeps reports ahead of the result in practice. Only calls that
-// reported progress wait, and the wait is bounded (100ms for the queue).
-func (p *mcpProgress) settle(ctx context.Context) {
-	last := p.lastSent.Load()
+// report keeps reports ahead of the result in practice. Only requests that
+// sent notifications wait, and the wait is bounded (100ms for the queue).
+func settle(ctx context.Context, last int64) {
 	if last == 0 {
 		return
 	}
@@ -627,7 +689,7 @@ func (p *mcpProgress) Report(pr Progress) {
 		params["message"] = pr.Message
 	}
 	if p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params) == nil {
-		p.lastSent.Store(time.Now().UnixNano())
+		p.sent.Store(time.Now().UnixNano())
 	}
 }
 
@@ -784,4 +846,283 @@ func ResultFromMCP(data []byte) (*Result, error) {
 		res.Kind = ""
 	}
 	return res, nil
+}
+
+// Resource subscriptions.
+//
+// mcp-go answers resources/subscribe and resources/unsubscribe itself but
+// tracks nothing, so the mirror keeps the subscriptions: per URI, the
+// sessions subscribed to it, and whether the source that serves it
+// ([ResourceSubscriber]) has been subscribed. The source is subscribed
+// when the first session subscribes and unsubscribed when the last one
+// unsubscribes or ends; its updates go to the subscribed sessions only.
+// Subscribing is done before mcp-go answers (in a request-initialization
+// hook), so that a source's refusal, or a URI no source serves, fails the
+// request.
+
+// subscription is the state of one subscribed URI. sessions and pending
+// are guarded by MCPServer.subMu; io serializes the source's subscribe and
+// unsubscribe calls for the URI and guards active. subMu is never held
+// while waiting for io or for a source, so updates are never delayed by a
+// subscription in progress.
+type subscription struct {
+	src      ResourceSource // nil: the artifact template (never changes)
+	sessions map[string]bool
+	pending  int // subscribe/unsubscribe calls under way; the entry stays while > 0
+	io       sync.Mutex
+	active   bool // the source is subscribed
+}
+
+// subscriptionTimeout bounds a source's unsubscribe when no request bounds
+// it (a session that ended).
+const subscriptionTimeout = 10 * time.Second
+
+// interceptSubscription handles resources/subscribe and
+// resources/unsubscribe of 2025-era clients before mcp-go acknowledges
+// them (2026-07-28 removed both; mcp-go refuses them itself).
+func (m *MCPServer) interceptSubscription(ctx context.Context, _ any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok || !bytes.Contains(raw, []byte(`"resources/`)) || !bytes.Contains(raw, []byte(`subscribe"`)) {
+		return nil
+	}
+	var req struct {
+		Method string `json:"method"`
+		Params struct {
+			URI  string                     `json:"uri"`
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &req) != nil || req.Params.URI == "" {
+		return nil // mcp-go says what is wrong
+	}
+	if _, modern := req.Params.Meta[mcp.MetaKeyProtocolVersion]; modern {
+		return nil
+	}
+	s := server.ClientSessionFromContext(ctx)
+	if s == nil {
+		return nil
+	}
+	switch req.Method {
+	case string(mcp.MethodResourcesSubscribe):
+		return m.subscribe(ctx, s.SessionID(), req.Params.URI)
+	case string(mcp.MethodResourcesUnsubscribe):
+		m.unsubscribe(ctx, s.SessionID(), req.Params.URI)
+	}
+	return nil
+}
+
+// resourceSourceFor returns the source that serves uri (a resource's URI
+// or one matching a template); ok is false when nothing serves it.
+func (m *MCPServer) resourceSourceFor(uri string) (src ResourceSource, ok bool) {
+	m.srcMu.Lock()
+	defer m.srcMu.Unlock()
+	if src, ok := m.resourceOwner[uri]; ok {
+		return src, true
+	}
+	for _, t := range m.templateOwners {
+		if t.template.Raw() == uri || t.template.Regexp().MatchString(uri) {
+			return t.src, true
+		}
+	}
+	return nil, false
+}
+
+func (m *MCPServer) subscribe(ctx context.Context, session, uri string) error {
+	src, ok := m.resourceSourceFor(uri)
+	if !ok {
+		return fmt.Errorf("resource %s not found: no resource or template served by toolgate matches it", uri)
+	}
+	m.subMu.Lock()
+	st := m.subs[uri]
+	if st == nil {
+		st = &subscription{src: src, sessions: map[string]bool{}}
+		m.subs[uri] = st
+	}
+	if st.sessions[session] {
+		m.subMu.Unlock()
+		return nil
+	}
+	st.pending++
+	m.subMu.Unlock()
+
+	st.io.Lock()
+	defer st.io.Unlock()
+	var err error
+	if !st.active {
+		if rs, ok := st.src.(ResourceSubscriber); ok {
+			err = rs.SubscribeResource(ctx, uri)
+		}
+		st.active = err == nil
+	}
+	m.subMu.Lock()
+	defer m.subMu.Unlock()
+	st.pending--
+	if err != nil {
+		m.forgetIfIdle(uri, st)
+		return fmt.Errorf("subscribing to %s: %w", uri, err)
+	}
+	st.sessions[session] = true
+	if m.sessSubs[session] == nil {
+		m.sessSubs[session] = map[string]bool{}
+	}
+	m.sessSubs[session][uri] = true
+	return nil
+}
+
+// unsubscribe removes session's subscription to uri, if any, and
+// unsubscribes the source when it was the last.
+func (m *MCPServer) unsubscribe(ctx context.Context, session, uri string) {
+	m.subMu.Lock()
+	st := m.subs[uri]
+	if st == nil || !st.sessions[session] {
+		m.subMu.Unlock()
+		return
+	}
+	delete(st.sessions, session)
+	if set := m.sessSubs[session]; set != nil {
+		delete(set, uri)
+		if len(set) == 0 {
+			delete(m.sessSubs, session)
+		}
+	}
+	st.pending++
+	m.subMu.Unlock()
+	m.release(ctx, uri, st)
+}
+
+// release unsubscribes the source of uri if no session is subscribed any
+// more, and drops the entry. The caller counted itself in st.pending.
+func (m *MCPServer) release(ctx context.Context, uri string, st *subscription) {
+	st.io.Lock()
+	defer st.io.Unlock()
+	m.subMu.Lock()
+	idle := len(st.sessions) == 0
+	m.subMu.Unlock()
+	if idle && st.active {
+		if rs, ok := st.src.(ResourceSubscriber); ok {
+			if err := rs.UnsubscribeResource(ctx, uri); err != nil {
+				m.log.Warn("unsubscribing from a resource failed", "uri", uri, "err", err)
+			}
+		}
+		st.active = false
+	}
+	m.subMu.Lock()
+	st.pending--
+	m.forgetIfIdle(uri, st)
+	m.subMu.Unlock()
+}
+
+// forgetIfIdle drops an entry no one uses. Callers hold subMu (and st.io,
+// so active is stable).
+func (m *MCPServer) forgetIfIdle(uri string, st *subscription) {
+	if st.pending == 0 && len(st.sessions) == 0 && !st.active && m.subs[uri] == st {
+		delete(m.subs, uri)
+	}
+}
+
+// dropSubscriptions ends every subscription of a session that ended, in
+// the background (sources are unsubscribed within subscriptionTimeout).
+func (m *MCPServer) dropSubscriptions(session string) {
+	m.subMu.Lock()
+	set := m.sessSubs[session]
+	delete(m.sessSubs, session)
+	type drop struct {
+		uri string
+		st  *subscription
+	}
+	var drops []drop
+	for uri := range set {
+		if st := m.subs[uri]; st != nil && st.sessions[session] {
+			delete(st.sessions, session)
+			st.pending++
+			drops = append(drops, drop{uri, st})
+		}
+	}
+	m.subMu.Unlock()
+	if len(drops) == 0 {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), subscriptionTimeout)
+		defer cancel()
+		for _, d := range drops {
+			m.release(ctx, d.uri, d.st)
+		}
+	}()
+}
+
+// resourceUpdated passes a source's update of uri to the sessions
+// subscribed to it. It never blocks (sources call it from their read
+// loops).
+func (m *MCPServer) resourceUpdated(uri string, params map[string]any) {
+	m.subMu.Lock()
+	var sessions []string
+	if st := m.subs[uri]; st != nil {
+		for s := range st.sessions {
+			sessions = append(sessions, s)
+		}
+	}
+	m.subMu.Unlock()
+	if len(sessions) == 0 {
+		return
+	}
+	out := make(map[string]any, len(params)+1)
+	for k, v := range params {
+		out[k] = v
+	}
+	out["uri"] = uri
+	for _, s := range sessions {
+		err := m.srv.SendNotificationToSpecificClient(s, string(mcp.MethodNotificationResourceUpdated), out)
+		if errors.Is(err, server.ErrSessionNotFound) {
+			m.dropSubscriptions(s) // it ended without our hook seeing it
+		} else if err != nil {
+			m.log.Debug("resource update not delivered", "uri", uri, "session", s, "err", err)
+		}
+	}
+}
+
+// Completions.
+
+// completer routes completion/complete to the source that serves the
+// prompt or resource template; sources that do not complete answer with
+// no values.
+type completer struct{ m *MCPServer }
+
+func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	c.m.srcMu.Lock()
+	src, ok := c.m.promptOwner[name]
+	c.m.srcMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("prompt %q not found", name)
+	}
+	pc, ok := src.(PromptCompleter)
+	if !ok {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	res, err := pc.CompletePrompt(ctx, name, CompletionRequest{Argument: arg.Name, Value: arg.Value, Context: cc.Arguments})
+	return mcpCompletion(res), err
+}
+
+func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	src, ok := c.m.resourceSourceFor(uri)
+	if !ok {
+		return nil, fmt.Errorf("resource template %q not found", uri)
+	}
+	rc, ok := src.(ResourceCompleter)
+	if !ok {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	res, err := rc.CompleteResource(ctx, uri, CompletionRequest{Argument: arg.Name, Value: arg.Value, Context: cc.Arguments})
+	return mcpCompletion(res), err
+}
+
+func mcpCompletion(c *Completion) *mcp.Completion {
+	if c == nil {
+		return &mcp.Completion{Values: []string{}}
+	}
+	out := &mcp.Completion{Values: c.Values, Total: c.Total, HasMore: c.HasMore}
+	if out.Values == nil {
+		out.Values = []string{}
+	}
+	return out
 }

@@ -4,9 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -149,5 +158,433 @@ func TestMCPUnknownToolIsRecorded(t *testing.T) {
 		if res.Kind != KindNotFound {
 			t.Errorf("recorded as %q", res.Kind)
 		}
+	}
+}
+
+// --- The request's client: logs, sampling, elicitation, subscriptions,
+// completions, through real mcp-go clients over streamable HTTP. ---
+
+// eventRecorder is a memRecorder that also keeps events.
+type eventRecorder struct {
+	*memRecorder
+	emu    sync.Mutex
+	events []map[string]any
+}
+
+func (r *eventRecorder) Event(typ string, fields map[string]any) {
+	r.emu.Lock()
+	defer r.emu.Unlock()
+	f := map[string]any{"type": typ}
+	for k, v := range fields {
+		f[k] = v
+	}
+	r.events = append(r.events, f)
+}
+
+func (r *eventRecorder) all() []map[string]any {
+	r.emu.Lock()
+	defer r.emu.Unlock()
+	return slices.Clone(r.events)
+}
+
+// relayTools are tools that use the request's client as an upstream relay
+// would.
+func relayTools(t *testing.T) *SimpleToolset {
+	t.Helper()
+	obj := json.RawMessage(`{"type":"object"}`)
+	relay := func(method string) ToolHandler {
+		return func(ctx context.Context, call *Call) (*Result, error) {
+			var args struct {
+				Params json.RawMessage `json:"params"`
+			}
+			_ = json.Unmarshal(call.Arguments, &args)
+			res, err := RequestFromClient(ctx, method, args.Params)
+			if err != nil {
+				var ce *ClientError
+				if errors.As(err, &ce) {
+					return Error(fmt.Sprintf("client error %d: %s", ce.Code, ce.Message), "client error"), nil
+				}
+				return Error(err.Error(), "relay failed"), nil
+			}
+			return OkText(string(res)), nil
+		}
+	}
+	ts, err := NewToolset("relay",
+		Must(NewTool(ToolDef{Name: "logs", InputSchema: obj}, func(ctx context.Context, call *Call) (*Result, error) {
+			ReportLog(ctx, "debug", "lg", "below the level")
+			ReportLog(ctx, "warning", "lg", map[string]any{"n": 1})
+			return OkText(fmt.Sprint(ClientFrom(ctx) != nil)), nil
+		})),
+		Must(NewTool(ToolDef{Name: "sample", InputSchema: obj}, relay(MethodSampling))),
+		Must(NewTool(ToolDef{Name: "elicit", InputSchema: obj}, relay(MethodElicitation))),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// relayServer serves the relay tools (and any sources) over streamable
+// HTTP and returns the URL and the recorder.
+func relayServer(t *testing.T, setup func(m *MCPServer)) (string, *eventRecorder) {
+	t.Helper()
+	cat := NewCatalog(nil)
+	if err := cat.Add(context.Background(), relayTools(t)); err != nil {
+		t.Fatal(err)
+	}
+	rec := &eventRecorder{memRecorder: newMemRecorder()}
+	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(Options{Tools: cat, Recorder: rec, CallTimeout: 10 * time.Second})})
+	if setup != nil {
+		setup(m)
+	}
+	h, shutdown := m.HTTPHandler(HTTPOptions{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		_ = shutdown(context.Background())
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	return ts.URL + "/mcp", rec
+}
+
+type samplingFunc func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+
+func (f samplingFunc) CreateMessage(ctx context.Context, r mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return f(ctx, r)
+}
+
+type elicitFunc func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
+
+func (f elicitFunc) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return f(ctx, r)
+}
+
+// dialMCP connects a 2025-era mcp-go client (with the GET stream, which
+// mcp-go's server uses for sampling requests) and collects its
+// notifications.
+func dialMCP(t *testing.T, url string, opts ...client.ClientOption) (*client.Client, func() []mcp.JSONRPCNotification) {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url, transport.WithContinuousListening(),
+		transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION)}, opts...)...)
+	var mu sync.Mutex
+	var got []mcp.JSONRPCNotification
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		mu.Lock()
+		got = append(got, n)
+		mu.Unlock()
+	})
+	// Start's context is the GET stream's.
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "test", Version: "1"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, func() []mcp.JSONRPCNotification {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
+func callText(t *testing.T, c *client.Client, name, args string) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)}})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+func logsOf(ns []mcp.JSONRPCNotification) []map[string]any {
+	var out []map[string]any
+	for _, n := range ns {
+		if n.Method == string(mcp.MethodNotificationMessage) {
+			out = append(out, n.Params.AdditionalFields)
+		}
+	}
+	return out
+}
+
+// TestClientLog: a log message reported for a call reaches that call's
+// client, filtered by the client's level, before the call's result, and
+// never another client.
+func TestClientLog(t *testing.T) {
+	url, _ := relayServer(t, nil)
+	a, aGot := dialMCP(t, url)
+	_, bGot := dialMCP(t, url)
+	if err := a.SetLevel(context.Background(), mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: mcp.LoggingLevelInfo}}); err != nil {
+		t.Fatal(err)
+	}
+	if out, isErr := callText(t, a, "logs", `{}`); isErr || out != "true" {
+		t.Fatalf("logs: %q", out)
+	}
+	// Before the result: no wait needed.
+	logs := logsOf(aGot())
+	if len(logs) != 1 || logs[0]["level"] != "warning" || logs[0]["logger"] != "lg" || fmt.Sprint(logs[0]["data"]) != "map[n:1]" {
+		t.Errorf("client a got %v", logs)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if logs := logsOf(bGot()); len(logs) != 0 {
+		t.Errorf("client b got another client's log: %v", logs)
+	}
+}
+
+// TestClientSamplingElicitation: requests reach the calling client with
+// their params unchanged, answers come back, clients that did not declare
+// the capability are not asked, and each relay is recorded.
+func TestClientSamplingElicitation(t *testing.T) {
+	url, rec := relayServer(t, nil)
+	var gotSampling, gotElicit json.RawMessage
+	capable, _ := dialMCP(t, url,
+		client.WithSamplingHandler(samplingFunc(func(_ context.Context, r mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			gotSampling, _ = json.Marshal(r.CreateMessageParams)
+			if r.SystemPrompt == "refuse" {
+				return nil, errors.New("user rejected")
+			}
+			return &mcp.CreateMessageResult{SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("sampled!")}, Model: "m1", StopReason: "endTurn"}, nil
+		})),
+		client.WithElicitationHandler(elicitFunc(func(_ context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			gotElicit, _ = json.Marshal(r.Params.RequestedSchema)
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada", "age": 36}}}, nil
+		})))
+	plain, _ := dialMCP(t, url)
+
+	out, isErr := callText(t, capable, "sample", `{"params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":50,"metadata":{"k":[1,2]}}}`)
+	if isErr || !strings.Contains(out, `"model":"m1"`) || !strings.Contains(out, `"text":"sampled!"`) {
+		t.Errorf("sample: %s", out)
+	}
+	if !strings.Contains(string(gotSampling), `"metadata":{"k":[1,2]}`) || !strings.Contains(string(gotSampling), `"maxTokens":50`) {
+		t.Errorf("the client got %s", gotSampling)
+	}
+	schema := `{"type":"object","properties":{"name":{"type":"string","default":"x"},"age":{"type":"integer","minimum":0}},"required":["name"]}`
+	out, isErr = callText(t, capable, "elicit", `{"params":{"message":"Who?","requestedSchema":`+schema+`}}`)
+	if isErr || !strings.Contains(out, `"action":"accept"`) || !strings.Contains(out, `"name":"Ada"`) {
+		t.Errorf("elicit: %s", out)
+	}
+	if !jsonEqual(gotElicit, []byte(schema)) {
+		t.Errorf("requestedSchema changed on the way: %s", gotElicit)
+	}
+	// A client error comes back as one.
+	if out, isErr := callText(t, capable, "sample", `{"params":{"messages":[],"maxTokens":5,"systemPrompt":"refuse"}}`); !isErr || !strings.Contains(out, "user rejected") {
+		t.Errorf("refused sampling: %s", out)
+	}
+	// A client without the capabilities is not asked.
+	for _, tool := range []string{"sample", "elicit"} {
+		if out, isErr := callText(t, plain, tool, `{"params":{"message":"m","requestedSchema":{"type":"object"},"messages":[],"maxTokens":5}}`); !isErr || !strings.Contains(out, ErrClientCannot.Error()) {
+			t.Errorf("%s without the capability: %s", tool, out)
+		}
+	}
+
+	var types []string
+	for _, e := range rec.all() {
+		types = append(types, fmt.Sprint(e["type"], " ", e["status"], " ", e["call_id"] != ""))
+	}
+	want := []string{"relay.sampling ok true", "relay.elicitation ok true", "relay.sampling error true"}
+	if !slices.Equal(types, want) {
+		t.Errorf("events %v, want %v", types, want)
+	}
+}
+
+// fakeSource serves one resource and one template, and can be watched.
+type fakeSource struct {
+	mu       sync.Mutex
+	subs     map[string]int // subscribe calls minus unsubscribe calls
+	refuse   bool
+	listener func(string, map[string]any)
+	complete []string
+}
+
+func (s *fakeSource) Resources(context.Context) ([]Resource, []ResourceTemplate, error) {
+	read := func(context.Context) ([]ResourceContents, error) { return nil, nil }
+	return []Resource{{URI: "fake://watched", Name: "watched", Read: read}},
+		[]ResourceTemplate{{URITemplate: "fake://item/{id}", Name: "item", Read: func(context.Context, string) ([]ResourceContents, error) { return nil, nil }}}, nil
+}
+
+func (s *fakeSource) SubscribeResource(_ context.Context, uri string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refuse {
+		return errors.New("no watching today")
+	}
+	s.subs[uri]++
+	return nil
+}
+
+func (s *fakeSource) UnsubscribeResource(_ context.Context, uri string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subs[uri]--
+	return nil
+}
+
+func (s *fakeSource) OnResourceUpdated(f func(string, map[string]any)) { s.listener = f }
+
+func (s *fakeSource) count(uri string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.subs[uri]
+}
+
+func (s *fakeSource) CompleteResource(_ context.Context, uri string, req CompletionRequest) (*Completion, error) {
+	return &Completion{Values: []string{uri + ":" + req.Argument + "=" + req.Value}}, nil
+}
+
+func (s *fakeSource) Prompts(context.Context) ([]Prompt, error) {
+	get := func(context.Context, map[string]string) (*PromptResult, error) { return &PromptResult{}, nil }
+	return []Prompt{{Name: "greet", Arguments: []PromptArgument{{Name: "who"}}, Get: get}}, nil
+}
+
+func (s *fakeSource) CompletePrompt(_ context.Context, name string, req CompletionRequest) (*Completion, error) {
+	var out []string
+	for _, v := range s.complete {
+		if strings.HasPrefix(v, req.Value) {
+			out = append(out, v)
+		}
+	}
+	return &Completion{Values: out, Total: len(out), HasMore: req.Context["lang"] == "more"}, nil
+}
+
+// plainPrompts is a prompt source that does not complete.
+type plainPrompts struct{}
+
+func (plainPrompts) Prompts(context.Context) ([]Prompt, error) {
+	return []Prompt{{Name: "plain", Get: func(context.Context, map[string]string) (*PromptResult, error) { return &PromptResult{}, nil }}}, nil
+}
+
+func updatesOf(ns []mcp.JSONRPCNotification) []string {
+	var out []string
+	for _, n := range ns {
+		if n.Method == string(mcp.MethodNotificationResourceUpdated) {
+			out = append(out, fmt.Sprint(n.Params.AdditionalFields["uri"]))
+		}
+	}
+	return out
+}
+
+// TestResourceSubscriptions: the source is subscribed once per URI
+// whatever the number of sessions, unsubscribed when the last session
+// unsubscribes or ends; updates reach the subscribed sessions only.
+func TestResourceSubscriptions(t *testing.T) {
+	src := &fakeSource{subs: map[string]int{}}
+	url, _ := relayServer(t, func(m *MCPServer) { m.AddResourceSource(src) })
+	a, aGot := dialMCP(t, url)
+	b, bGot := dialMCP(t, url)
+	c, cGot := dialMCP(t, url)
+	ctx := context.Background()
+	sub := func(cl *client.Client, uri string) error {
+		return cl.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}})
+	}
+	unsub := func(cl *client.Client, uri string) error {
+		return cl.Unsubscribe(ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: uri}})
+	}
+	for _, cl := range []*client.Client{a, b} {
+		if err := sub(cl, "fake://watched"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sub(a, "fake://watched"); err != nil { // again: no-op
+		t.Fatal(err)
+	}
+	if err := sub(c, "fake://item/7"); err != nil { // through the template
+		t.Fatal(err)
+	}
+	if n := src.count("fake://watched"); n != 1 {
+		t.Errorf("source subscribed %d times to fake://watched, want 1", n)
+	}
+	if err := sub(a, "fake://nowhere"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("unknown URI: %v", err)
+	}
+
+	src.listener("fake://watched", map[string]any{"uri": "fake://watched", "title": "W"})
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	eventually("updates for a and b", func() bool {
+		return len(updatesOf(aGot())) == 1 && len(updatesOf(bGot())) == 1
+	})
+	time.Sleep(100 * time.Millisecond)
+	if u := updatesOf(cGot()); len(u) != 0 {
+		t.Errorf("c, not subscribed to fake://watched, got %v", u)
+	}
+
+	if err := unsub(a, "fake://watched"); err != nil {
+		t.Fatal(err)
+	}
+	if n := src.count("fake://watched"); n != 1 {
+		t.Errorf("after one of two unsubscribed: source count %d, want 1", n)
+	}
+	src.listener("fake://watched", map[string]any{"uri": "fake://watched"})
+	eventually("b's second update", func() bool { return len(updatesOf(bGot())) == 2 })
+	if u := updatesOf(aGot()); len(u) != 1 {
+		t.Errorf("a got updates after unsubscribing: %v", u)
+	}
+	// The last session ends: the source is unsubscribed.
+	_ = b.Close()
+	eventually("the source to be unsubscribed", func() bool { return src.count("fake://watched") == 0 })
+
+	src.mu.Lock()
+	src.refuse = true
+	src.mu.Unlock()
+	if err := sub(a, "fake://item/8"); err == nil || !strings.Contains(err.Error(), "no watching today") {
+		t.Errorf("refused subscription: %v", err)
+	}
+}
+
+// TestCompletions: completion/complete goes to the source that serves the
+// prompt or template; others complete to nothing.
+func TestCompletions(t *testing.T) {
+	src := &fakeSource{subs: map[string]int{}, complete: []string{"alice", "albert", "bob"}}
+	url, _ := relayServer(t, func(m *MCPServer) {
+		m.AddPromptSource(src)
+		m.AddPromptSource(plainPrompts{})
+		m.AddResourceSource(src)
+	})
+	c, _ := dialMCP(t, url)
+	if c.GetServerCapabilities().Completions == nil {
+		t.Fatal("completions not declared")
+	}
+	complete := func(ref any, arg, value string, ctxArgs map[string]string) (*mcp.CompleteResult, error) {
+		return c.Complete(context.Background(), mcp.CompleteRequest{Params: mcp.CompleteParams{
+			Ref: ref, Argument: mcp.CompleteArgument{Name: arg, Value: value}, Context: mcp.CompleteContext{Arguments: ctxArgs}}})
+	}
+	res, err := complete(mcp.PromptReference{Type: "ref/prompt", Name: "greet"}, "who", "al", map[string]string{"lang": "more"})
+	if err != nil || !slices.Equal(res.Completion.Values, []string{"alice", "albert"}) || res.Completion.Total != 2 || !res.Completion.HasMore {
+		t.Errorf("greet: %+v %v", res, err)
+	}
+	res, err = complete(mcp.PromptReference{Type: "ref/prompt", Name: "plain"}, "x", "", nil)
+	if err != nil || res.Completion.Values == nil || len(res.Completion.Values) != 0 {
+		t.Errorf("plain: %+v %v", res, err)
+	}
+	if _, err := complete(mcp.PromptReference{Type: "ref/prompt", Name: "nope"}, "x", "", nil); err == nil {
+		t.Error("unknown prompt completed")
+	}
+	res, err = complete(mcp.ResourceReference{Type: "ref/resource", URI: "fake://item/{id}"}, "id", "4", nil)
+	if err != nil || !slices.Equal(res.Completion.Values, []string{"fake://item/{id}:id=4"}) {
+		t.Errorf("template: %+v %v", res, err)
 	}
 }

@@ -91,3 +91,58 @@ type ResourceSource interface {
 type ResourcesChangeNotifier interface {
 	OnResourcesChanged(func())
 }
+
+// ResourceSubscriber is implemented by resource sources whose resources can
+// be watched (resources/subscribe). The mirror subscribes the source that
+// serves a URI when the first client subscribes to it, unsubscribes it when
+// the last one unsubscribes or ends its session, and passes each update the
+// source reports to the sessions subscribed to that URI (only those). A
+// source that is not a ResourceSubscriber serves resources that do not
+// change while served; subscribing to them succeeds and never notifies.
+type ResourceSubscriber interface {
+	// SubscribeResource starts watching uri; an error refuses the client's
+	// subscription.
+	SubscribeResource(ctx context.Context, uri string) error
+	// UnsubscribeResource stops watching uri.
+	UnsubscribeResource(ctx context.Context, uri string) error
+	// OnResourceUpdated registers f, called with the URI of a watched
+	// resource that may have changed and the notification's params (at
+	// least "uri"). f does not block.
+	OnResourceUpdated(f func(uri string, params map[string]any))
+}
+
+// CompletionRequest asks for completions of one argument of a prompt or
+// resource template (completion/complete).
+type CompletionRequest struct {
+	// Argument is the argument's name and Value what the user typed so far.
+	Argument string
+	Value    string
+	// Context holds the arguments already resolved, if the client sent any.
+	Context map[string]string
+}
+
+// Completion is the answer to a [CompletionRequest].
+type Completion struct {
+	Values  []string
+	Total   int
+	HasMore bool
+}
+
+// PromptCompleter is implemented by prompt sources that complete the
+// arguments of their prompts. The mirror routes completion/complete for a
+// ref/prompt to the source that serves the prompt; prompts of other
+// sources complete to nothing.
+type PromptCompleter interface {
+	// CompletePrompt completes an argument of the prompt served as name.
+	CompletePrompt(ctx context.Context, name string, req CompletionRequest) (*Completion, error)
+}
+
+// ResourceCompleter is implemented by resource sources that complete the
+// variables of their resource templates. The mirror routes
+// completion/complete for a ref/resource to the source that serves the
+// template (or the resource).
+type ResourceCompleter interface {
+	// CompleteResource completes a variable of the resource template (or
+	// resource) uri.
+	CompleteResource(ctx context.Context, uri string, req CompletionRequest) (*Completion, error)
+}

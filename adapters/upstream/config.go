@@ -46,6 +46,22 @@ type Config struct {
 	// its roots/list requests (see Options.Roots). Default false: the
 	// upstream is never told about roots.
 	ForwardRoots bool `koanf:"forward_roots"`
+	// RelaySampling and RelayElicitation declare the sampling (elicitation)
+	// capability to the upstream and relay its sampling/createMessage
+	// (elicitation/create) requests to the client of the call they belong
+	// to. Default false: the upstream is told of neither capability (it sees
+	// the same client as before, offers the same tools) and such requests
+	// are refused. When on, a request is relayed only when it can be
+	// attributed to exactly one call (it arrived on that call's own
+	// response stream, or that call is the only request in flight on the
+	// connection) and that call's client declared the capability (and is a
+	// 2025-era client: 2026-07-28 has no server-to-client requests);
+	// otherwise the upstream gets a JSON-RPC error. The capability is
+	// declared for the whole connection, so with several clients of
+	// different abilities the upstream may ask a client that cannot answer,
+	// and gets an error. Legacy SSE upstreams cannot send requests at all.
+	RelaySampling    bool `koanf:"relay_sampling"`
+	RelayElicitation bool `koanf:"relay_elicitation"`
 	// StartupTimeout bounds connect + initialize + first listing; 0 means 30s.
 	StartupTimeout time.Duration `koanf:"startup_timeout"`
 	Disabled       bool          `koanf:"disabled"`

@@ -40,6 +40,13 @@ type conn struct {
 	seq      atomic.Int64
 	progress sync.Map // upstream progress token (string) -> *relay
 
+	// Requests in flight on behalf of callers, and (streamable HTTP only,
+	// lateWindow > 0) those that ended recently: see relay.go.
+	callsMu    sync.Mutex
+	calls      map[*inflight]struct{}
+	ended      []ended
+	lateWindow time.Duration
+
 	dead      chan struct{}
 	deadOnce  sync.Once
 	deadErr   error
@@ -63,7 +70,7 @@ var errStartupTimeout = errors.New("startup timed out")
 // startup timeout.
 func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error) {
 	cctx, cancel := context.WithCancelCause(ctx)
-	c := &conn{u: u, ctx: cctx, cancel: cancel, dead: make(chan struct{}), kick: make(chan struct{}, 1)}
+	c := &conn{u: u, ctx: cctx, cancel: cancel, dead: make(chan struct{}), kick: make(chan struct{}, 1), calls: map[*inflight]struct{}{}}
 	defer func() {
 		if err != nil {
 			c.close()
@@ -78,6 +85,7 @@ func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error
 			transport.WithCommandFunc(c.proc.commandFunc),
 			transport.WithCommandLogger(tlog))
 	case TransportHTTP:
+		c.lateWindow = u.tune.lateWindow
 		c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		c.tr, err = transport.NewStreamableHTTP(u.cfg.URL,
 			transport.WithHTTPHeaders(u.headers),
@@ -123,6 +131,19 @@ func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error
 	// The transport's life is tied to this context: it must outlive
 	// every request (cancelling it kills the stdio child).
 	startErr := c.client.Start(cctx)
+	// Requests from the upstream are answered by onRequest, not by
+	// mcp-go's client (Start installed its handler; this replaces it).
+	// Legacy SSE transports cannot carry them.
+	var caps mcp.ClientCapabilities
+	if bidi, ok := c.tr.(transport.BidirectionalInterface); ok {
+		bidi.SetRequestHandler(c.onRequest)
+		if u.relays(string(mcp.MethodSamplingCreateMessage)) {
+			caps.Sampling = &mcp.SamplingCapability{}
+		}
+		if u.relays(string(mcp.MethodElicitationCreate)) {
+			caps.Elicitation = &mcp.ElicitationCapability{} // {}: form mode
+		}
+	}
 	if c.proc != nil && c.proc.started() {
 		exited := c.proc.exitedChan()
 		go func() {
@@ -139,6 +160,7 @@ func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error
 	init, err := c.client.Initialize(cctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
 		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
 		ClientInfo:      mcp.Implementation{Name: "toolgate", Version: version()},
+		Capabilities:    caps,
 	}})
 	if err != nil {
 		return fail("initialize", err)
@@ -420,7 +442,8 @@ func (c *conn) listTemplates(ctx context.Context) ([]json.RawMessage, error) {
 // onNotification handles the upstream's notifications. It runs on the
 // transport's read loop, so it never calls the upstream and never blocks:
 // re-listing happens later in its own goroutine, progress goes through a
-// per-call queue.
+// per-call queue, log messages and resource updates are queued to the
+// clients they are for.
 func (c *conn) onNotification(n mcp.JSONRPCNotification) {
 	f := n.Params.AdditionalFields
 	switch n.Method {
@@ -440,6 +463,9 @@ func (c *conn) onNotification(n mcp.JSONRPCNotification) {
 		c.u.scheduleRelist(listResources)
 	case string(mcp.MethodNotificationMessage):
 		c.u.logMessage(f)
+		c.relayLog(f)
+	case string(mcp.MethodNotificationResourceUpdated):
+		c.u.resourceUpdated(f)
 	default:
 		c.u.log.Debug("upstream notification ignored", "method", n.Method)
 	}

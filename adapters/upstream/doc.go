@@ -59,12 +59,36 @@
 // upstream: tools/, prompts/ and resources/list_changed schedule a
 // debounced (100 ms) re-listing in another goroutine, which then tells the
 // listeners; notifications/message goes to the logger (level mapped,
-// upstream=<name>). The client declares no sampling or elicitation
-// capability, so such requests are refused. Roots are never offered
-// unless forward_roots is set; then the roots capability is declared and
-// roots/list is answered with [Options.Roots] (an empty list when nil).
-// mcp-go answers the upstream's roots/list with the connection's context,
-// not a call's, so the roots cannot be those of a particular downstream
+// upstream=<name>) and, when it can be attributed to a single request, to
+// that request's client too (gateway.ReportLog: the client's own log
+// level applies); notifications/resources/updated goes to the gateway's
+// subscription listeners.
+//
+// # Relaying to the caller's client
+//
+// The connection is shared by every downstream client, so what the
+// upstream sends on its own is passed to a client only when it can be
+// attributed to exactly one request made for that client (relay.go): a
+// request that arrived on a call's own response stream (streamable HTTP)
+// belongs to that call; otherwise a message belongs to the only request in
+// flight on the connection, and over streamable HTTP (whose several
+// streams can deliver a message late) only if no other session's request
+// ended in the last second either. Anything ambiguous goes to toolgate's
+// log only, or is refused with a JSON-RPC error; nothing is ever delivered
+// to another client. With relay_sampling and relay_elicitation (default
+// off), the sampling and elicitation capabilities are declared, and
+// sampling/createMessage and elicitation/create are passed, params and
+// result as raw JSON as far as mcp-go allows, to the attributed call's
+// client through gateway.RequestFromClient (refused when that client did
+// not declare the capability, or speaks 2026-07-28, which has no
+// server-to-client requests). mcp-go's streamable HTTP client gives such
+// a request 30 s. The gateway's mirror records each relay in the run
+// archive (relay.sampling, relay.elicitation).
+//
+// Roots are never offered unless forward_roots is set; then the roots
+// capability is declared and roots/list is answered with [Options.Roots]
+// (an empty list when nil). The upstream's roots/list does not say which
+// call it is for, so the roots cannot be those of a particular downstream
 // client; a Roots function should return the roots the operator intends
 // every client to share.
 //
@@ -79,4 +103,13 @@
 // resource URI, the gateway's mirror serves the one whose source was added
 // first and logs the conflict; overlapping templates are matched in the
 // order the mirror holds them.
+//
+// An Upstream is a gateway.ResourceSubscriber: the mirror subscribes it to
+// a URI when the first client subscribes (resources/subscribe is forwarded;
+// an upstream that does not offer subscriptions refuses) and unsubscribes
+// it after the last; every new connection is subscribed again to those
+// URIs, and their listeners told they may have changed meanwhile. It is
+// also a gateway.PromptCompleter and gateway.ResourceCompleter:
+// completion/complete is forwarded under the upstream's own prompt name
+// (an upstream without the completions capability completes to nothing).
 package upstream

@@ -81,6 +81,8 @@ func rawTools(t *testing.T, node, script string) []json.RawMessage {
 		t.Fatalf("no answer to request %d: %v", id, sc.Err())
 		return nil
 	}
+	// The capabilities toolgate declares by default: none (server-everything
+	// offers some tools only to clients with sampling or elicitation).
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
 	await(1)
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)

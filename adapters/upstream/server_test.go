@@ -59,7 +59,21 @@ type serverState struct {
 	maxInGate atomic.Int32
 	gate      chan struct{} // "gate" handlers wait for a value (or ctx)
 	added     atomic.Int32
+	subs      atomic.Int32 // resources/subscribe minus resources/unsubscribe
 	srv       *server.MCPServer
+}
+
+// namesCompleter completes any prompt argument from a fixed list of names.
+type namesCompleter struct{}
+
+func (namesCompleter) CompletePromptArgument(_ context.Context, prompt string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	var out []string
+	for _, n := range []string{"alice", "albert", "bob"} {
+		if strings.HasPrefix(n, arg.Value) {
+			out = append(out, prompt+"/"+arg.Name+"/"+n)
+		}
+	}
+	return &mcp.Completion{Values: out, Total: len(out)}, nil
 }
 
 // The raw schema of "echo": top-level keywords mcp-go's typed client
@@ -73,11 +87,18 @@ const longToolName = "a_tool_with_a_really_long_name_that_goes_on_and_on_past_th
 var tinyPNG = []byte("\x89PNG\r\n\x1a\nfake")
 
 func newTestMCPServer(st *serverState) *server.MCPServer {
+	hooks := &server.Hooks{}
+	hooks.AddAfterSubscribe(func(context.Context, any, *mcp.SubscribeRequest, *mcp.EmptyResult) { st.subs.Add(1) })
+	hooks.AddAfterUnsubscribe(func(context.Context, any, *mcp.UnsubscribeRequest, *mcp.EmptyResult) { st.subs.Add(-1) })
 	s := server.NewMCPServer("testup", "1.2.3",
 		server.WithToolCapabilities(true),
 		server.WithLogging(),
 		server.WithPromptCapabilities(true),
-		server.WithResourceCapabilities(false, true),
+		server.WithResourceCapabilities(true, true),
+		server.WithElicitation(),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(namesCompleter{}),
+		server.WithHooks(hooks),
 		server.WithPaginationLimit(3),
 	)
 	st.srv = s
@@ -193,6 +214,47 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 		err := server.ServerFromContext(ctx).SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "testlogger", "hello from upstream"))
 		return text(fmt.Sprint(err)), nil
 	})
+	s.AddTool(plain("log_wait", "Sends a log message, then waits a little"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		err := server.ServerFromContext(ctx).SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelWarning, "testlogger", "hello from upstream"))
+		time.Sleep(100 * time.Millisecond) // mcp-go's HTTP server may write it on the GET stream
+		return text(fmt.Sprint(err)), nil
+	})
+	s.AddTool(plain("sample", "Asks the client for a sampling"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok && cs.GetClientCapabilities().Sampling == nil {
+			return text("no sampling capability"), nil
+		}
+		res, err := server.ServerFromContext(ctx).RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
+			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("capital of France?")}},
+			MaxTokens: 20,
+			Metadata:  map[string]any{"k": "v"},
+		}})
+		if err != nil {
+			return text("sampling failed: " + err.Error()), nil
+		}
+		tc, _ := res.Content.(mcp.TextContent)
+		return text(fmt.Sprintf("model=%s text=%s", res.Model, tc.Text)), nil
+	})
+	s.AddTool(plain("elicit", "Asks the client for a name"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok && cs.GetClientCapabilities().Elicitation == nil {
+			return text("no elicitation capability"), nil
+		}
+		res, err := server.ServerFromContext(ctx).RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+			Message:         "Who are you?",
+			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","default":"x"}},"required":["name"]}`),
+		}})
+		if err != nil {
+			return text("elicitation failed: " + err.Error()), nil
+		}
+		b, _ := json.Marshal(res.Content)
+		return text(fmt.Sprintf("action=%s content=%s", res.Action, b)), nil
+	})
+	s.AddTool(plain("touch", "Says resource uri changed"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.SendNotificationToAllClients(string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": req.GetString("uri", "")})
+		return text("touched"), nil
+	})
+	s.AddTool(plain("subs", "How many resource subscriptions it holds"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strconv.Itoa(int(st.subs.Load()))), nil
+	})
 	s.AddTool(plain("env", "Lists its environment"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		env := os.Environ()
 		sort.Strings(env)
@@ -271,6 +333,7 @@ func fastTuning() tuning {
 		stableAfter:  time.Hour,
 		killGrace:    time.Second,
 		debounce:     20 * time.Millisecond,
+		lateWindow:   200 * time.Millisecond,
 	}
 }
 
@@ -292,7 +355,8 @@ func stdioConfig(t *testing.T, name string) Config {
 // 127.0.0.1. seen records the request headers.
 func httpUpstream(t *testing.T, st *serverState) (url string, seen func() http.Header) {
 	t.Helper()
-	h := server.NewStreamableHTTPServer(newTestMCPServer(st), server.WithStateful(true))
+	h := server.NewStreamableHTTPServer(newTestMCPServer(st), server.WithStateful(true),
+		server.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
 	var mu sync.Mutex
 	var last http.Header
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

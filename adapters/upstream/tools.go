@@ -173,6 +173,7 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName string, call *gate
 		return gateway.UnavailableResult(name, why), nil
 	}
 	defer release()
+	defer c.track(ctx)()
 
 	args := json.RawMessage(bytes.TrimSpace(call.Arguments))
 	if isNull(args) {
@@ -251,6 +252,7 @@ func (u *Upstream) do(ctx context.Context, method string, params any) (json.RawM
 		return nil, errors.New(why)
 	}
 	defer release()
+	defer c.track(ctx)()
 	raw, err := c.request(ctx, method, params)
 	if err != nil {
 		var rpc *rpcError
@@ -351,7 +353,7 @@ type rawPrompt struct {
 
 // buildPrompts names the upstream's prompts "<prefix>__<name>" (mapped
 // like tool names); getting one forwards prompts/get to this upstream.
-func (u *Upstream) buildPrompts(raws []json.RawMessage) []gateway.Prompt {
+func (u *Upstream) buildPrompts(raws []json.RawMessage) ([]gateway.Prompt, map[string]string) {
 	var defs []rawPrompt
 	seen := map[string]bool{}
 	for _, b := range raws {
@@ -369,7 +371,9 @@ func (u *Upstream) buildPrompts(raws []json.RawMessage) []gateway.Prompt {
 	}
 	served, _ := assignNames(u.prefix, names)
 	out := make([]gateway.Prompt, 0, len(defs))
+	upNames := make(map[string]string, len(defs))
 	for _, d := range defs {
+		upNames[served[d.Name]] = d.Name
 		p := gateway.Prompt{Name: served[d.Name], Title: d.Title, Description: d.Description, Meta: d.Meta}
 		for _, a := range d.Arguments {
 			p.Arguments = append(p.Arguments, gateway.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
@@ -381,7 +385,7 @@ func (u *Upstream) buildPrompts(raws []json.RawMessage) []gateway.Prompt {
 		out = append(out, p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return out, upNames
 }
 
 func (u *Upstream) getPrompt(ctx context.Context, name string, args map[string]string) (*gateway.PromptResult, error) {

@@ -52,6 +52,7 @@ type tuning struct {
 	stableAfter  time.Duration // a connection up this long resets the backoff
 	killGrace    time.Duration // SIGTERM to SIGKILL
 	debounce     time.Duration // list_changed to re-list
+	lateWindow   time.Duration // streamable HTTP: see relay.go
 }
 
 var defaultTuning = tuning{
@@ -62,13 +63,15 @@ var defaultTuning = tuning{
 	stableAfter:  30 * time.Second,
 	killGrace:    2 * time.Second,
 	debounce:     100 * time.Millisecond,
+	lateWindow:   time.Second,
 }
 
 // Upstream is an upstream MCP server wrapped as a gateway toolset. It is a
 // [gateway.Toolset], [gateway.ChangeNotifier], [gateway.StatusReporter],
 // [gateway.Unofferer], [gateway.Closer], [gateway.PromptSource] (+
-// [gateway.PromptsChangeNotifier]) and [gateway.ResourceSource] (+
-// [gateway.ResourcesChangeNotifier]).
+// [gateway.PromptsChangeNotifier], [gateway.PromptCompleter]) and
+// [gateway.ResourceSource] (+ [gateway.ResourcesChangeNotifier],
+// [gateway.ResourceSubscriber], [gateway.ResourceCompleter]).
 //
 // Create it with [New], start it with [Upstream.Start] and, to serve
 // after a bounded wait, [Upstream.WaitReady]. A supervisor keeps it
@@ -93,27 +96,30 @@ type Upstream struct {
 	tune    tuning
 	redact  *strings.Replacer // hides env and header values and the URL's query in logs and errors
 
-	mu        sync.Mutex
-	state     string
-	lastErr   string
-	restarts  int
-	failures  int
-	conn      *conn
-	ever      bool // connected at least once
-	started   bool
-	closed    bool
-	stopped   bool // the supervisor ended with Start's context
-	tools     []*gateway.Tool
-	unoffered map[string]string
-	notes     []string
-	prompts   []gateway.Prompt
-	resources []gateway.Resource
-	templates []gateway.ResourceTemplate
-	toolL     []func()
-	promptL   []func()
-	resourceL []func()
-	debounce  map[listKind]*time.Timer
-	pending   map[listKind]bool // list_changed seen while no connection was live
+	mu          sync.Mutex
+	state       string
+	lastErr     string
+	restarts    int
+	failures    int
+	conn        *conn
+	ever        bool // connected at least once
+	started     bool
+	closed      bool
+	stopped     bool // the supervisor ended with Start's context
+	tools       []*gateway.Tool
+	unoffered   map[string]string
+	notes       []string
+	prompts     []gateway.Prompt
+	promptNames map[string]string // served prompt name -> the upstream's
+	resources   []gateway.Resource
+	templates   []gateway.ResourceTemplate
+	toolL       []func()
+	promptL     []func()
+	resourceL   []func()
+	updatedL    []func(uri string, params map[string]any)
+	subs        map[string]bool // resource URIs the gateway subscribed to
+	debounce    map[listKind]*time.Timer
+	pending     map[listKind]bool // list_changed seen while no connection was live
 
 	ready     chan struct{}
 	readyErr  error
@@ -166,6 +172,7 @@ func New(cfg Config, opts *Options) (*Upstream, error) {
 		ready:    make(chan struct{}),
 		debounce: map[listKind]*time.Timer{},
 		pending:  map[listKind]bool{},
+		subs:     map[string]bool{},
 	}
 	if u.timeout == 0 {
 		u.timeout = o.DefaultCallTimeout
@@ -425,7 +432,7 @@ func (u *Upstream) watch(ctx context.Context, c *conn) error {
 // the listeners. It returns false if the upstream was closed meanwhile.
 func (u *Upstream) install(c *conn, l *listings) bool {
 	tools, unoffered, notes := u.buildTools(l.tools)
-	prompts := u.buildPrompts(l.prompts)
+	prompts, promptNames := u.buildPrompts(l.prompts)
 	resources, templates := u.buildResources(l.resources, l.templates)
 	u.mu.Lock()
 	if u.closed {
@@ -436,7 +443,11 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 	u.conn, u.state, u.ever = c, StateReady, true
 	u.logToolChanges(unoffered, notes)
 	u.tools, u.unoffered, u.notes = tools, unoffered, notes
-	u.prompts, u.resources, u.templates = prompts, resources, templates
+	u.prompts, u.promptNames, u.resources, u.templates = prompts, promptNames, resources, templates
+	var resub []string // subscribed on the last connection: subscribe this one too
+	for uri := range u.subs {
+		resub = append(resub, uri)
+	}
 	var again []listKind
 	for k := range u.pending {
 		again = append(again, k)
@@ -453,6 +464,9 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 	u.fire(listTools)
 	u.fire(listPrompts)
 	u.fire(listResources)
+	if len(resub) > 0 {
+		go u.resubscribe(c, resub)
+	}
 	return true
 }
 
@@ -548,13 +562,13 @@ func (u *Upstream) relist(k listKind) {
 			u.log.Warn("re-listing prompts failed", "err", err)
 			return
 		}
-		prompts := u.buildPrompts(raw)
+		prompts, promptNames := u.buildPrompts(raw)
 		u.mu.Lock()
 		if u.conn != c || u.closed {
 			u.mu.Unlock()
 			return
 		}
-		u.prompts = prompts
+		u.prompts, u.promptNames = prompts, promptNames
 		u.mu.Unlock()
 	case listResources:
 		rs, err := c.listResources(ctx)

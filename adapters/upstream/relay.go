@@ -1,0 +1,352 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// Relaying to the caller's client.
+//
+// An upstream connection is shared by every downstream client, and what
+// the upstream sends on its own (log messages, sampling and elicitation
+// requests) does not say which request it is about. It is passed to a
+// client only when it can be attributed to exactly one request made on
+// behalf of a client:
+//
+//   - a server-to-client request that arrived on the response stream of a
+//     call (streamable HTTP) belongs to that call: mcp-go hands it over
+//     with the call's context;
+//   - otherwise the request or notification belongs to the only request in
+//     flight on the connection (tools/call, prompts/get, resources/read,
+//     completion/complete, (un)subscribe). On stdio and SSE the upstream's
+//     messages arrive in the order it sent them, so a message sent while
+//     handling a request arrives before that request's answer, while it is
+//     still in flight. Streamable HTTP spreads messages over several
+//     streams, which may deliver a message late, after its request ended:
+//     there, no request of another session may have ended within the last
+//     second either (tuning.lateWindow).
+//
+// Anything else (no request in flight, several, a request without a
+// client) is ambiguous: log messages then go only to toolgate's log, and
+// requests are refused with a JSON-RPC error. Nothing is ever delivered to
+// a client other than the one whose request it is attributed to, and the
+// client's own log level and capabilities apply (gateway.Client).
+
+// inflight is one request made on behalf of a downstream caller.
+type inflight struct {
+	ctx     context.Context
+	session string
+}
+
+// ended is a request that ended, for lateWindow.
+type ended struct {
+	session string
+	at      time.Time
+}
+
+// track registers a request in flight on the connection until the
+// returned function is called.
+func (c *conn) track(ctx context.Context) func() {
+	r := &inflight{ctx: ctx}
+	if cl := gateway.ClientFrom(ctx); cl != nil {
+		r.session = cl.SessionID()
+	}
+	c.callsMu.Lock()
+	c.calls[r] = struct{}{}
+	c.callsMu.Unlock()
+	return func() {
+		c.callsMu.Lock()
+		delete(c.calls, r)
+		if c.lateWindow > 0 {
+			now := time.Now()
+			keep := c.ended[:0]
+			for _, e := range c.ended {
+				if now.Sub(e.at) < c.lateWindow {
+					keep = append(keep, e)
+				}
+			}
+			c.ended = append(keep, ended{session: r.session, at: now})
+		}
+		c.callsMu.Unlock()
+	}
+}
+
+// soleRequest returns the context of the only request in flight, or nil
+// and why there is none that a message can be attributed to.
+func (c *conn) soleRequest() (context.Context, string) {
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	if n := len(c.calls); n != 1 {
+		return nil, fmt.Sprintf("%d requests in flight on the connection", n)
+	}
+	var r *inflight
+	for r = range c.calls {
+	}
+	if gateway.ClientFrom(r.ctx) == nil {
+		return nil, "the request in flight has no MCP client"
+	}
+	if r.ctx.Err() != nil {
+		return nil, "the request in flight has ended"
+	}
+	now := time.Now()
+	for _, e := range c.ended {
+		if e.session != r.session && now.Sub(e.at) < c.lateWindow {
+			return nil, "another session's request ended moments ago (messages may arrive late over streamable HTTP)"
+		}
+	}
+	return r.ctx, ""
+}
+
+// relayLog passes an upstream's notifications/message to the client of
+// the request it belongs to, if that can be told.
+func (c *conn) relayLog(f map[string]any) {
+	ctx, _ := c.soleRequest()
+	if ctx == nil {
+		return
+	}
+	level, _ := f["level"].(string)
+	logger, _ := f["logger"].(string)
+	gateway.ReportLog(ctx, level, logger, f["data"])
+}
+
+// onRequest answers the upstream's requests. It replaces mcp-go's client
+// handler, which would decode and re-encode sampling and elicitation
+// through its types and could not tell which call they belong to.
+func (c *conn) onRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	switch req.Method {
+	case string(mcp.MethodPing):
+		return transport.NewJSONRPCResultResponse(req.ID, json.RawMessage(`{}`)), nil
+	case string(mcp.MethodListRoots):
+		if !c.u.cfg.ForwardRoots {
+			return transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, "roots are not offered to this upstream", nil), nil
+		}
+		res, err := rootsHandler{c.u}.ListRoots(ctx, mcp.ListRootsRequest{})
+		if err != nil {
+			return transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, err.Error(), nil), nil
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, err.Error(), nil), nil
+		}
+		return transport.NewJSONRPCResultResponse(req.ID, b), nil
+	case gateway.MethodSampling, gateway.MethodElicitation:
+		return c.relayRequest(ctx, req), nil
+	default:
+		return transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, "method not supported by toolgate: "+req.Method, nil), nil
+	}
+}
+
+// relayRequest passes a sampling or elicitation request to the client of
+// the call it belongs to and returns the client's answer, or refuses it.
+func (c *conn) relayRequest(ctx context.Context, req transport.JSONRPCRequest) *transport.JSONRPCResponse {
+	refuse := func(code int, why string) *transport.JSONRPCResponse {
+		c.u.log.Warn("upstream request not relayed", "method", req.Method, "reason", why)
+		return transport.NewJSONRPCErrorResponse(req.ID, code, fmt.Sprintf("toolgate did not relay %s: %s", req.Method, why), nil)
+	}
+	if !c.u.relays(req.Method) {
+		return refuse(mcp.METHOD_NOT_FOUND, "relaying it is not switched on for this upstream (relay_sampling, relay_elicitation)")
+	}
+	target := ctx
+	if gateway.ClientFrom(ctx) == nil {
+		// Not on a call's own stream: the only request in flight, if any.
+		var why string
+		if target, why = c.soleRequest(); target == nil {
+			return refuse(mcp.INTERNAL_ERROR, "it cannot be attributed to a single call ("+why+")")
+		}
+	}
+	params := json.RawMessage(`{}`)
+	if req.Params != nil {
+		b, err := json.Marshal(req.Params)
+		if err != nil {
+			return refuse(mcp.INVALID_PARAMS, "its params do not encode: "+err.Error())
+		}
+		params = b
+	}
+	// The wait ends with the call, or with the connection.
+	rctx, cancel := context.WithCancel(target)
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	res, err := gateway.RequestFromClient(rctx, req.Method, params)
+	var ce *gateway.ClientError
+	switch {
+	case err == nil:
+		attrs := []any{"method", req.Method}
+		if call := gateway.CallFrom(target); call != nil {
+			attrs = append(attrs, "call_id", call.ID, "tool", call.Name)
+		}
+		c.u.log.Debug("upstream request relayed to the caller's client", attrs...)
+		return transport.NewJSONRPCResultResponse(req.ID, res)
+	case errors.As(err, &ce):
+		code := ce.Code
+		if code == 0 {
+			code = mcp.INTERNAL_ERROR
+		}
+		return transport.NewJSONRPCErrorResponse(req.ID, code, ce.Message, nil)
+	case errors.Is(err, gateway.ErrClientCannot):
+		return refuse(mcp.METHOD_NOT_FOUND, "the calling client did not declare the capability (or its protocol revision has no server-to-client requests)")
+	case errors.Is(err, gateway.ErrNoClient):
+		return refuse(mcp.INTERNAL_ERROR, "the call has no MCP client")
+	case rctx.Err() != nil:
+		return transport.NewJSONRPCErrorResponse(req.ID, mcp.REQUEST_INTERRUPTED, "the call ended before the client answered", nil)
+	default:
+		return refuse(mcp.INTERNAL_ERROR, err.Error())
+	}
+}
+
+// relays reports whether the upstream's requests of the method are
+// relayed (config relay_sampling, relay_elicitation; default false).
+func (u *Upstream) relays(method string) bool {
+	switch method {
+	case gateway.MethodSampling:
+		return u.cfg.RelaySampling
+	case gateway.MethodElicitation:
+		return u.cfg.RelayElicitation
+	}
+	return false
+}
+
+// Resource subscriptions.
+
+// SubscribeResource implements [gateway.ResourceSubscriber]: it forwards
+// resources/subscribe to the upstream (which must offer subscriptions).
+// The URI is subscribed again on every reconnection.
+func (u *Upstream) SubscribeResource(ctx context.Context, uri string) error {
+	c, why := u.liveConn()
+	if c == nil {
+		return errors.New(why)
+	}
+	if c.caps.Resources == nil || !c.caps.Resources.Subscribe {
+		return fmt.Errorf("upstream %q does not offer resource subscriptions", u.name)
+	}
+	u.mu.Lock()
+	had := u.subs[uri]
+	u.subs[uri] = true // before the request: a reconnection meanwhile subscribes again
+	u.mu.Unlock()
+	if _, err := u.do(ctx, string(mcp.MethodResourcesSubscribe), map[string]any{"uri": uri}); err != nil {
+		if !had {
+			u.mu.Lock()
+			delete(u.subs, uri)
+			u.mu.Unlock()
+		}
+		return err
+	}
+	return nil
+}
+
+// UnsubscribeResource implements [gateway.ResourceSubscriber].
+func (u *Upstream) UnsubscribeResource(ctx context.Context, uri string) error {
+	u.mu.Lock()
+	had := u.subs[uri]
+	delete(u.subs, uri)
+	u.mu.Unlock()
+	if !had {
+		return nil
+	}
+	if c, _ := u.liveConn(); c == nil {
+		return nil // the next connection is not subscribed
+	}
+	_, err := u.do(ctx, string(mcp.MethodResourcesUnsubscribe), map[string]any{"uri": uri})
+	return err
+}
+
+// OnResourceUpdated implements [gateway.ResourceSubscriber].
+func (u *Upstream) OnResourceUpdated(f func(uri string, params map[string]any)) {
+	u.mu.Lock()
+	u.updatedL = append(u.updatedL, f)
+	u.mu.Unlock()
+}
+
+// resourceUpdated passes on notifications/resources/updated for a
+// subscribed URI. It runs on the read loop; the listeners do not block.
+func (u *Upstream) resourceUpdated(f map[string]any) {
+	uri, _ := f["uri"].(string)
+	u.mu.Lock()
+	subscribed := u.subs[uri]
+	ls := make([]func(string, map[string]any), len(u.updatedL))
+	copy(ls, u.updatedL)
+	u.mu.Unlock()
+	if !subscribed {
+		return
+	}
+	for _, l := range ls {
+		l(uri, f)
+	}
+}
+
+// resubscribe subscribes a new connection to the URIs the gateway was
+// subscribed to on the last one, and tells the listeners they may have
+// changed while the upstream was away.
+func (u *Upstream) resubscribe(c *conn, uris []string) {
+	if c.caps.Resources == nil || !c.caps.Resources.Subscribe {
+		u.log.Warn("the upstream no longer offers resource subscriptions; subscribed clients get no more updates", "uris", len(uris))
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, u.startup)
+	defer cancel()
+	for _, uri := range uris {
+		if _, err := c.request(ctx, string(mcp.MethodResourcesSubscribe), map[string]any{"uri": uri}); err != nil {
+			u.log.Warn("subscribing to a resource again after reconnecting failed", "uri", uri, "err", err)
+			continue
+		}
+		u.resourceUpdated(map[string]any{"uri": uri})
+	}
+}
+
+// Completions.
+
+// CompletePrompt implements [gateway.PromptCompleter]: completion/complete
+// forwarded under the upstream's own prompt name. An upstream that does
+// not offer completions completes to nothing.
+func (u *Upstream) CompletePrompt(ctx context.Context, name string, req gateway.CompletionRequest) (*gateway.Completion, error) {
+	u.mu.Lock()
+	upName, ok := u.promptNames[name]
+	u.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("upstream %q has no prompt %q", u.name, name)
+	}
+	return u.complete(ctx, map[string]any{"type": "ref/prompt", "name": upName}, req)
+}
+
+// CompleteResource implements [gateway.ResourceCompleter]: the URI (or
+// URI template) is the upstream's own.
+func (u *Upstream) CompleteResource(ctx context.Context, uri string, req gateway.CompletionRequest) (*gateway.Completion, error) {
+	return u.complete(ctx, map[string]any{"type": "ref/resource", "uri": uri}, req)
+}
+
+func (u *Upstream) complete(ctx context.Context, ref map[string]any, req gateway.CompletionRequest) (*gateway.Completion, error) {
+	if c, _ := u.liveConn(); c != nil && c.caps.Completions == nil {
+		return &gateway.Completion{}, nil
+	}
+	params := map[string]any{"ref": ref, "argument": map[string]any{"name": req.Argument, "value": req.Value}}
+	if len(req.Context) > 0 {
+		params["context"] = map[string]any{"arguments": req.Context}
+	}
+	raw, err := u.do(ctx, string(mcp.MethodCompletionComplete), params)
+	if err != nil {
+		return nil, err
+	}
+	var wire struct {
+		Completion struct {
+			Values  []string `json:"values"`
+			Total   int      `json:"total"`
+			HasMore bool     `json:"hasMore"`
+		} `json:"completion"`
+	}
+	if err := json.Unmarshal(raw, &wire); err != nil {
+		return nil, fmt.Errorf("upstream %q: decoding completion/complete result: %w", u.name, err)
+	}
+	return &gateway.Completion{Values: wire.Completion.Values, Total: wire.Completion.Total, HasMore: wire.Completion.HasMore}, nil
+}
+
+var (
+	_ gateway.ResourceSubscriber = (*Upstream)(nil)
+	_ gateway.PromptCompleter    = (*Upstream)(nil)
+	_ gateway.ResourceCompleter  = (*Upstream)(nil)
+)

@@ -1,0 +1,113 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// A request's client. Toolsets that relay an upstream server's log
+// messages and requests (sampling, elicitation) reach the MCP client the
+// request came from through the request's context, as they report progress
+// ([ReportProgress]): the MCP mirror puts a [Client] in the context of every
+// tools/call, prompts/get, resources/read and completion/complete it serves,
+// and nothing else can reach that client. Whether a relayed message belongs
+// to a request is the toolset's call (an upstream adapter, say, relays only
+// what it can attribute to exactly one request); the Client only delivers.
+
+// Client is the MCP client a request came from, as the MCP mirror exposes
+// it to the toolset serving the request.
+type Client interface {
+	// SessionID identifies the client's session ("" when unknown; a
+	// 2026-07-28 client gets a new one per request).
+	SessionID() string
+	// Log sends a notifications/message to the client, if the client's log
+	// level (logging/setLevel, or the request's _meta logLevel in
+	// 2026-07-28) lets it through. level is an MCP level ("debug" …
+	// "emergency"); logger may be empty; data is any JSON value.
+	Log(level, logger string, data any) error
+	// CanRequest reports whether the client can be sent the request method
+	// now: it declared the capability (sampling, elicitation) and its
+	// protocol revision has server-to-client requests (2026-07-28 has not).
+	CanRequest(method string) bool
+	// Request sends the client a request (sampling/createMessage or
+	// elicitation/create) with the given params and returns its result.
+	// It fails with [ErrClientCannot] when CanRequest is false, and with a
+	// [*ClientError] when the client answered with an error.
+	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// Methods a [Client] can be sent.
+const (
+	MethodSampling    = "sampling/createMessage"
+	MethodElicitation = "elicitation/create"
+)
+
+// ErrClientCannot is returned by [Client.Request] (and [RequestFromClient])
+// when the client did not declare the capability the request needs, or its
+// protocol revision has no server-to-client requests.
+var ErrClientCannot = errors.New("the client cannot be sent this request")
+
+// ClientError is a JSON-RPC error the client answered a request with.
+// Code is 0 when the client's transport did not pass the code on.
+type ClientError struct {
+	Method  string
+	Code    int
+	Message string
+}
+
+func (e *ClientError) Error() string {
+	if e.Code == 0 {
+		return fmt.Sprintf("the client answered %s with an error: %s", e.Method, e.Message)
+	}
+	return fmt.Sprintf("the client answered %s with error %d: %s", e.Method, e.Code, e.Message)
+}
+
+type clientKey struct{}
+
+// WithClient returns a context whose requests are answered for c.
+func WithClient(ctx context.Context, c Client) context.Context {
+	return context.WithValue(ctx, clientKey{}, c)
+}
+
+// ClientFrom returns the client of the request ctx belongs to, or nil.
+func ClientFrom(ctx context.Context) Client {
+	c, _ := ctx.Value(clientKey{}).(Client)
+	return c
+}
+
+// ReportLog sends a log message to the client of the request ctx belongs
+// to and reports whether it was handed over (a client whose level filters
+// it out counts as handed over). It does nothing when there is no client.
+func ReportLog(ctx context.Context, level, logger string, data any) bool {
+	c := ClientFrom(ctx)
+	if c == nil {
+		return false
+	}
+	return c.Log(level, logger, data) == nil
+}
+
+// RequestFromClient sends a request (sampling/createMessage or
+// elicitation/create) to the client of the request ctx belongs to: ctx
+// bounds the wait. It fails with [ErrNoClient] when there is no client and
+// with [ErrClientCannot] when the client cannot be sent it.
+func RequestFromClient(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	c := ClientFrom(ctx)
+	if c == nil {
+		return nil, ErrNoClient
+	}
+	if !c.CanRequest(method) {
+		return nil, fmt.Errorf("%s: %w", method, ErrClientCannot)
+	}
+	return c.Request(ctx, method, params)
+}
+
+// EventRecorder is implemented by recorders that keep events other than
+// calls (the run archive writes them to events.jsonl). The MCP mirror
+// records every request it relays to a client through the pipeline's
+// recorder when it is one: relay.sampling and relay.elicitation, with the
+// call ID.
+type EventRecorder interface {
+	Event(typ string, fields map[string]any)
+}
