@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # toolgate's benchmark command (`make bench`): runs every benchmark and the
 # fuzz targets briefly, and prints a summary. All traffic stays on
-# 127.0.0.1; every step is bounded in time. About 5 minutes on 2 cores.
+# 127.0.0.1; every step is bounded in time. About 8 minutes on 2 cores.
 #
 # Environment:
 #   GO              go command (default: go)
@@ -10,6 +10,12 @@
 #   BENCH_E2E_DURATION  measured time per server and client count (default 10s)
 #   BENCH_E2E_CLIENTS   client counts (default 1,16,64)
 #   BENCH_FUZZTIME  fuzz time per target (default 20s; 0 skips fuzzing)
+#   BENCH_PROXY_DURATION    proxy hop: measured time per target, transport and client count (default 4s; 0 skips)
+#   BENCH_PROXY_TRANSPORTS  proxy hop: upstream transports (default http,http+pool,stdio)
+#   BENCH_PROXY_CLIENTS     proxy hop: client counts (default 1,16,64)
+#   BENCH_SCALE_K           scale: upstream counts (default 0,1,5,10,20; empty skips)
+#   BENCH_SCALE_N           scale: tools per upstream (default 100)
+#   BENCH_SCALE_ROUNDS      scale: rounds over every K, medians reported (default 3)
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -19,6 +25,12 @@ COUNT=${BENCH_COUNT:-5}
 E2E_DURATION=${BENCH_E2E_DURATION:-10s}
 E2E_CLIENTS=${BENCH_E2E_CLIENTS:-1,16,64}
 FUZZTIME=${BENCH_FUZZTIME:-20s}
+PROXY_DURATION=${BENCH_PROXY_DURATION:-4s}
+PROXY_TRANSPORTS=${BENCH_PROXY_TRANSPORTS:-http,http+pool,stdio}
+PROXY_CLIENTS=${BENCH_PROXY_CLIENTS:-1,16,64}
+SCALE_K=${BENCH_SCALE_K-0,1,5,10,20}
+SCALE_N=${BENCH_SCALE_N:-100}
+SCALE_ROUNDS=${BENCH_SCALE_ROUNDS:-3}
 mkdir -p "$OUT"
 SUMMARY="$OUT/summary.txt"
 : >"$SUMMARY"
@@ -36,6 +48,10 @@ $GO build -o "$OUT/toolgate" ./cmd/toolgate
 $GO build -o "$OUT/bareserver" ./e2e/bench/cmd/bareserver
 $GO build -o "$OUT/e2eload" ./e2e/bench/cmd/e2eload
 $GO build -o "$OUT/benchratio" ./e2e/bench/cmd/benchratio
+$GO build -o "$OUT/minproxy" ./e2e/bench/cmd/minproxy
+$GO build -o "$OUT/proxyhop" ./e2e/bench/cmd/proxyhop
+$GO build -o "$OUT/manytools" ./e2e/bench/cmd/manytools
+$GO build -o "$OUT/upstreamscale" ./e2e/bench/cmd/upstreamscale
 
 section "pipeline and MCP call cost in process (median of $COUNT runs; ratio to the bare handler / bare mcp-go server)"
 timeout 600 $GO test -run='^$' -bench='^Benchmark(Pipeline|PipelineParallel|MCPCall)$' -benchmem \
@@ -52,6 +68,22 @@ timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$OUT/bareserver" \
 	-clients "$E2E_CLIENTS" -duration "$E2E_DURATION" -slice 2s -warmup 1s \
 	-json "$OUT/e2e.json" 2>"$OUT/e2e.stderr" | tee -a "$SUMMARY" || {
 	say "e2eload failed:"; tail -5 "$OUT/e2e.stderr" | tee -a "$SUMMARY"; }
+
+if [ "$PROXY_DURATION" != "0" ]; then
+	section "proxy hop: client -> upstream vs -> minimal mcp-go proxy -> upstream vs -> toolgate -> upstream (echo tool)"
+	timeout 900 "$OUT/proxyhop" -toolgate "$OUT/toolgate" -minproxy "$OUT/minproxy" -upstream "$OUT/bareserver" \
+		-transports "$PROXY_TRANSPORTS" -clients "$PROXY_CLIENTS" -duration "$PROXY_DURATION" -slice 1s -warmup 1s \
+		-json "$OUT/proxyhop.json" 2>"$OUT/proxyhop.stderr" | tee -a "$SUMMARY" || {
+		say "proxyhop failed:"; tail -5 "$OUT/proxyhop.stderr" | tee -a "$SUMMARY"; }
+fi
+
+if [ -n "$SCALE_K" ]; then
+	section "scale: K upstreams x $SCALE_N tools behind toolgate (start-up, tools/list, memory)"
+	timeout 900 "$OUT/upstreamscale" -toolgate "$OUT/toolgate" -manytools "$OUT/manytools" \
+		-k "$SCALE_K" -n "$SCALE_N" -rounds "$SCALE_ROUNDS" -lists 50 \
+		-json "$OUT/scale.json" 2>"$OUT/scale.stderr" | tee -a "$SUMMARY" || {
+		say "upstreamscale failed:"; tail -5 "$OUT/scale.stderr" | tee -a "$SUMMARY"; }
+fi
 
 if [ "$FUZZTIME" != "0" ]; then
 	section "fuzz targets ($FUZZTIME each)"

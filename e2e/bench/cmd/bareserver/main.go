@@ -6,7 +6,10 @@
 //
 //	bareserver -addr 127.0.0.1:8766
 //
-// It serves until SIGINT or SIGTERM.
+// It serves until SIGINT or SIGTERM. With -stdio it serves the same tool
+// on stdin/stdout instead (the proxy-hop benchmark's stdio upstream). The
+// echo tool is annotated read-only and closed-world, so that toolgate
+// allows it by default when it is configured as an upstream.
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -29,15 +33,25 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8766", "listen address (loopback)")
 	stateless := flag.Bool("stateless", false, "serve without sessions (mcp-go's stateless mode) instead of toolgate's stateful mode")
+	stdio := flag.Bool("stdio", false, "serve on stdin/stdout instead of HTTP")
 	flag.Parse()
 
 	s := server.NewMCPServer("bare", "1.0.0", server.WithToolCapabilities(true))
 	s.AddTool(mcp.NewTool("echo",
 		mcp.WithDescription("Return the given text unchanged."),
 		mcp.WithString("text", mcp.Required(), mcp.Description("Text to return unchanged")),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
 	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(req.GetString("text", "")), nil
 	})
+
+	if *stdio {
+		if err := server.ServeStdio(s); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+			log.Fatal(err)
+		}
+		return
+	}
 
 	var opts []server.StreamableHTTPOption
 	if *stateless {

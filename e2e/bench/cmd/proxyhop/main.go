@@ -1,0 +1,685 @@
+// Command proxyhop is the proxy-hop benchmark: what the second MCP hop
+// through toolgate costs, against the same hop through a minimal mcp-go
+// passthrough proxy.
+//
+// One upstream MCP server (bareserver's echo tool) is reached three ways
+// by the same client load:
+//
+//	direct    client -> upstream
+//	minproxy  client -> minproxy (bare mcp-go server + mcp-go client, no pipeline) -> upstream
+//	toolgate  client -> toolgate serve --http (production defaults, recording on) -> upstream
+//
+// for each upstream transport in -transports: "http" (one bareserver on
+// loopback streamable HTTP, shared by the three), "http+pool" (the same,
+// but minproxy's upstream HTTP client keeps enough idle connections for
+// every call in flight, where mcp-go's default client, like toolgate's,
+// keeps 2 and opens and closes a TCP connection for every other concurrent
+// call) and "stdio" (each of the three runs its own `bareserver -stdio`
+// child; the direct clients share one mcp-go stdio client, as the proxies
+// share their one upstream connection). The clients are mcp-go clients over loopback streamable
+// HTTP, one initialize each, calling tools/call echo in a closed loop, 1,
+// 16 and 64 of them at a time by default; toolgate serves the upstream
+// with an empty prefix so the tool is "echo" everywhere. The measured time
+// is cut into slices that rotate between the three targets, so a busy
+// machine affects them alike.
+//
+// Reported per transport and client count: calls/s, latency percentiles,
+// the latency each proxy adds over direct (p50, p99, mean) and the ratio
+// added(toolgate)/added(minproxy) against the target (<= 1.2), CPU per
+// call of each proxy process and of the upstream process (from
+// /proc/PID/stat), peak RSS, and the record check (toolgate wrote exactly
+// one tools.jsonl line per call it answered).
+//
+//	proxyhop -toolgate bin/toolgate -minproxy bin/minproxy -upstream bin/bareserver
+//
+// Every loop is bounded in time and in count; all traffic is on 127.0.0.1.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolgate/toolgate/e2e/bench/internal/benchkit"
+)
+
+// maxCallsPerSlice bounds the calls one client makes in one slice.
+const maxCallsPerSlice = 2_000_000
+
+type config struct {
+	toolgate, minproxy, upstream string
+	transports                   []string
+	clients                      []int
+	duration, slice, warmup      time.Duration
+	text                         string
+	jsonOut                      string
+	keep                         bool
+	logLevel                     string
+	tgMaxConc                    int
+	minIdle                      int
+}
+
+func main() {
+	var cfg config
+	var clients, transports string
+	flag.StringVar(&cfg.toolgate, "toolgate", "bin/toolgate", "toolgate binary")
+	flag.StringVar(&cfg.minproxy, "minproxy", "bin/minproxy", "minimal proxy binary (e2e/bench/cmd/minproxy)")
+	flag.StringVar(&cfg.upstream, "upstream", "bin/bareserver", "upstream server binary (e2e/bench/cmd/bareserver)")
+	flag.StringVar(&transports, "transports", "http,http+pool,stdio", "upstream transports to measure (http, http+pool, stdio)")
+	flag.StringVar(&clients, "clients", "1,16,64", "comma-separated concurrent client counts")
+	flag.DurationVar(&cfg.duration, "duration", 6*time.Second, "measured time per target, transport and client count")
+	flag.DurationVar(&cfg.slice, "slice", 2*time.Second, "measured time is cut into slices of this length, rotating between the targets")
+	flag.DurationVar(&cfg.warmup, "warmup", time.Second, "warm-up per target, transport and client count (not measured)")
+	flag.StringVar(&cfg.text, "text", "hello, toolgate", "echo argument")
+	flag.StringVar(&cfg.jsonOut, "json", "", "also write the results as JSON to this file")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the temporary directory (toolgate's run archives and logs)")
+	flag.StringVar(&cfg.logLevel, "log-level", "info", "toolgate's log.level (info is the production default)")
+	flag.IntVar(&cfg.tgMaxConc, "toolgate-max-concurrency", 0, "the upstream's max_concurrency in toolgate's config (0: toolgate's default, 16)")
+	flag.IntVar(&cfg.minIdle, "minproxy-idle-conns", 0, "minproxy -upstream-idle-conns for every HTTP transport (0: mcp-go's default client for http, 256 for http+pool)")
+	flag.Parse()
+	for _, s := range strings.Split(clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 1000 {
+			fatalf("bad -clients entry %q", s)
+		}
+		cfg.clients = append(cfg.clients, n)
+	}
+	for _, s := range strings.Split(transports, ",") {
+		s = strings.TrimSpace(s)
+		if s != "http" && s != "http+pool" && s != "stdio" {
+			fatalf("bad -transports entry %q", s)
+		}
+		cfg.transports = append(cfg.transports, s)
+	}
+	if cfg.slice <= 0 || cfg.duration < cfg.slice {
+		fatalf("-duration must be at least -slice")
+	}
+	if err := run(cfg); err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "proxyhop: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+// target is one way of reaching the upstream.
+type target struct {
+	name string
+	url  string // streamable HTTP endpoint; empty for direct stdio
+	// stdio is the shared client of direct stdio.
+	stdio *client.Client
+	// proxyPID is the proxy process (0 for direct); upPID the upstream
+	// process that serves this target.
+	proxyPID, upPID int
+	runsDir         string // toolgate's
+	calls           int64  // every call sent, warm-up included
+}
+
+type point struct {
+	Transport  string        `json:"transport"`
+	Target     string        `json:"target"`
+	Clients    int           `json:"clients"`
+	Calls      int64         `json:"calls"`
+	Errors     int64         `json:"errors"`
+	FirstError string        `json:"first_error,omitempty"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	Throughput float64       `json:"calls_per_s"`
+	P50        time.Duration `json:"p50_ns"`
+	P90        time.Duration `json:"p90_ns"`
+	P99        time.Duration `json:"p99_ns"`
+	Max        time.Duration `json:"max_ns"`
+	Mean       time.Duration `json:"mean_ns"`
+	// CPU per call in µs: the proxy process (0 for direct), the upstream
+	// process, the load generator.
+	ProxyCPU    float64 `json:"proxy_cpu_us_per_call"`
+	UpstreamCPU float64 `json:"upstream_cpu_us_per_call"`
+	ClientCPU   float64 `json:"client_cpu_us_per_call"`
+
+	lat                 []time.Duration
+	sum                 time.Duration
+	pTick, uTick, cTick int64
+}
+
+type worker struct {
+	c   *client.Client
+	own bool // close c when done
+	lat []time.Duration
+	n   int64
+	err int64
+	msg string
+}
+
+func (w *worker) loop(end time.Time, text string, record bool) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "echo"
+	req.Params.Arguments = map[string]any{"text": text}
+	for i := 0; i < maxCallsPerSlice && time.Now().Before(end); i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		t0 := time.Now()
+		res, err := w.c.CallTool(ctx, req)
+		d := time.Since(t0)
+		cancel()
+		w.n++
+		if err == nil && (res.IsError || len(res.Content) == 0) {
+			err = fmt.Errorf("tool error result: %+v", res.Content)
+		}
+		if err == nil {
+			if tc, ok := res.Content[0].(mcp.TextContent); !ok || tc.Text != text {
+				err = fmt.Errorf("unexpected content %+v", res.Content[0])
+			}
+		}
+		if err != nil {
+			w.err++
+			if w.msg == "" {
+				w.msg = err.Error()
+			}
+			continue
+		}
+		if record {
+			w.lat = append(w.lat, d)
+		}
+	}
+}
+
+func initialize(ctx context.Context, c *client.Client) error {
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "proxyhop", Version: "1"}
+	_, err := c.Initialize(ctx, req)
+	return err
+}
+
+func newWorkers(ctx context.Context, t *target, n int, hc *http.Client) ([]*worker, error) {
+	var ws []*worker
+	for range n {
+		if t.stdio != nil {
+			ws = append(ws, &worker{c: t.stdio})
+			continue
+		}
+		c, err := client.NewStreamableHttpClient(t.url, transport.WithHTTPBasicClient(hc))
+		if err != nil {
+			return ws, err
+		}
+		if err := c.Start(ctx); err != nil {
+			return ws, err
+		}
+		if err := initialize(ctx, c); err != nil {
+			c.Close()
+			return ws, fmt.Errorf("initialize: %w", err)
+		}
+		ws = append(ws, &worker{c: c, own: true})
+	}
+	return ws, nil
+}
+
+func runSlice(t *target, ws []*worker, d time.Duration, text string, p *point) {
+	for _, w := range ws {
+		w.lat, w.n, w.err, w.msg = w.lat[:0], 0, 0, ""
+	}
+	p0, u0, c0 := ticks(t.proxyPID), ticks(t.upPID), benchkit.CPUTicks(0)
+	t0 := time.Now()
+	end := t0.Add(d)
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Go(func() { w.loop(end, text, p != nil) })
+	}
+	wg.Wait()
+	elapsed := time.Since(t0)
+	p1, u1, c1 := ticks(t.proxyPID), ticks(t.upPID), benchkit.CPUTicks(0)
+	for _, w := range ws {
+		t.calls += w.n
+	}
+	if p == nil {
+		return
+	}
+	p.Elapsed += elapsed
+	p.pTick += p1 - p0
+	p.uTick += u1 - u0
+	p.cTick += c1 - c0
+	for _, w := range ws {
+		p.Calls += w.n
+		p.Errors += w.err
+		if p.FirstError == "" {
+			p.FirstError = w.msg
+		}
+		p.lat = append(p.lat, w.lat...)
+		for _, l := range w.lat {
+			p.sum += l
+		}
+	}
+}
+
+func ticks(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	return benchkit.CPUTicks(pid)
+}
+
+func (p *point) finish() {
+	if p.Elapsed > 0 {
+		p.Throughput = float64(p.Calls) / p.Elapsed.Seconds()
+	}
+	if p.Calls > 0 {
+		per := func(t int64) float64 { return float64(t) / benchkit.ClkTck * 1e6 / float64(p.Calls) }
+		p.ProxyCPU, p.UpstreamCPU, p.ClientCPU = per(p.pTick), per(p.uTick), per(p.cTick)
+	}
+	slices.Sort(p.lat)
+	if len(p.lat) > 0 {
+		p.Mean = p.sum / time.Duration(len(p.lat))
+	}
+	p.P50, p.P90 = benchkit.Percentile(p.lat, 0.50), benchkit.Percentile(p.lat, 0.90)
+	p.P99, p.Max = benchkit.Percentile(p.lat, 0.99), benchkit.Percentile(p.lat, 1)
+	p.lat = nil
+}
+
+type procMem struct {
+	Name    string `json:"name"`
+	VmHWM   string `json:"vm_hwm"`
+	Threads string `json:"threads"`
+}
+
+type results struct {
+	Machine  string           `json:"machine"`
+	Started  time.Time        `json:"started"`
+	Config   map[string]any   `json:"config"`
+	LoadAvg  []string         `json:"load_avg"`
+	Points   []*point         `json:"points"`
+	Memory   []procMem        `json:"memory"`
+	Records  map[string]int64 `json:"records"`
+	Verdicts []string         `json:"verdicts"`
+}
+
+func run(cfg config) error {
+	dir, err := os.MkdirTemp("", "toolgate-proxyhop-")
+	if err != nil {
+		return err
+	}
+	if !cfg.keep {
+		defer os.RemoveAll(dir)
+	}
+	res := &results{Started: time.Now().UTC(), Machine: benchkit.Machine(), Records: map[string]int64{}}
+	poolIdle := cfg.minIdle
+	if poolIdle == 0 {
+		poolIdle = 256
+	}
+	res.Config = map[string]any{"minproxy_idle_conns_http_pool": poolIdle, "transports": cfg.transports, "clients": cfg.clients, "duration": cfg.duration.String(),
+		"slice": cfg.slice.String(), "warmup": cfg.warmup.String(), "toolgate_log_level": cfg.logLevel,
+		"toolgate_max_concurrency": cfg.tgMaxConc, "minproxy_idle_conns": cfg.minIdle}
+	res.LoadAvg = append(res.LoadAvg, "start: "+benchkit.LoadAvg())
+	fmt.Fprintf(os.Stderr, "proxyhop: %s; load average %s\n", res.Machine, benchkit.LoadAvg())
+	var failures []string
+	for _, tr := range cfg.transports {
+		if err := runTransport(cfg, dir, tr, res); err != nil {
+			return fmt.Errorf("%s: %w", tr, err)
+		}
+	}
+	res.LoadAvg = append(res.LoadAvg, "end: "+benchkit.LoadAvg())
+	report(os.Stdout, res)
+	if cfg.jsonOut != "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(cfg.jsonOut, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, tr := range cfg.transports {
+		sent, lines := res.Records[tr+"_toolgate_calls_sent"], res.Records[tr+"_tools_jsonl_lines"]
+		if sent != lines {
+			failures = append(failures, fmt.Sprintf("%s: toolgate answered %d calls but wrote %d tools.jsonl lines", tr, sent, lines))
+		}
+	}
+	for _, p := range res.Points {
+		if p.Errors > 0 {
+			failures = append(failures, fmt.Sprintf("%s %s with %d clients: %d errors, first: %s", p.Transport, p.Target, p.Clients, p.Errors, p.FirstError))
+		}
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("%s", strings.Join(failures, "; "))
+	}
+	return nil
+}
+
+func runTransport(cfg config, dir, tr string, res *results) error {
+	logf, err := os.Create(filepath.Join(dir, strings.ReplaceAll(tr, "+", "-")+".stderr"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	var stops []func()
+	defer func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}()
+	startHTTP := func(name string, args []string, addr string) (*benchkit.Proc, error) {
+		p, err := benchkit.Start(name, args, logf)
+		if err != nil {
+			return nil, err
+		}
+		stops = append(stops, func() { p.Stop(15 * time.Second) })
+		if _, err := p.WaitHealthy("http://"+addr+"/healthz", 30*time.Second, nil); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+
+	direct := &target{name: "direct"}
+	var upCfg string
+	var mpArgs []string
+	minIdle := cfg.minIdle
+	if tr == "http+pool" && minIdle == 0 {
+		minIdle = 256
+	}
+	switch strings.TrimSuffix(tr, "+pool") {
+	case "http":
+		addr, err := benchkit.FreeAddr()
+		if err != nil {
+			return err
+		}
+		up, err := startHTTP("upstream", []string{cfg.upstream, "-addr", addr}, addr)
+		if err != nil {
+			return err
+		}
+		direct.url, direct.upPID = "http://"+addr+"/mcp", up.PID()
+		upCfg = fmt.Sprintf("    url: %q\n", direct.url)
+		mpArgs = []string{"-upstream-url", direct.url}
+	case "stdio":
+		var cmd *exec.Cmd
+		t := transport.NewStdioWithOptions(cfg.upstream, nil, []string{"-stdio"},
+			transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+				cmd = exec.CommandContext(ctx, command, args...)
+				cmd.Env = append(os.Environ(), env...)
+				cmd.Stderr = logf
+				return cmd, nil
+			}))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := t.Start(context.Background()); err != nil {
+			return fmt.Errorf("direct stdio upstream: %w", err)
+		}
+		c := client.NewClient(t)
+		stops = append(stops, func() { _ = c.Close() })
+		if err := initialize(ctx, c); err != nil {
+			return fmt.Errorf("direct stdio upstream: %w", err)
+		}
+		direct.stdio, direct.upPID = c, cmd.Process.Pid
+		upCfg = fmt.Sprintf("    command: %q\n    args: [\"-stdio\"]\n", cfg.upstream)
+		mpArgs = []string{"-upstream-cmd", cfg.upstream, "-upstream-arg", "-stdio"}
+	}
+
+	mpAddr, err := benchkit.FreeAddr()
+	if err != nil {
+		return err
+	}
+	if minIdle > 0 && tr != "stdio" {
+		mpArgs = append(mpArgs, "-upstream-idle-conns", strconv.Itoa(minIdle))
+	}
+	mp, err := startHTTP("minproxy", append([]string{cfg.minproxy, "-addr", mpAddr}, mpArgs...), mpAddr)
+	if err != nil {
+		return err
+	}
+	minp := &target{name: "minproxy", url: "http://" + mpAddr + "/mcp", proxyPID: mp.PID(), upPID: direct.upPID}
+
+	runsDir := filepath.Join(dir, "runs-"+strings.ReplaceAll(tr, "+", "-"))
+	conf := fmt.Sprintf("runs_dir: %q\nlog:\n  level: %s\nmemory:\n  path: %q\nupstreams:\n  - name: up\n    prefix: \"\"\n%s",
+		runsDir, cfg.logLevel, filepath.Join(dir, "memory-"+strings.ReplaceAll(tr, "+", "-")+".db"), upCfg)
+	if cfg.tgMaxConc > 0 {
+		conf += fmt.Sprintf("    max_concurrency: %d\n", cfg.tgMaxConc)
+	}
+	confPath := filepath.Join(dir, "toolgate-"+strings.ReplaceAll(tr, "+", "-")+".yaml")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return err
+	}
+	tgAddr, err := benchkit.FreeAddr()
+	if err != nil {
+		return err
+	}
+	tg, err := startHTTP("toolgate", []string{cfg.toolgate, "serve", "--http", tgAddr, "--config", confPath}, tgAddr)
+	if err != nil {
+		return err
+	}
+	tgt := &target{name: "toolgate", url: "http://" + tgAddr + "/mcp", proxyPID: tg.PID(), upPID: direct.upPID, runsDir: runsDir}
+	if tr == "stdio" {
+		minp.upPID = childNamed(mp.PID(), filepath.Base(cfg.upstream))
+		tgt.upPID = childNamed(tg.PID(), filepath.Base(cfg.upstream))
+		if minp.upPID == 0 || tgt.upPID == 0 {
+			return fmt.Errorf("cannot find the proxies' stdio children")
+		}
+	}
+	targets := []*target{direct, minp, tgt}
+	fmt.Fprintf(os.Stderr, "proxyhop: %s: pids direct-upstream %d, minproxy %d (upstream %d), toolgate %d (upstream %d)\n",
+		tr, direct.upPID, mp.PID(), minp.upPID, tg.PID(), tgt.upPID)
+
+	hc := &http.Client{Transport: &http.Transport{
+		Proxy: nil, MaxIdleConns: 2048, MaxIdleConnsPerHost: 1024,
+		IdleConnTimeout: 90 * time.Second, DisableCompression: true,
+	}}
+	defer hc.CloseIdleConnections()
+
+	rounds := int(cfg.duration / cfg.slice)
+	for _, n := range cfg.clients {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ws := map[*target][]*worker{}
+		closeAll := func() {
+			for _, l := range ws {
+				for _, w := range l {
+					if w.own {
+						w.c.Close()
+					}
+				}
+			}
+		}
+		for _, t := range targets {
+			l, err := newWorkers(ctx, t, n, hc)
+			ws[t] = l
+			if err != nil {
+				cancel()
+				closeAll()
+				return fmt.Errorf("%s: client %d: %w", t.name, len(l), err)
+			}
+		}
+		cancel()
+		pts := map[*target]*point{}
+		for _, t := range targets {
+			pts[t] = &point{Transport: tr, Target: t.name, Clients: n}
+			runSlice(t, ws[t], cfg.warmup, cfg.text, nil)
+		}
+		for r := range rounds {
+			for i := range targets {
+				t := targets[(i+r)%len(targets)]
+				runSlice(t, ws[t], cfg.slice, cfg.text, pts[t])
+			}
+		}
+		closeAll()
+		for _, t := range targets {
+			p := pts[t]
+			p.finish()
+			res.Points = append(res.Points, p)
+			fmt.Fprintf(os.Stderr, "proxyhop: %-5s %-8s %3d clients: %7.0f calls/s  p50 %v  p99 %v  proxy CPU %.1f µs/call  upstream CPU %.1f µs/call  errors %d\n",
+				tr, t.name, n, p.Throughput, p.P50.Round(time.Microsecond), p.P99.Round(time.Microsecond), p.ProxyCPU, p.UpstreamCPU, p.Errors)
+		}
+	}
+	mem := func(name string, pid int) {
+		st := benchkit.Status(pid)
+		res.Memory = append(res.Memory, procMem{Name: tr + " " + name, VmHWM: st["VmHWM"], Threads: st["Threads"]})
+	}
+	mem("toolgate", tg.PID())
+	mem("minproxy", mp.PID())
+	if tr == "stdio" {
+		mem("upstream of direct", direct.upPID)
+		mem("upstream of minproxy", minp.upPID)
+		mem("upstream of toolgate", tgt.upPID)
+	} else {
+		mem("upstream (shared)", direct.upPID)
+	}
+	// toolgate writes a call's record before it answers.
+	res.Records[tr+"_toolgate_calls_sent"] = tgt.calls
+	res.Records[tr+"_tools_jsonl_lines"] = countLines(filepath.Join(runsDir, "*", "logs", "tools.jsonl"))
+	return nil
+}
+
+// childNamed is the first child of pid whose comm is name (cut to 15
+// bytes, as the kernel does); it waits up to 5 s for it to appear.
+func childNamed(pid int, name string) int {
+	if len(name) > 15 {
+		name = name[:15]
+	}
+	for range 50 {
+		for _, c := range benchkit.Children(pid) {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", c))
+			if strings.TrimSpace(string(b)) == name {
+				return c
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return 0
+}
+
+func countLines(glob string) int64 {
+	files, _ := filepath.Glob(glob)
+	var n int64
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+		for sc.Scan() {
+			n++
+		}
+		fh.Close()
+	}
+	return n
+}
+
+func added(p, base time.Duration) time.Duration { return p - base }
+
+// addedRatio is added(c)/added(b); ok is false when added(b) is not
+// positive (the ratio means nothing then).
+func addedRatio(c, b time.Duration) (float64, bool) {
+	if b <= 0 {
+		return 0, false
+	}
+	return float64(c) / float64(b), true
+}
+
+func report(w io.Writer, res *results) {
+	fmt.Fprintf(w, "Proxy hop: client -> upstream (direct) vs client -> minproxy -> upstream vs client -> toolgate -> upstream; echo tool, loopback (%s; load average %s)\n",
+		res.Machine, strings.Join(res.LoadAvg, ", "))
+	key := func(tr, t string, n int) string { return fmt.Sprintf("%s/%s/%d", tr, t, n) }
+	by := map[string]*point{}
+	var trs []string
+	var ns []int
+	for _, p := range res.Points {
+		by[key(p.Transport, p.Target, p.Clients)] = p
+		if !slices.Contains(trs, p.Transport) {
+			trs = append(trs, p.Transport)
+		}
+		if !slices.Contains(ns, p.Clients) {
+			ns = append(ns, p.Clients)
+		}
+	}
+	for _, tr := range trs {
+		switch tr {
+		case "http":
+			fmt.Fprintf(w, "\nupstream over http (minproxy and toolgate both keep Go's default 2 idle upstream connections):\n")
+		case "http+pool":
+			fmt.Fprintf(w, "\nupstream over http, minproxy with a pooled upstream client (toolgate unchanged: 2 idle connections):\n")
+		default:
+			fmt.Fprintf(w, "\nupstream over %s:\n", tr)
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "clients\ttarget\tcalls/s\tp50 ms\tp90 ms\tp99 ms\tmean ms\tproxy CPU µs/call\tupstream CPU µs/call\terrors\t")
+		for _, n := range ns {
+			for _, t := range []string{"direct", "minproxy", "toolgate"} {
+				p := by[key(tr, t, n)]
+				if p == nil {
+					continue
+				}
+				pc := "-"
+				if t != "direct" {
+					pc = fmt.Sprintf("%.1f", p.ProxyCPU)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.1f\t%d\t\n", n, t, p.Throughput,
+					benchkit.Ms(p.P50), benchkit.Ms(p.P90), benchkit.Ms(p.P99), benchkit.Ms(p.Mean), pc, p.UpstreamCPU, p.Errors)
+			}
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "clients\tadded p50 ms min / tg\tratio\tadded p99 ms min / tg\tratio\tadded mean ms min / tg\tratio\tthroughput tg/min\tproxy CPU tg/min\t")
+		for _, n := range ns {
+			a, b, c := by[key(tr, "direct", n)], by[key(tr, "minproxy", n)], by[key(tr, "toolgate", n)]
+			if a == nil || b == nil || c == nil {
+				continue
+			}
+			cell := func(pa, pb, pc time.Duration) (string, string, float64, bool) {
+				ab, ac := added(pb, pa), added(pc, pa)
+				r, ok := addedRatio(ac, ab)
+				rs := "n/a"
+				if ok {
+					rs = fmt.Sprintf("%.2f", r)
+				}
+				return benchkit.Ms(ab) + " / " + benchkit.Ms(ac), rs, r, ok
+			}
+			s50, r50, v50, ok50 := cell(a.P50, b.P50, c.P50)
+			s99, r99, v99, ok99 := cell(a.P99, b.P99, c.P99)
+			smean, rmean, _, _ := cell(a.Mean, b.Mean, c.Mean)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", n, s50, r50, s99, r99, smean, rmean,
+				benchkit.Ratio(c.Throughput, b.Throughput), benchkit.Ratio(c.ProxyCPU, b.ProxyCPU))
+			for _, v := range []struct {
+				q  string
+				r  float64
+				ok bool
+			}{{"p50", v50, ok50}, {"p99", v99, ok99}} {
+				what := fmt.Sprintf("%-9s %2d clients: added %s latency toolgate/minproxy %.2f (target <= 1.2)", tr, n, v.q, v.r)
+				if !v.ok {
+					res.Verdicts = append(res.Verdicts, fmt.Sprintf("n/a     %-9s %2d clients: minproxy adds no %s latency over direct in this run", tr, n, v.q))
+					continue
+				}
+				res.Verdicts = append(res.Verdicts, benchkit.Verdict(what, v.r <= 1.2, fmt.Sprintf("%.0f%% over", (v.r-1.2)/1.2*100)))
+			}
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(w)
+	for _, v := range res.Verdicts {
+		fmt.Fprintln(w, v)
+	}
+	fmt.Fprintln(w)
+	for _, m := range res.Memory {
+		fmt.Fprintf(w, "peak RSS (VmHWM) %-26s %s, threads %s\n", m.Name, m.VmHWM, m.Threads)
+	}
+	var trNames []string
+	for k := range res.Records {
+		if tr, ok := strings.CutSuffix(k, "_toolgate_calls_sent"); ok {
+			trNames = append(trNames, tr)
+		}
+	}
+	slices.Sort(trNames)
+	for _, tr := range trNames {
+		fmt.Fprintf(w, "records (%s): toolgate answered %d calls, tools.jsonl has %d lines\n", tr,
+			res.Records[tr+"_toolgate_calls_sent"], res.Records[tr+"_tools_jsonl_lines"])
+	}
+}

@@ -1,0 +1,237 @@
+// Package benchkit holds what the end-to-end benchmark programs under
+// e2e/bench/cmd share: starting and stopping server processes, reading
+// their CPU time and memory from /proc, and latency percentiles. Linux
+// only (it reads /proc); every wait is bounded.
+package benchkit
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ClkTck is USER_HZ on Linux: the unit of /proc/PID/stat CPU times.
+const ClkTck = 100
+
+// FreeAddr returns a free 127.0.0.1 port as host:port.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// Proc is a server process under test, in its own process group.
+type Proc struct {
+	Name    string
+	Cmd     *exec.Cmd
+	Started time.Time
+	done    chan struct{}
+}
+
+// Start starts args[0] with args[1:], stdout and stderr to log.
+func Start(name string, args []string, log io.Writer) (*Proc, error) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &Proc{Name: name, Cmd: cmd, done: make(chan struct{})}
+	p.Started = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+// PID is the process ID.
+func (p *Proc) PID() int { return p.Cmd.Process.Pid }
+
+// Exited reports whether the process has ended.
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitHealthy polls url (every 10 ms, at most until timeout) until it
+// answers 200 and, if check is set, check accepts the body. It returns the
+// time since the process started.
+func (p *Proc) WaitHealthy(url string, timeout time.Duration, check func([]byte) bool) (time.Duration, error) {
+	hc := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := hc.Get(url)
+		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && (check == nil || check(body)) {
+				return time.Since(p.Started), nil
+			}
+		}
+		if p.Exited() {
+			return 0, fmt.Errorf("%s exited before it was ready", p.Name)
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("%s not ready on %s within %s", p.Name, url, timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Stop ends the process: SIGTERM to it, then SIGKILL to its process group
+// after grace.
+func (p *Proc) Stop(grace time.Duration) {
+	if p == nil || p.Cmd.Process == nil {
+		return
+	}
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
+		<-p.done
+	}
+	// Whatever is left in the group (children that outlived it).
+	_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
+}
+
+// Status reads fields of /proc/PID/status (VmHWM, VmRSS, Threads).
+func Status(pid int) map[string]string {
+	out := map[string]string{}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+// KB parses a /proc/PID/status size ("1234 kB") into kB; 0 if absent.
+func KB(s string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(s, "kB")), 10, 64)
+	return n
+}
+
+// CPUTicks is a process's user+system CPU time in clock ticks; pid 0 is
+// this process.
+func CPUTicks(pid int) int64 {
+	path := "/proc/self/stat"
+	if pid > 0 {
+		path = fmt.Sprintf("/proc/%d/stat", pid)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
+}
+
+// Children lists the direct children of pid (from every thread's
+// /proc/PID/task/TID/children).
+func Children(pid int) []int {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(s); err == nil && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// LoadAvg is the first three fields of /proc/loadavg.
+func LoadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// Machine describes the CPU and the number of CPUs (and a cgroup quota).
+func Machine() string {
+	model := "?"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	s := fmt.Sprintf("%s, %d CPUs", model, runtime.NumCPU())
+	if b, err := os.ReadFile("/sys/fs/cgroup/cpu.max"); err == nil {
+		f := strings.Fields(string(b))
+		if len(f) == 2 && f[0] != "max" {
+			q, _ := strconv.Atoi(f[0])
+			p, _ := strconv.Atoi(f[1])
+			if p > 0 {
+				s += fmt.Sprintf(" (cgroup quota %d)", q/p)
+			}
+		}
+	}
+	return s
+}
+
+// Percentile of sorted durations (nearest rank); 0 if empty.
+func Percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// Ms formats d in milliseconds with three decimals.
+func Ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e6) }
+
+// Ratio is a/b, 0 when b is 0.
+func Ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// Verdict formats a target check: MET or MISSED with how much.
+func Verdict(what string, ok bool, miss string) string {
+	if ok {
+		return "MET     " + what
+	}
+	return "MISSED  " + what + ": " + miss
+}
