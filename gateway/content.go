@@ -255,6 +255,79 @@ func jsonEqual(a, b []byte) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
+// Typed returns p as its typed Part when p is a [RawPart] of a known type
+// that decodes without loss; otherwise p itself. Results passed through
+// from upstream servers keep their non-text blocks raw (decoding them all
+// would cost every proxied call); code that needs the fields of such a
+// block (the data of an image, say) asks for them with Typed.
+func Typed(p Part) Part {
+	r, ok := p.(RawPart)
+	if !ok {
+		return p
+	}
+	t, err := UnmarshalPart(r.JSON)
+	if err != nil {
+		return p
+	}
+	return t
+}
+
+// unmarshalPartsPassthrough decodes a content array for passing on: text
+// blocks with no other members than text, annotations and _meta become
+// [TextPart]s (the pipeline reads text: to summarize it, to tell the
+// message apart); every other block is kept as a [RawPart], byte for byte.
+// It costs about two decoding passes, where [UnmarshalPart] costs five.
+func unmarshalPartsPassthrough(data []byte) ([]Part, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return nil, fmt.Errorf("decoding content: %w", err)
+	}
+	parts := make([]Part, 0, len(raws))
+	for i, raw := range raws {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("content[%d]: %w", i, err)
+		}
+		var typ string
+		if err := json.Unmarshal(m["type"], &typ); err != nil || typ == "" {
+			return nil, fmt.Errorf("content[%d]: missing \"type\"", i)
+		}
+		if typ == PartText {
+			if t, ok := textFromMembers(m); ok {
+				parts = append(parts, t)
+				continue
+			}
+		}
+		parts = append(parts, RawPart{Type: typ, JSON: bytes.Clone(raw)})
+	}
+	return parts, nil
+}
+
+// textFromMembers builds a TextPart from a text block's members when it has
+// no member the TextPart cannot carry.
+func textFromMembers(m map[string]json.RawMessage) (TextPart, bool) {
+	var t TextPart
+	for k, v := range m {
+		switch k {
+		case "type":
+		case "text":
+			if json.Unmarshal(v, &t.Text) != nil {
+				return TextPart{}, false
+			}
+		case "annotations":
+			t.Annotations = bytes.Clone(v)
+		case "_meta":
+			t.Meta = bytes.Clone(v)
+		default:
+			return TextPart{}, false
+		}
+	}
+	if _, ok := m["text"]; !ok {
+		return TextPart{}, false
+	}
+	return t, true
+}
+
 // partsJSON is the JSON array of parts.
 func partsJSON(parts []Part) ([]byte, error) {
 	if len(parts) == 0 {

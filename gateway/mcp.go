@@ -792,7 +792,7 @@ func ResultFromMCP(data []byte) (*Result, error) {
 	res := &Result{IsError: wire.IsError}
 	var brief string
 	if len(wire.Content) > 0 && !bytes.Equal(wire.Content, []byte("null")) {
-		parts, err := unmarshalParts(wire.Content)
+		parts, err := unmarshalPartsPassthrough(wire.Content)
 		if err != nil {
 			return nil, err
 		}

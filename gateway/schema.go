@@ -2,13 +2,17 @@ package gateway
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	invopop "github.com/invopop/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -33,9 +37,44 @@ func (refuseLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("remote $ref %q refused: schemas may only reference themselves", url)
 }
 
-// compileSchema checks raw against its metaschema and compiles it. name is
-// used to form the schema's in-memory URL and in errors.
-func compileSchema(name, which string, raw json.RawMessage) (*jsonschema.Schema, error) {
+// compiled caches compiled schemas by the SHA-256 of their bytes: tools
+// with the same schema (common among an upstream's tools) share one
+// compiled schema, which is safe for concurrent use, and it is compiled
+// once. Errors are not cached. The cache is bounded; past the bound,
+// schemas are compiled without being kept.
+var compiled struct {
+	sync.Mutex
+	m map[[32]byte]*jsonschema.Schema
+}
+
+const maxCachedSchemas = 10000
+
+// compileSchema checks raw against its metaschema and compiles it. which
+// ("input", "output") is used in errors.
+func compileSchema(which string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	key := sha256.Sum256(raw)
+	compiled.Lock()
+	sch := compiled.m[key]
+	compiled.Unlock()
+	if sch != nil {
+		return sch, nil
+	}
+	sch, err := compileSchemaBytes(which, raw, key)
+	if err != nil {
+		return nil, err
+	}
+	compiled.Lock()
+	if compiled.m == nil {
+		compiled.m = map[[32]byte]*jsonschema.Schema{}
+	}
+	if len(compiled.m) < maxCachedSchemas {
+		compiled.m[key] = sch
+	}
+	compiled.Unlock()
+	return sch, nil
+}
+
+func compileSchemaBytes(which string, raw json.RawMessage, key [32]byte) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("%s schema is not JSON: %w", which, err)
@@ -46,7 +85,8 @@ func compileSchema(name, which string, raw json.RawMessage) (*jsonschema.Schema,
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refuseLoader{})
-	url := "mem:///toolgate/tools/" + name + "/" + which + ".json"
+	c.UseRegexpEngine(ecmaRegexp)
+	url := "mem:///toolgate/schemas/" + hex.EncodeToString(key[:]) + ".json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("%s schema: %w", which, err)
 	}
@@ -59,6 +99,57 @@ func compileSchema(name, which string, raw json.RawMessage) (*jsonschema.Schema,
 		return nil, fmt.Errorf("%s schema: %w", which, err)
 	}
 	return sch, nil
+}
+
+// ecmaRegexp compiles a schema's "pattern" with Go's regexp (RE2), after
+// rewriting the ECMA-262 escapes RE2 spells differently: \uXXXX becomes
+// \x{XXXX}. JSON Schema patterns are ECMA-262 regular expressions, and
+// upstream schemas use such escapes; features RE2 lacks (lookaround,
+// backreferences) still fail, and the tool is then reported as not
+// offered, with the reason.
+func ecmaRegexp(pattern string) (jsonschema.Regexp, error) {
+	re, err := regexp.Compile(pattern)
+	if err == nil {
+		return re, nil
+	}
+	if translated, changed := rewriteUnicodeEscapes(pattern); changed {
+		if re2, err2 := regexp.Compile(translated); err2 == nil {
+			return re2, nil
+		}
+	}
+	return nil, err
+}
+
+// rewriteUnicodeEscapes turns \uXXXX into \x{XXXX}, leaving escaped
+// backslashes alone.
+func rewriteUnicodeEscapes(p string) (string, bool) {
+	var b strings.Builder
+	changed := false
+	for i := 0; i < len(p); i++ {
+		if p[i] != '\\' || i+1 >= len(p) {
+			b.WriteByte(p[i])
+			continue
+		}
+		if p[i+1] == 'u' && i+6 <= len(p) && isHex(p[i+2:i+6]) {
+			b.WriteString(`\x{` + p[i+2:i+6] + `}`)
+			i += 5
+			changed = true
+			continue
+		}
+		b.WriteByte(p[i])
+		b.WriteByte(p[i+1])
+		i++
+	}
+	return b.String(), changed
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return true
 }
 
 func jsonTypeName(v any) string {

@@ -151,6 +151,7 @@ func largestBinary(parts []Part) (int, int) {
 // saveBinary saves one non-text part and returns the link replacing it (or
 // a text note if saving failed, so that the output still shrinks).
 func (p *Pipeline) saveBinary(call *Call, i int, part Part) Part {
+	part = Typed(part) // an upstream's image, say, is saved as the image
 	var data []byte
 	mime, ext := "application/octet-stream", "bin"
 	switch v := part.(type) {

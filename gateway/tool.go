@@ -168,12 +168,12 @@ func NewTool(def ToolDef, h ToolHandler) (*Tool, error) {
 	if len(bytes.TrimSpace(def.InputSchema)) == 0 {
 		def.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
-	sch, err := compileSchema(def.Name, "input", def.InputSchema)
+	sch, err := compileSchema("input", def.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", def.Name, err)
 	}
 	if len(def.OutputSchema) > 0 {
-		if _, err := compileSchema(def.Name, "output", def.OutputSchema); err != nil {
+		if _, err := compileSchema("output", def.OutputSchema); err != nil {
 			return nil, fmt.Errorf("tool %q: %w", def.Name, err)
 		}
 	}

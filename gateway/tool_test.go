@@ -70,6 +70,28 @@ func TestNewToolAcceptsLocalRefsAndOtherDrafts(t *testing.T) {
 	}
 }
 
+func TestSchemasWithECMAEscapesAndSharing(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"s":{"type":"string","pattern":"^[^\\u0000]*$"}}}`)
+	noop := func(context.Context, *Call) (*Result, error) { return nil, nil }
+	a, err := NewTool(ToolDef{Name: "a", InputSchema: schema}, noop)
+	if err != nil {
+		t.Fatalf("a pattern with an ECMA \\u escape: %v", err)
+	}
+	if msg := a.Validate(map[string]any{"s": "ok"}); msg != "" {
+		t.Errorf("valid string refused: %s", msg)
+	}
+	if msg := a.Validate(map[string]any{"s": "nul\x00here"}); msg == "" {
+		t.Errorf("a string with NUL passed the pattern")
+	}
+	b, _ := NewTool(ToolDef{Name: "b", InputSchema: schema}, noop)
+	if a.schema != b.schema {
+		t.Errorf("tools with the same schema bytes compiled it twice")
+	}
+	if _, err := NewTool(ToolDef{Name: "c", InputSchema: json.RawMessage(`{"type":"object","properties":{"s":{"pattern":"(?=x)"}}}`)}, noop); err == nil {
+		t.Errorf("a lookahead (not RE2) was accepted")
+	}
+}
+
 func TestToolNames(t *testing.T) {
 	for name, ok := range map[string]bool{"read_file": true, "a-b_C9": true, strings.Repeat("x", 64): true,
 		"": false, strings.Repeat("x", 65): false, "a.b": false, "a b": false, "a/b": false, "é": false} {

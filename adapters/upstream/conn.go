@@ -86,7 +86,7 @@ func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error
 			transport.WithCommandLogger(tlog))
 	case TransportHTTP:
 		c.lateWindow = u.tune.lateWindow
-		c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		c.hc = u.httpClient()
 		c.tr, err = transport.NewStreamableHTTP(u.cfg.URL,
 			transport.WithHTTPHeaders(u.headers),
 			transport.WithHTTPBasicClient(c.hc),
@@ -95,7 +95,7 @@ func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error
 			// tied to a request (legacy protocol revisions).
 			transport.WithContinuousListening())
 	case TransportSSE:
-		c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		c.hc = u.httpClient()
 		c.tr, err = transport.NewSSE(u.cfg.URL,
 			transport.WithHeaders(u.headers),
 			transport.WithHTTPClient(c.hc),
@@ -543,4 +543,17 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// httpClient is the upstream's HTTP client: Go's default transport, with a
+// pool that keeps as many idle connections to the upstream as calls may be
+// in flight (plus the GET stream). The default of 2 per host made every
+// other concurrent call open and close a TCP connection.
+func (u *Upstream) httpClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = cap(u.sem) + 2
+	if t.MaxIdleConns < t.MaxIdleConnsPerHost {
+		t.MaxIdleConns = t.MaxIdleConnsPerHost
+	}
+	return &http.Client{Transport: t}
 }

@@ -190,7 +190,7 @@ func TestServerEverything(t *testing.T) {
 				mustOK(t, res)
 				var img *gateway.ImagePart
 				for _, p := range res.Output {
-					if ip, ok := p.(gateway.ImagePart); ok {
+					if ip, ok := gateway.Typed(p).(gateway.ImagePart); ok {
 						img = &ip
 					}
 				}

@@ -149,7 +149,7 @@ func TestStdioUpstream(t *testing.T) {
 		if !slices.Equal(types, []string{"text", "image", "audio", "resource_link", "resource"}) {
 			t.Fatalf("content types %v", types)
 		}
-		if img := res.Output[1].(gateway.ImagePart); !bytes.Equal(img.Data, tinyPNG) || img.MIMEType != "image/png" {
+		if img, _ := gateway.Typed(res.Output[1]).(gateway.ImagePart); !bytes.Equal(img.Data, tinyPNG) || img.MIMEType != "image/png" {
 			t.Errorf("image %+v", img)
 		}
 		if string(res.Structured) != `{"temp":21.5,"city":"Oslo"}` {

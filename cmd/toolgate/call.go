@@ -96,7 +96,7 @@ func printResult(e *env, res *gateway.Result) {
 	if len(res.Output) > 0 {
 		fmt.Fprintln(e.stdout, "--- output")
 		for _, p := range res.Output {
-			switch v := p.(type) {
+			switch v := gateway.Typed(p).(type) {
 			case gateway.TextPart:
 				fmt.Fprintln(e.stdout, v.Text)
 			case gateway.ImagePart:
