@@ -603,9 +603,9 @@ func report(w io.Writer, res *results) {
 	for _, tr := range trs {
 		switch tr {
 		case "http":
-			fmt.Fprintf(w, "\nupstream over http (minproxy and toolgate both keep Go's default 2 idle upstream connections):\n")
+			fmt.Fprintf(w, "\nupstream over http (minproxy keeps Go's default of 2 idle upstream connections; toolgate pools max_concurrency):\n")
 		case "http+pool":
-			fmt.Fprintf(w, "\nupstream over http, minproxy with a pooled upstream client (toolgate unchanged: 2 idle connections):\n")
+			fmt.Fprintf(w, "\nupstream over http, minproxy with a pooled upstream client too:\n")
 		default:
 			fmt.Fprintf(w, "\nupstream over %s:\n", tr)
 		}
