@@ -1,0 +1,169 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The mapping of a [Result] onto an MCP tools/call result and back:
+//
+//	Result.Output                   -> content blocks
+//	Result.Message                  -> one more text block, after the output
+//	Result.IsError                  -> isError
+//	Result.Structured               -> structuredContent (with the tool's outputSchema)
+//	display, brief, extras, kind    -> _meta["toolgate/display"|"toolgate/brief"|"toolgate/extras"|"toolgate/kind"]
+//
+// [ResultFromMCP] is the reverse, so a toolgate behind a toolgate loses
+// nothing.
+
+// Keys of toolgate's members in a result's _meta.
+const (
+	MetaDisplay = "toolgate/display"
+	MetaBrief   = "toolgate/brief"
+	MetaExtras  = "toolgate/extras"
+	MetaKind    = "toolgate/kind"
+	MetaMessage = "toolgate/message"
+	MetaCallID  = "toolgate/call_id"
+)
+
+// rawContent is an MCP content block given as JSON. Embedding TextContent
+// makes it an mcp.Content; MarshalJSON sends the bytes unchanged.
+type rawContent struct {
+	mcp.TextContent
+	raw json.RawMessage
+}
+
+func (c rawContent) MarshalJSON() ([]byte, error) { return c.raw, nil }
+
+// ToMCPResult maps a Result onto an MCP tools/call result. callID, when
+// not empty, is sent in _meta so that a client can find the call's record.
+func ToMCPResult(callID string, res *Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: res.IsError}
+	out.Content = make([]mcp.Content, 0, len(res.Output)+1)
+	for _, p := range res.Output {
+		if t, ok := p.(TextPart); ok && len(t.Annotations) == 0 && len(t.Meta) == 0 {
+			out.Content = append(out.Content, mcp.NewTextContent(t.Text))
+			continue
+		}
+		b, err := marshalNoEscape(p)
+		if err != nil {
+			b, _ = json.Marshal(map[string]string{"type": "text", "text": fmt.Sprintf("[content block could not be encoded: %v]", err)})
+		}
+		out.Content = append(out.Content, rawContent{raw: b})
+	}
+	if res.Message != "" {
+		out.Content = append(out.Content, mcp.NewTextContent(res.Message))
+	}
+	if len(res.Structured) > 0 {
+		out.RawStructuredContent = res.Structured
+	}
+	meta := make(map[string]any, len(res.Meta)+6)
+	for k, v := range res.Meta {
+		meta[k] = v
+	}
+	// A display that is only the brief travels as toolgate/brief alone.
+	if len(res.Display) > 1 || (len(res.Display) == 1 && res.Display[0].BlockType() != BlockBrief) {
+		if b, err := marshalNoEscape(res.Display); err == nil {
+			meta[MetaDisplay] = json.RawMessage(b)
+		}
+	}
+	if brief := res.Brief(); brief != "" {
+		meta[MetaBrief] = brief
+	}
+	if len(res.Extras) > 0 {
+		if b, err := marshalNoEscape(res.Extras); err == nil {
+			meta[MetaExtras] = json.RawMessage(b)
+		}
+	}
+	if res.Kind != "" {
+		meta[MetaKind] = string(res.Kind)
+	}
+	if res.Message != "" {
+		meta[MetaMessage] = res.Message
+	}
+	if callID != "" {
+		meta[MetaCallID] = callID
+	}
+	if len(meta) > 0 {
+		out.Meta = &mcp.Meta{AdditionalFields: meta}
+	}
+	return out
+}
+
+// ResultFromMCP maps the JSON of an MCP tools/call result back onto a
+// Result: the reverse of [ToMCPResult]. Content blocks of every type and
+// _meta members that are not toolgate's pass through unchanged; toolgate's
+// own _meta members become display blocks (unknown types kept), brief,
+// extras and kind again, and the message block is separated from the
+// output.
+func ResultFromMCP(data []byte) (*Result, error) {
+	var wire struct {
+		Content           json.RawMessage            `json:"content"`
+		StructuredContent json.RawMessage            `json:"structuredContent"`
+		IsError           bool                       `json:"isError"`
+		Meta              map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(data, &wire); err != nil {
+		return nil, fmt.Errorf("decoding tool result: %w", err)
+	}
+	res := &Result{IsError: wire.IsError}
+	var brief string
+	if len(wire.Content) > 0 && !bytes.Equal(wire.Content, []byte("null")) {
+		parts, err := unmarshalPartsPassthrough(wire.Content)
+		if err != nil {
+			return nil, err
+		}
+		res.Output = parts
+	}
+	if len(wire.StructuredContent) > 0 && !bytes.Equal(wire.StructuredContent, []byte("null")) {
+		res.Structured = wire.StructuredContent
+	}
+	for k, v := range wire.Meta {
+		switch k {
+		case MetaDisplay:
+			blocks, err := unmarshalDisplay(v)
+			if err != nil {
+				return nil, err
+			}
+			res.Display = blocks
+		case MetaExtras:
+			if err := json.Unmarshal(v, &res.Extras); err != nil {
+				return nil, fmt.Errorf("decoding %s: %w", MetaExtras, err)
+			}
+		case MetaKind:
+			var s string
+			_ = json.Unmarshal(v, &s)
+			res.Kind = Kind(s)
+		case MetaMessage:
+			_ = json.Unmarshal(v, &res.Message)
+		case MetaBrief:
+			_ = json.Unmarshal(v, &brief)
+		case MetaCallID:
+			// the upstream's own call ID
+		default:
+			if res.Meta == nil {
+				res.Meta = map[string]json.RawMessage{}
+			}
+			res.Meta[k] = v
+		}
+	}
+	if brief != "" && len(res.Display) == 0 {
+		res.Display = []DisplayBlock{BriefBlock{Text: brief}}
+	}
+	// The message travels as the last text block; take it back out.
+	if res.Message != "" && len(res.Output) > 0 {
+		if t, ok := res.Output[len(res.Output)-1].(TextPart); ok && t.Text == res.Message {
+			res.Output = res.Output[:len(res.Output)-1]
+		}
+	}
+	if res.IsError && res.Kind == "" {
+		res.Kind = KindToolError
+	}
+	if !res.IsError {
+		res.Kind = ""
+	}
+	return res, nil
+}

@@ -1,0 +1,516 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// The mirror of prompt and resource sources onto MCP: prompts/list and
+// prompts/get, resources/list, resources/templates/list and
+// resources/read (the run archive's artifacts included), resources/subscribe
+// (tracked per session, forwarded to the serving source once per URI), and
+// completion/complete (routed to the serving source).
+
+// templateOwner is a served resource template and the source that serves
+// it (nil for the artifact template).
+type templateOwner struct {
+	template *mcp.URITemplate
+	src      ResourceSource
+}
+
+// AddPromptSource serves the source's prompts (and keeps them in step with
+// it if it is a [PromptsChangeNotifier]).
+func (m *MCPServer) AddPromptSource(src PromptSource) {
+	m.srcMu.Lock()
+	m.promptSources = append(m.promptSources, src)
+	m.srcMu.Unlock()
+	if n, ok := src.(PromptsChangeNotifier); ok {
+		n.OnPromptsChanged(m.syncPrompts)
+	}
+	m.syncPrompts()
+}
+
+// AddResourceSource serves the source's resources and templates (and keeps
+// them in step with it if it is a [ResourcesChangeNotifier]).
+func (m *MCPServer) AddResourceSource(src ResourceSource) {
+	m.srcMu.Lock()
+	m.resourceSources = append(m.resourceSources, src)
+	m.srcMu.Unlock()
+	if n, ok := src.(ResourcesChangeNotifier); ok {
+		n.OnResourcesChanged(m.syncResources)
+	}
+	if rs, ok := src.(ResourceSubscriber); ok {
+		rs.OnResourceUpdated(m.resourceUpdated)
+	}
+	m.syncResources()
+}
+
+// syncPrompts replaces the served prompts with the sources' current ones.
+// A prompt name offered twice is served once, by the first source, and
+// the conflict is logged.
+func (m *MCPServer) syncPrompts() {
+	m.srcMu.Lock()
+	defer m.srcMu.Unlock()
+	var out []server.ServerPrompt
+	seen := map[string]bool{}
+	owner := map[string]PromptSource{}
+	h := sha256.New()
+	for _, src := range m.promptSources {
+		prompts, err := src.Prompts(context.Background())
+		if err != nil {
+			m.log.Warn("listing prompts", "err", err)
+			continue
+		}
+		for _, p := range prompts {
+			if seen[p.Name] {
+				m.log.Warn("prompt name conflict; first source kept", "prompt", p.Name)
+				continue
+			}
+			seen[p.Name] = true
+			owner[p.Name] = src
+			mp := mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Meta: metaOf(p.Meta)}
+			for _, a := range p.Arguments {
+				mp.Arguments = append(mp.Arguments, mcp.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+			}
+			b, _ := json.Marshal(mp)
+			h.Write(b)
+			out = append(out, server.ServerPrompt{Prompt: mp, Handler: m.promptHandler(p)})
+		}
+	}
+	m.promptOwner = owner
+	var digest [32]byte
+	copy(digest[:], h.Sum(nil))
+	if digest == m.promptDigest {
+		return
+	}
+	m.promptDigest = digest
+	m.srv.SetPrompts(out...)
+}
+
+func (m *MCPServer) promptHandler(p Prompt) server.PromptHandlerFunc {
+	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		cctx, client := m.withClient(ctx, nil, "prompt "+p.Name)
+		res, err := p.Get(cctx, req.Params.Arguments)
+		settle(ctx, client.lastSent.Load())
+		if err != nil {
+			return nil, err
+		}
+		out := &mcp.GetPromptResult{Description: res.Description, Messages: make([]mcp.PromptMessage, 0, len(res.Messages))}
+		for _, msg := range res.Messages {
+			b, err := marshalNoEscape(msg.Content)
+			if err != nil {
+				return nil, fmt.Errorf("prompt %s: encoding message: %w", p.Name, err)
+			}
+			out.Messages = append(out.Messages, mcp.PromptMessage{Role: mcp.Role(msg.Role), Content: rawContent{raw: b}})
+		}
+		return out, nil
+	}
+}
+
+// syncResources replaces the served resources and templates with the
+// sources' current ones, plus the artifact template.
+func (m *MCPServer) syncResources() {
+	m.srcMu.Lock()
+	defer m.srcMu.Unlock()
+	var resources []server.ServerResource
+	var templates []server.ServerResourceTemplate
+	resourceOwner := map[string]ResourceSource{}
+	var templateOwners []templateOwner
+	h := sha256.New()
+	if m.opts.Artifacts != nil {
+		at := mcp.NewResourceTemplate(ArtifactURIPrefix+"{run}/{file}", "artifact",
+			mcp.WithTemplateDescription("A tool output too large to return, saved whole in the run archive"))
+		templates = append(templates, server.ServerResourceTemplate{Template: at, Handler: m.readArtifact})
+		templateOwners = append(templateOwners, templateOwner{template: at.URITemplate})
+	}
+	seen := map[string]bool{}
+	for _, src := range m.resourceSources {
+		rs, ts, err := src.Resources(context.Background())
+		if err != nil {
+			m.log.Warn("listing resources", "err", err)
+			continue
+		}
+		for _, r := range rs {
+			if seen[r.URI] {
+				m.log.Warn("resource URI conflict; first source kept", "uri", r.URI)
+				continue
+			}
+			seen[r.URI] = true
+			resourceOwner[r.URI] = src
+			mr := mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Size: r.Size, Meta: metaOf(r.Meta)}
+			b, _ := json.Marshal(mr)
+			h.Write(b)
+			read := r.Read
+			resources = append(resources, server.ServerResource{Resource: mr, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				cctx, client := m.withClient(ctx, nil, "resource "+req.Params.URI)
+				c, err := read(cctx)
+				settle(ctx, client.lastSent.Load())
+				if err != nil {
+					return nil, err
+				}
+				return mcpContents(c), nil
+			}})
+		}
+		for _, t := range ts {
+			mt, err := newResourceTemplate(t.URITemplate, t.Name)
+			if err != nil {
+				m.log.Warn("resource template not served: its URI template does not parse", "template", t.URITemplate, "err", err)
+				continue
+			}
+			mt.Description, mt.MIMEType = t.Description, t.MIMEType
+			mt.Title, mt.Meta = t.Title, metaOf(t.Meta)
+			b, _ := json.Marshal(mt)
+			h.Write(b)
+			templateOwners = append(templateOwners, templateOwner{template: mt.URITemplate, src: src})
+			read := t.Read
+			templates = append(templates, server.ServerResourceTemplate{Template: mt, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				cctx, client := m.withClient(ctx, nil, "resource "+req.Params.URI)
+				c, err := read(cctx, req.Params.URI)
+				settle(ctx, client.lastSent.Load())
+				if err != nil {
+					return nil, err
+				}
+				return mcpContents(c), nil
+			}})
+		}
+	}
+	m.resourceOwner, m.templateOwners = resourceOwner, templateOwners
+	var digest [32]byte
+	copy(digest[:], h.Sum(nil))
+	if digest == m.resourceDigest {
+		return
+	}
+	m.resourceDigest = digest
+	m.srv.SetResources(resources...)
+	m.srv.SetResourceTemplates(templates...)
+}
+
+// newResourceTemplate is mcp.NewResourceTemplate, which panics on a URI
+// template that does not parse (an upstream's, say), with an error instead.
+func newResourceTemplate(uriTemplate, name string) (t mcp.ResourceTemplate, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return mcp.NewResourceTemplate(uriTemplate, name), nil
+}
+
+func metaOf(meta map[string]json.RawMessage) *mcp.Meta {
+	if len(meta) == 0 {
+		return nil
+	}
+	fields := make(map[string]any, len(meta))
+	for k, v := range meta {
+		fields[k] = v
+	}
+	return &mcp.Meta{AdditionalFields: fields}
+}
+
+func mcpContents(cs []ResourceContents) []mcp.ResourceContents {
+	out := make([]mcp.ResourceContents, 0, len(cs))
+	for _, c := range cs {
+		var meta map[string]any
+		if len(c.Meta) > 0 {
+			_ = json.Unmarshal(c.Meta, &meta)
+		}
+		if c.Text != nil {
+			out = append(out, mcp.TextResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: *c.Text, Meta: meta})
+		} else {
+			out = append(out, mcp.BlobResourceContents{URI: c.URI, MIMEType: c.MIMEType, Blob: base64.StdEncoding.EncodeToString(c.Blob), Meta: meta})
+		}
+	}
+	return out
+}
+
+func (m *MCPServer) readArtifact(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	uri := req.Params.URI
+	data, mime, err := m.opts.Artifacts.ReadArtifact(uri)
+	if err != nil {
+		return nil, fmt.Errorf("reading artifact %s: %w", uri, err)
+	}
+	if isTextMIME(mime) {
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}, nil
+	}
+	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: mime, Blob: base64.StdEncoding.EncodeToString(data)}}, nil
+}
+
+func isTextMIME(mime string) bool {
+	return strings.HasPrefix(mime, "text/") || strings.HasPrefix(mime, "application/json")
+}
+
+// subscription is the state of one subscribed URI. sessions and pending
+// are guarded by MCPServer.subMu; io serializes the source's subscribe and
+// unsubscribe calls for the URI and guards active. subMu is never held
+// while waiting for io or for a source, so updates are never delayed by a
+// subscription in progress.
+type subscription struct {
+	src      ResourceSource // nil: the artifact template (never changes)
+	sessions map[string]bool
+	pending  int // subscribe/unsubscribe calls under way; the entry stays while > 0
+	io       sync.Mutex
+	active   bool // the source is subscribed
+}
+
+// subscriptionTimeout bounds a source's unsubscribe when no request bounds
+// it (a session that ended).
+const subscriptionTimeout = 10 * time.Second
+
+// interceptSubscription handles resources/subscribe and
+// resources/unsubscribe of 2025-era clients before mcp-go acknowledges
+// them (2026-07-28 removed both; mcp-go refuses them itself).
+func (m *MCPServer) interceptSubscription(ctx context.Context, _ any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok || !bytes.Contains(raw, []byte(`"resources/`)) || !bytes.Contains(raw, []byte(`subscribe"`)) {
+		return nil
+	}
+	var req struct {
+		Method string `json:"method"`
+		Params struct {
+			URI  string                     `json:"uri"`
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &req) != nil || req.Params.URI == "" {
+		return nil // mcp-go says what is wrong
+	}
+	if _, modern := req.Params.Meta[mcp.MetaKeyProtocolVersion]; modern {
+		return nil
+	}
+	s := server.ClientSessionFromContext(ctx)
+	if s == nil {
+		return nil
+	}
+	switch req.Method {
+	case string(mcp.MethodResourcesSubscribe):
+		return m.subscribe(ctx, s.SessionID(), req.Params.URI)
+	case string(mcp.MethodResourcesUnsubscribe):
+		m.unsubscribe(ctx, s.SessionID(), req.Params.URI)
+	}
+	return nil
+}
+
+// resourceSourceFor returns the source that serves uri (a resource's URI
+// or one matching a template); ok is false when nothing serves it.
+func (m *MCPServer) resourceSourceFor(uri string) (src ResourceSource, ok bool) {
+	m.srcMu.Lock()
+	defer m.srcMu.Unlock()
+	if src, ok := m.resourceOwner[uri]; ok {
+		return src, true
+	}
+	for _, t := range m.templateOwners {
+		if t.template.Raw() == uri || t.template.Regexp().MatchString(uri) {
+			return t.src, true
+		}
+	}
+	return nil, false
+}
+
+func (m *MCPServer) subscribe(ctx context.Context, session, uri string) error {
+	src, ok := m.resourceSourceFor(uri)
+	if !ok {
+		return fmt.Errorf("resource %s not found: no resource or template served by toolgate matches it", uri)
+	}
+	m.subMu.Lock()
+	st := m.subs[uri]
+	if st == nil {
+		st = &subscription{src: src, sessions: map[string]bool{}}
+		m.subs[uri] = st
+	}
+	if st.sessions[session] {
+		m.subMu.Unlock()
+		return nil
+	}
+	st.pending++
+	m.subMu.Unlock()
+
+	st.io.Lock()
+	defer st.io.Unlock()
+	var err error
+	if !st.active {
+		if rs, ok := st.src.(ResourceSubscriber); ok {
+			err = rs.SubscribeResource(ctx, uri)
+		}
+		st.active = err == nil
+	}
+	m.subMu.Lock()
+	defer m.subMu.Unlock()
+	st.pending--
+	if err != nil {
+		m.forgetIfIdle(uri, st)
+		return fmt.Errorf("subscribing to %s: %w", uri, err)
+	}
+	st.sessions[session] = true
+	if m.sessSubs[session] == nil {
+		m.sessSubs[session] = map[string]bool{}
+	}
+	m.sessSubs[session][uri] = true
+	return nil
+}
+
+// unsubscribe removes session's subscription to uri, if any, and
+// unsubscribes the source when it was the last.
+func (m *MCPServer) unsubscribe(ctx context.Context, session, uri string) {
+	m.subMu.Lock()
+	st := m.subs[uri]
+	if st == nil || !st.sessions[session] {
+		m.subMu.Unlock()
+		return
+	}
+	delete(st.sessions, session)
+	if set := m.sessSubs[session]; set != nil {
+		delete(set, uri)
+		if len(set) == 0 {
+			delete(m.sessSubs, session)
+		}
+	}
+	st.pending++
+	m.subMu.Unlock()
+	m.release(ctx, uri, st)
+}
+
+// release unsubscribes the source of uri if no session is subscribed any
+// more, and drops the entry. The caller counted itself in st.pending.
+func (m *MCPServer) release(ctx context.Context, uri string, st *subscription) {
+	st.io.Lock()
+	defer st.io.Unlock()
+	m.subMu.Lock()
+	idle := len(st.sessions) == 0
+	m.subMu.Unlock()
+	if idle && st.active {
+		if rs, ok := st.src.(ResourceSubscriber); ok {
+			if err := rs.UnsubscribeResource(ctx, uri); err != nil {
+				m.log.Warn("unsubscribing from a resource failed", "uri", uri, "err", err)
+			}
+		}
+		st.active = false
+	}
+	m.subMu.Lock()
+	st.pending--
+	m.forgetIfIdle(uri, st)
+	m.subMu.Unlock()
+}
+
+// forgetIfIdle drops an entry no one uses. Callers hold subMu (and st.io,
+// so active is stable).
+func (m *MCPServer) forgetIfIdle(uri string, st *subscription) {
+	if st.pending == 0 && len(st.sessions) == 0 && !st.active && m.subs[uri] == st {
+		delete(m.subs, uri)
+	}
+}
+
+// dropSubscriptions ends every subscription of a session that ended, in
+// the background (sources are unsubscribed within subscriptionTimeout).
+func (m *MCPServer) dropSubscriptions(session string) {
+	m.subMu.Lock()
+	set := m.sessSubs[session]
+	delete(m.sessSubs, session)
+	type drop struct {
+		uri string
+		st  *subscription
+	}
+	var drops []drop
+	for uri := range set {
+		if st := m.subs[uri]; st != nil && st.sessions[session] {
+			delete(st.sessions, session)
+			st.pending++
+			drops = append(drops, drop{uri, st})
+		}
+	}
+	m.subMu.Unlock()
+	if len(drops) == 0 {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), subscriptionTimeout)
+		defer cancel()
+		for _, d := range drops {
+			m.release(ctx, d.uri, d.st)
+		}
+	}()
+}
+
+// resourceUpdated passes a source's update of uri to the sessions
+// subscribed to it. It never blocks (sources call it from their read
+// loops).
+func (m *MCPServer) resourceUpdated(uri string, params map[string]any) {
+	m.subMu.Lock()
+	var sessions []string
+	if st := m.subs[uri]; st != nil {
+		for s := range st.sessions {
+			sessions = append(sessions, s)
+		}
+	}
+	m.subMu.Unlock()
+	if len(sessions) == 0 {
+		return
+	}
+	out := make(map[string]any, len(params)+1)
+	for k, v := range params {
+		out[k] = v
+	}
+	out["uri"] = uri
+	for _, s := range sessions {
+		err := m.srv.SendNotificationToSpecificClient(s, string(mcp.MethodNotificationResourceUpdated), out)
+		if errors.Is(err, server.ErrSessionNotFound) {
+			m.dropSubscriptions(s) // it ended without our hook seeing it
+		} else if err != nil {
+			m.log.Debug("resource update not delivered", "uri", uri, "session", s, "err", err)
+		}
+	}
+}
+
+// completer routes completion/complete to the source that serves the
+// prompt or resource template; sources that do not complete answer with
+// no values.
+type completer struct{ m *MCPServer }
+
+func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	c.m.srcMu.Lock()
+	src, ok := c.m.promptOwner[name]
+	c.m.srcMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("prompt %q not found", name)
+	}
+	pc, ok := src.(PromptCompleter)
+	if !ok {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	res, err := pc.CompletePrompt(ctx, name, CompletionRequest{Argument: arg.Name, Value: arg.Value, Context: cc.Arguments})
+	return mcpCompletion(res), err
+}
+
+func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	src, ok := c.m.resourceSourceFor(uri)
+	if !ok {
+		return nil, fmt.Errorf("resource template %q not found", uri)
+	}
+	rc, ok := src.(ResourceCompleter)
+	if !ok {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	res, err := rc.CompleteResource(ctx, uri, CompletionRequest{Argument: arg.Name, Value: arg.Value, Context: cc.Arguments})
+	return mcpCompletion(res), err
+}
+
+func mcpCompletion(c *Completion) *mcp.Completion {
+	if c == nil {
+		return &mcp.Completion{Values: []string{}}
+	}
+	out := &mcp.Completion{Values: c.Values, Total: c.Total, HasMore: c.HasMore}
+	if out.Values == nil {
+		out.Values = []string{}
+	}
+	return out
+}
