@@ -37,7 +37,7 @@ vet:
 	$(GO) vet ./...
 
 unit:
-	TOOLGATE_REQUIRE_PEERS=1 $(GO) test -race -count=1 -timeout 20m ./...
+	REQUIRE_MCP_PEERS=1 $(GO) test -race -count=1 -timeout 20m ./...
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -53,7 +53,7 @@ bench:
 
 # The official MCP conformance suite alone (it also runs within `unit`).
 conformance: peers
-	TOOLGATE_REQUIRE_PEERS=1 $(GO) test -count=1 -timeout 10m -run TestConformance -v ./e2e
+	REQUIRE_MCP_PEERS=1 $(GO) test -count=1 -timeout 10m -run TestConformance -v ./e2e
 
 clean:
 	rm -rf bin e2e/js/node_modules e2e/conformance/node_modules

@@ -43,7 +43,7 @@ package e2e
 //
 // The peers (both suite lines and Node 22, which the suite needs) are
 // installed by `npm ci --prefix e2e/conformance`; without them the test
-// is skipped, unless TOOLGATE_REQUIRE_PEERS=1. The Go SDK's server is
+// is skipped, unless REQUIRE_MCP_PEERS=1. The Go SDK's server is
 // built from the module cache (go-sdk is in go.mod). Results are written
 // to a temporary directory, or to $TOOLGATE_CONFORMANCE_OUT if set.
 
@@ -119,7 +119,7 @@ type confSuiteLine struct {
 }
 
 // findConfPeers skips the test (or fails it, with
-// TOOLGATE_REQUIRE_PEERS=1) when the peers are not installed.
+// REQUIRE_MCP_PEERS=1) when the peers are not installed.
 func findConfPeers(t *testing.T) *confPeers {
 	t.Helper()
 	dir := filepath.Join(repoRoot, "e2e", conformanceDir)
@@ -146,10 +146,10 @@ func findConfPeers(t *testing.T) *confPeers {
 	}
 	if len(missing) > 0 {
 		why := fmt.Sprintf("the conformance peers are not installed (missing %s): run `npm ci --prefix e2e/conformance` (the test command does)", strings.Join(missing, ", "))
-		if os.Getenv("TOOLGATE_REQUIRE_PEERS") == "1" {
-			t.Fatalf("TOOLGATE_REQUIRE_PEERS=1 but %s", why)
+		if os.Getenv("REQUIRE_MCP_PEERS") == "1" {
+			t.Fatalf("REQUIRE_MCP_PEERS=1 but %s", why)
 		}
-		t.Skipf("skipping the conformance suite: %s (set TOOLGATE_REQUIRE_PEERS=1 to make this a failure)", why)
+		t.Skipf("skipping the conformance suite: %s (set REQUIRE_MCP_PEERS=1 to make this a failure)", why)
 	}
 	return p
 }

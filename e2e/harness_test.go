@@ -5,7 +5,7 @@
 //
 // TestMain builds the binary once. The TypeScript peers are installed by
 // the test command (`npm ci --prefix e2e/js`); when e2e/js/node_modules is
-// missing the JS tests are skipped, unless TOOLGATE_REQUIRE_PEERS=1 (CI),
+// missing the JS tests are skipped, unless REQUIRE_MCP_PEERS=1 (CI),
 // which makes them fail.
 //
 // Every process a test starts is killed in t.Cleanup, everything listens on
@@ -104,17 +104,17 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// requirePeers skips (or, with TOOLGATE_REQUIRE_PEERS=1, fails) a test that
+// requirePeers skips (or, with REQUIRE_MCP_PEERS=1, fails) a test that
 // needs the TypeScript peers when they are not installed.
 func requirePeers(t *testing.T) {
 	t.Helper()
 	if peersMissing == "" {
 		return
 	}
-	if os.Getenv("TOOLGATE_REQUIRE_PEERS") == "1" {
-		t.Fatalf("TOOLGATE_REQUIRE_PEERS=1 but the JS peers cannot run: %s", peersMissing)
+	if os.Getenv("REQUIRE_MCP_PEERS") == "1" {
+		t.Fatalf("REQUIRE_MCP_PEERS=1 but the JS peers cannot run: %s", peersMissing)
 	}
-	t.Skipf("skipping the TypeScript SDK tests: %s (set TOOLGATE_REQUIRE_PEERS=1 to make this a failure)", peersMissing)
+	t.Skipf("skipping the TypeScript SDK tests: %s (set REQUIRE_MCP_PEERS=1 to make this a failure)", peersMissing)
 }
 
 // ---------------------------------------------------------------------------

@@ -24,14 +24,14 @@ import (
 // as an upstream of another toolgate, /healthz details, and /proc scans.
 
 // everythingPeer returns node's absolute path and server-everything's
-// script, or skips the test (fails it with TOOLGATE_REQUIRE_PEERS=1).
+// script, or skips the test (fails it with REQUIRE_MCP_PEERS=1).
 func everythingPeer(t *testing.T) (node, script string) {
 	t.Helper()
 	requirePeers(t)
 	script = filepath.Join(jsDir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if !fileExists(script) {
-		if os.Getenv("TOOLGATE_REQUIRE_PEERS") == "1" {
-			t.Fatalf("TOOLGATE_REQUIRE_PEERS=1 but %s is missing (run `npm ci --prefix e2e/js`)", script)
+		if os.Getenv("REQUIRE_MCP_PEERS") == "1" {
+			t.Fatalf("REQUIRE_MCP_PEERS=1 but %s is missing (run `npm ci --prefix e2e/js`)", script)
 		}
 		t.Skipf("skipping: %s is missing (run `npm ci --prefix e2e/js`)", script)
 	}

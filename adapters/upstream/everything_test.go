@@ -24,7 +24,7 @@ import (
 // in e2e/js/package.json), over stdio and streamable HTTP.
 
 // everything returns node and the server's script, or skips the test (or
-// fails it when TOOLGATE_REQUIRE_PEERS=1, as CI sets).
+// fails it when REQUIRE_MCP_PEERS=1, as CI sets).
 func everything(t *testing.T) (node, script string) {
 	t.Helper()
 	script, _ = filepath.Abs(filepath.Join("..", "..", "e2e", "js", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
@@ -39,10 +39,10 @@ func everything(t *testing.T) (node, script string) {
 		}
 	}
 	if missing != "" {
-		if os.Getenv("TOOLGATE_REQUIRE_PEERS") == "1" {
-			t.Fatalf("server-everything tests need a real peer, and TOOLGATE_REQUIRE_PEERS=1: %s", missing)
+		if os.Getenv("REQUIRE_MCP_PEERS") == "1" {
+			t.Fatalf("server-everything tests need a real peer, and REQUIRE_MCP_PEERS=1: %s", missing)
 		}
-		t.Skipf("skipping server-everything tests: %s (set TOOLGATE_REQUIRE_PEERS=1 to make this a failure)", missing)
+		t.Skipf("skipping server-everything tests: %s (set REQUIRE_MCP_PEERS=1 to make this a failure)", missing)
 	}
 	return node, script
 }

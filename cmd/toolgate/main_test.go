@@ -17,6 +17,14 @@ func run(t *testing.T, config string, args ...string) (int, string, string) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	// The configuration reads every TOOLGATE_* variable (and refuses unknown
+	// ones): run with none from the developer's environment.
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "TOOLGATE_") {
+			t.Setenv(name, "") // restores it after the test
+			os.Unsetenv(name)
+		}
+	}
 	if config != "" {
 		if err := os.WriteFile("toolgate.yaml", []byte(config), 0o644); err != nil {
 			t.Fatal(err)
