@@ -19,19 +19,15 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +39,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolgate/toolgate/e2e/bench/internal/benchkit"
 )
 
 // maxCallsPerSlice bounds the calls one client makes in one slice, whatever
@@ -107,15 +104,6 @@ type server struct {
 	calls int64
 }
 
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
 func startServer(name string, args []string, stderr io.Writer, addr string) (*server, error) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
@@ -157,54 +145,7 @@ func (s *server) stop() {
 	}
 }
 
-// procStatus reads fields of /proc/PID/status (VmHWM, VmRSS, Threads).
-func procStatus(pid int) map[string]string {
-	out := map[string]string{}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return out
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			out[k] = strings.TrimSpace(v)
-		}
-	}
-	return out
-}
-
-// cpuTicks is a process's user+system CPU time in clock ticks.
-func cpuTicks(pid int) int64 {
-	path := "/proc/self/stat"
-	if pid > 0 {
-		path = fmt.Sprintf("/proc/%d/stat", pid)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return u + s
-}
-
 const clkTck = 100 // USER_HZ on Linux
-
-func loadAvg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
 
 // point is the measurement of one server at one client count.
 type point struct {
@@ -295,7 +236,7 @@ func runSlice(s *server, ws []*worker, d time.Duration, text string, p *point) {
 		w.lat, w.n, w.err, w.msg = w.lat[:0], 0, 0, ""
 	}
 	pid := s.cmd.Process.Pid
-	st0, ct0 := cpuTicks(pid), cpuTicks(0)
+	st0, ct0 := benchkit.CPUTicks(pid), benchkit.CPUTicks(0)
 	t0 := time.Now()
 	end := t0.Add(d)
 	var wg sync.WaitGroup
@@ -304,7 +245,7 @@ func runSlice(s *server, ws []*worker, d time.Duration, text string, p *point) {
 	}
 	wg.Wait()
 	elapsed := time.Since(t0)
-	st1, ct1 := cpuTicks(pid), cpuTicks(0)
+	st1, ct1 := benchkit.CPUTicks(pid), benchkit.CPUTicks(0)
 	for _, w := range ws {
 		s.calls += w.n
 	}
@@ -389,7 +330,7 @@ func run(cfg config) error {
 	}
 	defer bareLog.Close()
 
-	tgAddr, err := freeAddr()
+	tgAddr, err := benchkit.FreeAddr()
 	if err != nil {
 		return err
 	}
@@ -399,7 +340,7 @@ func run(cfg config) error {
 	}
 	defer tg.stop()
 	tg.dir = runsDir
-	bareAddr, err := freeAddr()
+	bareAddr, err := benchkit.FreeAddr()
 	if err != nil {
 		return err
 	}
@@ -411,11 +352,11 @@ func run(cfg config) error {
 	servers := []*server{tg, bare}
 
 	res := &results{Started: time.Now().UTC(), Servers: map[string]procRes{}, Records: map[string]int64{}}
-	res.Machine = machine()
+	res.Machine = benchkit.Machine()
 	res.Config = map[string]any{"clients": cfg.clients, "duration": cfg.duration.String(), "slice": cfg.slice.String(),
 		"warmup": cfg.warmup.String(), "protocol": cfg.protocol, "toolgate_log_level": cfg.logLevel}
-	res.LoadAvg = append(res.LoadAvg, "start: "+loadAvg())
-	fmt.Fprintf(os.Stderr, "e2eload: %s; load average %s\n", res.Machine, loadAvg())
+	res.LoadAvg = append(res.LoadAvg, "start: "+benchkit.LoadAvg())
+	fmt.Fprintf(os.Stderr, "e2eload: %s; load average %s\n", res.Machine, benchkit.LoadAvg())
 
 	hc := &http.Client{Transport: &http.Transport{
 		Proxy:               nil,
@@ -466,17 +407,17 @@ func run(cfg config) error {
 				s.name, n, p.Throughput, p.P50.Round(time.Microsecond), p.P99.Round(time.Microsecond), p.ServerCPUPerCall, p.Errors)
 		}
 	}
-	res.LoadAvg = append(res.LoadAvg, "end: "+loadAvg())
+	res.LoadAvg = append(res.LoadAvg, "end: "+benchkit.LoadAvg())
 
 	for _, s := range servers {
-		st := procStatus(s.cmd.Process.Pid)
+		st := benchkit.Status(s.cmd.Process.Pid)
 		res.Servers[s.name] = procRes{VmHWM: st["VmHWM"], VmRSS: st["VmRSS"], Threads: st["Threads"], Calls: s.calls}
 	}
 	// toolgate writes a call's records before it answers, so the lines are
 	// all there now.
 	res.Records["toolgate_calls_sent"] = tg.calls
-	res.Records["tools_jsonl_lines"] = countLines(filepath.Join(runsDir, "*", "logs", "tools.jsonl"))
-	res.Records["errors_jsonl_lines"] = countLines(filepath.Join(runsDir, "*", "logs", "errors.jsonl"))
+	res.Records["tools_jsonl_lines"] = benchkit.CountLines(filepath.Join(runsDir, "*", "logs", "tools.jsonl"))
+	res.Records["errors_jsonl_lines"] = benchkit.CountLines(filepath.Join(runsDir, "*", "logs", "errors.jsonl"))
 
 	report(os.Stdout, res)
 	if cfg.jsonOut != "" {
@@ -496,54 +437,6 @@ func run(cfg config) error {
 	return nil
 }
 
-func countLines(glob string) int64 {
-	files, _ := filepath.Glob(glob)
-	var n int64
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-		for sc.Scan() {
-			n++
-		}
-		fh.Close()
-	}
-	return n
-}
-
-func machine() string {
-	model := "?"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	n := 0
-	if b, err := os.ReadFile("/sys/fs/cgroup/cpu.max"); err == nil {
-		f := strings.Fields(string(b))
-		if len(f) == 2 && f[0] != "max" {
-			q, _ := strconv.Atoi(f[0])
-			p, _ := strconv.Atoi(f[1])
-			if p > 0 {
-				n = q / p
-			}
-		}
-	}
-	s := fmt.Sprintf("%s, %d CPUs", model, runtime.NumCPU())
-	if n > 0 {
-		s += fmt.Sprintf(" (cgroup quota %d)", n)
-	}
-	return s
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e6) }
-
 func report(w io.Writer, res *results) {
 	fmt.Fprintf(w, "End-to-end, loopback streamable HTTP, echo tool (%s; load average %s)\n\n", res.Machine, strings.Join(res.LoadAvg, ", "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -562,14 +455,14 @@ func report(w io.Writer, res *results) {
 		tg, bare := byKey[fmt.Sprintf("toolgate/%d", n)], byKey[fmt.Sprintf("bare/%d", n)]
 		for _, p := range []*point{tg, bare} {
 			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%d\t\n", p.Clients, p.Server, p.Throughput,
-				ms(p.P50), ms(p.P90), ms(p.P99), ms(p.Max), p.ServerCPUPerCall, p.ClientCPUPerCall, p.Errors)
+				benchkit.Ms(p.P50), benchkit.Ms(p.P90), benchkit.Ms(p.P99), benchkit.Ms(p.Max), p.ServerCPUPerCall, p.ClientCPUPerCall, p.Errors)
 		}
 		fmt.Fprintf(tw, "%d\ttoolgate/bare\t%.2f\t%.2f\t%.2f\t%.2f\t\t%.2f\t\t\t\n", n, tg.Throughput/bare.Throughput,
 			ratio(tg.P50, bare.P50), ratio(tg.P90, bare.P90), ratio(tg.P99, bare.P99), tg.ServerCPUPerCall/bare.ServerCPUPerCall)
 		thr, p99 := tg.Throughput/bare.Throughput, ratio(tg.P99, bare.P99)
 		res.Verdicts = append(res.Verdicts,
-			verdict(fmt.Sprintf("%2d clients: throughput ratio %.2f (target >= 0.85)", n, thr), thr >= 0.85, fmt.Sprintf("%.0f%% short", (0.85-thr)/0.85*100)),
-			verdict(fmt.Sprintf("%2d clients: p99 ratio %.2f (target <= 1.2)", n, p99), p99 <= 1.2, fmt.Sprintf("%.0f%% over", (p99-1.2)/1.2*100)))
+			benchkit.Verdict(fmt.Sprintf("%2d clients: throughput ratio %.2f (target >= 0.85)", n, thr), thr >= 0.85, fmt.Sprintf("%.0f%% short", (0.85-thr)/0.85*100)),
+			benchkit.Verdict(fmt.Sprintf("%2d clients: p99 ratio %.2f (target <= 1.2)", n, p99), p99 <= 1.2, fmt.Sprintf("%.0f%% over", (p99-1.2)/1.2*100)))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -590,11 +483,4 @@ func ratio(a, b time.Duration) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
-}
-
-func verdict(what string, ok bool, miss string) string {
-	if ok {
-		return "MET     " + what
-	}
-	return "MISSED  " + what + ": " + miss
 }

@@ -36,7 +36,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -533,7 +532,7 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 	}
 	// toolgate writes a call's record before it answers.
 	res.Records[tr+"_toolgate_calls_sent"] = tgt.calls
-	res.Records[tr+"_tools_jsonl_lines"] = countLines(filepath.Join(runsDir, "*", "logs", "tools.jsonl"))
+	res.Records[tr+"_tools_jsonl_lines"] = benchkit.CountLines(filepath.Join(runsDir, "*", "logs", "tools.jsonl"))
 	return nil
 }
 
@@ -553,24 +552,6 @@ func childNamed(pid int, name string) int {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return 0
-}
-
-func countLines(glob string) int64 {
-	files, _ := filepath.Glob(glob)
-	var n int64
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-		for sc.Scan() {
-			n++
-		}
-		fh.Close()
-	}
-	return n
 }
 
 func added(p, base time.Duration) time.Duration { return p - base }

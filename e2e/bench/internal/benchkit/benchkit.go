@@ -5,6 +5,7 @@
 package benchkit
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -234,4 +235,24 @@ func Verdict(what string, ok bool, miss string) string {
 		return "MET     " + what
 	}
 	return "MISSED  " + what + ": " + miss
+}
+
+// CountLines counts the lines of the files matching glob (a run archive's
+// tools.jsonl, say).
+func CountLines(glob string) int64 {
+	files, _ := filepath.Glob(glob)
+	var n int64
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+		for sc.Scan() {
+			n++
+		}
+		fh.Close()
+	}
+	return n
 }
