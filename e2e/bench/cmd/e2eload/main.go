@@ -42,10 +42,6 @@ import (
 	"github.com/toolgate/toolgate/e2e/bench/internal/benchkit"
 )
 
-// maxCallsPerSlice bounds the calls one client makes in one slice, whatever
-// the duration.
-const maxCallsPerSlice = 2_000_000
-
 type config struct {
 	toolgate, bare string
 	clients        []int
@@ -169,15 +165,6 @@ type point struct {
 	clientTick int64
 }
 
-// worker is one MCP client and the latencies it measured.
-type worker struct {
-	c   *client.Client
-	lat []time.Duration
-	n   int64
-	err int64
-	msg string
-}
-
 func newWorker(ctx context.Context, url string, hc *http.Client, proto string) (*worker, error) {
 	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPBasicClient(hc))
 	if err != nil {
@@ -193,47 +180,13 @@ func newWorker(ctx context.Context, url string, hc *http.Client, proto string) (
 		c.Close()
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
-	return &worker{c: c}, nil
-}
-
-// loop calls echo until end (or maxCallsPerSlice calls), recording
-// latencies if record.
-func (w *worker) loop(end time.Time, text string, record bool) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "echo"
-	req.Params.Arguments = map[string]any{"text": text}
-	for i := 0; i < maxCallsPerSlice && time.Now().Before(end); i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		t0 := time.Now()
-		res, err := w.c.CallTool(ctx, req)
-		d := time.Since(t0)
-		cancel()
-		w.n++
-		if err == nil && (res.IsError || len(res.Content) == 0) {
-			err = fmt.Errorf("tool error result: %+v", res.Content)
-		}
-		if err == nil {
-			if tc, ok := res.Content[0].(mcp.TextContent); !ok || tc.Text != text {
-				err = fmt.Errorf("unexpected content %+v", res.Content[0])
-			}
-		}
-		if err != nil {
-			w.err++
-			if w.msg == "" {
-				w.msg = err.Error()
-			}
-			continue
-		}
-		if record {
-			w.lat = append(w.lat, d)
-		}
-	}
+	return &worker{C: c}, nil
 }
 
 // runSlice runs every worker of a server for d and adds the result to p.
 func runSlice(s *server, ws []*worker, d time.Duration, text string, p *point) {
 	for _, w := range ws {
-		w.lat, w.n, w.err, w.msg = w.lat[:0], 0, 0, ""
+		w.Reset()
 	}
 	pid := s.cmd.Process.Pid
 	st0, ct0 := benchkit.CPUTicks(pid), benchkit.CPUTicks(0)
@@ -241,13 +194,13 @@ func runSlice(s *server, ws []*worker, d time.Duration, text string, p *point) {
 	end := t0.Add(d)
 	var wg sync.WaitGroup
 	for _, w := range ws {
-		wg.Go(func() { w.loop(end, text, p != nil) })
+		wg.Go(func() { w.Loop(end, text, p != nil) })
 	}
 	wg.Wait()
 	elapsed := time.Since(t0)
 	st1, ct1 := benchkit.CPUTicks(pid), benchkit.CPUTicks(0)
 	for _, w := range ws {
-		s.calls += w.n
+		s.calls += w.N
 	}
 	if p == nil {
 		return
@@ -256,12 +209,12 @@ func runSlice(s *server, ws []*worker, d time.Duration, text string, p *point) {
 	p.serverTick += st1 - st0
 	p.clientTick += ct1 - ct0
 	for _, w := range ws {
-		p.Calls += w.n
-		p.Errors += w.err
+		p.Calls += w.N
+		p.Errors += w.Err
 		if p.FirstError == "" {
-			p.FirstError = w.msg
+			p.FirstError = w.Msg
 		}
-		p.lat = append(p.lat, w.lat...)
+		p.lat = append(p.lat, w.Lat...)
 	}
 }
 
@@ -398,7 +351,7 @@ func run(cfg config) error {
 		}
 		for _, s := range servers {
 			for _, w := range ws[s] {
-				w.c.Close()
+				w.C.Close()
 			}
 			p := pts[s]
 			p.finish()
@@ -484,3 +437,6 @@ func ratio(a, b time.Duration) float64 {
 	}
 	return float64(a) / float64(b)
 }
+
+// worker is one MCP client in the load, and what it measured.
+type worker = benchkit.Worker

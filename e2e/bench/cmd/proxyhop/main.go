@@ -59,9 +59,6 @@ import (
 	"github.com/toolgate/toolgate/e2e/bench/internal/benchkit"
 )
 
-// maxCallsPerSlice bounds the calls one client makes in one slice.
-const maxCallsPerSlice = 2_000_000
-
 type config struct {
 	toolgate, minproxy, upstream string
 	transports                   []string
@@ -158,47 +155,6 @@ type point struct {
 	pTick, uTick, cTick int64
 }
 
-type worker struct {
-	c   *client.Client
-	own bool // close c when done
-	lat []time.Duration
-	n   int64
-	err int64
-	msg string
-}
-
-func (w *worker) loop(end time.Time, text string, record bool) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "echo"
-	req.Params.Arguments = map[string]any{"text": text}
-	for i := 0; i < maxCallsPerSlice && time.Now().Before(end); i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		t0 := time.Now()
-		res, err := w.c.CallTool(ctx, req)
-		d := time.Since(t0)
-		cancel()
-		w.n++
-		if err == nil && (res.IsError || len(res.Content) == 0) {
-			err = fmt.Errorf("tool error result: %+v", res.Content)
-		}
-		if err == nil {
-			if tc, ok := res.Content[0].(mcp.TextContent); !ok || tc.Text != text {
-				err = fmt.Errorf("unexpected content %+v", res.Content[0])
-			}
-		}
-		if err != nil {
-			w.err++
-			if w.msg == "" {
-				w.msg = err.Error()
-			}
-			continue
-		}
-		if record {
-			w.lat = append(w.lat, d)
-		}
-	}
-}
-
 func initialize(ctx context.Context, c *client.Client) error {
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
@@ -211,7 +167,7 @@ func newWorkers(ctx context.Context, t *target, n int, hc *http.Client) ([]*work
 	var ws []*worker
 	for range n {
 		if t.stdio != nil {
-			ws = append(ws, &worker{c: t.stdio})
+			ws = append(ws, &worker{C: t.stdio})
 			continue
 		}
 		c, err := client.NewStreamableHttpClient(t.url, transport.WithHTTPBasicClient(hc))
@@ -225,27 +181,27 @@ func newWorkers(ctx context.Context, t *target, n int, hc *http.Client) ([]*work
 			c.Close()
 			return ws, fmt.Errorf("initialize: %w", err)
 		}
-		ws = append(ws, &worker{c: c, own: true})
+		ws = append(ws, &worker{C: c, Own: true})
 	}
 	return ws, nil
 }
 
 func runSlice(t *target, ws []*worker, d time.Duration, text string, p *point) {
 	for _, w := range ws {
-		w.lat, w.n, w.err, w.msg = w.lat[:0], 0, 0, ""
+		w.Reset()
 	}
 	p0, u0, c0 := ticks(t.proxyPID), ticks(t.upPID), benchkit.CPUTicks(0)
 	t0 := time.Now()
 	end := t0.Add(d)
 	var wg sync.WaitGroup
 	for _, w := range ws {
-		wg.Go(func() { w.loop(end, text, p != nil) })
+		wg.Go(func() { w.Loop(end, text, p != nil) })
 	}
 	wg.Wait()
 	elapsed := time.Since(t0)
 	p1, u1, c1 := ticks(t.proxyPID), ticks(t.upPID), benchkit.CPUTicks(0)
 	for _, w := range ws {
-		t.calls += w.n
+		t.calls += w.N
 	}
 	if p == nil {
 		return
@@ -255,13 +211,13 @@ func runSlice(t *target, ws []*worker, d time.Duration, text string, p *point) {
 	p.uTick += u1 - u0
 	p.cTick += c1 - c0
 	for _, w := range ws {
-		p.Calls += w.n
-		p.Errors += w.err
+		p.Calls += w.N
+		p.Errors += w.Err
 		if p.FirstError == "" {
-			p.FirstError = w.msg
+			p.FirstError = w.Msg
 		}
-		p.lat = append(p.lat, w.lat...)
-		for _, l := range w.lat {
+		p.lat = append(p.lat, w.Lat...)
+		for _, l := range w.Lat {
 			p.sum += l
 		}
 	}
@@ -481,8 +437,8 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		closeAll := func() {
 			for _, l := range ws {
 				for _, w := range l {
-					if w.own {
-						w.c.Close()
+					if w.Own {
+						w.C.Close()
 					}
 				}
 			}
@@ -664,3 +620,6 @@ func report(w io.Writer, res *results) {
 			res.Records[tr+"_toolgate_calls_sent"], res.Records[tr+"_tools_jsonl_lines"])
 	}
 }
+
+// worker is one MCP client in the load, and what it measured.
+type worker = benchkit.Worker

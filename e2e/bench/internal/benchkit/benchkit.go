@@ -7,6 +7,7 @@ package benchkit
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +21,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // ClkTck is USER_HZ on Linux: the unit of /proc/PID/stat CPU times.
@@ -255,4 +259,56 @@ func CountLines(glob string) int64 {
 		fh.Close()
 	}
 	return n
+}
+
+// MaxCallsPerSlice bounds the calls one client makes in one time slice,
+// whatever the slice's length.
+const MaxCallsPerSlice = 2_000_000
+
+// Worker is one MCP client calling the echo tool in a closed loop, and the
+// latencies and errors it saw.
+type Worker struct {
+	C   *client.Client
+	Own bool // close C when done
+	Lat []time.Duration
+	N   int64 // calls made
+	Err int64 // calls that failed
+	Msg string
+}
+
+// Reset forgets what the worker measured.
+func (w *Worker) Reset() { w.Lat, w.N, w.Err, w.Msg = w.Lat[:0], 0, 0, "" }
+
+// Loop calls echo with text until end (or MaxCallsPerSlice calls), checking
+// each answer, and records latencies if record.
+func (w *Worker) Loop(end time.Time, text string, record bool) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "echo"
+	req.Params.Arguments = map[string]any{"text": text}
+	for i := 0; i < MaxCallsPerSlice && time.Now().Before(end); i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		t0 := time.Now()
+		res, err := w.C.CallTool(ctx, req)
+		d := time.Since(t0)
+		cancel()
+		w.N++
+		if err == nil && (res.IsError || len(res.Content) == 0) {
+			err = fmt.Errorf("tool error result: %+v", res.Content)
+		}
+		if err == nil {
+			if tc, ok := res.Content[0].(mcp.TextContent); !ok || tc.Text != text {
+				err = fmt.Errorf("unexpected content %+v", res.Content[0])
+			}
+		}
+		if err != nil {
+			w.Err++
+			if w.Msg == "" {
+				w.Msg = err.Error()
+			}
+			continue
+		}
+		if record {
+			w.Lat = append(w.Lat, d)
+		}
+	}
 }
