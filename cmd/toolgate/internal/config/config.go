@@ -26,7 +26,6 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/env/v2"
-	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
@@ -161,7 +160,11 @@ func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
 		}
 	}
 	if path != "" {
-		if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, Source{}, nil, fmt.Errorf("config file: %w", err)
+		}
+		if err := k.Load(rawbytes.Provider(data), yaml.Parser()); err != nil {
 			return nil, Source{}, nil, fmt.Errorf("config file %s: %w", path, err)
 		}
 		src.File = path
