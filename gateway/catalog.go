@@ -244,18 +244,6 @@ func (c *Catalog) Toolsets() []ToolsetInfo {
 	return infos
 }
 
-// Toolset returns the toolset with the given name, or nil.
-func (c *Catalog) Toolset(name string) Toolset {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, ts := range c.toolsets {
-		if ts.Name() == name {
-			return ts
-		}
-	}
-	return nil
-}
-
 // OnChange registers f to be called after every rebuild of the catalog.
 func (c *Catalog) OnChange(f func()) {
 	c.mu.Lock()

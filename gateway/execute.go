@@ -17,10 +17,11 @@ var errCallDeadline = errors.New("call deadline exceeded")
 // The handler runs in its own goroutine under a context with the call's
 // deadline (the tool's Timeout, else the pipeline's CallTimeout), which is
 // also cancelled when the client cancels (notifications/cancelled, an HTTP
-// disconnect) or the gateway's shutdown grace ends. execute returns as soon
-// as the handler returns or the context ends, whichever is first, so a
-// handler that ignores its context cannot hold the call past its deadline;
-// its eventual result is dropped. A panic in the handler becomes a runtime
+// disconnect) or the gateway's shutdown grace ends. Only this stage can
+// wait; the stages before it decide at once and need no cancellation.
+// execute returns as soon as the handler returns or the context ends,
+// whichever is first, so a handler that ignores its context cannot hold
+// the call past its deadline; its eventual result is dropped. A panic in the handler becomes a runtime
 // error result, as does a nil result.
 func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
 	timeout := p.opts.CallTimeout
@@ -29,6 +30,9 @@ func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallDeadline)
 	defer cancel()
+	// When the shutdown grace period ends, calls still running are cancelled.
+	stop := context.AfterFunc(p.kill, cancel)
+	defer stop()
 
 	done := make(chan *Result, 1)
 	go func() {

@@ -230,7 +230,7 @@ func (m *MCPServer) syncTools() {
 
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
-	if digest == m.digest && len(m.srv.ListTools()) == len(tools) {
+	if digest == m.digest {
 		return
 	}
 	m.digest = digest

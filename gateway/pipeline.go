@@ -145,10 +145,7 @@ func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
 	p.mu.Unlock()
 	defer p.inflight.Done()
 
-	ctx, cancel := context.WithCancel(withCall(ctx, call))
-	defer cancel()
-	stop := context.AfterFunc(p.kill, cancel)
-	defer stop()
+	ctx = withCall(ctx, call)
 
 	defer func() {
 		// The stages do not panic; this is the last line of defence so

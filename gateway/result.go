@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Result is what every call returns, success or failure (the seeds'
@@ -296,4 +297,17 @@ func HumanSize(n int64) string {
 	default:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 	}
+}
+
+// Truncate shortens s to at most n bytes for a message, a log line or a
+// record, cutting on a UTF-8 boundary and ending with "…" when it cut.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolgate/toolgate/gateway"
 )
 
 // lookupEnv resolves ${VAR} references; tests replace it.
@@ -277,11 +278,7 @@ type rpcError struct {
 func (e *rpcError) Error() string {
 	s := fmt.Sprintf("%s: JSON-RPC error %d: %s", e.Method, e.Code, e.Message)
 	if len(e.Data) > 0 && string(e.Data) != "null" {
-		d := string(e.Data)
-		if len(d) > 512 {
-			d = d[:512] + "…"
-		}
-		s += " (data: " + d + ")"
+		s += " (data: " + gateway.Truncate(string(e.Data), 512) + ")"
 	}
 	return s
 }

@@ -199,7 +199,7 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName string, call *gate
 		case errors.As(err, &rpc):
 			msg := fmt.Sprintf("Upstream %q answered the call of `%s` with JSON-RPC error %d: %s", u.name, name, rpc.Code, rpc.Message)
 			if len(rpc.Data) > 0 && string(rpc.Data) != "null" {
-				msg += " (data: " + truncate(string(rpc.Data), 512) + ")"
+				msg += " (data: " + gateway.Truncate(string(rpc.Data), 512) + ")"
 			}
 			return gateway.Error(msg, fmt.Sprintf("Upstream error %d", rpc.Code)).WithExtra("jsonrpc_error", rpc), nil
 		default:
@@ -262,13 +262,6 @@ func (u *Upstream) do(ctx context.Context, method string, params any) (json.RawM
 		return nil, fmt.Errorf("upstream %q: %s", u.name, u.errText(err))
 	}
 	return raw, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 func progressOf(f map[string]any) gateway.Progress {
@@ -359,7 +352,7 @@ func (u *Upstream) buildPrompts(raws []json.RawMessage) ([]gateway.Prompt, map[s
 	for _, b := range raws {
 		var rp rawPrompt
 		if err := json.Unmarshal(b, &rp); err != nil || rp.Name == "" || seen[rp.Name] {
-			u.log.Warn("upstream prompt left out: malformed prompts/list entry", "entry", truncate(string(b), 200))
+			u.log.Warn("upstream prompt left out: malformed prompts/list entry", "entry", gateway.Truncate(string(b), 200))
 			continue
 		}
 		seen[rp.Name] = true
@@ -439,7 +432,7 @@ func (u *Upstream) buildResources(rs, ts []json.RawMessage) ([]gateway.Resource,
 	for _, b := range rs {
 		var r rawResource
 		if err := json.Unmarshal(b, &r); err != nil || r.URI == "" || seen[r.URI] {
-			u.log.Warn("upstream resource left out: malformed or repeated resources/list entry", "entry", truncate(string(b), 200))
+			u.log.Warn("upstream resource left out: malformed or repeated resources/list entry", "entry", gateway.Truncate(string(b), 200))
 			continue
 		}
 		seen[r.URI] = true
@@ -454,7 +447,7 @@ func (u *Upstream) buildResources(rs, ts []json.RawMessage) ([]gateway.Resource,
 	for _, b := range ts {
 		var r rawResource
 		if err := json.Unmarshal(b, &r); err != nil || r.URITemplate == "" || seen[r.URITemplate] {
-			u.log.Warn("upstream resource template left out: malformed or repeated entry", "entry", truncate(string(b), 200))
+			u.log.Warn("upstream resource template left out: malformed or repeated entry", "entry", gateway.Truncate(string(b), 200))
 			continue
 		}
 		seen[r.URITemplate] = true

@@ -253,9 +253,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		if msg == "" {
 			msg = res.OutputText()
 		}
-		if len(msg) > 4096 {
-			msg = msg[:4096] + "…"
-		}
+		msg = gateway.Truncate(msg, 4096)
 		el := newLine()
 		r.common(el, now, call)
 		el.strOmit("toolset", call.Toolset)

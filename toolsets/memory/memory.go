@@ -31,6 +31,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/gateway"
 )
 
 // Store is the external-store contract (seed 002: "memory via external
@@ -160,7 +162,7 @@ func NormalizeTags(tags []string) []string {
 // [MaxTagLength] characters without line breaks.
 func (m Memory) Validate() error {
 	if !ValidScope(m.Scope) {
-		return fmt.Errorf("%w (got %q)", ErrInvalidScope, truncate(m.Scope, 80))
+		return fmt.Errorf("%w (got %q)", ErrInvalidScope, gateway.Truncate(m.Scope, 80))
 	}
 	if strings.TrimSpace(m.Content) == "" {
 		return errors.New("memory content is empty")
@@ -173,7 +175,7 @@ func (m Memory) Validate() error {
 	}
 	for _, t := range m.Tags {
 		if t == "" || utf8.RuneCountInString(t) > MaxTagLength || !utf8.ValidString(t) || strings.ContainsAny(t, "\r\n\x00") {
-			return fmt.Errorf("invalid tag %q: must be 1-%d characters on one line", truncate(t, 80), MaxTagLength)
+			return fmt.Errorf("invalid tag %q: must be 1-%d characters on one line", gateway.Truncate(t, 80), MaxTagLength)
 		}
 	}
 	return nil
@@ -213,17 +215,4 @@ func QueryTerms(text string) []string {
 		}
 	}
 	return terms
-}
-
-// truncate cuts s to at most n bytes on a rune boundary, adding "…" when
-// it cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

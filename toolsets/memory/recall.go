@@ -91,7 +91,7 @@ func (t *Toolset) recallTool() (*gateway.Tool, error) {
 
 func (t *Toolset) recall(ctx context.Context, in recallParams) (*gateway.Result, error) {
 	if !ValidScope(in.Scope) {
-		return gateway.Errorf("Invalid scope %q: %v", truncate(in.Scope, 80), ErrInvalidScope), nil
+		return gateway.Errorf("Invalid scope %q: %v", gateway.Truncate(in.Scope, 80), ErrInvalidScope), nil
 	}
 	limit := ClampLimit(in.Limit)
 	terms := QueryTerms(in.Query)
@@ -279,7 +279,7 @@ func recallResult(in recallParams, terms []string, hits []Hit) (*gateway.Result,
 	var b strings.Builder
 	what := fmt.Sprintf("in scope %q", in.Scope)
 	if len(terms) > 0 {
-		what += fmt.Sprintf(" matching %q", truncate(in.Query, 200))
+		what += fmt.Sprintf(" matching %q", gateway.Truncate(in.Query, 200))
 	} else {
 		what += " (most recent first)"
 	}
@@ -308,7 +308,7 @@ func recallResult(in recallParams, terms []string, hits []Hit) (*gateway.Result,
 		content := m.Content
 		cut := len(content) > maxHitTextBytes
 		if cut {
-			content = truncate(content, maxHitTextBytes)
+			content = gateway.Truncate(content, maxHitTextBytes)
 		}
 		for _, line := range strings.Split(strings.TrimRight(content, "\n"), "\n") {
 			b.WriteString("   ")

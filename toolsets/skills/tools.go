@@ -169,7 +169,7 @@ func (t *Toolset) listSkills(_ context.Context, _ listParams) (*gateway.Result, 
 		}
 		msg.WriteString(":")
 		for i, p := range s.problems[:min(n, 3)] {
-			fmt.Fprintf(&msg, "\n- %s", cut(p.String(), 300))
+			fmt.Fprintf(&msg, "\n- %s", gateway.Truncate(p.String(), 300))
 			if i == 2 && n > 3 {
 				fmt.Fprintf(&msg, "\n- … and %d more", n-3)
 			}
@@ -330,7 +330,7 @@ func (t *Toolset) unknown(s *state, id string) *gateway.Result {
 	default:
 		msg = fmt.Sprintf("Unknown skill %q: there are no skills.", id)
 	}
-	return gateway.Error(msg, fmt.Sprintf("Unknown skill %s", cut(id, 64))).WithExtra("suggestions", orEmpty(near))
+	return gateway.Error(msg, fmt.Sprintf("Unknown skill %s", gateway.Truncate(id, 64))).WithExtra("suggestions", orEmpty(near))
 }
 
 // closeMatches returns up to n names close to id: equal ignoring case, a
@@ -394,20 +394,6 @@ func editDistance(a, b string) int {
 // oneLine collapses runs of white space (newlines included) into single
 // spaces.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// cut shortens s to at most n bytes, on a rune boundary, marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !isRuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func orEmpty[T any](s []T) []T {
 	if s == nil {
