@@ -99,7 +99,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	built := a // a is nil once an error is returned
 	defer func() {
 		if err != nil {
-			built.close(context.Background())
+			built.close()
 		}
 	}()
 
@@ -308,15 +308,25 @@ func listingApp(e *env, fs *pflag.FlagSet, args []string, name string) (*app, er
 	return newApp(e.ctx, cfg, e.stderr, appOptions{})
 }
 
-// close stops the pipeline (calls in flight get until ctx ends), closes
-// the toolsets, and flushes and closes the run archive.
-func (a *app) close(ctx context.Context) error {
-	var errs []error
-	if a.pipeline != nil {
-		if err := a.pipeline.Shutdown(ctx); err != nil {
-			a.log.Warn("shutdown grace period ended; remaining calls were cancelled", "err", err)
-		}
+// drain stops the pipeline: new calls are refused (and recorded), calls in
+// flight get limits.shutdown_grace to finish, then are cancelled; every
+// call has its record when drain returns. Draining again returns at once.
+func (a *app) drain() {
+	if a.pipeline == nil {
+		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.Limits.ShutdownGrace)
+	defer cancel()
+	if err := a.pipeline.Shutdown(ctx); err != nil {
+		a.log.Warn("shutdown grace period ended; remaining calls were cancelled", "err", err)
+	}
+}
+
+// close drains the pipeline, closes the toolsets (ending upstream
+// processes), and flushes and closes the run archive.
+func (a *app) close() error {
+	var errs []error
+	a.drain()
 	if a.catalog != nil {
 		errs = append(errs, a.catalog.Close()) // ends upstream processes too
 	}

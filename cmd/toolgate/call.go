@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -45,9 +44,7 @@ func runCall(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	call := &gateway.Call{Name: name, Arguments: raw, Client: "toolgate-cli"}
 	res := a.pipeline.Call(e.ctx, call)
-	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.Limits.ShutdownGrace)
-	defer cancel()
-	if err := a.close(graceCtx); err != nil {
+	if err := a.close(); err != nil {
 		fmt.Fprintf(e.stderr, "toolgate call: closing: %v\n", err)
 	}
 

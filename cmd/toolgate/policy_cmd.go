@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/spf13/pflag"
@@ -26,7 +25,7 @@ func runPolicy(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer a.close(context.Background())
+	defer a.close()
 	var tools []policy.ExplainTool
 	for _, en := range a.catalog.Entries() {
 		tools = append(tools, policy.ExplainTool{Name: en.Tool.Name, Toolset: en.Toolset, Tool: en.Tool})

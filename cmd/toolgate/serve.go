@@ -75,9 +75,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	} else {
 		err = serveHTTP(e, a, srv, tokens)
 	}
-	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.Limits.ShutdownGrace)
-	defer cancel()
-	if cerr := a.close(graceCtx); cerr != nil {
+	if cerr := a.close(); cerr != nil {
 		a.log.Error("closing", "err", cerr)
 	}
 	a.log.Info("toolgate stopped", "run_dir", a.run.Dir())
@@ -99,9 +97,7 @@ func serveStdio(e *env, a *app, srv *gateway.MCPServer) error {
 		return nil
 	case <-e.ctx.Done():
 		a.log.Info("signal received; draining calls", "grace", a.cfg.Limits.ShutdownGrace)
-		graceCtx, cancel := context.WithTimeout(context.Background(), a.cfg.Limits.ShutdownGrace)
-		defer cancel()
-		_ = a.pipeline.Shutdown(graceCtx)
+		a.drain()
 		stopListen()
 		select {
 		case <-done:
@@ -149,11 +145,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
 	case <-e.ctx.Done():
 	}
 	a.log.Info("signal received; draining calls", "grace", cfg.Limits.ShutdownGrace)
-	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.Limits.ShutdownGrace)
-	defer cancel()
-	// New calls are refused (and recorded) from now on; calls in flight
-	// finish or are cancelled at the end of the grace period.
-	_ = a.pipeline.Shutdown(graceCtx)
+	a.drain() // before the sessions close, so calls in flight can answer
 	closeCtx, cancelClose := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancelClose()
 	_ = closeSessions(closeCtx)

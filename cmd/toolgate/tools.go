@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -41,7 +40,7 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer a.close(context.Background())
+	defer a.close()
 
 	var infos []toolInfo
 	for _, en := range a.catalog.Entries() {

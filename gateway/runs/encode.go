@@ -75,11 +75,6 @@ func (l *line) num(k string, v float64) {
 	l.b = strconv.AppendFloat(l.b, v, 'f', -1, 64)
 }
 
-func (l *line) int(k string, v int64) {
-	l.key(k)
-	l.b = strconv.AppendInt(l.b, v, 10)
-}
-
 func (l *line) strings(k string, vs []string) {
 	l.key(k)
 	l.b = append(l.b, '[')

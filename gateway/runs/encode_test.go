@@ -34,7 +34,6 @@ func TestHandBuiltLinesAreJSON(t *testing.T) {
 	l.str("s", "a\nb\"c\x00")
 	l.strOmit("omitted", "")
 	l.num("n", 1.25)
-	l.int("i", -3)
 	l.boolean("b", true)
 	l.strings("list", []string{"x", "y\tz"})
 	l.raw("raw", []byte("{\n  \"pretty\": [1,\n 2]\n}"))
