@@ -29,7 +29,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -70,12 +69,9 @@ func main() {
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temporary directory (toolgate's run archive and logs)")
 	flag.StringVar(&cfg.logLevel, "log-level", "info", "toolgate's log.level (info is the production default: one log line per call)")
 	flag.Parse()
-	for _, s := range strings.Split(clients, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 || n > 1000 {
-			fatalf("bad -clients entry %q", s)
-		}
-		cfg.clients = append(cfg.clients, n)
+	var err error
+	if cfg.clients, err = benchkit.Counts(clients, 1, 1000); err != nil {
+		fatalf("-clients: %v", err)
 	}
 	if cfg.slice <= 0 || cfg.duration < cfg.slice {
 		fatalf("-duration must be at least -slice")

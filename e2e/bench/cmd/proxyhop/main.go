@@ -90,12 +90,9 @@ func main() {
 	flag.IntVar(&cfg.tgMaxConc, "toolgate-max-concurrency", 0, "the upstream's max_concurrency in toolgate's config (0: toolgate's default, 16)")
 	flag.IntVar(&cfg.minIdle, "minproxy-idle-conns", 0, "minproxy -upstream-idle-conns for every HTTP transport (0: mcp-go's default client for http, 256 for http+pool)")
 	flag.Parse()
-	for _, s := range strings.Split(clients, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 || n > 1000 {
-			fatalf("bad -clients entry %q", s)
-		}
-		cfg.clients = append(cfg.clients, n)
+	var err error
+	if cfg.clients, err = benchkit.Counts(clients, 1, 1000); err != nil {
+		fatalf("-clients: %v", err)
 	}
 	for _, s := range strings.Split(transports, ",") {
 		s = strings.TrimSpace(s)

@@ -67,12 +67,9 @@ func main() {
 	flag.StringVar(&cfg.jsonOut, "json", "", "also write the results as JSON to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temporary directory (configs, run archives, logs)")
 	flag.Parse()
-	for _, s := range strings.Split(ks, ",") {
-		k, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || k < 0 || k > 100 {
-			fatalf("bad -k entry %q", s)
-		}
-		cfg.ks = append(cfg.ks, k)
+	var err error
+	if cfg.ks, err = benchkit.Counts(ks, 0, 100); err != nil {
+		fatalf("-k: %v", err)
 	}
 	if cfg.n < 1 || cfg.n > 10000 || cfg.lists < 1 || cfg.lists > 10000 || cfg.rounds < 1 || cfg.rounds > 20 {
 		fatalf("-n must be 1-10000, -lists 1-10000, -rounds 1-20")

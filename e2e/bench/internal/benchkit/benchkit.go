@@ -312,3 +312,17 @@ func (w *Worker) Loop(end time.Time, text string, record bool) {
 		}
 	}
 }
+
+// Counts parses a comma-separated list of whole numbers within [lo, hi]
+// (a -clients flag, say).
+func Counts(list string, lo, hi int) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < lo || n > hi {
+			return nil, fmt.Errorf("bad entry %q: want a whole number from %d to %d", s, lo, hi)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
