@@ -749,6 +749,22 @@ func (e *Env) liveTools(t *testing.T) []ToolRecord {
 }
 
 // liveEvents reads events.jsonl of a running server.
+// awaitRecord waits up to timeout for a tools.jsonl line of tool among
+// the records live returns, and returns it (nil if none came).
+func awaitRecord(timeout time.Duration, live func() []ToolRecord, tool string) *ToolRecord {
+	var rec *ToolRecord
+	waitFor(timeout, func() bool {
+		for _, r := range live() {
+			if r.Tool == tool {
+				rec = &r
+				return true
+			}
+		}
+		return false
+	})
+	return rec
+}
+
 func (e *Env) liveEvents(t *testing.T) []map[string]any {
 	t.Helper()
 	return readJSONL[map[string]any](t, filepath.Join(e.runDir(t), "events.jsonl"), false)

@@ -76,6 +76,26 @@ type loadResult struct {
 	InnerStats   procStats `json:"inner_loaded"`
 }
 
+// checkAftermath checks a load's calls (no protocol errors, one id per
+// call), closes the clients, and checks that the gateway's descriptors
+// come back to their baseline and its peak RSS stayed within the bound.
+func checkAftermath(t *testing.T, l *ledger, lc *loadClients, pid int, r *loadResult) {
+	t.Helper()
+	l.checkClean(t, false)
+	if n := l.count(); n != loadCalls {
+		t.Errorf("%d distinct call ids for %d calls", n, loadCalls)
+	}
+	lc.Close()
+	r.After = waitFDsSettle(t, pid, r.Before.FDs, 15*time.Second)
+	if r.After.FDs > r.Before.FDs+fdMargin {
+		t.Errorf("open descriptors: %d before the load, still %d 15s after it ended and the sessions closed (margin %d): connections or sessions leak",
+			r.Before.FDs, r.After.FDs, fdMargin)
+	}
+	if r.Loaded.HWMKB > maxPeakRSSKB {
+		t.Errorf("peak RSS %d KiB is over the sanity bound of %d KiB", r.Loaded.HWMKB, maxPeakRSSKB)
+	}
+}
+
 // runConcurrentLoad makes loadCalls calls of tool at once: every call
 // waits on a barrier, then all go.
 func runConcurrentLoad(t *testing.T, lc *loadClients, tool string, args map[string]any) (*ledger, time.Duration) {
@@ -133,20 +153,7 @@ func TestLoadConcurrentHTTP(t *testing.T) {
 	r.Wall = wall.Round(time.Millisecond).String()
 	loaded := mustProcStats(t, pid)
 	r.Loaded.HWMKB = loaded.HWMKB
-	l.checkClean(t, false)
-	if n := l.count(); n != loadCalls {
-		t.Errorf("%d distinct call ids for %d calls", n, loadCalls)
-	}
-
-	lc.Close()
-	r.After = waitFDsSettle(t, pid, r.Before.FDs, 15*time.Second)
-	if r.After.FDs > r.Before.FDs+fdMargin {
-		t.Errorf("open descriptors: %d before the load, still %d 15s after it ended and the sessions closed (margin %d): connections or sessions leak",
-			r.Before.FDs, r.After.FDs, fdMargin)
-	}
-	if r.Loaded.HWMKB > maxPeakRSSKB {
-		t.Errorf("peak RSS %d KiB is over the sanity bound of %d KiB", r.Loaded.HWMKB, maxPeakRSSKB)
-	}
+	checkAftermath(t, l, lc, pid, &r)
 	// No goroutine growth: once the sessions are gone, the gateway is back
 	// to (about) the goroutines it had before the load.
 	var goroutinesAfter int
@@ -210,19 +217,7 @@ func TestLoadConcurrentProxied(t *testing.T) {
 	<-sampled
 	r.Wall = wall.Round(time.Millisecond).String()
 	r.Loaded = mustProcStats(t, pid)
-	l.checkClean(t, false)
-	if n := l.count(); n != loadCalls {
-		t.Errorf("%d distinct call ids for %d calls", n, loadCalls)
-	}
-	lc.Close()
-	r.After = waitFDsSettle(t, pid, r.Before.FDs, 15*time.Second)
-	if r.After.FDs > r.Before.FDs+fdMargin {
-		t.Errorf("open descriptors: %d before the load, still %d 15s after it ended and the sessions closed (margin %d)",
-			r.Before.FDs, r.After.FDs, fdMargin)
-	}
-	if r.Loaded.HWMKB > maxPeakRSSKB {
-		t.Errorf("peak RSS %d KiB is over the sanity bound of %d KiB", r.Loaded.HWMKB, maxPeakRSSKB)
-	}
+	checkAftermath(t, l, lc, pid, &r)
 	s.Stop(t)
 	a := e.Archive(t)
 	checkOneRecordPerCall(t, a, l, true)

@@ -488,16 +488,7 @@ func TestCancellation(t *testing.T) {
 			t.Fatal("CallTool did not return after its context was cancelled")
 		}
 		start := time.Now()
-		var rec *ToolRecord
-		waitFor(5*time.Second, func() bool {
-			for _, r := range e.liveTools(t) {
-				if r.Tool == "sleep" {
-					rec = &r
-					return true
-				}
-			}
-			return false
-		})
+		rec := awaitRecord(5*time.Second, func() []ToolRecord { return e.liveTools(t) }, "sleep")
 		if rec == nil {
 			t.Fatalf("the cancelled call was not recorded within 5s")
 		}

@@ -320,16 +320,7 @@ func TestUpstreamCancellation(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("CallTool did not return after its context was cancelled")
 	}
-	var rec *ToolRecord
-	waitFor(5*time.Second, func() bool {
-		for _, r := range inner.liveTools(t) {
-			if r.Tool == "sleep" {
-				rec = &r
-				return true
-			}
-		}
-		return false
-	})
+	rec := awaitRecord(5*time.Second, func() []ToolRecord { return inner.liveTools(t) }, "sleep")
 	if rec == nil {
 		t.Fatal("the inner toolgate did not record the sleep call within 5s of the cancellation")
 	}
