@@ -22,6 +22,9 @@ type Call struct {
 	// client name and version).
 	Session string
 	Client  string
+	// View, if set, is the profile the call came through: the resolve
+	// stage answers a tool it does not admit as not found.
+	View View
 
 	// Tool and Toolset are set by the resolve stage.
 	Tool    *Tool
@@ -80,4 +83,23 @@ func CallFrom(ctx context.Context) *Call {
 
 func withCall(ctx context.Context, c *Call) context.Context {
 	return context.WithValue(ctx, callKey{}, c)
+}
+
+// View narrows the catalog for the clients of one profile: which tools they
+// see and may call. A view only narrows: a tool it admits is still
+// validated and authorized like any other, so a profile never widens the
+// policy.
+type View interface {
+	// Name is the profile's name, for messages and records.
+	Name() string
+	// Admits says whether the tool with this served name is in the view.
+	Admits(tool string) bool
+}
+
+// ListingView is a [View] that also decides which of its tools tools/list
+// shows (tool search lists a few and lets the rest be found). A tool it
+// does not list stays callable.
+type ListingView interface {
+	View
+	Lists(tool string) bool
 }

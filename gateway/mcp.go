@@ -49,6 +49,10 @@ type MCPOptions struct {
 	// ToolFilter, if set, is asked per tools/list and tools/call request
 	// whether a tool is visible; a hidden tool is "not found" at call time.
 	ToolFilter func(ctx context.Context, t *Tool) bool
+	// View, if set, is the profile this server serves by default (stdio's
+	// --profile); over HTTP, [HTTPOptions.Profiles] serve others on their
+	// own paths. Tools outside the view are not listed and not found.
+	View View
 	// ToolMeta, if set, adds _meta members to a tool in tools/list (for
 	// example its permission decision).
 	ToolMeta func(t *Tool) map[string]any
@@ -140,9 +144,9 @@ func NewMCPServer(opts MCPOptions) *MCPServer {
 	if opts.Instructions != "" {
 		srvOpts = append(srvOpts, server.WithInstructions(opts.Instructions))
 	}
-	if opts.ToolFilter != nil {
-		srvOpts = append(srvOpts, server.WithToolFilter(m.filterTools))
-	}
+	// Always filtered: a request's view (its profile) comes with the
+	// request, so any request may need it.
+	srvOpts = append(srvOpts, server.WithToolFilter(m.filterTools))
 	srvOpts = append(srvOpts,
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
@@ -284,22 +288,50 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 	return mt
 }
 
+// filterTools is tools/list's filter: the request's view (what it admits,
+// and for a [ListingView] what it lists), then the policy's ToolFilter.
 func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	v := m.viewOf(ctx)
+	if v == nil && m.opts.ToolFilter == nil {
+		return tools
+	}
+	lv, _ := v.(ListingView)
 	out := tools[:0:0]
 	for _, mt := range tools {
-		t, _, ok := m.opts.Catalog.Resolve(mt.Name)
-		if ok && m.opts.ToolFilter(ctx, t) {
-			out = append(out, mt)
+		if v != nil && !v.Admits(mt.Name) || lv != nil && !lv.Lists(mt.Name) {
+			continue
 		}
+		if m.opts.ToolFilter != nil {
+			if t, _, ok := m.opts.Catalog.Resolve(mt.Name); !ok || !m.opts.ToolFilter(ctx, t) {
+				continue
+			}
+		}
+		out = append(out, mt)
 	}
 	return out
+}
+
+type viewKey struct{}
+
+// withView marks a request as made through a profile's endpoint.
+func withView(ctx context.Context, v View) context.Context {
+	return context.WithValue(ctx, viewKey{}, v)
+}
+
+// viewOf is the view a request was made through: its endpoint's profile,
+// else the server's default view (nil: the whole catalog).
+func (m *MCPServer) viewOf(ctx context.Context) View {
+	if v, ok := ctx.Value(viewKey{}).(View); ok {
+		return v
+	}
+	return m.opts.View
 }
 
 // handleCall is the handler of every tool: it runs the call through the
 // pipeline and maps the result. It never returns a Go error, so every
 // outcome, failures included, reaches the model as a tool result.
 func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req)}
+	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req), View: m.viewOf(ctx)}
 	call.Session, call.Client = caller(ctx)
 	reqCtx := ctx
 	ctx, client := m.withClient(ctx, call, "")

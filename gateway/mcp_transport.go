@@ -65,6 +65,9 @@ type HTTPOptions struct {
 	Tokens []string
 	// SessionIdleTTL ends sessions idle this long. If zero, 30 minutes.
 	SessionIdleTTL time.Duration
+	// Profiles are served at Path + "/" + name, each through its view
+	// (Path itself serves the server's default view).
+	Profiles map[string]View
 	// Health, if set, returns the details /healthz shows to authorized
 	// callers (everyone when there are no tokens).
 	Health func() any
@@ -113,6 +116,11 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 	g := &httpGuard{opts: opts, log: m.log, tokens: hashTokens(opts.Tokens)}
 	mux := http.NewServeMux()
 	mux.Handle(opts.Path, g.wrap(streamable))
+	for name, v := range opts.Profiles {
+		mux.Handle(opts.Path+"/"+name, g.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			streamable.ServeHTTP(w, r.WithContext(withView(r.Context(), v)))
+		})))
+	}
 	mux.HandleFunc("/healthz", g.health)
 	return g.checkHost(mux), func(ctx context.Context) error { return streamable.Shutdown(ctx) }
 }

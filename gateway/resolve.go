@@ -1,12 +1,22 @@
 package gateway
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // resolveStage finds the tool a call names. An unknown name ends the call
 // with a not-found result.
 func (p *Pipeline) resolveStage(next Handler) Handler {
 	return func(ctx context.Context, call *Call) *Result {
 		t, toolset, ok := p.opts.Tools.Resolve(call.Name)
+		if ok && call.View != nil && !call.View.Admits(call.Name) {
+			// Outside the caller's profile: as unknown as a tool that does
+			// not exist, and recorded like one.
+			res := NotFoundResult(call.Name)
+			res.Message += fmt.Sprintf(" in profile %q", call.View.Name())
+			return res
+		}
 		if !ok {
 			res := NotFoundResult(call.Name)
 			if w, ok := p.opts.Tools.(interface{ WhyNotFound(string) string }); ok {

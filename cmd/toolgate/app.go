@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/gateway/runs"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolsets/diagnostics"
+	"github.com/toolgate/toolgate/toolsets/discovery"
 	"github.com/toolgate/toolgate/toolsets/filesystem"
 	"github.com/toolgate/toolgate/toolsets/memory"
 	"github.com/toolgate/toolgate/toolsets/memory/sqlitestore"
@@ -39,6 +40,8 @@ type app struct {
 	catalog  *gateway.Catalog
 	policy   *policy.Effective
 	pipeline *gateway.Pipeline
+	// discovery is tool search (nil when discovery.mode is all).
+	discovery *discovery.Discovery
 
 	// prompts and resources the MCP server serves besides tools.
 	promptSources   []gateway.PromptSource
@@ -204,6 +207,9 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	if err := a.startUpstreams(ctx); err != nil {
 		return nil, err
 	}
+	if err := a.addDiscovery(ctx); err != nil {
+		return nil, err
+	}
 
 	a.pipeline = gateway.NewPipeline(gateway.Options{
 		Tools:          a.catalog,
@@ -214,6 +220,9 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		CallTimeout:    cfg.Limits.CallTimeout,
 		Logger:         a.log,
 	})
+	if a.discovery != nil {
+		a.discovery.Bind(a.pipeline)
+	}
 	return a, nil
 }
 

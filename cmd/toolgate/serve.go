@@ -17,11 +17,12 @@ import (
 func init() {
 	commands = append(commands, &command{
 		name:  "serve",
-		args:  "[--http ADDR] [--config FILE]",
+		args:  "[--http ADDR] [--profile NAME] [--config FILE]",
 		short: "serve MCP over stdio, or over streamable HTTP with --http",
 		flags: func(fs *pflag.FlagSet) {
 			configFlags(fs)
 			fs.String("http", "", "serve streamable HTTP on ADDR (e.g. 127.0.0.1:8765) instead of stdio (config http.addr)")
+			fs.String("profile", "", "serve the profile NAME (config profiles) on stdio and on http.path")
 		},
 		run: runServe,
 	})
@@ -48,6 +49,12 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	profile, _ := fs.GetString("profile")
+	view, err := a.profileView(profile)
+	if err != nil {
+		a.close()
+		return err
+	}
 	srv := gateway.NewMCPServer(gateway.MCPOptions{
 		Name:         "toolgate",
 		Version:      version(),
@@ -56,6 +63,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		Pipeline:     a.pipeline,
 		Artifacts:    a.run,
 		ToolFilter:   a.toolFilter(),
+		View:         view,
 		ToolMeta:     a.toolMeta,
 		OnSessionEnd: a.policy.ForgetSession,
 		Logger:       a.log,
@@ -121,6 +129,10 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
 	if len(origins) == 0 {
 		origins = nil // the loopback origins
 	}
+	_, profiles, err := a.views()
+	if err != nil {
+		return err
+	}
 	handler, closeSessions := srv.HTTPHandler(gateway.HTTPOptions{
 		Path:           cfg.HTTP.Path,
 		AllowedOrigins: origins,
@@ -128,6 +140,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		Tokens:         tokens,
 		SessionIdleTTL: cfg.HTTP.SessionIdleTTL,
+		Profiles:       profiles,
 		Health:         func() any { return health(a) },
 	})
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)

@@ -9,16 +9,18 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/toolsets/discovery"
 )
 
 func init() {
 	commands = append(commands, &command{
 		name:  "tools",
-		args:  "[--json] [--config FILE]",
+		args:  "[--json] [--profile NAME] [--config FILE]",
 		short: "list the tools with the policy's decision for each",
 		flags: func(fs *pflag.FlagSet) {
 			configFlags(fs)
 			fs.Bool("json", false, "print JSON")
+			fs.String("profile", "", "only the tools of profile NAME (config profiles)")
 		},
 		run: runTools,
 	})
@@ -33,6 +35,9 @@ type toolInfo struct {
 	Hints        gateway.ResolvedHints `json:"hints"`
 	Decision     gateway.Decision      `json:"decision"`
 	InputSchema  json.RawMessage       `json:"input_schema"`
+	// Listed is false for a tool that tools/list does not show in search
+	// mode (find_tools finds it, call_tool calls it).
+	Listed bool `json:"listed"`
 }
 
 func runTools(e *env, fs *pflag.FlagSet, args []string) error {
@@ -42,10 +47,20 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	defer a.close()
 
+	profile, _ := fs.GetString("profile")
+	view, err := a.profileView(profile)
+	if err != nil {
+		return err
+	}
 	var infos []toolInfo
 	for _, en := range a.catalog.Entries() {
+		admitted, listed := viewLists(view, en.Tool.Name)
+		if !admitted || !listed && en.Toolset == discovery.Name {
+			continue // find_tools and call_tool show only when searching
+		}
 		infos = append(infos, toolInfo{
-			Name: en.Tool.Name, Toolset: en.Toolset, Description: en.Tool.Description,
+			Listed: listed,
+			Name:   en.Tool.Name, Toolset: en.Toolset, Description: en.Tool.Description,
 			Capabilities: nonNil(policy.NeededCapabilities(en.Tool)), Hints: en.Tool.Permissions.Resolved(),
 			Decision: a.policy.Decide(e.ctx, en.Tool), InputSchema: en.Tool.InputSchema,
 		})
@@ -62,7 +77,12 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tTOOLSET\tDECISION\tRULE\tCAPABILITIES\tHINTS")
+	unlisted := 0
 	for _, t := range infos {
+		if !t.Listed {
+			unlisted++
+		}
+
 		decision := "deny"
 		if t.Decision.Allow {
 			decision = "allow"
@@ -72,6 +92,9 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if unlisted > 0 {
+		fmt.Fprintf(e.stdout, "\ntool search is on: tools/list shows %d of these %d tools (the pinned ones, find_tools and call_tool); find_tools finds the others (config discovery)\n", len(infos)-unlisted, len(infos))
 	}
 	for _, ts := range a.catalog.Toolsets() {
 		if ts.Status.State != "ready" {

@@ -54,6 +54,24 @@ type Config struct {
 	Skills      Skills            `koanf:"skills"`
 	Memory      Memory            `koanf:"memory"`
 	Upstreams   []upstream.Config `koanf:"upstreams"`
+	Profiles    map[string]Profile `koanf:"profiles"`
+	Discovery   Discovery          `koanf:"discovery"`
+}
+
+// Profile is a named view of the catalog: the tools matching Tools (all
+// when empty) and not Deny. Served at http.path + "/NAME", and by
+// `serve --profile NAME`; the profile named "default" narrows the plain
+// endpoint too.
+type Profile struct {
+	Tools []string `koanf:"tools"`
+	Deny  []string `koanf:"deny"`
+}
+
+// Discovery configures tool search (find_tools, call_tool).
+type Discovery struct {
+	Mode      string   `koanf:"mode"`
+	Threshold int      `koanf:"threshold"`
+	Pinned    []string `koanf:"pinned"`
 }
 
 // Memory configures the memory toolset and its store.
@@ -331,6 +349,20 @@ func (c *Config) check() error {
 		}
 	}
 	if _, err := policy.New(c.EffectivePolicy(), nil); err != nil {
+		errs = append(errs, err)
+	}
+	for name, p := range c.Profiles {
+		if _, err := policy.NewProfile(name, p.Tools, p.Deny); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !slices.Contains([]string{"all", "search", "auto"}, c.Discovery.Mode) {
+		bad("discovery.mode", "%q is not one of all, search, auto", c.Discovery.Mode)
+	}
+	if c.Discovery.Threshold <= 0 {
+		bad("discovery.threshold", "must be positive, got %d", c.Discovery.Threshold)
+	}
+	if _, err := policy.GlobSet("discovery.pinned", c.Discovery.Pinned); err != nil {
 		errs = append(errs, err)
 	}
 	for i, r := range c.Sandbox.Roots {

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"sort"
+
+	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/toolsets/discovery"
+)
+
+// Profiles (config profiles) and tool search (config discovery): the views
+// of the catalog that clients connect through. Wiring only; a profile's
+// rule is policy.Profile, the search and its listing rule are
+// toolsets/discovery, and the pipeline's resolve stage enforces the view.
+
+// addDiscovery adds the discovery toolset (find_tools, call_tool) unless
+// discovery.mode is all.
+func (a *app) addDiscovery(ctx context.Context) error {
+	dc := a.cfg.Discovery
+	if dc.Mode == discovery.ModeAll {
+		return nil
+	}
+	pinned, err := policy.GlobSet("discovery.pinned", dc.Pinned)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	opts := discovery.Options{Catalog: a.catalog, Mode: dc.Mode, Threshold: dc.Threshold, Pinned: pinned}
+	if a.policy.HideDenied() {
+		opts.Visible = func(ctx context.Context, name string) bool {
+			t, _, ok := a.catalog.Resolve(name)
+			return ok && a.policy.Decide(ctx, t).Allow
+		}
+	}
+	d, err := discovery.New(opts)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	a.discovery = d
+	return a.catalog.Add(ctx, d)
+}
+
+// views returns the view of the plain endpoint (stdio, http.path) and the
+// view of each profile by name. The plain endpoint is the profile named
+// "default" if there is one, else the whole catalog; with tool search on,
+// every view lists by its rule.
+func (a *app) views() (plain gateway.View, named map[string]gateway.View, err error) {
+	wrap := func(v gateway.View) gateway.View {
+		if a.discovery != nil {
+			return a.discovery.View(v)
+		}
+		return v
+	}
+	named = map[string]gateway.View{}
+	for name, p := range a.cfg.Profiles {
+		prof, err := policy.NewProfile(name, p.Tools, p.Deny)
+		if err != nil {
+			return nil, nil, usageError{err.Error()}
+		}
+		named[name] = wrap(prof)
+	}
+	plain = named["default"]
+	if plain == nil && a.discovery != nil {
+		plain = wrap(nil)
+	}
+	return plain, named, nil
+}
+
+// profileView is the view a command serves: --profile NAME, else the
+// plain endpoint's.
+func (a *app) profileView(name string) (gateway.View, error) {
+	plain, named, err := a.views()
+	if err != nil || name == "" {
+		return plain, err
+	}
+	v, ok := named[name]
+	if !ok {
+		var have []string
+		for n := range named {
+			have = append(have, n)
+		}
+		sort.Strings(have)
+		if len(have) == 0 {
+			return nil, usagef("--profile %s: no profiles are configured (config key profiles)", name)
+		}
+		return nil, usagef("--profile %s: no such profile; configured: %v", name, have)
+	}
+	return v, nil
+}
+
+// viewLists says whether tools/list shows the tool through the view, and
+// whether the view admits it at all.
+func viewLists(v gateway.View, tool string) (admitted, listed bool) {
+	if v == nil {
+		return true, true
+	}
+	if !v.Admits(tool) {
+		return false, false
+	}
+	if lv, ok := v.(gateway.ListingView); ok {
+		return true, lv.Lists(tool)
+	}
+	return true, true
+}
+

@@ -1,0 +1,175 @@
+package discovery
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// fixture: a catalog with n echo-like tools t0..t(n-1), the discovery
+// toolset, and a pipeline bound to it.
+func fixture(t *testing.T, n int, opts Options) (*Discovery, *gateway.Catalog, *gateway.Pipeline) {
+	t.Helper()
+	ctx := context.Background()
+	cat := gateway.NewCatalog(nil)
+	var tools []*gateway.Tool
+	for i := range n {
+		tl, err := gateway.NewDynamicTool(gateway.ToolDef{
+			Name:        fmt.Sprintf("t%d", i),
+			Description: fmt.Sprintf("Tool number %d; says its own name.", i),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"word":{"type":"string","maxLength":5}}}`),
+			Permissions: gateway.Permissions{Hints: gateway.ReadOnlyHints()},
+		}, func(ctx context.Context, args map[string]any) (*gateway.Result, error) {
+			return gateway.OkText(fmt.Sprintf("t%d %v", i, args["word"])), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, tl)
+	}
+	ts, err := gateway.NewToolset("numbers", tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Add(ctx, ts); err != nil {
+		t.Fatal(err)
+	}
+	opts.Catalog = cat
+	d, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if err := cat.Add(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	p := gateway.NewPipeline(gateway.Options{Tools: cat})
+	d.Bind(p)
+	return d, cat, p
+}
+
+type only map[string]bool
+
+func (o only) Name() string            { return "only" }
+func (o only) Admits(tool string) bool { return o[tool] }
+
+func TestListingByMode(t *testing.T) {
+	tests := []struct {
+		name      string
+		mode      string
+		tools     int
+		threshold int
+		pinned    func(string) bool
+		base      gateway.View
+		listed    []string // of t0, t1, find_tools, call_tool
+	}{
+		{"all lists every tool", ModeAll, 5, 0, nil, nil, []string{"t0", "t1"}},
+		{"search lists discovery and pinned", ModeSearch, 5, 0, func(s string) bool { return s == "t1" }, nil, []string{"t1", FindTools, CallTool}},
+		{"auto below threshold lists all", ModeAuto, 5, 10, nil, nil, []string{"t0", "t1"}},
+		{"auto above threshold searches", ModeAuto, 11, 10, nil, nil, []string{FindTools, CallTool}},
+		{"auto counts the profile's tools only", ModeAuto, 11, 10, nil, only{"t0": true, "t1": true}, []string{"t0", "t1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _, _ := fixture(t, tc.tools, Options{Mode: tc.mode, Threshold: tc.threshold, Pinned: tc.pinned})
+			v := d.View(tc.base).(gateway.ListingView)
+			var got []string
+			for _, name := range []string{"t0", "t1", FindTools, CallTool} {
+				if v.Admits(name) && v.Lists(name) {
+					got = append(got, name)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.listed) {
+				t.Errorf("listed %v, want %v", got, tc.listed)
+			}
+		})
+	}
+}
+
+// TestAutoFollowsTheCatalog: a catalog that grows past the threshold
+// switches an auto view to search (the count is cached per catalog
+// version, never stale).
+func TestAutoFollowsTheCatalog(t *testing.T) {
+	d, cat, _ := fixture(t, 3, Options{Mode: ModeAuto, Threshold: 4})
+	v := d.View(nil).(gateway.ListingView)
+	if !v.Lists("t0") {
+		t.Fatal("3 tools, threshold 4: t0 not listed")
+	}
+	var more []*gateway.Tool
+	for _, n := range []string{"x1", "x2"} {
+		tl, _ := gateway.NewDynamicTool(gateway.ToolDef{Name: n}, func(context.Context, map[string]any) (*gateway.Result, error) { return gateway.OkText(""), nil })
+		more = append(more, tl)
+	}
+	ts, _ := gateway.NewToolset("more", more...)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	if v.Lists("t0") || !v.Lists(FindTools) {
+		t.Error("5 tools, threshold 4: still listing everything")
+	}
+}
+
+// TestCallToolIsTheRealCall: call_tool's inner call is validated against
+// the real tool's schema, refused outside the caller's view, and refuses
+// to nest discovery calls.
+func TestCallToolIsTheRealCall(t *testing.T) {
+	_, _, p := fixture(t, 3, Options{Mode: ModeSearch})
+	ctx := context.Background()
+	run := func(view gateway.View, args string) *gateway.Result {
+		return p.Call(ctx, &gateway.Call{Name: CallTool, Arguments: json.RawMessage(args), View: view})
+	}
+	if res := run(nil, `{"name":"t2","arguments":{"word":"hi"}}`); res.IsError || res.OutputText() != "t2 hi" {
+		t.Errorf("call_tool(t2) = %+v", res)
+	}
+	if res := run(nil, `{"name":"t2","arguments":{"word":"too long"}}`); res.Kind != gateway.KindInvalid {
+		t.Errorf("call_tool(t2, word too long) kind %q, want %q: %s", res.Kind, gateway.KindInvalid, res.Message)
+	}
+	if res := run(nil, `{"name":"nope"}`); res.Kind != gateway.KindNotFound {
+		t.Errorf("call_tool(nope) kind %q", res.Kind)
+	}
+	v := only{"t0": true, CallTool: true}
+	if res := run(v, `{"name":"t1"}`); res.Kind != gateway.KindNotFound || !strings.Contains(res.Message, `profile "only"`) {
+		t.Errorf("call_tool(t1) outside the view: kind %q, %s", res.Kind, res.Message)
+	}
+	if res := run(nil, `{"name":"call_tool","arguments":{"name":"t0"}}`); !res.IsError {
+		t.Error("a nested call_tool was served")
+	}
+}
+
+// TestFindToolsKeepsToTheView: find_tools never returns a tool the
+// caller's view leaves out.
+func TestFindToolsKeepsToTheView(t *testing.T) {
+	_, _, p := fixture(t, 30, Options{Mode: ModeSearch})
+	res := p.Call(context.Background(), &gateway.Call{Name: FindTools, Arguments: json.RawMessage(`{"query":"tool number says its own name","limit":20}`), View: only{"t3": true, "t7": true, FindTools: true}})
+	if res.IsError {
+		t.Fatal(res.Message)
+	}
+	var out struct{ Tools []foundTool }
+	if err := json.Unmarshal([]byte(res.OutputText()), &out); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range out.Tools {
+		names = append(names, f.Name)
+	}
+	if fmt.Sprint(names) != "[t3 t7]" && fmt.Sprint(names) != "[t7 t3]" {
+		t.Errorf("found %v, want exactly t3 and t7", names)
+	}
+}
+
+func TestMatchExpr(t *testing.T) {
+	for in, want := range map[string]string{
+		"Open a PR":                     `"open" OR "pr" OR "pull" OR "request"`,
+		`read "x" AND NOT y*`:           `"read" OR "not"`,
+		"the a of":                      ``,
+		"getFileInfo for API-post-page": `"file" OR "info" OR "api" OR "post" OR "page"`,
+	} {
+		if got := matchExpr(in); got != want {
+			t.Errorf("matchExpr(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
