@@ -217,7 +217,7 @@ func once(cfg config, dir string, k, round int) (*sample, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "runs_dir: %q\nmemory:\n  path: %q\nupstreams:", filepath.Join(sub, "runs"), filepath.Join(sub, "memory.db"))
+	fmt.Fprintf(&b, "runs_dir: %q\nmemory:\n  path: %q\ndiscovery:\n  mode: all # measure the whole list\nupstreams:", filepath.Join(sub, "runs"), filepath.Join(sub, "memory.db"))
 	if k == 0 {
 		b.WriteString(" []\n")
 	} else {
