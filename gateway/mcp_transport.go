@@ -65,9 +65,11 @@ type HTTPOptions struct {
 	Tokens []string
 	// SessionIdleTTL ends sessions idle this long. If zero, 30 minutes.
 	SessionIdleTTL time.Duration
-	// Profiles are served at Path + "/" + name, each through its view
-	// (Path itself serves the server's default view).
-	Profiles map[string]View
+	// Profile, if set, serves profiles at Path + "/" + name: it returns
+	// the view of a profile by name (asked per request, so profiles can
+	// change while serving), and false for none (404). Path itself serves
+	// the server's default view.
+	Profile func(name string) (View, bool)
 	// Health, if set, returns the details /healthz shows to authorized
 	// callers (everyone when there are no tokens).
 	Health func() any
@@ -116,8 +118,13 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 	g := &httpGuard{opts: opts, log: m.log, tokens: hashTokens(opts.Tokens)}
 	mux := http.NewServeMux()
 	mux.Handle(opts.Path, g.wrap(streamable))
-	for name, v := range opts.Profiles {
-		mux.Handle(opts.Path+"/"+name, g.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if opts.Profile != nil {
+		mux.Handle(strings.TrimSuffix(opts.Path, "/")+"/{profile}", g.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			v, ok := opts.Profile(r.PathValue("profile"))
+			if !ok {
+				httpError(w, http.StatusNotFound, fmt.Sprintf("no profile %q is configured", r.PathValue("profile")))
+				return
+			}
 			streamable.ServeHTTP(w, r.WithContext(withView(r.Context(), v)))
 		})))
 	}

@@ -73,8 +73,7 @@ func (a *app) profileView(name string) (gateway.View, error) {
 	if err != nil || name == "" {
 		return plain, err
 	}
-	v, ok := named[name]
-	if !ok {
+	if _, ok := named[name]; !ok {
 		var have []string
 		for n := range named {
 			have = append(have, n)
@@ -85,7 +84,7 @@ func (a *app) profileView(name string) (gateway.View, error) {
 		}
 		return nil, usagef("--profile %s: no such profile; configured: %v", name, have)
 	}
-	return v, nil
+	return named[name], nil
 }
 
 // viewLists says whether tools/list shows the tool through the view, and

@@ -133,6 +133,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
 	if err != nil {
 		return err
 	}
+	profile := func(name string) (gateway.View, bool) { v, ok := profiles[name]; return v, ok }
 	handler, closeSessions := srv.HTTPHandler(gateway.HTTPOptions{
 		Path:           cfg.HTTP.Path,
 		AllowedOrigins: origins,
@@ -140,7 +141,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		Tokens:         tokens,
 		SessionIdleTTL: cfg.HTTP.SessionIdleTTL,
-		Profiles:       profiles,
+		Profile:        profile,
 		Health:         func() any { return health(a) },
 	})
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
