@@ -19,7 +19,7 @@ FUZZ_TARGETS := \
 	./gateway/runs:FuzzAppendString \
 	./cmd/toolgate/internal/config:FuzzLoadConfigFile
 
-.PHONY: run build test peers vet unit fuzz bench conformance clean
+.PHONY: run build test peers services vet unit fuzz bench conformance clean
 
 run:
 	$(GO) run ./cmd/toolgate serve --http 127.0.0.1:8765
@@ -29,11 +29,28 @@ build:
 
 # Everything: peers installed from the lock file, vet, unit and e2e tests
 # with the race detector, and short fuzz runs.
-test: peers vet unit fuzz
+test: peers services vet unit fuzz
 
 peers:
 	npm ci --prefix e2e/js --no-audit --no-fund
 	npm ci --prefix e2e/conformance --no-audit --no-fund
+
+# Real programs some e2e tests use, installed from Debian's packages when
+# missing (CI runs as root on a fresh machine), as command:package pairs.
+DEB_TOOLS := promtool:prometheus
+
+services:
+	@missing=""; for t in $(DEB_TOOLS); do \
+		command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing Debian packages:$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+		else \
+			echo "missing Debian packages:$$missing (install them, or the e2e tests that need them skip; they fail under REQUIRE_MCP_PEERS=1)"; \
+		fi; \
+	fi
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -191,4 +191,3 @@ func TestProfiles(t *testing.T) {
 		t.Errorf("serve --profile ro: call_tool(sleep) = %q, want not found", textOf(got))
 	}
 }
-

@@ -70,6 +70,9 @@ type HTTPOptions struct {
 	// change while serving), and false for none (404). Path itself serves
 	// the server's default view.
 	Profile func(name string) (View, bool)
+	// Metrics, if set, is served at /metrics behind the same checks as the
+	// MCP endpoint (Host, Origin, bearer token).
+	Metrics http.Handler
 	// Health, if set, returns the details /healthz shows to authorized
 	// callers (everyone when there are no tokens).
 	Health func() any
@@ -129,6 +132,9 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 		})))
 	}
 	mux.HandleFunc("/healthz", g.health)
+	if opts.Metrics != nil {
+		mux.Handle("/metrics", g.wrap(opts.Metrics))
+	}
 	return g.checkHost(mux), func(ctx context.Context) error { return streamable.Shutdown(ctx) }
 }
 

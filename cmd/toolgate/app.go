@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/gateway/runs"
+	"github.com/toolgate/toolgate/gateway/telemetry"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolsets/diagnostics"
 	"github.com/toolgate/toolgate/toolsets/discovery"
@@ -40,6 +41,8 @@ type app struct {
 	catalog  *gateway.Catalog
 	policy   *policy.Effective
 	pipeline *gateway.Pipeline
+	// metrics, when enabled, observes every call (nil when off).
+	metrics *telemetry.Metrics
 	// discovery is tool search (nil when discovery.mode is all).
 	discovery *discovery.Discovery
 
@@ -211,6 +214,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		return nil, err
 	}
 
+	recorder = a.withMetrics(recorder)
 	a.pipeline = gateway.NewPipeline(gateway.Options{
 		Tools:          a.catalog,
 		Policy:         a.policy,

@@ -101,4 +101,3 @@ func viewLists(v gateway.View, tool string) (admitted, listed bool) {
 	}
 	return true, true
 }
-

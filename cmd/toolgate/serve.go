@@ -76,6 +76,12 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	for _, src := range a.resourceSources {
 		srv.AddResourceSource(src)
 	}
+	metricsCtx, stopMetrics := context.WithCancel(context.Background())
+	defer stopMetrics()
+	if err := a.serveMetrics(metricsCtx, cfg.HTTP.Addr != ""); err != nil {
+		a.close()
+		return err
+	}
 	a.log.Info("toolgate starting", "version", version(), "run_dir", a.run.Dir(), "tools", len(a.catalog.Entries()), "sandbox", a.sandbox.Roots())
 
 	if cfg.HTTP.Addr == "" {
@@ -142,6 +148,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
 		Tokens:         tokens,
 		SessionIdleTTL: cfg.HTTP.SessionIdleTTL,
 		Profile:        profile,
+		Metrics:        a.metricsHandler(),
 		Health:         func() any { return health(a) },
 	})
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)

@@ -43,19 +43,29 @@ func Defaults() []byte { return append([]byte(nil), defaultsYAML...) }
 
 // Config is toolgate's configuration. The koanf tags are the keys.
 type Config struct {
-	RunsDir     string            `koanf:"runs_dir"`
-	Log         Log               `koanf:"log"`
-	Limits      Limits            `koanf:"limits"`
-	Sandbox     Sandbox           `koanf:"sandbox"`
-	Filesystem  Filesystem        `koanf:"filesystem"`
-	Diagnostics Diagnostics       `koanf:"diagnostics"`
-	HTTP        HTTP              `koanf:"http"`
-	Policy      policy.Config     `koanf:"policy"`
-	Skills      Skills            `koanf:"skills"`
-	Memory      Memory            `koanf:"memory"`
-	Upstreams   []upstream.Config `koanf:"upstreams"`
+	RunsDir     string             `koanf:"runs_dir"`
+	Log         Log                `koanf:"log"`
+	Limits      Limits             `koanf:"limits"`
+	Sandbox     Sandbox            `koanf:"sandbox"`
+	Filesystem  Filesystem         `koanf:"filesystem"`
+	Diagnostics Diagnostics        `koanf:"diagnostics"`
+	HTTP        HTTP               `koanf:"http"`
+	Policy      policy.Config      `koanf:"policy"`
+	Skills      Skills             `koanf:"skills"`
+	Memory      Memory             `koanf:"memory"`
+	Upstreams   []upstream.Config  `koanf:"upstreams"`
 	Profiles    map[string]Profile `koanf:"profiles"`
 	Discovery   Discovery          `koanf:"discovery"`
+	Metrics     Metrics            `koanf:"metrics"`
+}
+
+// Metrics configures Prometheus metrics.
+type Metrics struct {
+	Enabled bool `koanf:"enabled"`
+	// Addr, if set, serves /metrics on a listener of its own (loopback
+	// unless AllowRemote); otherwise /metrics is on the HTTP listener.
+	Addr        string `koanf:"addr"`
+	AllowRemote bool   `koanf:"allow_remote"`
 }
 
 // Profile is a named view of the catalog: the tools matching Tools (all
@@ -358,6 +368,13 @@ func (c *Config) check() error {
 	}
 	if !slices.Contains([]string{"all", "search", "auto"}, c.Discovery.Mode) {
 		bad("discovery.mode", "%q is not one of all, search, auto", c.Discovery.Mode)
+	}
+	if c.Metrics.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Addr); err != nil {
+			bad("metrics.addr", "%q is not host:port: %v", c.Metrics.Addr, err)
+		} else if !IsLoopback(c.Metrics.Addr) && !c.Metrics.AllowRemote {
+			bad("metrics.addr", "%q is not a loopback address: metrics reveal tool names and traffic; set metrics.allow_remote: true to serve them there", c.Metrics.Addr)
+		}
 	}
 	if c.Discovery.Threshold <= 0 {
 		bad("discovery.threshold", "must be positive, got %d", c.Discovery.Threshold)

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/gateway/telemetry"
+)
+
+// Prometheus metrics (config metrics): wiring only; the metrics are
+// gateway/telemetry's.
+
+// withMetrics adds the metrics observer to the call recorders when metrics
+// are enabled; when they are off the recorder is returned unchanged, so
+// the call path carries nothing for them.
+func (a *app) withMetrics(rec gateway.Recorder) gateway.Recorder {
+	if !a.cfg.Metrics.Enabled {
+		return rec
+	}
+	src := telemetry.Sources{Toolsets: a.catalog.Toolsets}
+	if a.run != nil {
+		src.RecordWriteErrors = a.run.WriteErrors
+	}
+	a.metrics = telemetry.New(src)
+	if rec == nil {
+		return a.metrics
+	}
+	return telemetry.Recorders(rec, a.metrics)
+}
+
+// serveMetrics serves /metrics on metrics.addr until ctx ends, when that
+// is set. Without it, serve --http mounts /metrics on its own listener and
+// a stdio serve has nowhere to serve them, which is an error.
+func (a *app) serveMetrics(ctx context.Context, httpServing bool) error {
+	if a.metrics == nil {
+		return nil
+	}
+	addr := a.cfg.Metrics.Addr
+	if addr == "" {
+		if !httpServing {
+			return usagef("metrics.enabled is true but a stdio serve has no listener for /metrics: set metrics.addr (e.g. 127.0.0.1:9464)")
+		}
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics.addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", a.metrics.Handler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("metrics listener", "err", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	a.log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return nil
+}
+
+// metricsHandler is what serve --http mounts at /metrics (nil: nothing).
+func (a *app) metricsHandler() http.Handler {
+	if a.metrics == nil || a.cfg.Metrics.Addr != "" {
+		return nil
+	}
+	return a.metrics.Handler()
+}

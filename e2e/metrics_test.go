@@ -1,0 +1,113 @@
+package e2e
+
+// Prometheus metrics (issue 14 §3) scraped from the running binary after
+// real clients' calls, and checked with Prometheus's own promtool (Debian's
+// prometheus package, which `make test` installs).
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// requireBinary returns the path of a program a test needs, skipping the
+// test when it is missing, or failing it under REQUIRE_MCP_PEERS=1 (CI,
+// where `make test` installs it).
+func requireBinary(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("REQUIRE_MCP_PEERS") == "1" {
+		t.Fatalf("REQUIRE_MCP_PEERS=1 but %s is not installed (make test installs it)", name)
+	}
+	t.Skipf("skipping: %s is not installed (make test installs it)", name)
+	return ""
+}
+
+func getMetrics(t *testing.T, url, token string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	code, _, body := do(t, req)
+	if code != 200 {
+		t.Fatalf("GET %s: %d %s", url, code, body)
+	}
+	return body
+}
+
+// TestMetrics: /metrics on the HTTP listener (behind the bearer token) and
+// on a listener of its own count a real client's calls by tool, toolset,
+// status and decision, and pass promtool's checks.
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	promtool := requireBinary(t, "promtool")
+	const token = "metrics-e2e-token"
+	e := newEnv(t,
+		set("metrics.enabled", true),
+		set("http.auth.tokens", []string{token}),
+		set("policy.tools.deny", []string{"sleep"}),
+	)
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2025, &ConnectOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
+	for range 3 {
+		call(t, cs, "echo", map[string]any{"text": "hi"})
+	}
+	call(t, cs, "sleep", map[string]any{"ms": 1})
+
+	// Behind the token like the MCP endpoint.
+	req, _ := http.NewRequest(http.MethodGet, s.Base+"/metrics", nil)
+	if code, _, _ := do(t, req); code != http.StatusUnauthorized {
+		t.Errorf("GET /metrics without the token: %d, want 401", code)
+	}
+	var body string
+	if !waitFor(10*time.Second, func() bool {
+		body = getMetrics(t, s.Base+"/metrics", token)
+		return strings.Contains(body, `toolgate_calls_total{decision="deny",status="permission_denied",tool="sleep",toolset="diagnostics"} 1`)
+	}) {
+		t.Fatalf("the denied call is not counted:\n%s", body)
+	}
+	for _, want := range []string{
+		`toolgate_calls_total{decision="allow",status="ok",tool="echo",toolset="diagnostics"} 3`,
+		`toolgate_calls_in_flight 0`,
+		`toolgate_toolset_up{toolset="diagnostics"} 1`,
+		`toolgate_call_duration_seconds_bucket{status="ok",toolset="diagnostics",le="+Inf"} 3`,
+		`toolgate_record_write_errors_total 0`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	check := exec.Command(promtool, "check", "metrics")
+	check.Stdin = strings.NewReader(body)
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+
+	// A listener of its own (metrics.addr), for stdio serves too.
+	port := freePort(t)
+	e2 := newEnv(t, set("metrics.enabled", true), set("metrics.addr", "127.0.0.1:"+strconv.Itoa(port)))
+	st := e2.StartStdio(t)
+	scs := st.Connect(t, era2025, nil)
+	call(t, scs, "echo", map[string]any{"text": "over stdio"})
+	if !waitFor(10*time.Second, func() bool {
+		req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:"+strconv.Itoa(port)+"/metrics", nil)
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return strings.Contains(string(b), `toolgate_calls_total{decision="allow",status="ok",tool="echo",toolset="diagnostics"} 1`)
+	}) {
+		t.Errorf("metrics.addr did not count the stdio client's call")
+	}
+}

@@ -1,0 +1,191 @@
+// Package telemetry exposes what the gateway is doing in the formats
+// operators already collect: Prometheus metrics (prometheus/client_golang).
+//
+// It sits beside the transport, outside the contract: the pipeline knows
+// nothing of it. [Metrics] observes calls as a [gateway.Recorder] (the
+// record stage calls every recorder for every call, refused and unknown
+// ones included), so turning metrics off removes it from the call path
+// entirely; the catalog's toolsets and the run archive's write errors are
+// read at scrape time, costing nothing between scrapes.
+//
+// Label sets are bounded: tool and toolset names come from the catalog
+// (a call to an unknown tool is counted under tool "(unknown)", never under
+// the name a client sent), status and decision from fixed sets; no call
+// IDs, sessions or argument values.
+package telemetry
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// Sources are what the scrape-time metrics read. Every field is optional.
+type Sources struct {
+	// Toolsets lists the catalog's toolsets with their state
+	// ([gateway.Catalog.Toolsets]).
+	Toolsets func() []gateway.ToolsetInfo
+	// RecordWriteErrors counts failed writes to the run archive.
+	RecordWriteErrors func() int64
+	// Reloads counts configuration reloads by result ("ok", "error").
+	Reloads func() map[string]int64
+}
+
+// Metrics is the gateway's Prometheus registry and the call observer.
+type Metrics struct {
+	reg      *prometheus.Registry
+	calls    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+	records  prometheus.Counter
+}
+
+// New registers toolgate's metrics (and the Go runtime's and process's)
+// in a registry of their own.
+func New(src Sources) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "toolgate_calls_total",
+		Help: "Tool calls that finished, by tool, toolset, status (ok, not_found, invalid_arguments, permission_denied, timeout, ...) and policy decision (allow, deny, none when the call ended before authorization).",
+	}, []string{"tool", "toolset", "status", "decision"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "toolgate_call_duration_seconds",
+		Help:    "Time from a call entering the pipeline to its result, by toolset and status.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"toolset", "status"})
+	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "toolgate_calls_in_flight",
+		Help: "Tool calls in the pipeline now.",
+	})
+	m.records = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "toolgate_records_total",
+		Help: "Calls recorded (one tools.jsonl line each).",
+	})
+	m.reg.MustRegister(m.calls, m.duration, m.inFlight, m.records,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if src.RecordWriteErrors != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "toolgate_record_write_errors_total",
+			Help: "Failed writes to the run archive.",
+		}, func() float64 { return float64(src.RecordWriteErrors()) }))
+	}
+	if src.Toolsets != nil {
+		m.reg.MustRegister(&toolsetCollector{list: src.Toolsets})
+	}
+	if src.Reloads != nil {
+		m.reg.MustRegister(&reloadCollector{count: src.Reloads})
+	}
+	return m
+}
+
+// Handler serves the metrics in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Registry is the registry, for tests and for adding collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// CallStarted implements [gateway.Recorder].
+func (m *Metrics) CallStarted(*gateway.Call) error {
+	m.inFlight.Inc()
+	return nil
+}
+
+// CallFinished implements [gateway.Recorder].
+func (m *Metrics) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time.Duration) {
+	m.inFlight.Dec()
+	tool, toolset := call.Name, call.Toolset
+	if call.Tool == nil {
+		tool, toolset = "(unknown)", "" // never a label value a client chose
+	}
+	decision := "none"
+	if call.Decision != nil {
+		decision = "deny"
+		if call.Decision.Allow {
+			decision = "allow"
+		}
+	}
+	status := res.Status()
+	m.calls.WithLabelValues(tool, toolset, status, decision).Inc()
+	m.duration.WithLabelValues(toolset, status).Observe(elapsed.Seconds())
+	m.records.Inc()
+}
+
+var _ gateway.Recorder = (*Metrics)(nil)
+
+// toolsetCollector reports each toolset's state at scrape time.
+type toolsetCollector struct {
+	list func() []gateway.ToolsetInfo
+}
+
+var (
+	toolsetUpDesc = prometheus.NewDesc("toolgate_toolset_up",
+		"1 when the toolset is ready (an upstream connected and listing its tools), else 0.", []string{"toolset"}, nil)
+	toolsetToolsDesc = prometheus.NewDesc("toolgate_toolset_tools",
+		"Tools the toolset serves.", []string{"toolset"}, nil)
+)
+
+func (c *toolsetCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- toolsetUpDesc
+	ch <- toolsetToolsDesc
+}
+
+func (c *toolsetCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, ts := range c.list() {
+		up := 0.0
+		if ts.Status.State == "ready" {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(toolsetUpDesc, prometheus.GaugeValue, up, ts.Name)
+		ch <- prometheus.MustNewConstMetric(toolsetToolsDesc, prometheus.GaugeValue, float64(ts.Tools), ts.Name)
+	}
+}
+
+// reloadCollector reports configuration reloads by result.
+type reloadCollector struct {
+	count func() map[string]int64
+}
+
+var reloadsDesc = prometheus.NewDesc("toolgate_config_reloads_total",
+	"Configuration reloads, by result (ok, error).", []string{"result"}, nil)
+
+func (c *reloadCollector) Describe(ch chan<- *prometheus.Desc) { ch <- reloadsDesc }
+
+func (c *reloadCollector) Collect(ch chan<- prometheus.Metric) {
+	for result, n := range c.count() {
+		ch <- prometheus.MustNewConstMetric(reloadsDesc, prometheus.CounterValue, float64(n), result)
+	}
+}
+
+// Recorders returns a recorder that records to each of rs in order. The
+// first one's refusal (the run archive's, when it cannot write) refuses
+// the call; the call's end is recorded by all of them.
+func Recorders(rs ...gateway.Recorder) gateway.Recorder {
+	if len(rs) == 1 {
+		return rs[0]
+	}
+	return multiRecorder(rs)
+}
+
+type multiRecorder []gateway.Recorder
+
+func (m multiRecorder) CallStarted(call *gateway.Call) error {
+	var first error
+	for _, r := range m {
+		if err := r.CallStarted(call); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (m multiRecorder) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time.Duration) {
+	for _, r := range m {
+		r.CallFinished(call, res, elapsed)
+	}
+}

@@ -1,0 +1,161 @@
+package telemetry_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/gateway/telemetry"
+)
+
+type denyTool string
+
+func (d denyTool) Decide(_ context.Context, t *gateway.Tool) gateway.Decision {
+	return gateway.Decision{Allow: t.Name != string(d), Layer: "test", Rule: "deny"}
+}
+
+func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
+	t.Helper()
+	rr := httptest.NewRecorder()
+	h.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rr.Code != 200 {
+		t.Fatalf("GET /metrics: %d", rr.Code)
+	}
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(rr.Body.String()))
+	if err != nil {
+		t.Fatalf("the exposition does not parse: %v", err)
+	}
+	return fams
+}
+
+func value(fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
+	f := fams[name]
+	if f == nil {
+		return 0, false
+	}
+next:
+	for _, m := range f.Metric {
+		have := map[string]string{}
+		for _, l := range m.Label {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range labels {
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// TestCallMetrics: calls through a real pipeline are counted by tool,
+// toolset, status and decision; a call to an unknown tool is counted
+// without the name the client sent; nothing is left in flight.
+func TestCallMetrics(t *testing.T) {
+	ctx := context.Background()
+	echo, err := gateway.NewDynamicTool(gateway.ToolDef{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)},
+		func(context.Context, map[string]any) (*gateway.Result, error) { return gateway.OkText("ok"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, _ := gateway.NewDynamicTool(gateway.ToolDef{Name: "rm"}, func(context.Context, map[string]any) (*gateway.Result, error) { return gateway.OkText(""), nil })
+	ts, _ := gateway.NewToolset("diag", echo, rm)
+	cat := gateway.NewCatalog(nil)
+	if err := cat.Add(ctx, ts); err != nil {
+		t.Fatal(err)
+	}
+	var writeErrs int64 = 3
+	m := telemetry.New(telemetry.Sources{Toolsets: cat.Toolsets, RecordWriteErrors: func() int64 { return writeErrs }})
+	p := gateway.NewPipeline(gateway.Options{Tools: cat, Policy: denyTool("rm"), Recorder: m})
+
+	for range 3 {
+		p.Call(ctx, &gateway.Call{Name: "echo", Arguments: json.RawMessage(`{"n":1}`)})
+	}
+	p.Call(ctx, &gateway.Call{Name: "echo", Arguments: json.RawMessage(`{"n":"x"}`)})
+	p.Call(ctx, &gateway.Call{Name: "rm"})
+	p.Call(ctx, &gateway.Call{Name: `evil"name{x="1"}`})
+
+	fams := scrape(t, m.Handler())
+	for _, c := range []struct {
+		labels map[string]string
+		want   float64
+	}{
+		{map[string]string{"tool": "echo", "toolset": "diag", "status": "ok", "decision": "allow"}, 3},
+		{map[string]string{"tool": "echo", "toolset": "diag", "status": "invalid_arguments", "decision": "none"}, 1},
+		{map[string]string{"tool": "rm", "toolset": "diag", "status": "permission_denied", "decision": "deny"}, 1},
+		{map[string]string{"tool": "(unknown)", "toolset": "", "status": "not_found", "decision": "none"}, 1},
+	} {
+		if got, ok := value(fams, "toolgate_calls_total", c.labels); !ok || got != c.want {
+			t.Errorf("toolgate_calls_total%v = %v (present %v), want %v", c.labels, got, ok, c.want)
+		}
+	}
+	if got, _ := value(fams, "toolgate_call_duration_seconds", map[string]string{"toolset": "diag", "status": "ok"}); got != 3 {
+		t.Errorf("duration histogram count for diag/ok = %v, want 3", got)
+	}
+	if got, ok := value(fams, "toolgate_calls_in_flight", nil); !ok || got != 0 {
+		t.Errorf("in flight after all calls = %v, want 0", got)
+	}
+	if got, _ := value(fams, "toolgate_toolset_up", map[string]string{"toolset": "diag"}); got != 1 {
+		t.Errorf("toolgate_toolset_up{diag} = %v, want 1", got)
+	}
+	if got, _ := value(fams, "toolgate_record_write_errors_total", nil); got != 3 {
+		t.Errorf("record write errors = %v, want 3", got)
+	}
+	for _, f := range fams {
+		for _, mm := range f.Metric {
+			for _, l := range mm.Label {
+				if strings.Contains(l.GetValue(), "evil") {
+					t.Errorf("a client-chosen tool name became a label value: %s", l.GetValue())
+				}
+			}
+		}
+	}
+}
+
+// TestRecordersRefusal: the first recorder's refusal refuses the call, and
+// every recorder still sees its end.
+func TestRecordersRefusal(t *testing.T) {
+	ctx := context.Background()
+	echo, _ := gateway.NewDynamicTool(gateway.ToolDef{Name: "echo"}, func(context.Context, map[string]any) (*gateway.Result, error) { return gateway.OkText("ok"), nil })
+	ts, _ := gateway.NewToolset("diag", echo)
+	cat := gateway.NewCatalog(nil)
+	_ = cat.Add(ctx, ts)
+	m := telemetry.New(telemetry.Sources{})
+	p := gateway.NewPipeline(gateway.Options{Tools: cat, Recorder: telemetry.Recorders(failing{}, m)})
+	res := p.Call(ctx, &gateway.Call{Name: "echo"})
+	if res.Kind != gateway.KindUnavailable {
+		t.Fatalf("a call that cannot be recorded ran: %+v", res)
+	}
+	fams := scrape(t, m.Handler())
+	if got, _ := value(fams, "toolgate_calls_total", map[string]string{"status": "unavailable"}); got != 1 {
+		t.Errorf("the refused call is not counted: %v", got)
+	}
+	if got, _ := value(fams, "toolgate_calls_in_flight", nil); got != 0 {
+		t.Errorf("in flight = %v", got)
+	}
+}
+
+type failing struct{}
+
+func (failing) CallStarted(*gateway.Call) error                            { return errDiskFull }
+func (failing) CallFinished(*gateway.Call, *gateway.Result, time.Duration) {}
+
+var errDiskFull = errors.New("disk full")
