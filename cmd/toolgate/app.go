@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/adapters/upstream"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/gateway/operator"
 	"github.com/toolgate/toolgate/gateway/runs"
 	"github.com/toolgate/toolgate/gateway/telemetry"
 	"github.com/toolgate/toolgate/policy"
@@ -43,6 +44,8 @@ type app struct {
 	pipeline *gateway.Pipeline
 	// metrics, when enabled, observes every call (nil when off).
 	metrics *telemetry.Metrics
+	// queue holds calls waiting for an operator (nil when nothing can wait).
+	queue *operator.Queue
 	// discovery is tool search (nil when discovery.mode is all).
 	discovery *discovery.Discovery
 
@@ -210,6 +213,9 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	if err := a.startUpstreams(ctx); err != nil {
 		return nil, err
 	}
+	if err := a.addDefinitions(ctx); err != nil {
+		return nil, err
+	}
 	if err := a.addDiscovery(ctx); err != nil {
 		return nil, err
 	}
@@ -325,6 +331,9 @@ func listingApp(e *env, fs *pflag.FlagSet, args []string, name string) (*app, er
 // flight get limits.shutdown_grace to finish, then are cancelled; every
 // call has its record when drain returns. Draining again returns at once.
 func (a *app) drain() {
+	if a.queue != nil {
+		a.queue.Close() // calls waiting for a person end now, cancelled
+	}
 	if a.pipeline == nil {
 		return
 	}

@@ -82,6 +82,10 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		a.close()
 		return err
 	}
+	if err := a.serveAdmin(metricsCtx); err != nil {
+		a.close()
+		return err
+	}
 	a.log.Info("toolgate starting", "version", version(), "run_dir", a.run.Dir(), "tools", len(a.catalog.Entries()), "sandbox", a.sandbox.Roots())
 
 	if cfg.HTTP.Addr == "" {

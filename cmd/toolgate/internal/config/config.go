@@ -57,6 +57,30 @@ type Config struct {
 	Profiles    map[string]Profile `koanf:"profiles"`
 	Discovery   Discovery          `koanf:"discovery"`
 	Metrics     Metrics            `koanf:"metrics"`
+	Definitions []Definition       `koanf:"definitions"`
+	Admin       Admin              `koanf:"admin"`
+}
+
+// Definition is a definition-only tool: toolgate does not run it; a call
+// waits until an operator (or, with answer: person, the client's user)
+// submits its output.
+type Definition struct {
+	Name         string         `koanf:"name"`
+	Description  string         `koanf:"description"`
+	InputSchema  map[string]any `koanf:"input_schema"`
+	OutputSchema map[string]any `koanf:"output_schema"`
+	// Answer is operator (default) or person.
+	Answer  string        `koanf:"answer"`
+	Timeout time.Duration `koanf:"timeout"`
+}
+
+// Admin configures the operator's HTTP API.
+type Admin struct {
+	// Addr is where the admin API listens ("" = off). It also runs beside
+	// a stdio serve.
+	Addr     string   `koanf:"addr"`
+	Tokens   []string `koanf:"tokens"`
+	TokenEnv string   `koanf:"token_env"`
 }
 
 // Metrics configures Prometheus metrics.
@@ -203,14 +227,17 @@ func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
 	}
 	// The variable named by http.auth.token_env holds tokens, not a setting,
 	// even when its name begins with TOOLGATE_.
-	tokenVar := k.String("http.auth.token_env")
+	tokenVar, adminVar := k.String("http.auth.token_env"), k.String("admin.token_env")
 	for _, kv := range environ() {
-		if name, v, _ := strings.Cut(kv, "="); name == EnvPrefix+"HTTP__AUTH__TOKEN_ENV" {
+		switch name, v, _ := strings.Cut(kv, "="); name {
+		case EnvPrefix + "HTTP__AUTH__TOKEN_ENV":
 			tokenVar = v
+		case EnvPrefix + "ADMIN__TOKEN_ENV":
+			adminVar = v
 		}
 	}
 	transform := func(key, v string) (string, any) {
-		if key == tokenVar {
+		if key == tokenVar || key == adminVar && adminVar != "" {
 			return "", nil
 		}
 		return envKey(key, v)
@@ -376,6 +403,22 @@ func (c *Config) check() error {
 			bad("metrics.addr", "%q is not a loopback address: metrics reveal tool names and traffic; set metrics.allow_remote: true to serve them there", c.Metrics.Addr)
 		}
 	}
+	if c.Admin.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.Admin.Addr); err != nil {
+			bad("admin.addr", "%q is not host:port: %v", c.Admin.Addr, err)
+		} else if !IsLoopback(c.Admin.Addr) && len(c.Admin.Tokens) == 0 && c.Admin.TokenEnv == "" {
+			bad("admin.addr", "%q is not a loopback address: set admin.tokens or admin.token_env (the admin API answers waiting calls)", c.Admin.Addr)
+		}
+	}
+	for i, d := range c.Definitions {
+		key := fmt.Sprintf("definitions[%d]", i)
+		if d.Answer != "" && d.Answer != "operator" && d.Answer != "person" {
+			bad(key+".answer", "%q is not one of operator, person", d.Answer)
+		}
+		if d.Timeout < 0 {
+			bad(key+".timeout", "must not be negative, got %s", d.Timeout)
+		}
+	}
 	if c.Discovery.Threshold <= 0 {
 		bad("discovery.threshold", "must be positive, got %d", c.Discovery.Threshold)
 	}
@@ -467,6 +510,24 @@ func (c *Config) Tokens() ([]string, error) {
 		v, ok := os.LookupEnv(name)
 		if !ok || strings.TrimSpace(v) == "" {
 			return nil, fmt.Errorf("http.auth.token_env: environment variable %s is not set", name)
+		}
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				tokens = append(tokens, t)
+			}
+		}
+	}
+	return tokens, nil
+}
+
+// AdminTokens returns the admin API's bearer tokens (admin.tokens and the
+// variable admin.token_env names).
+func (c *Config) AdminTokens() ([]string, error) {
+	tokens := slices.Clone(c.Admin.Tokens)
+	if name := c.Admin.TokenEnv; name != "" {
+		v, ok := os.LookupEnv(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil, fmt.Errorf("admin.token_env: environment variable %s is not set", name)
 		}
 		for _, t := range strings.Split(v, ",") {
 			if t = strings.TrimSpace(t); t != "" {

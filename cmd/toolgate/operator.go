@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/toolgate/toolgate/gateway/operator"
+	"github.com/toolgate/toolgate/toolsets/definitions"
+)
+
+// The operator channel (config admin, definitions): wiring only; the queue
+// and the admin API are gateway/operator's, the tools toolsets/definitions'.
+
+// addDefinitions adds the definition-only tools, and the queue their calls
+// wait in, when any are configured.
+func (a *app) addDefinitions(ctx context.Context) error {
+	if len(a.cfg.Definitions) == 0 {
+		return nil
+	}
+	a.queue = operator.NewQueue()
+	defs := make([]definitions.Definition, len(a.cfg.Definitions))
+	for i, d := range a.cfg.Definitions {
+		defs[i] = definitions.Definition{Name: d.Name, Description: d.Description, Answer: d.Answer, Timeout: d.Timeout}
+		var err error
+		if defs[i].InputSchema, err = schemaJSON(d.InputSchema); err != nil {
+			return usagef("definitions[%d].input_schema: %v", i, err)
+		}
+		if defs[i].OutputSchema, err = schemaJSON(d.OutputSchema); err != nil {
+			return usagef("definitions[%d].output_schema: %v", i, err)
+		}
+	}
+	opts := definitions.Options{Definitions: defs, Waiter: a.queue}
+	if a.run != nil {
+		opts.Events = a.run
+	}
+	ts, err := definitions.New(opts)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	return a.catalog.Add(ctx, ts)
+}
+
+func schemaJSON(m map[string]any) (json.RawMessage, error) {
+	if m == nil {
+		return nil, nil
+	}
+	return json.Marshal(m)
+}
+
+// serveAdmin starts the admin API on admin.addr (beside stdio or HTTP)
+// until ctx ends.
+func (a *app) serveAdmin(ctx context.Context) error {
+	if a.cfg.Admin.Addr == "" {
+		if a.queue != nil {
+			a.log.Warn("definition-only tools are configured but admin.addr is not: only answer: person tools can be answered")
+		}
+		return nil
+	}
+	if a.queue == nil {
+		a.queue = operator.NewQueue() // nothing waits yet; the API still answers
+	}
+	tokens, err := a.cfg.AdminTokens()
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	ln, err := net.Listen("tcp", a.cfg.Admin.Addr)
+	if err != nil {
+		return fmt.Errorf("admin.addr: %w", err)
+	}
+	hs := &http.Server{Handler: operator.Handler(a.queue, operator.HTTPOptions{Tokens: tokens, Logger: a.log}), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("admin listener", "err", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	a.log.Info("serving the admin API", "url", "http://"+ln.Addr().String()+"/v1/pending")
+	return nil
+}

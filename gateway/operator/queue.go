@@ -1,0 +1,215 @@
+// Package operator is the operator channel: the calls that wait for a
+// person (or an outside worker) and the ways to answer them. A
+// definition-only tool's call waits here until its output is submitted;
+// the admin HTTP API ([Handler]) lists what waits and takes the answers,
+// and `toolgate pending` / `toolgate submit` use that API.
+//
+// It is an edge like the MCP mirror: it imports gateway, and only cmd wires
+// it. The queue itself knows nothing of HTTP; the toolsets that wait on it
+// own the small interfaces they need of it.
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Kind says what a waiting call needs.
+type Kind string
+
+// Kinds of waiting calls.
+const (
+	// KindOutput: a definition-only tool's call waits for its output.
+	KindOutput Kind = "output"
+)
+
+// Item is a call waiting for an answer, as the operator sees it.
+type Item struct {
+	// ID is the waiting call's ID (its call ID in the run archive).
+	ID      string    `json:"id"`
+	Kind    Kind      `json:"kind"`
+	Tool    string    `json:"tool"`
+	Toolset string    `json:"toolset"`
+	Session string    `json:"session,omitempty"`
+	Client  string    `json:"client,omitempty"`
+	Created time.Time `json:"created"`
+	// Deadline is when the call gives up waiting (a timeout result).
+	Deadline time.Time `json:"deadline"`
+	// Arguments are the call's arguments as records keep them (secrets
+	// redacted).
+	Arguments json.RawMessage `json:"arguments"`
+	// Description is the tool's description: what the answer is for.
+	Description string `json:"description,omitempty"`
+	// OutputSchema, if any, is the schema a submitted output must match.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+}
+
+// Answer is what an operator submits.
+type Answer struct {
+	// Output is the tool's output (KindOutput): any JSON value; a string
+	// is the output text.
+	Output json.RawMessage `json:"output"`
+	// By names the channel that answered ("cli", "http", "ui"), for the
+	// record.
+	By string `json:"by,omitempty"`
+}
+
+// Errors of [Queue.Submit].
+var (
+	ErrUnknown = errors.New("no call with that ID is waiting")
+	ErrClosed  = errors.New("the gateway is shutting down")
+)
+
+// Queue holds the waiting calls. It is safe for concurrent use.
+type Queue struct {
+	mu      sync.Mutex
+	waiting map[string]*waiter
+	closed  bool
+	// changed is closed and replaced on every change, for watchers.
+	changed chan struct{}
+}
+
+type waiter struct {
+	item  Item
+	check func(Answer) error
+	done  chan Answer // buffered: the answer, or closed by Close
+	// Guarded by the queue's mu: a submission being checked holds taken;
+	// a wait that ended without an answer sets gone.
+	taken, gone bool
+}
+
+// NewQueue returns an empty queue.
+func NewQueue() *Queue {
+	return &Queue{waiting: map[string]*waiter{}, changed: make(chan struct{})}
+}
+
+// changedLocked wakes the watchers. Callers hold q.mu.
+func (q *Queue) changedLocked() {
+	close(q.changed)
+	q.changed = make(chan struct{})
+}
+
+// Wait puts the item in the queue and waits for its answer, until ctx ends
+// (the call's deadline, cancellation, or shutdown) or the queue closes.
+// check, if set, vets a submitted answer: an answer it refuses is not
+// taken (the submitter gets the error, the call keeps waiting).
+func (q *Queue) Wait(ctx context.Context, it Item, check func(Answer) error) (Answer, error) {
+	w := &waiter{item: it, check: check, done: make(chan Answer, 1)}
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return Answer{}, ErrClosed
+	}
+	if _, dup := q.waiting[it.ID]; dup {
+		q.mu.Unlock()
+		return Answer{}, fmt.Errorf("call %s is already waiting", it.ID)
+	}
+	q.waiting[it.ID] = w
+	q.changedLocked()
+	q.mu.Unlock()
+
+	select {
+	case a, ok := <-w.done:
+		if !ok {
+			return Answer{}, ErrClosed
+		}
+		return a, nil
+	case <-ctx.Done():
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	select {
+	case a, ok := <-w.done: // an answer came in as the wait ended: it wins
+		if !ok {
+			return Answer{}, ErrClosed
+		}
+		return a, nil
+	default:
+	}
+	w.gone = true
+	if q.waiting[it.ID] == w {
+		delete(q.waiting, it.ID)
+		q.changedLocked()
+	}
+	return Answer{}, ctx.Err()
+}
+
+// Submit answers a waiting call. It fails with [ErrUnknown] for an ID that
+// is not waiting (never was, already answered, or gave up), and with the
+// check's error for an answer the call cannot take (the call keeps
+// waiting for a good one).
+func (q *Queue) Submit(id string, a Answer) error {
+	q.mu.Lock()
+	w, ok := q.waiting[id]
+	if !ok || w.taken {
+		q.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrUnknown, id)
+	}
+	w.taken = true // one submission at a time is checked
+	q.mu.Unlock()
+
+	var bad error
+	if w.check != nil {
+		bad = w.check(a) // outside the lock: it is the waiter's code
+	}
+
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	w.taken = false
+	switch {
+	case w.gone || q.closed:
+		return fmt.Errorf("%w: %s (it stopped waiting)", ErrUnknown, id)
+	case bad != nil:
+		return bad
+	}
+	delete(q.waiting, id)
+	w.done <- a // buffered, and only one answer is ever sent
+	q.changedLocked()
+	return nil
+}
+
+// List returns the waiting calls, oldest first.
+func (q *Queue) List() []Item {
+	q.mu.Lock()
+	items := make([]Item, 0, len(q.waiting))
+	for _, w := range q.waiting {
+		items = append(items, w.item)
+	}
+	q.mu.Unlock()
+	sort.Slice(items, func(i, j int) bool {
+		if !items[i].Created.Equal(items[j].Created) {
+			return items[i].Created.Before(items[j].Created)
+		}
+		return items[i].ID < items[j].ID
+	})
+	return items
+}
+
+// Changed returns a channel closed at the next change of the queue.
+func (q *Queue) Changed() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.changed
+}
+
+// Close ends every wait with [ErrClosed] (shutdown: each waiting call
+// returns at once, cancelled, and is recorded so) and refuses new ones.
+func (q *Queue) Close() {
+	q.mu.Lock()
+	q.closed = true
+	ws := make([]*waiter, 0, len(q.waiting))
+	for id, w := range q.waiting {
+		ws = append(ws, w)
+		delete(q.waiting, id)
+	}
+	q.changedLocked()
+	for _, w := range ws {
+		close(w.done) // under the lock: Submit sends only under it, after checking closed
+	}
+	q.mu.Unlock()
+}
