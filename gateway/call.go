@@ -44,6 +44,9 @@ type Call struct {
 // can be printed and recorded.
 type Decision struct {
 	Allow bool `json:"allow"`
+	// Ask means the call may run once a person approves it (Allow stays
+	// false until then): the approve stage asks through the [Approver].
+	Ask bool `json:"ask,omitempty"`
 	// Layer is the policy layer that decided: for example "runtime",
 	// "config", "skill", "sandbox" or "default".
 	Layer string `json:"layer"`

@@ -54,6 +54,9 @@ type Options struct {
 	Policy Policy
 	// Recorder records calls. If nil, the record stage only logs.
 	Recorder Recorder
+	// Approver asks a person about calls the policy allows only with
+	// approval. If nil, such calls are denied.
+	Approver Approver
 	// Artifacts stores large outputs. If nil, the summarize stage is off.
 	Artifacts ArtifactStore
 	// MaxOutputBytes is the output size above which output is saved as an
@@ -77,6 +80,7 @@ type Options struct {
 //	resolve    find the tool, or a not-found result (resolve.go)
 //	validate   decode the arguments and check them against the schema (validate.go)
 //	authorize  ask the policy (authorize.go)
+//	approve    wait for a person's approval where the policy asks (approve.go)
 //	summarize  save output over the limit as an artifact, keep a summary (summarize.go)
 //	execute    run the handler with deadline, cancellation and panic recovery (execute.go)
 //
@@ -120,6 +124,7 @@ func NewPipeline(opts Options) *Pipeline {
 		p.resolveStage,
 		p.validateStage,
 		p.authorizeStage,
+		p.approveStage,
 		p.summarizeStage,
 	)
 	return p

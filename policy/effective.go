@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -44,13 +45,36 @@ type Config struct {
 		// AllowAllDangerously enables every destructive tool. It is the
 		// only way to do so.
 		AllowAllDangerously bool `koanf:"allow_all_tools_dangerously"`
+		// Default is what happens to a destructive tool Allow does not
+		// enable: "deny" (the default) or "ask" (a person approves each
+		// call; see Approval).
+		Default string `koanf:"default"`
 	} `koanf:"destructive"`
+	// Approval makes calls wait for a person's approval.
+	Approval Approval `koanf:"approval"`
 	// ListDenied is "show" (the default: denied tools stay in tools/list,
 	// marked in _meta, and are refused when called) or "hide".
 	ListDenied string `koanf:"list_denied"`
 	// CustomCapabilities are capability names beyond the built-in ones that
 	// the configuration may use. Any other unknown name is an error.
 	CustomCapabilities []string `koanf:"custom_capabilities"`
+}
+
+// Approval is the `policy.approval:` section: which calls need a person's
+// approval, through which channel, and how long they wait for it.
+type Approval struct {
+	// Tools lists tool-name globs whose calls need approval even when the
+	// policy otherwise allows them. Denials still win: nothing can be
+	// approved past a runtime or config deny, or a missing capability.
+	Tools []string `koanf:"tools"`
+	// Channel is "client" (the calling client's elicitation, falling back
+	// to the operator when the client cannot), or "operator" (always the
+	// operator: an elicitation answer is only the client's word). Empty
+	// means client.
+	Channel string `koanf:"channel"`
+	// Timeout is how long a call waits for an answer; no answer is a
+	// denial. Zero means 2m.
+	Timeout time.Duration `koanf:"timeout"`
 }
 
 // Grant enables capabilities for the tools whose names match any of its
@@ -89,6 +113,7 @@ const (
 	RuleNoCapabilities      = "runtime.no_capabilities"
 	RuleNotEnabled          = "capability.not_enabled"
 	RuleAllowAllDestructive = "policy.destructive.allow_all_tools_dangerously"
+	RuleAskDestructive      = "policy.destructive.default:ask"
 )
 
 // Effective is the effective permission policy: runtime safe defaults,
@@ -262,7 +287,45 @@ func (e *Effective) validate() error {
 	default:
 		return fmt.Errorf("policy.list_denied: %q is neither \"show\" nor \"hide\"", c.ListDenied)
 	}
+	switch c.Destructive.Default {
+	case "", "deny", "ask":
+	default:
+		return fmt.Errorf("policy.destructive.default: %q is neither \"deny\" nor \"ask\"", c.Destructive.Default)
+	}
+	if err := checkGlobs("policy.approval.tools", c.Approval.Tools); err != nil {
+		return err
+	}
+	switch c.Approval.Channel {
+	case "", "client", "operator":
+	default:
+		return fmt.Errorf("policy.approval.channel: %q is neither \"client\" nor \"operator\"", c.Approval.Channel)
+	}
+	if c.Approval.Timeout < 0 {
+		return fmt.Errorf("policy.approval.timeout: must not be negative, got %s", c.Approval.Timeout)
+	}
 	return nil
+}
+
+// ApprovalChannel is "client" or "operator" (policy.approval.channel).
+func (e *Effective) ApprovalChannel() string {
+	if e.cfg.Approval.Channel == "" {
+		return "client"
+	}
+	return e.cfg.Approval.Channel
+}
+
+// ApprovalTimeout is how long a call waits for approval.
+func (e *Effective) ApprovalTimeout() time.Duration {
+	if e.cfg.Approval.Timeout <= 0 {
+		return 2 * time.Minute
+	}
+	return e.cfg.Approval.Timeout
+}
+
+// NeedsApproval reports whether any rule can ask (so an approval channel
+// is needed).
+func (e *Effective) NeedsApproval() bool {
+	return len(e.cfg.Approval.Tools) > 0 || e.cfg.Destructive.Default == "ask"
 }
 
 // warn logs configuration that is valid but probably not what was meant.
@@ -357,9 +420,12 @@ func (e *Effective) Decide(ctx context.Context, t *gateway.Tool) gateway.Decisio
 
 	// 3. Destructive tools need explicit enablement (merge rule 5).
 	var destructive *enabler
+	var ask *enabler // the rule that asks a person, if any
 	if t.Permissions.Resolved().Destructive {
 		destructive = e.destructiveEnabler(t.Name)
-		if destructive == nil {
+		if destructive == nil && e.cfg.Destructive.Default == "ask" {
+			ask = &enabler{LayerConfig, RuleAskDestructive, rankDestructive}
+		} else if destructive == nil {
 			why := "its destructive hint says so"
 			if t.Permissions.ReadOnly == nil && t.Permissions.Destructive == nil {
 				why = "it has no hints, and MCP treats such a tool as destructive"
@@ -388,7 +454,26 @@ func (e *Effective) Decide(ctx context.Context, t *gateway.Tool) gateway.Decisio
 		return deny(LayerConfig, RuleNotEnabled, missing, e.notEnabledReason(missing))
 	}
 
-	// 5. Allowed.
+	// 5. A person's approval, where configuration asks for it: after
+	// every deny, so nothing can be approved past one.
+	if ask == nil {
+		for _, g := range e.cfg.Approval.Tools {
+			if matchGlob(g, t.Name) {
+				ask = &enabler{LayerConfig, "policy.approval.tools:" + g, rankDestructive}
+				break
+			}
+		}
+	}
+	if ask != nil {
+		why := "policy.approval.tools lists it"
+		if ask.rule == RuleAskDestructive {
+			why = "it is destructive, not enabled by policy.destructive.allow, and policy.destructive.default is ask"
+		}
+		return gateway.Decision{Ask: true, Layer: ask.layer, Rule: ask.rule, Capabilities: needed,
+			Reason: "a person must approve each call: " + why}
+	}
+
+	// 6. Allowed.
 	if destructive != nil && destructive.rank >= best.rank {
 		best = *destructive
 	}

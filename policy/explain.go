@@ -48,6 +48,7 @@ type ConfigLayer struct {
 	Destructive        DestructiveRules `json:"destructive"`
 	ListDenied         string           `json:"list_denied"`
 	CustomCapabilities []string         `json:"custom_capabilities"`
+	Approval           *ApprovalRules   `json:"approval,omitempty"`
 }
 
 // CapabilityRules is policy.capabilities.
@@ -74,6 +75,16 @@ type GrantRule struct {
 type DestructiveRules struct {
 	Allow               []string `json:"allow"`
 	AllowAllDangerously bool     `json:"allow_all_tools_dangerously"`
+	// Default is "ask" when destructive tools not enabled are asked
+	// rather than denied; empty (deny) otherwise.
+	Default string `json:"default,omitempty"`
+}
+
+// ApprovalRules is policy.approval, when any rule asks.
+type ApprovalRules struct {
+	Tools   []string `json:"tools"`
+	Channel string   `json:"channel"`
+	Timeout string   `json:"timeout"`
 }
 
 // SkillLayer is what loaded skills may request and what they were granted.
@@ -131,7 +142,9 @@ func (e *Effective) Explain(ctx context.Context, entries []ExplainTool) Report {
 				Grants: grants,
 				Destructive: DestructiveRules{
 					Allow: list(c.Destructive.Allow), AllowAllDangerously: c.Destructive.AllowAllDangerously,
+					Default: strings.ReplaceAll(c.Destructive.Default, "deny", ""),
 				},
+				Approval:           e.approvalRules(),
 				ListDenied:         listDenied,
 				CustomCapabilities: list(c.CustomCapabilities),
 			},
@@ -157,8 +170,11 @@ func (e *Effective) Explain(ctx context.Context, entries []ExplainTool) Report {
 			hints = en.Tool.Permissions.Resolved().Names()
 		}
 		decision := "deny"
-		if d.Allow {
+		switch {
+		case d.Allow:
 			decision = "allow"
+		case d.Ask:
+			decision = "ask"
 		}
 		r.Tools = append(r.Tools, ToolReport{
 			Name: name, Toolset: en.Toolset, Decision: decision, Layer: d.Layer, Rule: d.Rule,
@@ -192,9 +208,21 @@ func (r Report) WriteText(w io.Writer) error {
 			joinOrDash(t.Capabilities, ","), joinOrDash(t.Missing, ","), joinOrDash(t.Hints, ","))
 	}
 	tw.Flush()
-	fmt.Fprintf(ew, "\n%d tools: %d allowed, %d denied. The first rule that decides wins, in this order:\n"+
-		"runtime denies, config denies, the destructive rule, then every capability the tool needs must be enabled.\n",
-		len(r.Tools), allowed, len(r.Tools)-allowed)
+	asked := 0
+	for _, t := range r.Tools {
+		if t.Decision == "ask" {
+			asked++
+		}
+	}
+	if asked > 0 {
+		fmt.Fprintf(ew, "\n%d tools: %d allowed, %d ask a person, %d denied. The first rule that decides wins, in this order:\n"+
+			"runtime denies, config denies, the destructive rule, every capability the tool needs must be enabled, then approval.\n",
+			len(r.Tools), allowed, asked, len(r.Tools)-allowed-asked)
+	} else {
+		fmt.Fprintf(ew, "\n%d tools: %d allowed, %d denied. The first rule that decides wins, in this order:\n"+
+			"runtime denies, config denies, the destructive rule, then every capability the tool needs must be enabled.\n",
+			len(r.Tools), allowed, len(r.Tools)-allowed)
+	}
 
 	if len(r.Tools) > 0 {
 		fmt.Fprintln(ew, "\nReasons:")
@@ -226,6 +254,14 @@ func (r Report) WriteText(w io.Writer) error {
 		dangerous = "TRUE: every destructive tool is enabled"
 	}
 	row("", "destructive.allow_all_tools_dangerously", dangerous)
+	if c.Destructive.Default != "" {
+		row("", "destructive.default", c.Destructive.Default)
+	}
+	if a := c.Approval; a != nil {
+		row("", "approval.tools", joinOrDash(a.Tools, ", "))
+		row("", "approval.channel", a.Channel)
+		row("", "approval.timeout", a.Timeout)
+	}
 	row("", "list_denied", c.ListDenied)
 	if len(c.CustomCapabilities) > 0 {
 		row("", "custom_capabilities", strings.Join(c.CustomCapabilities, ", "))
@@ -269,4 +305,12 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	e.err = err
 	return n, err
+}
+
+// approvalRules is the approval layer for reports, nil when nothing asks.
+func (e *Effective) approvalRules() *ApprovalRules {
+	if !e.NeedsApproval() {
+		return nil
+	}
+	return &ApprovalRules{Tools: list(e.cfg.Approval.Tools), Channel: e.ApprovalChannel(), Timeout: e.ApprovalTimeout().String()}
 }

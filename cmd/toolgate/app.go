@@ -46,6 +46,8 @@ type app struct {
 	metrics *telemetry.Metrics
 	// queue holds calls waiting for an operator (nil when nothing can wait).
 	queue *operator.Queue
+	// approvals asks a person about calls (nil when no rule asks).
+	approvals *operator.Approvals
 	// discovery is tool search (nil when discovery.mode is all).
 	discovery *discovery.Discovery
 
@@ -225,6 +227,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		Tools:          a.catalog,
 		Policy:         a.policy,
 		Recorder:       recorder,
+		Approver:       a.approver(),
 		Artifacts:      artifacts,
 		MaxOutputBytes: cfg.Limits.MaxOutputBytes,
 		CallTimeout:    cfg.Limits.CallTimeout,

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/gateway/operator"
 	"github.com/toolgate/toolgate/toolsets/definitions"
 )
@@ -19,10 +20,12 @@ import (
 // addDefinitions adds the definition-only tools, and the queue their calls
 // wait in, when any are configured.
 func (a *app) addDefinitions(ctx context.Context) error {
+	if a.cfg.Admin.Addr != "" || len(a.cfg.Definitions) > 0 {
+		a.queue = operator.NewQueue() // the operator channel: definitions and approvals wait here
+	}
 	if len(a.cfg.Definitions) == 0 {
 		return nil
 	}
-	a.queue = operator.NewQueue()
 	defs := make([]definitions.Definition, len(a.cfg.Definitions))
 	for i, d := range a.cfg.Definitions {
 		defs[i] = definitions.Definition{Name: d.Name, Description: d.Description, Answer: d.Answer, Timeout: d.Timeout}
@@ -61,9 +64,6 @@ func (a *app) serveAdmin(ctx context.Context) error {
 		}
 		return nil
 	}
-	if a.queue == nil {
-		a.queue = operator.NewQueue() // nothing waits yet; the API still answers
-	}
 	tokens, err := a.cfg.AdminTokens()
 	if err != nil {
 		return usageError{err.Error()}
@@ -86,4 +86,25 @@ func (a *app) serveAdmin(ctx context.Context) error {
 	}()
 	a.log.Info("serving the admin API", "url", "http://"+ln.Addr().String()+"/v1/pending")
 	return nil
+}
+
+// approver is the approval channel when the policy asks a person about
+// some calls (nil otherwise: nothing waits, nothing is added to calls).
+func (a *app) approver() gateway.Approver {
+	if !a.policy.NeedsApproval() {
+		return nil
+	}
+	a.approvals = operator.NewApprovals(operator.ApprovalOptions{
+		Queue: a.queue, Channel: a.policy.ApprovalChannel(), Timeout: a.policy.ApprovalTimeout(),
+	})
+	return a.approvals
+}
+
+// forgetSession drops what a session held: skill grants and approvals for
+// the session.
+func (a *app) forgetSession(session string) {
+	a.policy.ForgetSession(session)
+	if a.approvals != nil {
+		a.approvals.ForgetSession(session)
+	}
 }

@@ -32,6 +32,33 @@ func init() {
 			run: runPending,
 		},
 		&command{
+			name:  "approvals",
+			args:  "[--json] [--config FILE]",
+			short: "list the calls waiting for approval",
+			flags: func(fs *pflag.FlagSet) {
+				configFlags(fs)
+				fs.Bool("json", false, "print JSON")
+			},
+			run: runPending,
+		},
+		&command{
+			name:  "approve",
+			args:  "CALL-ID [--session] [--config FILE]",
+			short: "approve a waiting call (with --session: the tool, for the rest of its session)",
+			flags: func(fs *pflag.FlagSet) {
+				configFlags(fs)
+				fs.Bool("session", false, "allow this tool for the rest of the caller's session")
+			},
+			run: runDecide,
+		},
+		&command{
+			name:  "deny",
+			args:  "CALL-ID [--config FILE]",
+			short: "deny a call waiting for approval",
+			flags: configFlags,
+			run:   runDecide,
+		},
+		&command{
 			name:  "submit",
 			args:  "CALL-ID JSON [--config FILE]",
 			short: "answer a waiting call with its output (a JSON value; a string is the output text)",
@@ -93,7 +120,7 @@ func apiError(code int, body []byte) error {
 
 func runPending(e *env, fs *pflag.FlagSet, args []string) error {
 	if len(args) > 0 {
-		return usagef("pending takes no arguments")
+		return usagef("%s takes no arguments", commandName(fs))
 	}
 	cfg, err := loadConfig(fs, configFlagKeys)
 	if err != nil {
@@ -110,31 +137,77 @@ func runPending(e *env, fs *pflag.FlagSet, args []string) error {
 	if code != http.StatusOK {
 		return apiError(code, body)
 	}
-	if asJSON, _ := fs.GetBool("json"); asJSON {
-		_, err := e.stdout.Write(body)
-		return err
-	}
 	var list struct {
 		Pending []operator.Item `json:"pending"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil {
 		return fmt.Errorf("the admin API's answer does not decode: %w", err)
 	}
+	if commandName(fs) == "approvals" { // only what waits for approval
+		var only []operator.Item
+		for _, it := range list.Pending {
+			if it.Kind == operator.KindApproval {
+				only = append(only, it)
+			}
+		}
+		list.Pending = only
+	}
+	if list.Pending == nil {
+		list.Pending = []operator.Item{}
+	}
+	if asJSON, _ := fs.GetBool("json"); asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(list)
+	}
 	if len(list.Pending) == 0 {
 		fmt.Fprintln(e.stdout, "No calls are waiting.")
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CALL ID\tTOOL\tWAITING\tDEADLINE IN\tARGUMENTS")
+	fmt.Fprintln(tw, "CALL ID\tWAITS FOR\tTOOL\tWAITING\tDEADLINE IN\tARGUMENTS")
 	now := time.Now()
 	for _, it := range list.Pending {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", it.ID, it.Tool, now.Sub(it.Created).Round(time.Second),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Kind, it.Tool, now.Sub(it.Created).Round(time.Second),
 			it.Deadline.Sub(now).Round(time.Second), gateway.Truncate(string(it.Arguments), 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, "\nAnswer one with: toolgate submit CALL-ID JSON")
+	fmt.Fprintln(e.stdout, "\nAnswer with: toolgate submit CALL-ID JSON (output), toolgate approve CALL-ID [--session], toolgate deny CALL-ID")
+	return nil
+}
+
+// runDecide answers a call waiting for approval (approve, deny).
+func runDecide(e *env, fs *pflag.FlagSet, args []string) error {
+	if len(args) != 1 {
+		return usagef("usage: toolgate %s CALL-ID", commandName(fs))
+	}
+	decision := operator.Deny
+	if commandName(fs) == "approve" {
+		decision = operator.AllowOnce
+		if s, _ := fs.GetBool("session"); s {
+			decision = operator.AllowSession
+		}
+	}
+	cfg, err := loadConfig(fs, configFlagKeys)
+	if err != nil {
+		return err
+	}
+	c, err := newAdminClient(cfg)
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(operator.Answer{Decision: decision, By: "cli"})
+	code, resp, err := c.do(http.MethodPost, "/v1/pending/"+args[0]+"/submit", body)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return apiError(code, resp)
+	}
+	fmt.Fprintf(e.stdout, "Answered call %s: %s.\n", args[0], decision)
 	return nil
 }
 
@@ -164,3 +237,6 @@ func runSubmit(e *env, fs *pflag.FlagSet, args []string) error {
 	fmt.Fprintf(e.stdout, "Submitted the output of call %s.\n", args[0])
 	return nil
 }
+
+// commandName is the subcommand a flag set belongs to ("toolgate NAME").
+func commandName(fs *pflag.FlagSet) string { return strings.TrimPrefix(fs.Name(), "toolgate ") }

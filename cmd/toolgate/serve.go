@@ -65,7 +65,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		ToolFilter:   a.toolFilter(),
 		View:         view,
 		ToolMeta:     a.toolMeta,
-		OnSessionEnd: a.policy.ForgetSession,
+		OnSessionEnd: a.forgetSession,
 		Logger:       a.log,
 	})
 	roots := srv.ClientRoots

@@ -26,6 +26,8 @@ type Kind string
 const (
 	// KindOutput: a definition-only tool's call waits for its output.
 	KindOutput Kind = "output"
+	// KindApproval: a call waits for a person's approval.
+	KindApproval Kind = "approval"
 )
 
 // Item is a call waiting for an answer, as the operator sees it.
@@ -47,13 +49,18 @@ type Item struct {
 	Description string `json:"description,omitempty"`
 	// OutputSchema, if any, is the schema a submitted output must match.
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// Reason says why an approval is needed (the policy's rule).
+	Reason string `json:"reason,omitempty"`
 }
 
 // Answer is what an operator submits.
 type Answer struct {
 	// Output is the tool's output (KindOutput): any JSON value; a string
 	// is the output text.
-	Output json.RawMessage `json:"output"`
+	Output json.RawMessage `json:"output,omitempty"`
+	// Decision answers an approval (KindApproval): allow_once,
+	// allow_session or deny.
+	Decision string `json:"decision,omitempty"`
 	// By names the channel that answered ("cli", "http", "ui"), for the
 	// record.
 	By string `json:"by,omitempty"`

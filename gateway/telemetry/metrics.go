@@ -184,6 +184,15 @@ func (m multiRecorder) CallStarted(call *gateway.Call) error {
 	return first
 }
 
+// Event passes events (approvals, relays) to the recorders that keep them.
+func (m multiRecorder) Event(typ string, fields map[string]any) {
+	for _, r := range m {
+		if er, ok := r.(gateway.EventRecorder); ok {
+			er.Event(typ, fields)
+		}
+	}
+}
+
 func (m multiRecorder) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time.Duration) {
 	for _, r := range m {
 		r.CallFinished(call, res, elapsed)

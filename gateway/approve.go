@@ -1,0 +1,100 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+)
+
+// Approver asks a person whether a call may run: the approval channel
+// (the calling client's elicitation, an operator). Approve blocks until
+// an answer, ctx's end, or the channel's own timeout; it never panics.
+type Approver interface {
+	Approve(ctx context.Context, call *Call) Approval
+}
+
+// Approval is a person's answer about one call.
+type Approval struct {
+	Granted bool
+	// Scope is "once" (this call) or "session" (this tool, for the rest
+	// of the caller's session).
+	Scope string
+	// Channel is who answered: "client" (elicitation), "operator", or
+	// "session" (an earlier approval for the session).
+	Channel string
+	// Expired is set when nobody answered in time (a denial).
+	Expired bool
+	// Reason says why it was denied, for the model.
+	Reason string
+}
+
+// approveStage runs between authorize and summarize: a call the policy
+// allows only with a person's approval (Decision.Ask) waits for it. An
+// approval turns the call's decision into an allow by the "approval" layer
+// that names the channel and scope; a refusal or no answer ends the call
+// denied. Every step is an event: approval.requested, then
+// approval.granted, approval.denied or approval.expired.
+func (p *Pipeline) approveStage(next Handler) Handler {
+	if p.opts.Policy == nil {
+		return next
+	}
+	return func(ctx context.Context, call *Call) *Result {
+		d := call.Decision
+		if d == nil || d.Allow || !d.Ask {
+			return next(ctx, call)
+		}
+		if p.opts.Approver == nil {
+			denied := *d
+			denied.Ask = false
+			denied.Reason += "; but no approval channel is configured"
+			call.Decision = &denied
+			return DeniedResult(call.Name, denied)
+		}
+		p.event("approval.requested", call, map[string]any{"rule": d.Rule})
+		a := p.opts.Approver.Approve(ctx, call)
+		fields := map[string]any{"channel": a.Channel}
+		if a.Granted {
+			approved := *d
+			approved.Allow, approved.Ask = true, false
+			approved.Layer = "approval"
+			approved.Rule = "approval:" + a.Channel + ":" + a.Scope
+			approved.Reason = fmt.Sprintf("approved %s through %s (approval asked by %s)", scopeText(a.Scope), a.Channel, d.Rule)
+			call.Decision = &approved
+			fields["scope"] = a.Scope
+			p.event("approval.granted", call, fields)
+			return next(ctx, call)
+		}
+		denied := *d
+		denied.Ask = false
+		denied.Layer = "approval"
+		if a.Expired {
+			denied.Rule = "approval:expired"
+			p.event("approval.expired", call, fields)
+		} else {
+			denied.Rule = "approval:denied:" + a.Channel
+			p.event("approval.denied", call, fields)
+		}
+		denied.Reason = a.Reason
+		call.Decision = &denied
+		return DeniedResult(call.Name, denied)
+	}
+}
+
+func scopeText(scope string) string {
+	if scope == "session" {
+		return "for the session"
+	}
+	return "once"
+}
+
+// event records an event about a call when the recorder keeps events.
+func (p *Pipeline) event(typ string, call *Call, fields map[string]any) {
+	er, ok := p.opts.Recorder.(EventRecorder)
+	if !ok {
+		return
+	}
+	fields["call_id"], fields["tool"] = call.ID, call.Name
+	if call.Session != "" {
+		fields["session"] = call.Session
+	}
+	er.Event(typ, fields)
+}

@@ -1,0 +1,208 @@
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// Decisions a person can give about a call.
+const (
+	AllowOnce    = "allow_once"
+	AllowSession = "allow_session"
+	Deny         = "deny"
+)
+
+// ApprovalOptions configure [NewApprovals].
+type ApprovalOptions struct {
+	// Queue is the operator channel; nil when there is none (no admin API).
+	Queue *Queue
+	// Channel is "client" (ask the calling client through elicitation when
+	// it can, else the operator) or "operator" (always the operator).
+	Channel string
+	// Timeout bounds the wait for an answer; no answer is a denial.
+	Timeout time.Duration
+}
+
+// Approvals is the gateway's approval channel ([gateway.Approver]): it asks
+// the calling client's user (2025-era elicitation/create, form mode) or the
+// operator (the queue), and remembers "allow for this session" answers per
+// session until the session ends.
+//
+// An answer is bound to its call: an elicitation is answered within the
+// call's own request, and an operator's answer names the waiting call's ID,
+// is taken once, and only while the call waits; anything else is refused
+// as "no call with that ID is waiting".
+type Approvals struct {
+	opts ApprovalOptions
+
+	mu      sync.Mutex
+	session map[string]map[string]bool // session -> tools allowed for it
+}
+
+var _ gateway.Approver = (*Approvals)(nil)
+
+// NewApprovals returns the approval channel.
+func NewApprovals(opts ApprovalOptions) *Approvals {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 2 * time.Minute
+	}
+	return &Approvals{opts: opts, session: map[string]map[string]bool{}}
+}
+
+// ForgetSession drops a session's "allow for this session" answers.
+func (ap *Approvals) ForgetSession(session string) {
+	ap.mu.Lock()
+	delete(ap.session, session)
+	ap.mu.Unlock()
+}
+
+func (ap *Approvals) remembered(session, tool string) bool {
+	ap.mu.Lock()
+	defer ap.mu.Unlock()
+	return session != "" && ap.session[session][tool]
+}
+
+func (ap *Approvals) remember(session, tool string) {
+	if session == "" {
+		return // no session to remember it for: once it is
+	}
+	ap.mu.Lock()
+	defer ap.mu.Unlock()
+	if ap.session[session] == nil {
+		ap.session[session] = map[string]bool{}
+	}
+	ap.session[session][tool] = true
+}
+
+// Approve implements [gateway.Approver].
+func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Approval {
+	if ap.remembered(call.Session, call.Name) {
+		return gateway.Approval{Granted: true, Scope: "session", Channel: "session"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, ap.opts.Timeout)
+	defer cancel()
+
+	if ap.opts.Channel != "operator" {
+		decision, err := askClient(ctx, call)
+		switch {
+		case err == nil:
+			return ap.answer(call, decision, "client")
+		case errors.Is(err, gateway.ErrClientCannot), errors.Is(err, gateway.ErrNoClient):
+			// The client cannot ask its user: the operator decides.
+		case ctx.Err() != nil:
+			return ap.expired(ctx)
+		default:
+			return gateway.Approval{Channel: "client", Reason: "the client could not ask for approval: " + err.Error()}
+		}
+	}
+	if ap.opts.Queue == nil {
+		return gateway.Approval{Channel: "operator", Reason: "the call needs a person's approval, and there is no way to ask: " +
+			"the client cannot show an elicitation form (or policy.approval.channel is operator) and no admin API is configured (admin.addr)"}
+	}
+	deadline, _ := ctx.Deadline()
+	item := Item{
+		ID: call.ID, Kind: KindApproval, Tool: call.Name, Toolset: call.Toolset, Session: call.Session, Client: call.Client,
+		Created: time.Now(), Deadline: deadline, Arguments: gateway.RecordArguments(call), Reason: reasonOf(call),
+	}
+	if call.Tool != nil {
+		item.Description = call.Tool.Description
+	}
+	a, err := ap.opts.Queue.Wait(ctx, item, func(a Answer) error {
+		switch a.Decision {
+		case AllowOnce, AllowSession, Deny:
+			return nil
+		}
+		return fmt.Errorf("an approval's decision is one of %s, %s, %s; got %q", AllowOnce, AllowSession, Deny, a.Decision)
+	})
+	switch {
+	case err == nil:
+		return ap.answer(call, a.Decision, "operator")
+	case errors.Is(err, ErrClosed):
+		return gateway.Approval{Channel: "operator", Reason: "the gateway is shutting down"}
+	default:
+		return ap.expired(ctx)
+	}
+}
+
+func (ap *Approvals) expired(ctx context.Context) gateway.Approval {
+	return gateway.Approval{Expired: true, Channel: "none", Reason: fmt.Sprintf("no approval within %s (policy.approval.timeout), so the call is denied", ap.opts.Timeout)}
+}
+
+func (ap *Approvals) answer(call *gateway.Call, decision, channel string) gateway.Approval {
+	switch decision {
+	case AllowOnce:
+		return gateway.Approval{Granted: true, Scope: "once", Channel: channel}
+	case AllowSession:
+		ap.remember(call.Session, call.Name)
+		return gateway.Approval{Granted: true, Scope: "session", Channel: channel}
+	}
+	return gateway.Approval{Channel: channel, Reason: "a person denied this call (through the " + channel + ")"}
+}
+
+func reasonOf(call *gateway.Call) string {
+	if call.Decision != nil {
+		return call.Decision.Reason
+	}
+	return ""
+}
+
+// askClient asks the calling client's user with an elicitation form.
+func askClient(ctx context.Context, call *gateway.Call) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Allow the tool %s (toolset %s) to run?\n", call.Name, call.Toolset)
+	if call.Tool != nil {
+		if d := strings.TrimSpace(call.Tool.Description); d != "" {
+			fmt.Fprintf(&b, "\nWhat it does: %s\n", gateway.Truncate(d, 500))
+		}
+		if hints := call.Tool.Permissions.Resolved().Names(); len(hints) > 0 {
+			fmt.Fprintf(&b, "Hints: %s\n", strings.Join(hints, ", "))
+		}
+	}
+	fmt.Fprintf(&b, "Arguments: %s\n", gateway.Truncate(string(gateway.RecordArguments(call)), 1500))
+	if r := reasonOf(call); r != "" {
+		fmt.Fprintf(&b, "\nWhy approval is needed: %s\n", r)
+	}
+	params, _ := json.Marshal(map[string]any{
+		"mode":    "form",
+		"message": b.String(),
+		"requestedSchema": map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"decision": map[string]any{
+					"type": "string", "title": "Decision",
+					"enum":      []string{AllowOnce, AllowSession, Deny},
+					"enumNames": []string{"Allow once", "Allow this tool for this session", "Deny"},
+				},
+			},
+			"required": []string{"decision"},
+		},
+	})
+	raw, err := gateway.RequestFromClient(ctx, gateway.MethodElicitation, params)
+	if err != nil {
+		return "", err
+	}
+	var res struct {
+		Action  string `json:"action"`
+		Content struct {
+			Decision string `json:"decision"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return "", fmt.Errorf("the client's answer does not decode: %w", err)
+	}
+	if res.Action != "accept" {
+		return Deny, nil // declined or dismissed: no
+	}
+	switch res.Content.Decision {
+	case AllowOnce, AllowSession, Deny:
+		return res.Content.Decision, nil
+	}
+	return Deny, nil // an answer that is not one of the choices allows nothing
+}
