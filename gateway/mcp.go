@@ -54,8 +54,15 @@ type MCPOptions struct {
 	// own paths. Tools outside the view are not listed and not found.
 	View View
 	// ToolMeta, if set, adds _meta members to a tool in tools/list (for
-	// example its permission decision).
-	ToolMeta func(t *Tool) map[string]any
+	// example its permission decision). It is called with a context
+	// carrying no call when the list is built, and again per tools/list
+	// with the caller's session (as a [Call] in the context) for sessions
+	// SessionMeta says differ.
+	ToolMeta func(ctx context.Context, t *Tool) map[string]any
+	// SessionMeta, if set, says whether a session's ToolMeta may differ
+	// from the one built with no caller (a skill granted it capabilities,
+	// say); its lists then get their _meta computed for it.
+	SessionMeta func(session string) bool
 	// OnSessionEnd, if set, is called with the ID of each client session
 	// that ends (state tied to a session, such as skill grants, can go).
 	OnSessionEnd func(sessionID string)
@@ -74,18 +81,30 @@ type MCPServer struct {
 	log  *slog.Logger
 	srv  *server.MCPServer
 
-	syncMu   sync.Mutex
-	digest   [32]byte
+	syncMu   sync.Mutex // guards debounce
 	debounce *time.Timer
+
+	// installMu serializes installing a listing into mcp-go (tools,
+	// prompts, resources): it is never held while a source, the catalog or
+	// a listener is called. Each sync takes a generation number before it
+	// reads its sources; a sync older than the installed one is dropped.
+	installMu         sync.Mutex
+	digest            [32]byte // of the installed tools
+	toolGen           atomic.Int64
+	toolInstalled     int64
+	promptGen         atomic.Int64
+	promptInstalled   int64
+	resourceGen       atomic.Int64
+	resourceInstalled int64
 
 	sessMu   sync.Mutex
 	sessions []server.ClientSession // registered, oldest first
 
-	srcMu           sync.Mutex
+	srcMu           sync.Mutex // guards the sources and owner maps; never held while calling out
 	promptSources   []PromptSource
 	resourceSources []ResourceSource
-	promptDigest    [32]byte
-	resourceDigest  [32]byte
+	promptDigest    [32]byte // guarded by installMu
+	resourceDigest  [32]byte // guarded by installMu
 	promptOwner     map[string]PromptSource   // served prompt name -> its source
 	resourceOwner   map[string]ResourceSource // resource URI -> its source
 	templateOwners  []templateOwner           // in the order served
@@ -215,7 +234,10 @@ func (m *MCPServer) scheduleSync() {
 
 // syncTools replaces mcp-go's tools with the catalog's, if they differ
 // from what clients have, which sends clients one tools/list_changed.
+// Overlapping syncs (two debounce timers, say) install in the order they
+// read the catalog: a sync older than the installed one is dropped.
 func (m *MCPServer) syncTools() {
+	gen := m.toolGen.Add(1)
 	entries := m.opts.Catalog.Entries()
 	tools := make([]server.ServerTool, 0, len(entries))
 	h := sha256.New()
@@ -232,8 +254,12 @@ func (m *MCPServer) syncTools() {
 	var digest [32]byte
 	copy(digest[:], h.Sum(nil))
 
-	m.syncMu.Lock()
-	defer m.syncMu.Unlock()
+	m.installMu.Lock()
+	defer m.installMu.Unlock()
+	if gen < m.toolInstalled {
+		return // a later sync has installed a newer catalog
+	}
+	m.toolInstalled = gen
 	if digest == m.digest {
 		return
 	}
@@ -278,7 +304,7 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 		meta["toolgate/capabilities"] = t.Permissions.Capabilities
 	}
 	if m.opts.ToolMeta != nil {
-		for k, v := range m.opts.ToolMeta(t) {
+		for k, v := range m.opts.ToolMeta(context.Background(), t) {
 			meta[k] = v
 		}
 	}
@@ -288,27 +314,53 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 	return mt
 }
 
-// filterTools is tools/list's filter: the request's view (what it admits,
-// and for a [ListingView] what it lists), then the policy's ToolFilter.
+// filterTools is tools/list's filter (and mcp-go's check at call time):
+// the request's view (what it admits, and for a [ListingView] what it
+// lists), then the policy's ToolFilter. The filter and the tools' _meta
+// are decided for the caller: the context they get carries a [Call] with
+// the caller's session, so that session-scoped policy (skill grants) counts.
 func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	v := m.viewOf(ctx)
-	if v == nil && m.opts.ToolFilter == nil {
+	session, client := caller(ctx)
+	perSession := m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && session != "" && m.opts.SessionMeta(session)
+	if v == nil && m.opts.ToolFilter == nil && !perSession {
 		return tools
 	}
+	cctx := withCall(ctx, &Call{Session: session, Client: client})
 	lv, _ := v.(ListingView)
 	out := tools[:0:0]
 	for _, mt := range tools {
 		if v != nil && !v.Admits(mt.Name) || lv != nil && !lv.Lists(mt.Name) {
 			continue
 		}
-		if m.opts.ToolFilter != nil {
-			if t, _, ok := m.opts.Catalog.Resolve(mt.Name); !ok || !m.opts.ToolFilter(ctx, t) {
+		if m.opts.ToolFilter != nil || perSession {
+			t, _, ok := m.opts.Catalog.Resolve(mt.Name)
+			if !ok || m.opts.ToolFilter != nil && !m.opts.ToolFilter(cctx, t) {
 				continue
+			}
+			if perSession {
+				mt = m.withSessionMeta(cctx, mt, t)
 			}
 		}
 		out = append(out, mt)
 	}
 	return out
+}
+
+// withSessionMeta returns the tool with its ToolMeta members computed for
+// the caller of ctx (the list's copy; the installed tool is not changed).
+func (m *MCPServer) withSessionMeta(ctx context.Context, mt mcp.Tool, t *Tool) mcp.Tool {
+	meta := map[string]any{}
+	if mt.Meta != nil {
+		for k, v := range mt.Meta.AdditionalFields {
+			meta[k] = v
+		}
+	}
+	for k, v := range m.opts.ToolMeta(ctx, t) {
+		meta[k] = v
+	}
+	mt.Meta = &mcp.Meta{AdditionalFields: meta}
+	return mt
 }
 
 type viewKey struct{}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -59,14 +60,23 @@ func (m *MCPServer) AddResourceSource(src ResourceSource) {
 // syncPrompts replaces the served prompts with the sources' current ones.
 // A prompt name offered twice is served once, by the first source, and
 // the conflict is logged.
+//
+// The sources are asked with no lock of the mirror's held: a source may
+// call its change listeners (this method among them) while it answers.
+// The install is one step under installMu, and a sync that started before
+// the last one installed is dropped, so an older listing never replaces a
+// newer one.
 func (m *MCPServer) syncPrompts() {
+	gen := m.promptGen.Add(1)
 	m.srcMu.Lock()
-	defer m.srcMu.Unlock()
+	sources := slices.Clone(m.promptSources)
+	m.srcMu.Unlock()
+
 	var out []server.ServerPrompt
 	seen := map[string]bool{}
 	owner := map[string]PromptSource{}
 	h := sha256.New()
-	for _, src := range m.promptSources {
+	for _, src := range sources {
 		prompts, err := src.Prompts(context.Background())
 		if err != nil {
 			m.log.Warn("listing prompts", "err", err)
@@ -88,14 +98,23 @@ func (m *MCPServer) syncPrompts() {
 			out = append(out, server.ServerPrompt{Prompt: mp, Handler: m.promptHandler(p)})
 		}
 	}
-	m.promptOwner = owner
 	var digest [32]byte
 	copy(digest[:], h.Sum(nil))
+
+	m.installMu.Lock()
+	defer m.installMu.Unlock()
+	if gen < m.promptInstalled {
+		return // a later sync has installed a newer listing
+	}
+	m.promptInstalled = gen
+	m.srcMu.Lock()
+	m.promptOwner = owner
+	m.srcMu.Unlock()
 	if digest == m.promptDigest {
 		return
 	}
 	m.promptDigest = digest
-	m.srv.SetPrompts(out...)
+	m.srv.SetPrompts(out...) // mcp-go's state and notification; it calls nothing of ours
 }
 
 func (m *MCPServer) promptHandler(p Prompt) server.PromptHandlerFunc {
@@ -120,9 +139,15 @@ func (m *MCPServer) promptHandler(p Prompt) server.PromptHandlerFunc {
 
 // syncResources replaces the served resources and templates with the
 // sources' current ones, plus the artifact template.
+//
+// Like [MCPServer.syncPrompts], it asks the sources with no lock held and
+// installs in one step, dropping a listing older than the installed one.
 func (m *MCPServer) syncResources() {
+	gen := m.resourceGen.Add(1)
 	m.srcMu.Lock()
-	defer m.srcMu.Unlock()
+	sources := slices.Clone(m.resourceSources)
+	m.srcMu.Unlock()
+
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
 	resourceOwner := map[string]ResourceSource{}
@@ -135,7 +160,7 @@ func (m *MCPServer) syncResources() {
 		templateOwners = append(templateOwners, templateOwner{template: at.URITemplate})
 	}
 	seen := map[string]bool{}
-	for _, src := range m.resourceSources {
+	for _, src := range sources {
 		rs, ts, err := src.Resources(context.Background())
 		if err != nil {
 			m.log.Warn("listing resources", "err", err)
@@ -185,9 +210,18 @@ func (m *MCPServer) syncResources() {
 			}})
 		}
 	}
-	m.resourceOwner, m.templateOwners = resourceOwner, templateOwners
 	var digest [32]byte
 	copy(digest[:], h.Sum(nil))
+
+	m.installMu.Lock()
+	defer m.installMu.Unlock()
+	if gen < m.resourceInstalled {
+		return // a later sync has installed a newer listing
+	}
+	m.resourceInstalled = gen
+	m.srcMu.Lock()
+	m.resourceOwner, m.templateOwners = resourceOwner, templateOwners
+	m.srcMu.Unlock()
 	if digest == m.resourceDigest {
 		return
 	}

@@ -630,6 +630,14 @@ func (e *Effective) grant(session, skill, c string) {
 	}
 }
 
+// HasSessionGrants reports whether skills were granted capabilities in the
+// session (its decisions may then differ from a caller-less decision).
+func (e *Effective) HasSessionGrants(session string) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return len(e.grants[session]) > 0
+}
+
 // ForgetSession drops the skill grants of a session that ended.
 func (e *Effective) ForgetSession(session string) {
 	e.mu.Lock()

@@ -385,7 +385,7 @@ func (a *app) toolFilter() func(context.Context, *gateway.Tool) bool {
 
 // toolMeta marks each listed tool with the policy's decision, so clients
 // can show which tools will be refused.
-func (a *app) toolMeta(t *gateway.Tool) map[string]any {
-	d := a.policy.Decide(context.Background(), t)
+func (a *app) toolMeta(ctx context.Context, t *gateway.Tool) map[string]any {
+	d := a.policy.Decide(ctx, t)
 	return map[string]any{"toolgate/decision": map[string]any{"allow": d.Allow, "layer": d.Layer, "rule": d.Rule}}
 }

@@ -65,6 +65,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		ToolFilter:   a.toolFilter(),
 		View:         view,
 		ToolMeta:     a.toolMeta,
+		SessionMeta:  a.policy.HasSessionGrants,
 		OnSessionEnd: a.forgetSession,
 		Logger:       a.log,
 	})
