@@ -108,8 +108,9 @@ func RecordArguments(c *Call) json.RawMessage {
 
 // RedactArguments returns the arguments with the value of every key that
 // looks like a secret replaced by [Redacted], at any depth. Arguments that
-// are not valid JSON are returned as a JSON string holding at most the first
-// 256 bytes, so that a record never carries unbounded garbage.
+// are not valid JSON are returned as a JSON string holding at most their
+// first 256 bytes (cut between runes), so that a record never carries
+// unbounded garbage.
 func RedactArguments(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -122,11 +123,7 @@ func RedactArguments(raw json.RawMessage) json.RawMessage {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		s := string(raw)
-		if len(s) > 256 {
-			s = s[:256]
-		}
-		b, _ := json.Marshal(s)
+		b, _ := json.Marshal(Truncate(string(raw), 256)) // whole runes only
 		return b
 	}
 	if !redactValue(v) {

@@ -12,6 +12,21 @@ import (
 	"github.com/toolgate/toolgate/gateway"
 )
 
+// The gateway interfaces an upstream serves through, checked at compile
+// time: its tools, prompts and resources, their changes, subscriptions and
+// completions.
+var (
+	_ gateway.Toolset                 = (*Upstream)(nil)
+	_ gateway.ChangeNotifier          = (*Upstream)(nil)
+	_ gateway.PromptSource            = (*Upstream)(nil)
+	_ gateway.PromptsChangeNotifier   = (*Upstream)(nil)
+	_ gateway.ResourceSource          = (*Upstream)(nil)
+	_ gateway.ResourcesChangeNotifier = (*Upstream)(nil)
+	_ gateway.ResourceSubscriber      = (*Upstream)(nil)
+	_ gateway.PromptCompleter         = (*Upstream)(nil)
+	_ gateway.ResourceCompleter       = (*Upstream)(nil)
+)
+
 // Relaying to the caller's client.
 //
 // An upstream connection is shared by every downstream client, and what

@@ -103,10 +103,10 @@ func newLogger(cfg *config.Config, stderr io.Writer) (*slog.Logger, io.Closer, e
 
 func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appOptions) (a *app, err error) {
 	a = &app{cfg: cfg}
-	a.bg, a.bgCancel = context.WithCancel(context.Background())
 	if a.log, a.logClose, err = newLogger(cfg, stderr); err != nil {
 		return nil, err
 	}
+	a.bg, a.bgCancel = context.WithCancel(context.Background())
 	built := a // a is nil once an error is returned
 	defer func() {
 		if err != nil {
@@ -347,9 +347,25 @@ func (a *app) drain() {
 	}
 }
 
-// close drains the pipeline, closes the toolsets (ending upstream
-// processes), and flushes and closes the run archive.
+// close shuts the app down and closes the log.
 func (a *app) close() error {
+	return errors.Join(a.shutdown(), a.closeLog())
+}
+
+// closeLog closes the log file, if there is one; nothing can be logged
+// after it (log the last words first).
+func (a *app) closeLog() error {
+	c := a.logClose
+	a.logClose = nil
+	if c == nil {
+		return nil
+	}
+	return c.Close()
+}
+
+// shutdown drains the pipeline, closes the toolsets (ending upstream
+// processes), and flushes and closes the run archive. The log stays open.
+func (a *app) shutdown() error {
 	var errs []error
 	a.drain()
 	if a.catalog != nil {
@@ -366,9 +382,6 @@ func (a *app) close() error {
 	}
 	if a.tempDir != "" {
 		errs = append(errs, os.RemoveAll(a.tempDir))
-	}
-	if a.logClose != nil {
-		errs = append(errs, a.logClose.Close())
 	}
 	return errors.Join(errs...)
 }

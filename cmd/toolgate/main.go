@@ -3,13 +3,10 @@
 // streamable HTTP, passing every call through one pipeline that validates,
 // authorizes, executes, summarizes and records it.
 //
-// Usage:
-//
-//	toolgate serve [--http ADDR] [--config FILE]   serve MCP (stdio unless --http)
-//	toolgate tools [--json]                        list the tools and the policy's decision for each
-//	toolgate call TOOL [JSON-ARGS] [--json]        run one call through the pipeline
-//	toolgate config                                print the effective configuration
-//	toolgate version                               print the version
+// Usage: toolgate COMMAND [flags]. `toolgate help` lists the commands and
+// `toolgate COMMAND --help` a command's flags. The list lives in one place,
+// the commands' own registrations (one file per command), so this comment
+// does not repeat it.
 //
 // This file and its siblings stay thin: they parse flags into a config, wire
 // the packages together (app.go) and run.

@@ -94,10 +94,11 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	} else {
 		err = serveHTTP(e, a, srv, tokens)
 	}
-	if cerr := a.close(); cerr != nil {
+	if cerr := a.shutdown(); cerr != nil {
 		a.log.Error("closing", "err", cerr)
 	}
 	a.log.Info("toolgate stopped", "run_dir", a.run.Dir())
+	_ = a.closeLog() // last: the lines above reach log.file too
 	return err
 }
 

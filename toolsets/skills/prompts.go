@@ -7,6 +7,13 @@ import (
 	"github.com/toolgate/toolgate/gateway"
 )
 
+// The skills toolset serves its skills as prompts too, and says when they
+// change (checked at compile time).
+var (
+	_ gateway.PromptSource          = (*Toolset)(nil)
+	_ gateway.PromptsChangeNotifier = (*Toolset)(nil)
+)
+
 // Prompts implements [gateway.PromptSource]: every loadable skill is a
 // prompt named after it, with its description and no arguments, sorted by
 // name and bounded by [Options.MaxSkills]. Getting a prompt returns one
