@@ -103,8 +103,8 @@ type MCPServer struct {
 	srcMu           sync.Mutex // guards the sources and owner maps; never held while calling out
 	promptSources   []PromptSource
 	resourceSources []ResourceSource
-	promptDigest    [32]byte // guarded by installMu
-	resourceDigest  [32]byte // guarded by installMu
+	promptDigest    [32]byte                  // guarded by installMu
+	resourceDigest  [32]byte                  // guarded by installMu
 	promptOwner     map[string]PromptSource   // served prompt name -> its source
 	resourceOwner   map[string]ResourceSource // resource URI -> its source
 	templateOwners  []templateOwner           // in the order served

@@ -18,7 +18,11 @@ type reentrantSource struct {
 	version   atomic.Int64
 }
 
-func (s *reentrantSource) OnPromptsChanged(f func())   { s.mu.Lock(); s.listeners = append(s.listeners, f); s.mu.Unlock() }
+func (s *reentrantSource) OnPromptsChanged(f func()) {
+	s.mu.Lock()
+	s.listeners = append(s.listeners, f)
+	s.mu.Unlock()
+}
 func (s *reentrantSource) OnResourcesChanged(f func()) { s.OnPromptsChanged(f) }
 
 func (s *reentrantSource) notice() {
