@@ -180,10 +180,6 @@ func NewMCPServer(opts MCPOptions) *MCPServer {
 	return m
 }
 
-// Server returns the underlying mcp-go server, for transports and for
-// adapters that add resources or prompts.
-func (m *MCPServer) Server() *server.MCPServer { return m.srv }
-
 // ClientRoot is a root a client declared (a file:// URI it works in).
 type ClientRoot struct {
 	URI  string

@@ -177,15 +177,7 @@ func (m *MCPServer) syncResources() {
 			b, _ := json.Marshal(mr)
 			h.Write(b)
 			read := r.Read
-			resources = append(resources, server.ServerResource{Resource: mr, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				cctx, client := m.withClient(ctx, nil, "resource "+req.Params.URI)
-				c, err := read(cctx)
-				settle(ctx, client.lastSent.Load())
-				if err != nil {
-					return nil, err
-				}
-				return mcpContents(c), nil
-			}})
+			resources = append(resources, server.ServerResource{Resource: mr, Handler: m.readHandler(func(ctx context.Context, _ string) ([]ResourceContents, error) { return read(ctx) })})
 		}
 		for _, t := range ts {
 			mt, err := newResourceTemplate(t.URITemplate, t.Name)
@@ -198,16 +190,7 @@ func (m *MCPServer) syncResources() {
 			b, _ := json.Marshal(mt)
 			h.Write(b)
 			templateOwners = append(templateOwners, templateOwner{template: mt.URITemplate, src: src})
-			read := t.Read
-			templates = append(templates, server.ServerResourceTemplate{Template: mt, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				cctx, client := m.withClient(ctx, nil, "resource "+req.Params.URI)
-				c, err := read(cctx, req.Params.URI)
-				settle(ctx, client.lastSent.Load())
-				if err != nil {
-					return nil, err
-				}
-				return mcpContents(c), nil
-			}})
+			templates = append(templates, server.ServerResourceTemplate{Template: mt, Handler: server.ResourceTemplateHandlerFunc(m.readHandler(t.Read))})
 		}
 	}
 	var digest [32]byte
@@ -228,6 +211,21 @@ func (m *MCPServer) syncResources() {
 	m.resourceDigest = digest
 	m.srv.SetResources(resources...)
 	m.srv.SetResourceTemplates(templates...)
+}
+
+// readHandler is resources/read for a source's resource or template: the
+// read runs with the requesting client in its context (so a source can
+// relay to it), and the response waits for what it relayed.
+func (m *MCPServer) readHandler(read func(ctx context.Context, uri string) ([]ResourceContents, error)) server.ResourceHandlerFunc {
+	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		cctx, client := m.withClient(ctx, nil, "resource "+req.Params.URI)
+		c, err := read(cctx, req.Params.URI)
+		settle(ctx, client.lastSent.Load())
+		if err != nil {
+			return nil, err
+		}
+		return mcpContents(c), nil
+	}
 }
 
 // newResourceTemplate is mcp.NewResourceTemplate, which panics on a URI

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,68 +84,15 @@ func TestResultFromMCPRoundTrip(t *testing.T) {
 	}
 }
 
-func TestMCPToolMapping(t *testing.T) {
-	tool := Must(NewTool(ToolDef{
-		Name: "grep", Title: "Grep", Description: "search",
-		InputSchema: json.RawMessage(`{"anyOf":[{"required":["a"]}],"type":"object","description":"kept"}`),
-		Permissions: Permissions{Capabilities: []string{"fs.read"}, Hints: ReadOnlyHints()},
-	}, func(context.Context, *Call) (*Result, error) { return OkText(""), nil }))
-	ts, _ := NewToolset("fs", tool)
-	cat := NewCatalog(nil)
-	_ = cat.Add(context.Background(), ts)
-	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(Options{Tools: cat})})
-	resp := m.Server().HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	b, _ := json.Marshal(resp)
-	var out struct {
-		Result struct {
-			Tools []json.RawMessage `json:"tools"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(b, &out); err != nil || len(out.Result.Tools) != 1 {
-		t.Fatalf("tools/list: %s", b)
-	}
-	var got struct {
-		InputSchema json.RawMessage `json:"inputSchema"`
-		Annotations map[string]any  `json:"annotations"`
-		Meta        map[string]any  `json:"_meta"`
-	}
-	_ = json.Unmarshal(out.Result.Tools[0], &got)
-	if !bytes.Equal(got.InputSchema, tool.InputSchema) {
-		t.Errorf("inputSchema %s, want the bytes given %s", got.InputSchema, tool.InputSchema)
-	}
-	want := map[string]any{"title": "Grep", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
-	for k, v := range want {
-		if got.Annotations[k] != v {
-			t.Errorf("annotation %s = %v, want %v", k, got.Annotations[k], v)
-		}
-	}
-	if caps, _ := got.Meta["toolgate/capabilities"].([]any); len(caps) != 1 || caps[0] != "fs.read" {
-		t.Errorf("_meta %v", got.Meta)
-	}
-}
-
-func TestMCPCallMapsValidationToIsError(t *testing.T) {
-	p := newTestPipeline(t, newMemRecorder(), nil)
-	cat := p.opts.Tools.(*Catalog)
-	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: p})
-	resp := m.Server().HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"path":"a","limit":5000}}}`))
-	b, _ := json.Marshal(resp)
-	var out struct {
-		Result *mcp.CallToolResult `json:"result"`
-	}
-	if err := json.Unmarshal(b, &out); err != nil || out.Result == nil {
-		t.Fatalf("response %s", b)
-	}
-	if !out.Result.IsError || !strings.Contains(string(b), `at '/limit': maximum 1000, got 5000`) || !strings.Contains(string(b), `"toolgate/kind":"invalid_arguments"`) {
-		t.Fatalf("response %s", b)
-	}
-}
+// The wire forms of tools/list and tools/call (schema bytes passed
+// through, annotations, isError with the kind, -32602 for an unknown tool)
+// are in the transcripts (transcript_test.go, testdata/transcripts).
 
 func TestMCPUnknownToolIsRecorded(t *testing.T) {
 	rec := newMemRecorder()
 	p := newTestPipeline(t, rec, nil)
 	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
-	resp := m.Server().HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"no_such_tool","arguments":{"token":"s3cret"}}}`))
+	resp := m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"no_such_tool","arguments":{"token":"s3cret"}}}`))
 	b, _ := json.Marshal(resp)
 	if !strings.Contains(string(b), `"code":-32602`) {
 		t.Fatalf("unknown tool: %s (want a -32602 protocol error, as the MCP spec says)", b)

@@ -523,6 +523,46 @@ func (u *Upstream) scheduleRelist(k listKind) {
 	u.debounce[k] = time.AfterFunc(u.tune.debounce, func() { u.relist(k) })
 }
 
+// relisters fetch one kind of list from a connection and return how to
+// install it (called with u.mu held, only if the connection is still the
+// live one).
+var relisters = map[listKind]struct {
+	what  string
+	fetch func(ctx context.Context, u *Upstream, c *conn) (install func(), err error)
+}{
+	listTools: {"tools", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
+		raw, err := c.listTools(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tools, unoffered, notes := u.buildTools(raw)
+		return func() {
+			u.logToolChanges(unoffered, notes)
+			u.tools, u.unoffered, u.notes = tools, unoffered, notes
+		}, nil
+	}},
+	listPrompts: {"prompts", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
+		raw, err := c.listPrompts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		prompts, promptNames := u.buildPrompts(raw)
+		return func() { u.prompts, u.promptNames = prompts, promptNames }, nil
+	}},
+	listResources: {"resources", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
+		rs, err := c.listResources(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ts, err := c.listTemplates(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("resource templates: %w", err)
+		}
+		resources, templates := u.buildResources(rs, ts)
+		return func() { u.resources, u.templates = resources, templates }, nil
+	}},
+}
+
 // relist lists one kind again on the live connection and tells the
 // listeners.
 func (u *Upstream) relist(k listKind) {
@@ -539,58 +579,30 @@ func (u *Upstream) relist(k listKind) {
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, u.startup)
 	defer cancel()
-	switch k {
-	case listTools:
-		raw, err := c.listTools(ctx)
-		if err != nil {
-			u.log.Warn("re-listing tools failed", "err", err)
-			return
-		}
-		tools, unoffered, notes := u.buildTools(raw)
-		u.mu.Lock()
-		if u.conn != c || u.closed {
-			u.mu.Unlock()
-			return
-		}
-		u.logToolChanges(unoffered, notes)
-		u.tools, u.unoffered, u.notes = tools, unoffered, notes
+	r := relisters[k]
+	install, err := r.fetch(ctx, u, c)
+	if err != nil {
+		u.log.Warn("re-listing "+r.what+" failed", "err", err)
+		return
+	}
+	u.mu.Lock()
+	if u.conn != c || u.closed {
 		u.mu.Unlock()
-		u.log.Info("upstream tools changed", "tools", len(tools))
-	case listPrompts:
-		raw, err := c.listPrompts(ctx)
-		if err != nil {
-			u.log.Warn("re-listing prompts failed", "err", err)
-			return
-		}
-		prompts, promptNames := u.buildPrompts(raw)
-		u.mu.Lock()
-		if u.conn != c || u.closed {
-			u.mu.Unlock()
-			return
-		}
-		u.prompts, u.promptNames = prompts, promptNames
-		u.mu.Unlock()
-	case listResources:
-		rs, err := c.listResources(ctx)
-		if err != nil {
-			u.log.Warn("re-listing resources failed", "err", err)
-			return
-		}
-		ts, err := c.listTemplates(ctx)
-		if err != nil {
-			u.log.Warn("re-listing resource templates failed", "err", err)
-			return
-		}
-		resources, templates := u.buildResources(rs, ts)
-		u.mu.Lock()
-		if u.conn != c || u.closed {
-			u.mu.Unlock()
-			return
-		}
-		u.resources, u.templates = resources, templates
-		u.mu.Unlock()
+		return // the connection changed meanwhile: its own listing stands
+	}
+	install()
+	u.mu.Unlock()
+	if k == listTools {
+		u.log.Info("upstream tools changed", "tools", u.toolCount())
 	}
 	u.fire(k)
+}
+
+// toolCount is the number of tools the upstream serves now.
+func (u *Upstream) toolCount() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.tools)
 }
 
 // liveConn returns the live connection, or nil and why there is none.
