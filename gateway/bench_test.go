@@ -210,7 +210,7 @@ func toolgateMCPServer(b *testing.B, minimal bool) *server.MCPServer {
 		Name: "toolgate", Version: "bench", Catalog: cat,
 		Pipeline: gateway.NewPipeline(opts), Artifacts: artifacts,
 	})
-	return m.srv
+	return m.MCPGoServer()
 }
 
 // BenchmarkMCPCall measures a tools/call JSON-RPC message handled and its
