@@ -20,9 +20,9 @@ const (
 )
 
 type grepFilesParams struct {
-	Pattern       string `json:"pattern" jsonschema_description:"RE2 regular expression (Go regexp syntax) matched against each line; a literal string when fixed_string is true."`
-	Path          string `json:"path,omitempty" jsonschema:"default=." jsonschema_description:"Directory to search recursively, or a single file. Relative paths are relative to the first sandbox root."`
-	Glob          string `json:"glob,omitempty" jsonschema_description:"Only search files whose base name matches this glob (Go path.Match syntax, e.g. '*.go')."`
+	Pattern       string `json:"pattern" jsonschema:"maxLength=4096" jsonschema_description:"RE2 regular expression (Go regexp syntax) matched against each line; a literal string when fixed_string is true."`
+	Path          string `json:"path,omitempty" jsonschema:"default=.,maxLength=4096" jsonschema_description:"Directory to search recursively, or a single file. Relative paths are relative to the first sandbox root."`
+	Glob          string `json:"glob,omitempty" jsonschema:"maxLength=1024" jsonschema_description:"Only search files whose base name matches this glob (Go path.Match syntax, e.g. '*.go')."`
 	IgnoreCase    bool   `json:"ignore_case,omitempty" jsonschema:"default=false" jsonschema_description:"Match case-insensitively."`
 	MaxMatches    int    `json:"max_matches,omitempty" jsonschema:"minimum=1,maximum=1000,default=200" jsonschema_description:"Stop after this many matching lines."`
 	FixedString   bool   `json:"fixed_string,omitempty" jsonschema:"default=false" jsonschema_description:"Treat pattern as a literal string, not a regular expression."`

@@ -179,7 +179,13 @@ func TestMatcherAgainstReference(t *testing.T) {
 		if err != nil {
 			t.Fatalf("pattern %q: %v", pat, err)
 		}
-		got := m.find([]byte(text), 1000)
+		if i%2 == 1 {
+			m.span = 1 + r.IntN(8) // spans, windows and long lines in small
+		}
+		got, err := m.find(context.Background(), []byte(text), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
 
 		src := pat
 		if fixed {
@@ -200,7 +206,7 @@ func TestMatcherAgainstReference(t *testing.T) {
 			}
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("case %d: pattern %q fixed=%v fold=%v text %q:\ngot  %v\nwant %v", i, pat, fixed, fold, text, got, want)
+			t.Fatalf("case %d: pattern %q fixed=%v fold=%v span=%d text %q:\ngot  %v\nwant %v", i, pat, fixed, fold, m.span, text, got, want)
 		}
 	}
 }

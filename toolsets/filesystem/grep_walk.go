@@ -32,6 +32,7 @@ const (
 	fileBinary
 	fileTooLarge
 	fileUnreadable
+	fileStopped // the call ended while the file was searched
 )
 
 type fileResult struct {
@@ -98,7 +99,7 @@ func (j *grepJob) run(ctx context.Context, maxMatches int, progress func(done in
 				if ctx.Err() != nil {
 					return
 				}
-				slots[i%window] <- sc.scan(j, i)
+				slots[i%window] <- sc.scan(ctx, j, i)
 			}
 		}()
 	}
@@ -111,6 +112,9 @@ func (j *grepJob) run(ctx context.Context, maxMatches int, progress func(done in
 			return nil, ctx.Err()
 		}
 		<-tokens
+		if r.status == fileStopped {
+			return nil, r.err
+		}
 		s.processed++
 		switch r.status {
 		case fileScanned:
@@ -144,6 +148,9 @@ func (j *grepJob) run(ctx context.Context, maxMatches int, progress func(done in
 			progress(s.processed)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // the call ended: what was found may be partial
+	}
 	progress(s.processed)
 	return s, nil
 }
@@ -154,20 +161,20 @@ type scanner struct {
 }
 
 // scan searches file i of the job.
-func (sc *scanner) scan(j *grepJob, i int) fileResult {
+func (sc *scanner) scan(ctx context.Context, j *grepJob, i int) fileResult {
 	if d := j.fileDirs[i]; d >= 0 && haveOpenAt {
 		dir, err := j.dirs.acquire(d)
 		defer j.dirs.release(d)
 		if err != nil {
 			return fileResult{status: fileUnreadable, err: err}
 		}
-		return sc.scanAt(j, dir, j.files[i])
+		return sc.scanAt(ctx, j, dir, j.files[i])
 	}
-	return sc.scanFS(j, j.files[i])
+	return sc.scanFS(ctx, j, j.files[i])
 }
 
 // scanFS searches a file opened through the sandbox's file system.
-func (sc *scanner) scanFS(j *grepJob, name string) fileResult {
+func (sc *scanner) scanFS(ctx context.Context, j *grepJob, name string) fileResult {
 	f, err := j.fsys.Open(name)
 	if err != nil {
 		return fileResult{status: fileUnreadable, err: err}
@@ -180,13 +187,13 @@ func (sc *scanner) scanFS(j *grepJob, name string) fileResult {
 	if !fi.Mode().IsRegular() {
 		return fileResult{status: fileUnreadable, err: errNotRegular}
 	}
-	return sc.search(j, fi.Size(), f.Read)
+	return sc.search(ctx, j, fi.Size(), f.Read)
 }
 
 var errNotRegular = errors.New("not a regular file")
 
 // search reads an open file of the given size with read and searches it.
-func (sc *scanner) search(j *grepJob, size int64, read func([]byte) (int, error)) fileResult {
+func (sc *scanner) search(ctx context.Context, j *grepJob, size int64, read func([]byte) (int, error)) fileResult {
 	if size > j.maxSize {
 		return fileResult{status: fileTooLarge}
 	}
@@ -214,7 +221,11 @@ func (sc *scanner) search(j *grepJob, size int64, read func([]byte) (int, error)
 	if bytes.IndexByte(buf[:min(len(buf), sniffLen)], 0) >= 0 {
 		return fileResult{status: fileBinary}
 	}
-	return fileResult{status: fileScanned, matches: j.m.find(buf, j.limit)}
+	matches, err := j.m.find(ctx, buf, j.limit)
+	if err != nil {
+		return fileResult{status: fileStopped, err: err}
+	}
+	return fileResult{status: fileScanned, matches: matches}
 }
 
 // dirCache holds the directories of a grep open while their files are

@@ -14,11 +14,11 @@ import (
 )
 
 type listFilesParams struct {
-	Path          string `json:"path,omitempty" jsonschema:"default=." jsonschema_description:"Directory to list (or a single file). Relative paths are relative to the first sandbox root."`
+	Path          string `json:"path,omitempty" jsonschema:"default=.,maxLength=4096" jsonschema_description:"Directory to list (or a single file). Relative paths are relative to the first sandbox root."`
 	Recursive     bool   `json:"recursive,omitempty" jsonschema:"default=false" jsonschema_description:"List subdirectories' contents too."`
 	MaxDepth      int    `json:"max_depth,omitempty" jsonschema:"minimum=0" jsonschema_description:"Levels to list: 1 = direct children only, 2 = children and grandchildren... Over 1 implies recursive. 0 or absent: unlimited when recursive, else 1."`
 	IncludeHidden bool   `json:"include_hidden,omitempty" jsonschema:"default=false" jsonschema_description:"Include entries whose names start with '.' (and descend into such directories)."`
-	Pattern       string `json:"pattern,omitempty" jsonschema_description:"Only show entries whose base name matches this glob (Go path.Match syntax: * ? [a-z], e.g. '*.go'). Directories are still descended."`
+	Pattern       string `json:"pattern,omitempty" jsonschema:"maxLength=1024" jsonschema_description:"Only show entries whose base name matches this glob (Go path.Match syntax: * ? [a-z], e.g. '*.go'). Directories are still descended."`
 }
 
 func (t *toolset) listFilesTool() (*gateway.Tool, error) {

@@ -19,7 +19,7 @@ import (
 const sniffLen = 8 << 10
 
 type readFileParams struct {
-	Path   string `json:"path" jsonschema_description:"File to read. Relative paths are relative to the first sandbox root; absolute paths must be inside a sandbox root."`
+	Path   string `json:"path" jsonschema:"maxLength=4096" jsonschema_description:"File to read. Relative paths are relative to the first sandbox root; absolute paths must be inside a sandbox root."`
 	Offset int    `json:"offset,omitempty" jsonschema:"minimum=1,default=1" jsonschema_description:"1-based number of the first line to return."`
 	Limit  int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=2000,default=2000" jsonschema_description:"Maximum number of lines to return."`
 }
