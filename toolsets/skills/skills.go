@@ -128,8 +128,8 @@ type skill struct {
 
 // Resource is one file of a skill folder other than SKILL.md.
 type Resource struct {
-	Path string `json:"path"` // relative to the skill folder, slash-separated
-	Size int64  `json:"size"`
+	Path string `json:"path" jsonschema_description:"Relative to the skill folder."` // slash-separated
+	Size int64  `json:"size" jsonschema:"minimum=0"`
 }
 
 // New returns the skills toolset over opts.Dirs and scans them once. It

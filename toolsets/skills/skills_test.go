@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/toolgate/toolgate/gateway"
 )
 
@@ -168,7 +166,7 @@ func (e *env) list() (*gateway.Result, listOutput) {
 		e.t.Fatalf("list_skills failed: %s", res.Message)
 	}
 	var out listOutput
-	e.checkStructured("list_skills", res, &out)
+	e.structured(res, &out)
 	return res, out
 }
 
@@ -177,38 +175,12 @@ func (e *env) load(id string) *gateway.Result {
 	return e.call("load_skill", map[string]any{"skill_id": id})
 }
 
-// checkStructured validates the result's structured output against the
-// tool's declared output schema and decodes it into v.
-func (e *env) checkStructured(tool string, res *gateway.Result, v any) {
+// structured decodes the result's structured output into v. The tool
+// checks it against its output schema itself (gateway.NewTypedToolOut).
+func (e *env) structured(res *gateway.Result, v any) {
 	e.t.Helper()
-	tools, _ := e.ts.Tools(context.Background())
-	var schema json.RawMessage
-	for _, tl := range tools {
-		if tl.Name == tool {
-			schema = tl.OutputSchema
-		}
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("mem:///out.json", doc); err != nil {
-		e.t.Fatal(err)
-	}
-	sch, err := c.Compile("mem:///out.json")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(res.Structured))
-	if err != nil {
-		e.t.Fatalf("%s structured output is not JSON: %v\n%s", tool, err, res.Structured)
-	}
-	if err := sch.Validate(inst); err != nil {
-		e.t.Fatalf("%s structured output breaks its schema: %v\n%s", tool, err, res.Structured)
-	}
 	if err := json.Unmarshal(res.Structured, v); err != nil {
-		e.t.Fatal(err)
+		e.t.Fatalf("structured output %s: %v", res.Structured, err)
 	}
 }
 
@@ -294,7 +266,7 @@ license: MIT`, "# Filling forms\n\nRun scripts/fill.py.\n\n"),
 		t.Errorf("brief %q", b)
 	}
 	var lo loadOutput
-	e.checkStructured("load_skill", res, &lo)
+	e.structured(res, &lo)
 	want := loadOutput{
 		Name:        "pdf-forms",
 		Description: "Fill in PDF forms.\nUse for any PDF form.",
@@ -325,7 +297,7 @@ license: MIT`, "# Filling forms\n\nRun scripts/fill.py.\n\n"),
 	if res.Brief() != "Loaded skill notes" {
 		t.Errorf("brief %q", res.Brief())
 	}
-	e.checkStructured("load_skill", res, &lo)
+	e.structured(res, &lo)
 	if len(lo.Grants) != 0 || lo.Grants == nil || lo.Capabilities == nil {
 		t.Errorf("notes grants %+v", lo)
 	}
@@ -391,7 +363,7 @@ func TestGrants(t *testing.T) {
 				t.Fatal(res.Message)
 			}
 			var lo loadOutput
-			e.checkStructured("load_skill", res, &lo)
+			e.structured(res, &lo)
 			if !slices.Equal(lo.Grants, tc.want) {
 				t.Errorf("grants\n got %+v\nwant %+v", lo.Grants, tc.want)
 			}
@@ -650,7 +622,7 @@ func TestValidVariants(t *testing.T) {
 				t.Errorf("body %q, want %q", got, tc.body)
 			}
 			var lo loadOutput
-			e.checkStructured("load_skill", res, &lo)
+			e.structured(res, &lo)
 			if !slices.Equal(lo.AllowedTools, tc.tools) || !slices.Equal(lo.Capabilities, tc.caps) {
 				t.Errorf("allowed_tools %q capabilities %q", lo.AllowedTools, lo.Capabilities)
 			}
@@ -678,7 +650,7 @@ func TestSymlinksInside(t *testing.T) {
 		t.Fatalf("problems %+v", p)
 	}
 	for name, body := range map[string]string{"inner": "inner body", "linked": "linked body"} {
-		res, _ := ts.loadSkill(context.Background(), loadParams{SkillID: name})
+		res, _, _ := ts.loadSkill(context.Background(), loadParams{SkillID: name})
 		if res.IsError || res.OutputText() != body {
 			t.Errorf("%s: %+v", name, res)
 		}
@@ -822,7 +794,7 @@ func TestResourceBound(t *testing.T) {
 	e := newEnv(t, Options{}, files)
 	res := e.load("s")
 	var lo loadOutput
-	e.checkStructured("load_skill", res, &lo)
+	e.structured(res, &lo)
 	if len(lo.Resources) != MaxResources || !lo.ResourcesTruncated {
 		t.Errorf("%d resources, truncated %v", len(lo.Resources), lo.ResourcesTruncated)
 	}
