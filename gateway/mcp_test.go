@@ -259,6 +259,8 @@ func (f elicitFunc) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.
 	return f(ctx, r)
 }
 
+//lint:file-ignore SA1019 these tests are clients on the 2025 protocol revisions (GET stream, logging, subscriptions), which the mirror serves
+
 // dialMCP connects a 2025-era mcp-go client (with the GET stream, which
 // mcp-go's server uses for sampling requests) and collects its
 // notifications.

@@ -223,6 +223,7 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 		if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok && cs.GetClientCapabilities().Sampling == nil {
 			return text("no sampling capability"), nil
 		}
+		//lint:ignore SA1019 the fake upstream speaks the 2025 revisions, where sampling is current
 		res, err := server.ServerFromContext(ctx).RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
 			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("capital of France?")}},
 			MaxTokens: 20,
