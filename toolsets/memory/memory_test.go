@@ -169,8 +169,12 @@ func TestModeCandidate(t *testing.T) {
 // an empty query merges both by recency.
 func TestCandidateRankingTies(t *testing.T) {
 	e := newEnv(t, memory.ModeCandidate)
-	committed := e.commit("alpha beta in the store", "p")
-	time.Sleep(2 * time.Millisecond)
+	// Committed a minute ago: older than the candidate, whatever the clock's
+	// resolution.
+	committed, err := e.store.Write(context.Background(), memory.Memory{Content: "alpha beta in the store", Scope: "p", Created: time.Now().Add(-time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.write("alpha beta as a candidate", "p")
 	_, out := e.recall(map[string]any{"query": "alpha beta", "scope": "p"})
 	if len(out.Hits) != 2 || out.Hits[0].ID != committed.ID || out.Hits[1].Committed {
