@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -802,66 +804,70 @@ func TestResourceBound(t *testing.T) {
 }
 
 func TestReloadAndPromptsChanged(t *testing.T) {
-	e := newEnv(t, Options{}, good)
-	var fired atomic.Int32
-	e.ts.OnPromptsChanged(func() { fired.Add(1) })
+	// In a bubble: the rescan interval passes in fake time.
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, Options{}, good)
+		var fired atomic.Int32
+		e.ts.OnPromptsChanged(func() { fired.Add(1) })
 
-	// Nothing changed: no event.
-	_ = e.ts.Reload()
-	if n := fired.Load(); n != 0 {
-		t.Fatalf("fired %d times without a change", n)
-	}
+		// Nothing changed: no event.
+		_ = e.ts.Reload()
+		if n := fired.Load(); n != 0 {
+			t.Fatalf("fired %d times without a change", n)
+		}
 
-	writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d", "new body")})
-	_ = e.ts.Reload()
-	if n := fired.Load(); n != 1 {
-		t.Errorf("fired %d times after a new skill, want 1", n)
-	}
-	if _, out := e.list(); !slices.Equal(names(out), []string{"good", "new"}) {
-		t.Errorf("skills %v", names(out))
-	}
+		writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d", "new body")})
+		_ = e.ts.Reload()
+		if n := fired.Load(); n != 1 {
+			t.Errorf("fired %d times after a new skill, want 1", n)
+		}
+		if _, out := e.list(); !slices.Equal(names(out), []string{"good", "new"}) {
+			t.Errorf("skills %v", names(out))
+		}
 
-	// A description change is a change of the prompt list; a body change
-	// is not, but the body served changes.
-	writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d2", "new body 2")})
-	_ = e.ts.Reload()
-	if n := fired.Load(); n != 2 {
-		t.Errorf("fired %d times after a description change, want 2", n)
-	}
-	writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d2", "new body 3")})
-	_ = e.ts.Reload()
-	if n := fired.Load(); n != 2 {
-		t.Errorf("fired %d times after a body change, want 2", n)
-	}
-	if res := e.load("new"); res.OutputText() != "new body 3" {
-		t.Errorf("body %q", res.OutputText())
-	}
+		// A description change is a change of the prompt list; a body change
+		// is not, but the body served changes.
+		writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d2", "new body 2")})
+		_ = e.ts.Reload()
+		if n := fired.Load(); n != 2 {
+			t.Errorf("fired %d times after a description change, want 2", n)
+		}
+		writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d2", "new body 3")})
+		_ = e.ts.Reload()
+		if n := fired.Load(); n != 2 {
+			t.Errorf("fired %d times after a body change, want 2", n)
+		}
+		if res := e.load("new"); res.OutputText() != "new body 3" {
+			t.Errorf("body %q", res.OutputText())
+		}
 
-	// Without Reload, a call more than a second after the last check sees
-	// the change (the clock is wound back rather than waited for).
-	writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"lazy/SKILL.md": skillMD("name: lazy\ndescription: d", "b")})
-	if _, out := e.list(); slices.Contains(names(out), "lazy") {
-		t.Log("picked up within the second (the check was already due)")
-	}
-	e.ts.lastCheck.Store(0)
-	if _, out := e.list(); !slices.Equal(names(out), []string{"good", "lazy", "new"}) {
-		t.Errorf("lazy rescan: %v", names(out))
-	}
-	if n := fired.Load(); n != 3 {
-		t.Errorf("fired %d times after the lazy rescan, want 3", n)
-	}
+		// Without Reload, a call sees the change once rescanInterval has passed
+		// since the last check, and not before (fake time: exact).
+		writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"lazy/SKILL.md": skillMD("name: lazy\ndescription: d", "b")})
+		time.Sleep(rescanInterval - time.Nanosecond)
+		if _, out := e.list(); slices.Contains(names(out), "lazy") {
+			t.Errorf("picked up before the rescan interval passed: %v", names(out))
+		}
+		time.Sleep(time.Nanosecond)
+		if _, out := e.list(); !slices.Equal(names(out), []string{"good", "lazy", "new"}) {
+			t.Errorf("lazy rescan: %v", names(out))
+		}
+		if n := fired.Load(); n != 3 {
+			t.Errorf("fired %d times after the lazy rescan, want 3", n)
+		}
 
-	// Removing a skill is a change too.
-	if err := os.RemoveAll(filepath.Join(e.base, "skills", "lazy")); err != nil {
-		t.Fatal(err)
-	}
-	e.ts.lastCheck.Store(0)
-	if ps, _ := e.ts.Prompts(context.Background()); len(ps) != 2 {
-		t.Errorf("%d prompts after removal", len(ps))
-	}
-	if n := fired.Load(); n != 4 {
-		t.Errorf("fired %d times after removal, want 4", n)
-	}
+		// Removing a skill is a change too.
+		if err := os.RemoveAll(filepath.Join(e.base, "skills", "lazy")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(rescanInterval)
+		if ps, _ := e.ts.Prompts(context.Background()); len(ps) != 2 {
+			t.Errorf("%d prompts after removal", len(ps))
+		}
+		if n := fired.Load(); n != 4 {
+			t.Errorf("fired %d times after removal, want 4", n)
+		}
+	})
 }
 
 func TestPrompts(t *testing.T) {
