@@ -94,7 +94,7 @@ func TestMCPToolMapping(t *testing.T) {
 	ts, _ := NewToolset("fs", tool)
 	cat := NewCatalog(nil)
 	_ = cat.Add(context.Background(), ts)
-	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(Options{Tools: cat})})
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat})})
 	resp := m.Server().HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	b, _ := json.Marshal(resp)
 	var out struct {
@@ -128,7 +128,7 @@ func TestMCPToolMapping(t *testing.T) {
 func TestMCPCallMapsValidationToIsError(t *testing.T) {
 	p := newTestPipeline(t, newMemRecorder(), nil)
 	cat := p.opts.Tools.(*Catalog)
-	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: p})
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: p})
 	resp := m.Server().HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"path":"a","limit":5000}}}`))
 	b, _ := json.Marshal(resp)
 	var out struct {
@@ -145,7 +145,7 @@ func TestMCPCallMapsValidationToIsError(t *testing.T) {
 func TestMCPUnknownToolIsRecorded(t *testing.T) {
 	rec := newMemRecorder()
 	p := newTestPipeline(t, rec, nil)
-	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
 	resp := m.Server().HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"no_such_tool","arguments":{"token":"s3cret"}}}`))
 	b, _ := json.Marshal(resp)
 	if !strings.Contains(string(b), `"code":-32602`) {
@@ -233,7 +233,7 @@ func relayServer(t *testing.T, setup func(m *MCPServer)) (string, *eventRecorder
 		t.Fatal(err)
 	}
 	rec := &eventRecorder{memRecorder: newMemRecorder()}
-	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(Options{Tools: cat, Recorder: rec, CallTimeout: 10 * time.Second})})
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: rec, CallTimeout: 10 * time.Second})})
 	if setup != nil {
 		setup(m)
 	}

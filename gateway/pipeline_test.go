@@ -135,7 +135,7 @@ func newTestPipeline(t *testing.T, rec Recorder, arts ArtifactStore) *Pipeline {
 	if err := cat.Add(context.Background(), testTools(t)); err != nil {
 		t.Fatal(err)
 	}
-	return NewPipeline(Options{Tools: cat, Policy: denyShell, Recorder: rec, Artifacts: arts, CallTimeout: 2 * time.Second, MaxOutputBytes: 4096})
+	return NewPipeline(&Options{Tools: cat, Policy: denyShell, Recorder: rec, Artifacts: arts, CallTimeout: 2 * time.Second, MaxOutputBytes: 4096})
 }
 
 func TestPipelineOutcomes(t *testing.T) {
@@ -297,7 +297,7 @@ func TestSummarizeWhenArtifactCannotBeSaved(t *testing.T) {
 
 func TestSummarizeBinaryParts(t *testing.T) {
 	arts := &memArtifacts{}
-	p := NewPipeline(Options{Tools: resolverFunc(func(string) (*Tool, string, bool) {
+	p := NewPipeline(&Options{Tools: resolverFunc(func(string) (*Tool, string, bool) {
 		return Must(NewTool(ToolDef{Name: "img"}, func(context.Context, *Call) (*Result, error) {
 			return Ok(Text("a picture"), ImagePart{Data: make([]byte, 10_000), MIMEType: "image/png"}), nil
 		})), "t", true

@@ -88,7 +88,7 @@ func TestTypedToolOutChecksOutput(t *testing.T) {
 			ts, _ := NewToolset("w", tool)
 			cat := NewCatalog(nil)
 			_ = cat.Add(context.Background(), ts)
-			p := NewPipeline(Options{Tools: cat})
+			p := NewPipeline(&Options{Tools: cat})
 			res := p.Call(context.Background(), &Call{Name: "forecast", Arguments: json.RawMessage(`{"city":"Oslo","days":3,"unit":"celsius","home":{"street":"x 1"}}`)})
 			if tc.wantKind != "" {
 				if !res.IsError || res.Kind != tc.wantKind || !strings.Contains(res.Message, tc.wantMsg) || len(res.Structured) > 0 {

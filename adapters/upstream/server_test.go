@@ -433,7 +433,7 @@ func newGW(t *testing.T, toolsets ...gateway.Toolset) *gw {
 	for _, ts := range toolsets {
 		_ = cat.Add(context.Background(), ts)
 	}
-	return &gw{cat: cat, pipe: gateway.NewPipeline(gateway.Options{Tools: cat, CallTimeout: 20 * time.Second})}
+	return &gw{cat: cat, pipe: gateway.NewPipeline(&gateway.Options{Tools: cat, CallTimeout: 20 * time.Second})}
 }
 
 func (g *gw) call(ctx context.Context, name, args string) *gateway.Result {

@@ -176,7 +176,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		if a.run != nil {
 			archive = a.run.ArchiveDir()
 		}
-		mem, err := memory.New(memory.Options{Mode: mode, Store: store, CandidatesPath: memory.CandidatesPath(archive),
+		mem, err := memory.New(&memory.Options{Mode: mode, Store: store, CandidatesPath: memory.CandidatesPath(archive),
 			Logger: a.log.With("toolset", "memory")})
 		if err != nil {
 			store.Close()
@@ -188,7 +188,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	}
 
 	if dirs := cfg.SkillDirs(); len(dirs) > 0 {
-		sk, err := skills.New(skills.Options{Dirs: dirs, Granter: skillGranter{a.policy}, Logger: a.log.With("toolset", "skills")})
+		sk, err := skills.New(&skills.Options{Dirs: dirs, Granter: skillGranter{a.policy}, Logger: a.log.With("toolset", "skills")})
 		if err != nil {
 			return nil, fmt.Errorf("skills: %w", err)
 		}
@@ -205,7 +205,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		return nil, err
 	}
 
-	a.pipeline = gateway.NewPipeline(gateway.Options{
+	a.pipeline = gateway.NewPipeline(&gateway.Options{
 		Tools:          a.catalog,
 		Policy:         a.policy,
 		Recorder:       recorder,

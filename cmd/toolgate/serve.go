@@ -48,7 +48,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := gateway.NewMCPServer(gateway.MCPOptions{
+	srv := gateway.NewMCPServer(&gateway.MCPOptions{
 		Name:         "toolgate",
 		Version:      version(),
 		Instructions: "toolgate serves sandboxed tools; every call is validated, authorized and recorded. Large outputs are saved as artifacts you can read with resources/read.",

@@ -56,7 +56,7 @@ func newEnv(t testing.TB, mode memory.Mode, tweak ...func(*memory.Options)) *env
 
 func (e *env) serve(opts memory.Options) {
 	e.t.Helper()
-	ts, err := memory.New(opts)
+	ts, err := memory.New(&opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func (e *env) serve(opts memory.Options) {
 		e.t.Fatal(err)
 	}
 	e.ts, e.cat = ts, cat
-	e.p = gateway.NewPipeline(gateway.Options{Tools: cat})
+	e.p = gateway.NewPipeline(&gateway.Options{Tools: cat})
 }
 
 // call runs a call through the pipeline with a fresh call ID (which the

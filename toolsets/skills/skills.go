@@ -135,8 +135,13 @@ type Resource struct {
 // New returns the skills toolset over opts.Dirs and scans them once. It
 // returns an error only for unusable options (no directories, an empty or
 // repeated directory, negative limits); a directory that does not exist or
-// cannot be read is reported by [Toolset.Problems].
-func New(opts Options) (*Toolset, error) {
+// cannot be read is reported by [Toolset.Problems]. opts is copied; nil is
+// an error (Dirs is required).
+func New(options *Options) (*Toolset, error) {
+	var opts Options
+	if options != nil {
+		opts = *options
+	}
 	if len(opts.Dirs) == 0 {
 		return nil, errors.New("skills: no skill directories")
 	}

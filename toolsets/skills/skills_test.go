@@ -141,7 +141,7 @@ func newEnv(t testing.TB, opts Options, files map[string]string) *env {
 	for i, d := range opts.Dirs {
 		opts.Dirs[i] = filepath.Join(base, d)
 	}
-	ts, err := New(opts)
+	ts, err := New(&opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func newEnv(t testing.TB, opts Options, files map[string]string) *env {
 	if err := cat.Add(context.Background(), ts); err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, base: base, ts: ts, p: gateway.NewPipeline(gateway.Options{Tools: cat})}
+	return &env{t: t, base: base, ts: ts, p: gateway.NewPipeline(&gateway.Options{Tools: cat})}
 }
 
 func (e *env) call(name string, args any) *gateway.Result {
@@ -644,7 +644,7 @@ func TestSymlinksInside(t *testing.T) {
 	if err := os.Symlink(filepath.Join(base, "elsewhere", "linked"), filepath.Join(base, "skills", "linked")); err != nil {
 		t.Fatal(err)
 	}
-	ts, err := New(Options{Dirs: []string{filepath.Join(base, "skills")}})
+	ts, err := New(&Options{Dirs: []string{filepath.Join(base, "skills")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -921,12 +921,15 @@ func TestNewOptions(t *testing.T) {
 		{"negative max body", Options{Dirs: []string{dir}, MaxBodyBytes: -1}, "MaxBodyBytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := New(tc.opts); err == nil || !strings.Contains(err.Error(), tc.err) {
+			if _, err := New(&tc.opts); err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("err %v, want %q", err, tc.err)
 			}
 		})
 	}
-	ts, err := New(Options{Dirs: []string{filepath.Join(dir, "nope")}})
+	if _, err := New(nil); err == nil || !strings.Contains(err.Error(), "no skill directories") {
+		t.Errorf("nil options: err %v", err)
+	}
+	ts, err := New(&Options{Dirs: []string{filepath.Join(dir, "nope")}})
 	if err != nil {
 		t.Fatalf("a missing directory is a problem, not an error: %v", err)
 	}
