@@ -182,12 +182,12 @@ func (t *toolset) grepResult(in grepFilesParams, root int, where string, maxMatc
 	switch {
 	case s.truncated:
 		fmt.Fprintf(&msg, "Showing the first %s in %s (max_matches=%d reached and more matches exist; narrow the pattern, path or glob, or raise max_matches up to %d). Searched %d of %d files under %s before stopping",
-			plural(s.matches, "match", "matches"), plural(nFiles, "file", "files"), maxMatches, max(maxGrepMatchesLimit, t.opts.MaxGrepMatches), s.scanned, total, where)
+			gateway.Plural(s.matches, "match", "matches"), gateway.Plural(nFiles, "file", "files"), maxMatches, max(maxGrepMatchesLimit, t.opts.MaxGrepMatches), s.scanned, total, where)
 	case s.matches == 0:
-		fmt.Fprintf(&msg, "No matches for %s %q in %s under %s", what, in.Pattern, plural(s.scanned, "file", "files"), where)
+		fmt.Fprintf(&msg, "No matches for %s %q in %s under %s", what, in.Pattern, gateway.Plural(s.scanned, "file", "files"), where)
 	default:
 		fmt.Fprintf(&msg, "Found %s in %s (searched %s under %s)",
-			plural(s.matches, "match", "matches"), plural(nFiles, "file", "files"), plural(s.scanned, "file", "files"), where)
+			gateway.Plural(s.matches, "match", "matches"), gateway.Plural(nFiles, "file", "files"), gateway.Plural(s.scanned, "file", "files"), where)
 	}
 	if skipped := s.binary + s.tooLarge + s.unreadable; skipped > 0 {
 		var parts []string
@@ -218,11 +218,11 @@ func (t *toolset) grepResult(in grepFilesParams, root int, where string, maxMatc
 	var brief string
 	switch {
 	case s.matches == 0:
-		brief = fmt.Sprintf("No matches in %s", plural(s.scanned, "file", "files"))
+		brief = fmt.Sprintf("No matches in %s", gateway.Plural(s.scanned, "file", "files"))
 	case s.truncated:
-		brief = fmt.Sprintf("%d+ matches in %s", s.matches, plural(nFiles, "file", "files"))
+		brief = fmt.Sprintf("%d+ matches in %s", s.matches, gateway.Plural(nFiles, "file", "files"))
 	default:
-		brief = fmt.Sprintf("%s in %s", plural(s.matches, "match", "matches"), plural(nFiles, "file", "files"))
+		brief = fmt.Sprintf("%s in %s", gateway.Plural(s.matches, "match", "matches"), gateway.Plural(nFiles, "file", "files"))
 	}
 	return res.WithBrief(brief)
 }

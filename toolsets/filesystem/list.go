@@ -216,23 +216,23 @@ func (l *lister) result(where string, in listFilesParams) *gateway.Result {
 		fmt.Fprintf(&msg, "Listed the first %d entries in %s (truncated at %d entries; list a subdirectory, lower max_depth or use pattern to see the rest)",
 			n, where, l.max)
 	default:
-		kinds := []string{plural(l.counts[0], "dir", "dirs"), plural(l.counts[1], "file", "files"), plural(l.counts[2], "link", "links")}
+		kinds := []string{gateway.Plural(l.counts[0], "dir", "dirs"), gateway.Plural(l.counts[1], "file", "files"), gateway.Plural(l.counts[2], "link", "links")}
 		if l.counts[3] > 0 {
 			kinds = append(kinds, fmt.Sprintf("%d other", l.counts[3]))
 		}
-		fmt.Fprintf(&msg, "Listed %s in %s (%s)", plural(n, "entry", "entries"), where, strings.Join(kinds, ", "))
+		fmt.Fprintf(&msg, "Listed %s in %s (%s)", gateway.Plural(n, "entry", "entries"), where, strings.Join(kinds, ", "))
 	}
 	if l.hidden > 0 {
-		fmt.Fprintf(&msg, "; %s skipped (include_hidden shows them)", plural(l.hidden, "hidden entry", "hidden entries"))
+		fmt.Fprintf(&msg, "; %s skipped (include_hidden shows them)", gateway.Plural(l.hidden, "hidden entry", "hidden entries"))
 	}
 	if l.badDirs > 0 {
-		fmt.Fprintf(&msg, "; %s could not be read (%s)", plural(l.badDirs, "directory", "directories"), l.firstBad)
+		fmt.Fprintf(&msg, "; %s could not be read (%s)", gateway.Plural(l.badDirs, "directory", "directories"), l.firstBad)
 	}
 	msg.WriteString(".")
 	res := gateway.OkText(strings.Join(l.lines, "\n"))
 	res.Message = msg.String()
 	res.Extras = map[string]any{"entries": n, "truncated": l.full, "hidden_skipped": l.hidden}
-	brief := fmt.Sprintf("Listed %s in %s", plural(n, "entry", "entries"), where)
+	brief := fmt.Sprintf("Listed %s in %s", gateway.Plural(n, "entry", "entries"), where)
 	if l.full {
 		brief += " (truncated)"
 	}

@@ -296,18 +296,11 @@ func recallResult(in recallParams, terms []string, hits []Hit) (*gateway.Result,
 		res.Message = fmt.Sprintf("No memories %s.", what)
 	} else {
 		res = gateway.OkText(b.String())
-		msg := fmt.Sprintf("%d %s %s, best first: %d committed", len(hits), plural(len(hits), "memory", "memories"), what, committed)
+		msg := fmt.Sprintf("%s %s, best first: %d committed", gateway.Plural(len(hits), "memory", "memories"), what, committed)
 		if candidates > 0 {
-			msg += fmt.Sprintf(", %d %s of this run awaiting review (not committed yet)", candidates, plural(candidates, "candidate", "candidates"))
+			msg += fmt.Sprintf(", %s of this run awaiting review (not committed yet)", gateway.Plural(candidates, "candidate", "candidates"))
 		}
 		res.Message = msg + "."
 	}
-	return res.WithBrief(fmt.Sprintf("Recalled %d %s (scope %s)", len(hits), plural(len(hits), "memory", "memories"), in.Scope)), out
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return res.WithBrief(fmt.Sprintf("Recalled %s (scope %s)", gateway.Plural(len(hits), "memory", "memories"), in.Scope)), out
 }

@@ -202,11 +202,11 @@ func (t *Toolset) Tools(context.Context) ([]*gateway.Tool, error) {
 func (t *Toolset) Status() gateway.ToolsetStatus {
 	s := t.current()
 	if len(s.problems) == 0 {
-		return gateway.ToolsetStatus{State: "ready", Detail: plural(len(s.skills), "skill", "skills")}
+		return gateway.ToolsetStatus{State: "ready", Detail: gateway.Plural(len(s.skills), "skill", "skills")}
 	}
 	return gateway.ToolsetStatus{
 		State:  "degraded",
-		Detail: fmt.Sprintf("%s, %s (first: %s)", plural(len(s.skills), "skill", "skills"), plural(len(s.problems), "problem", "problems"), s.problems[0]),
+		Detail: fmt.Sprintf("%s, %s (first: %s)", gateway.Plural(len(s.skills), "skill", "skills"), gateway.Plural(len(s.problems), "problem", "problems"), s.problems[0]),
 	}
 }
 
@@ -298,14 +298,6 @@ func (t *Toolset) logChanges(old, s *state) {
 	if !sameSet(old, s) {
 		t.log.Info("skills loaded", "skills", len(s.skills), "problems", len(s.problems), "dirs", t.dirs)
 	}
-}
-
-// plural returns "1 skill" or "3 skills".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 var (

@@ -88,10 +88,10 @@ func (t *Toolset) listSkills(_ context.Context, _ listParams) (*gateway.Result, 
 	case out.Truncated:
 		fmt.Fprintf(&msg, "Showing the first %d of %d skills (sorted by name); the rest are not listed. Load one with load_skill.", len(out.Skills), len(s.skills))
 	default:
-		fmt.Fprintf(&msg, "%s, sorted by name. Load one with load_skill.", plural(len(s.skills), "skill", "skills"))
+		fmt.Fprintf(&msg, "%s, sorted by name. Load one with load_skill.", gateway.Plural(len(s.skills), "skill", "skills"))
 	}
 	if n := len(s.problems); n > 0 {
-		fmt.Fprintf(&msg, "\n%s found while loading skills (skills with problems are not listed); see `problems` in the structured output", plural(n, "problem was", "problems were"))
+		fmt.Fprintf(&msg, "\n%s found while loading skills (skills with problems are not listed); see `problems` in the structured output", gateway.Plural(n, "problem was", "problems were"))
 		if n > maxListedProblems {
 			fmt.Fprintf(&msg, ", which holds the first %d", maxListedProblems)
 		}
@@ -107,9 +107,9 @@ func (t *Toolset) listSkills(_ context.Context, _ listParams) (*gateway.Result, 
 	if text == "" {
 		text = "(no skills)"
 	}
-	brief := plural(len(s.skills), "skill", "skills")
+	brief := gateway.Plural(len(s.skills), "skill", "skills")
 	if len(s.problems) > 0 {
-		brief += ", " + plural(len(s.problems), "problem", "problems")
+		brief += ", " + gateway.Plural(len(s.problems), "problem", "problems")
 	}
 	return gateway.OkText(text).WithMessage(msg.String()).WithBrief(brief), out, nil
 }
@@ -182,7 +182,7 @@ func (t *Toolset) loadSkill(ctx context.Context, in loadParams) (*gateway.Result
 	}
 	brief := fmt.Sprintf("Loaded skill %s", sk.name)
 	if len(grants) > 0 {
-		brief += fmt.Sprintf(" (%d of %s granted)", granted, plural(len(grants), "requested capability", "requested capabilities"))
+		brief += fmt.Sprintf(" (%d of %s granted)", granted, gateway.Plural(len(grants), "requested capability", "requested capabilities"))
 	}
 	return gateway.OkText(sk.body).WithMessage(msg.String()).WithBrief(brief), out, nil
 }
@@ -240,9 +240,9 @@ func (t *Toolset) unknown(s *state, id string) *gateway.Result {
 	var msg string
 	switch {
 	case len(near) > 0:
-		msg = fmt.Sprintf("Unknown skill %q. Close matches: %s. Call list_skills to see all %s.", id, strings.Join(near, ", "), plural(len(s.skills), "skill", "skills"))
+		msg = fmt.Sprintf("Unknown skill %q. Close matches: %s. Call list_skills to see all %s.", id, strings.Join(near, ", "), gateway.Plural(len(s.skills), "skill", "skills"))
 	case len(s.skills) > 0:
-		msg = fmt.Sprintf("Unknown skill %q, and no skill has a similar name. Call list_skills to see all %s.", id, plural(len(s.skills), "skill", "skills"))
+		msg = fmt.Sprintf("Unknown skill %q, and no skill has a similar name. Call list_skills to see all %s.", id, gateway.Plural(len(s.skills), "skill", "skills"))
 	default:
 		msg = fmt.Sprintf("Unknown skill %q: there are no skills.", id)
 	}
