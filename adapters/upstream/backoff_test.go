@@ -17,8 +17,8 @@ type attemptLog struct {
 }
 
 func (h *attemptLog) Enabled(context.Context, slog.Level) bool { return true }
-func (h *attemptLog) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h *attemptLog) WithGroup(string) slog.Handler           { return h }
+func (h *attemptLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *attemptLog) WithGroup(string) slog.Handler            { return h }
 func (h *attemptLog) Handle(_ context.Context, r slog.Record) error {
 	if r.Message == "upstream connection attempt failed" {
 		h.mu.Lock()
