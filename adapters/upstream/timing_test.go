@@ -72,3 +72,48 @@ func TestReconnectBackoff(t *testing.T) {
 		}
 	})
 }
+
+// TestRelistDebounce: list_changed notifications in a burst make one
+// re-listing, debounce after the last of them, not before. The upstream is
+// not started, so a re-listing finds no live connection and marks the list
+// pending (what a connection being set up installs again): that mark is
+// the re-listing seen from outside. Fake time (synctest): exact.
+func TestRelistDebounce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, err := New(Config{Name: "d", Command: "/nonexistent/toolgate-test-upstream"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer u.Close()
+		relisted := func() bool {
+			synctest.Wait()
+			u.mu.Lock()
+			defer u.mu.Unlock()
+			return u.pending[listTools]
+		}
+		d := u.tune.debounce
+		for range 5 { // a burst: each notification within debounce of the last
+			u.scheduleRelist(listTools)
+			time.Sleep(d / 2)
+			if relisted() {
+				t.Fatal("re-listed during the burst")
+			}
+		}
+		time.Sleep(d/2 - time.Nanosecond)
+		if relisted() {
+			t.Fatal("re-listed before debounce passed since the last notification")
+		}
+		time.Sleep(time.Nanosecond)
+		if !relisted() {
+			t.Fatal("not re-listed debounce after the last notification")
+		}
+		// Exactly once: no second re-listing follows.
+		u.mu.Lock()
+		u.pending[listTools] = false
+		u.mu.Unlock()
+		time.Sleep(10 * d)
+		if relisted() {
+			t.Error("re-listed twice for one burst")
+		}
+	})
+}
