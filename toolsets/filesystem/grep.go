@@ -2,12 +2,14 @@ package filesystem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -55,7 +57,10 @@ func (t *toolset) grepFilesTool() (*gateway.Tool, error) {
 func (t *toolset) grepFiles(ctx context.Context, in grepFilesParams) (*gateway.Result, error) {
 	m, err := newMatcher(in.Pattern, in.FixedString, in.IgnoreCase)
 	if err != nil {
-		return gateway.Error(fmt.Sprintf("invalid regexp %q: %v", in.Pattern, err), "Invalid regexp"), nil
+		if errors.Is(err, errPatternTooLarge) {
+			return gateway.Error(fmt.Sprintf("%v (the pattern has %d characters)", err, utf8.RuneCountInString(in.Pattern)), "Pattern too large"), nil
+		}
+		return gateway.Error(fmt.Sprintf("invalid regexp %q: %v", gateway.Truncate(in.Pattern, 200), err), "Invalid regexp"), nil
 	}
 	if in.Glob != "" {
 		if _, err := path.Match(in.Glob, ""); err != nil {

@@ -70,7 +70,10 @@ func TestGrepFilesMatcherMemory(t *testing.T) {
 	if n > bound {
 		t.Errorf("a %d-byte pattern of counted repeats allocated %d MB, want under %d MB", len(worst), n>>20, bound>>20)
 	}
-	wantError(t, res, gateway.KindToolError, "pattern too large", "50000 instructions")
+	wantError(t, res, gateway.KindToolError, "pattern too large", "50000 instructions", "(the pattern has 4092 characters)")
+	if strings.Contains(res.Message, worst) {
+		t.Error("the error message repeats the pattern")
+	}
 
 	// A pattern just within maxPatternInsts: searched, within the bound.
 	near := strings.Repeat(`[a-y]{1000}`, maxPatternInsts/1000-1)
