@@ -17,6 +17,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzJSONRPCHTTP \
 	./gateway:FuzzToolArguments \
 	./gateway/runs:FuzzAppendString \
+	./toolsets/filesystem:FuzzMatcher \
 	./cmd/toolgate/internal/config:FuzzLoadConfigFile
 
 .PHONY: run build test peers vet unit fuzz bench conformance clean

@@ -108,12 +108,19 @@ func newMatcher(pattern string, fixed, ignoreCase bool) (*matcher, error) {
 	if m.re, err = regexp.Compile(prefix + src); err != nil {
 		return nil, err
 	}
-	if !ignoreCase && m.needle != nil && bytes.IndexByte(m.needle, '\n') < 0 {
-		if lit, complete := m.re.LiteralPrefix(); complete && lit == string(m.needle) {
-			m.exact = true
-		}
-	}
+	m.exact = m.needle != nil && !m.fold && isLiteral(tree) && bytes.IndexByte(m.needle, '\n') < 0
 	return m, nil
+}
+
+// isLiteral reports whether re is a plain literal (in captures or not),
+// matched case-sensitively: then a line holding it matches. (The
+// regexp's LiteralPrefix cannot tell: for "^b$" it reports "b" complete,
+// meaning the whole input, not any line holding a "b".)
+func isLiteral(re *syntax.Regexp) bool {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	return re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0
 }
 
 // progSize estimates (from above) the number of instructions re compiles

@@ -164,7 +164,7 @@ func TestGrepFilesUnreadable(t *testing.T) {
 func TestMatcherAgainstReference(t *testing.T) {
 	patterns := []string{"a", "ab", "^a", "b$", "^$", "a.b", `a\sb`, `[^a]b`, `\Aa`, `a\z`, "a|b", "(?s)a.b",
 		"x*", "", "(ab)+c", `\bab\b`, "a\nb", "k", "K", "kb", "(?i)kb", "s", "a{2}", "^a+$", `(?m)^b`, `(?-m)^b`,
-		"ab|ba", "(a)(b)", "[ab]+k", "b a", `\n`, "ſ", "é", "(?U)a+"}
+		"ab|ba", "(a)(b)", "[ab]+k", "b a", `\n`, "ſ", "é", "(?U)a+", "^b$", "^(ab)$", `\Ab\z`}
 	alphabet := []string{"a", "b", " ", "\n", "\n", "k", "K", "\u212a", "s", "ſ", "é", "c", "\r"}
 	r := rand.New(rand.NewPCG(11, 12))
 	for i := range 4000 {
