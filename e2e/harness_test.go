@@ -93,6 +93,7 @@ func testMain(m *testing.M) int {
 
 // goTool is the go command that runs the tests.
 func goTool() string {
+	//lint:ignore SA1019 the test binary runs where it was built, so the GOROOT of its build is the toolchain running the tests
 	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
 		return p
 	}

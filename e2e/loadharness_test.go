@@ -445,16 +445,3 @@ func soakDuration(t *testing.T) time.Duration {
 	}
 	return 60 * time.Second
 }
-
-// fdLinks lists what the process's descriptors point at, for reports.
-func fdLinks(pid int) []string {
-	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	var out []string
-	for _, e := range ents {
-		l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
-		if err == nil {
-			out = append(out, e.Name()+"->"+l)
-		}
-	}
-	return out
-}

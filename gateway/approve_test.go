@@ -52,7 +52,7 @@ func TestApproveStage(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ran = 0
 			log := &eventLog{}
-			p := NewPipeline(Options{Tools: cat, Policy: ask, Approver: c.approver, Recorder: log})
+			p := NewPipeline(&Options{Tools: cat, Policy: ask, Approver: c.approver, Recorder: log})
 			call := &Call{Name: "send"}
 			res := p.Call(context.Background(), call)
 			if res.Kind != c.kind || ran != c.ran {

@@ -128,7 +128,8 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
-			p := gateway.NewPipeline(v.opts(b))
+			opts := v.opts(b)
+			p := gateway.NewPipeline(&opts)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -165,7 +166,7 @@ func BenchmarkPipelineParallel(b *testing.B) {
 	})
 	b.Run("full", func(b *testing.B) {
 		r := benchRun(b)
-		p := gateway.NewPipeline(gateway.Options{Tools: cat, Policy: benchPolicy(b), Recorder: r, Artifacts: r})
+		p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: benchPolicy(b), Recorder: r, Artifacts: r})
 		b.ReportAllocs()
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
@@ -206,9 +207,9 @@ func toolgateMCPServer(b *testing.B, minimal bool) *server.MCPServer {
 		opts.Policy, opts.Recorder, opts.Artifacts = benchPolicy(b), r, r
 		artifacts = r
 	}
-	m := gateway.NewMCPServer(gateway.MCPOptions{
+	m := gateway.NewMCPServer(&gateway.MCPOptions{
 		Name: "toolgate", Version: "bench", Catalog: cat,
-		Pipeline: gateway.NewPipeline(opts), Artifacts: artifacts,
+		Pipeline: gateway.NewPipeline(&opts), Artifacts: artifacts,
 	})
 	return m.MCPGoServer()
 }
@@ -269,7 +270,7 @@ func TestBenchSetup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	p := gateway.NewPipeline(gateway.Options{Tools: cat, Policy: benchPolicy(t), Recorder: r, Artifacts: r, CallTimeout: 5 * time.Second})
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: benchPolicy(t), Recorder: r, Artifacts: r, CallTimeout: 5 * time.Second})
 	res := p.Call(context.Background(), &gateway.Call{Name: "echo", Arguments: benchArgs})
 	if res.IsError || res.OutputText() != "hello, toolgate" {
 		t.Fatalf("echo through the full pipeline: %+v", res)

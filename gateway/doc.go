@@ -10,8 +10,10 @@
 // capabilities it needs and its behaviour hints. Build one with [NewTool]
 // (the handler sees the raw [Call]; adapters use it to pass calls on),
 // [NewDynamicTool] (hand-written schema, decoded arguments: the seeds'
-// CallableTool) or [NewTypedTool] (schema generated from a Go struct,
-// decoded struct: the seeds' CallableTool2).
+// CallableTool), [NewTypedTool] (schema generated from a Go struct,
+// decoded struct: the seeds' CallableTool2) or [NewTypedToolOut] (the
+// same, with an output schema generated from a second struct and each
+// result's structured output checked against it).
 //
 // Every call ends with a [Result] (the seeds' ToolReturnValue): output parts
 // for the model, a message, [DisplayBlock]s for humans (the first

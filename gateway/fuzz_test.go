@@ -96,8 +96,8 @@ func newFuzzGateway(tb testing.TB) *fuzzGateway {
 		tb.Fatal(err)
 	}
 	rec := &countingRecorder{}
-	p := gateway.NewPipeline(gateway.Options{Tools: cat, Policy: pol, Recorder: rec, CallTimeout: time.Second})
-	srv := gateway.NewMCPServer(gateway.MCPOptions{Name: "toolgate", Version: "fuzz", Catalog: cat, Pipeline: p})
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: pol, Recorder: rec, CallTimeout: time.Second})
+	srv := gateway.NewMCPServer(&gateway.MCPOptions{Name: "toolgate", Version: "fuzz", Catalog: cat, Pipeline: p})
 	return &fuzzGateway{srv: srv, rec: rec}
 }
 

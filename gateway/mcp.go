@@ -117,7 +117,13 @@ type MCPServer struct {
 // NewMCPServer mirrors the catalog onto an mcp-go server and keeps it in
 // step with the catalog: every change is debounced and sent to clients as
 // one tools/list_changed, and only when the tool list really changed.
-func NewMCPServer(opts MCPOptions) *MCPServer {
+// options is copied; Catalog and Pipeline are required (it panics without
+// them, or with nil options).
+func NewMCPServer(options *MCPOptions) *MCPServer {
+	var opts MCPOptions
+	if options != nil {
+		opts = *options
+	}
 	if opts.Catalog == nil || opts.Pipeline == nil {
 		panic("gateway: NewMCPServer needs Catalog and Pipeline")
 	}

@@ -52,7 +52,7 @@ func (s *reentrantSource) Resources(context.Context) ([]Resource, []ResourceTemp
 // is the mirror's sync, which takes the same lock).
 func TestSyncReentrantSource(t *testing.T) {
 	cat := NewCatalog(nil)
-	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(Options{Tools: cat})})
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat})})
 	src := &reentrantSource{}
 	m.AddPromptSource(src)
 	m.AddResourceSource(src)
@@ -88,7 +88,7 @@ func TestSyncReentrantSource(t *testing.T) {
 // the catalog last is what clients see, whatever order they finish in.
 func TestSyncToolsInstallsTheNewest(t *testing.T) {
 	cat := NewCatalog(nil)
-	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(Options{Tools: cat})})
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat})})
 	for i := range 20 {
 		tl, _ := NewDynamicTool(ToolDef{Name: "t" + string(rune('a'+i))}, func(context.Context, map[string]any) (*Result, error) { return OkText(""), nil })
 		ts, _ := NewToolset("ts"+string(rune('a'+i)), tl)

@@ -91,7 +91,7 @@ func TestResultFromMCPRoundTrip(t *testing.T) {
 func TestMCPUnknownToolIsRecorded(t *testing.T) {
 	rec := newMemRecorder()
 	p := newTestPipeline(t, rec, nil)
-	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
 	resp := m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"no_such_tool","arguments":{"token":"s3cret"}}}`))
 	b, _ := json.Marshal(resp)
 	if !strings.Contains(string(b), `"code":-32602`) {
@@ -179,7 +179,7 @@ func relayServer(t *testing.T, setup func(m *MCPServer)) (string, *eventRecorder
 		t.Fatal(err)
 	}
 	rec := &eventRecorder{memRecorder: newMemRecorder()}
-	m := NewMCPServer(MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(Options{Tools: cat, Recorder: rec, CallTimeout: 10 * time.Second})})
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: rec, CallTimeout: 10 * time.Second})})
 	if setup != nil {
 		setup(m)
 	}
@@ -204,6 +204,8 @@ type elicitFunc func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationR
 func (f elicitFunc) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	return f(ctx, r)
 }
+
+//lint:file-ignore SA1019 these tests are clients on the 2025 protocol revisions (GET stream, logging, subscriptions), which the mirror serves
 
 // dialMCP connects a 2025-era mcp-go client (with the GET stream, which
 // mcp-go's server uses for sampling requests) and collects its

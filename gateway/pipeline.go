@@ -102,8 +102,14 @@ type Pipeline struct {
 	killCancel context.CancelFunc
 }
 
-// NewPipeline builds a pipeline. It panics if opts.Tools is nil.
-func NewPipeline(opts Options) *Pipeline {
+// NewPipeline builds a pipeline. options is copied; nil means the zero
+// Options, whose fields are the defaults except Tools, which is required:
+// NewPipeline panics without it.
+func NewPipeline(options *Options) *Pipeline {
+	var opts Options
+	if options != nil {
+		opts = *options
+	}
 	if opts.Tools == nil {
 		panic("gateway: NewPipeline without Options.Tools")
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -134,19 +135,11 @@ func newTestPipeline(t *testing.T, rec Recorder, arts ArtifactStore) *Pipeline {
 	if err := cat.Add(context.Background(), testTools(t)); err != nil {
 		t.Fatal(err)
 	}
-	return NewPipeline(Options{Tools: cat, Policy: denyShell, Recorder: rec, Artifacts: arts, CallTimeout: 2 * time.Second, MaxOutputBytes: 4096})
+	return NewPipeline(&Options{Tools: cat, Policy: denyShell, Recorder: rec, Artifacts: arts, CallTimeout: 2 * time.Second, MaxOutputBytes: 4096})
 }
 
 func TestPipelineOutcomes(t *testing.T) {
-	tests := []struct {
-		name      string
-		tool      string
-		args      string
-		wantKind  Kind
-		wantError bool
-		wantInMsg string
-		wantOut   string
-	}{
+	tests := []outcomeCase{
 		{name: "ok", tool: "echo", args: `{"path":"a","limit":3}`, wantOut: "a/3"},
 		{name: "ok without optional", tool: "echo", args: `{"path":"a"}`, wantOut: "a/0"},
 		{name: "not found", tool: "nope", args: `{}`, wantError: true, wantKind: KindNotFound, wantInMsg: "Tool `nope` not found"},
@@ -165,30 +158,52 @@ func TestPipelineOutcomes(t *testing.T) {
 		{name: "go error", tool: "fails", args: `{}`, wantError: true, wantKind: KindRuntime, wantInMsg: "disk on fire"},
 	}
 	rec := newMemRecorder()
-	p := newTestPipeline(t, rec, &memArtifacts{})
+	arts := &memArtifacts{}
 	for _, tc := range tests {
+		// In a bubble, the timeouts (2s, 30ms) pass in fake time, at once.
 		t.Run(tc.name, func(t *testing.T) {
-			call := &Call{Name: tc.tool, Arguments: json.RawMessage(tc.args)}
-			res := p.Call(context.Background(), call)
-			if res.IsError != tc.wantError || res.Kind != tc.wantKind {
-				t.Fatalf("got is_error=%v kind=%q (%s), want %v %q", res.IsError, res.Kind, res.Message, tc.wantError, tc.wantKind)
-			}
-			if !strings.Contains(res.Message, tc.wantInMsg) {
-				t.Errorf("message %q does not contain %q", res.Message, tc.wantInMsg)
-			}
-			if tc.wantOut != "" && res.OutputText() != tc.wantOut {
-				t.Errorf("output %q, want %q", res.OutputText(), tc.wantOut)
-			}
-			if res.IsError && res.Brief() == "" {
-				t.Errorf("error result has no brief")
-			}
-			if rec.finished[call.ID] != res {
-				t.Errorf("call %s not recorded with its result", call.ID)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				checkOutcome(t, newTestPipeline(t, rec, arts), rec, tc)
+				// Let a handler the pipeline gave up on (stubborn) end, in
+				// fake time, so that the bubble ends with no goroutine left.
+				time.Sleep(time.Hour)
+			})
 		})
 	}
 	if len(rec.started) != len(tests) || len(rec.finished) != len(tests) {
 		t.Errorf("recorded %d starts and %d ends for %d calls", len(rec.started), len(rec.finished), len(tests))
+	}
+}
+
+type outcomeCase struct {
+	name      string
+	tool      string
+	args      string
+	wantKind  Kind
+	wantError bool
+	wantInMsg string
+	wantOut   string
+}
+
+func checkOutcome(t *testing.T, p *Pipeline, rec *memRecorder, tc outcomeCase) {
+	call := &Call{Name: tc.tool, Arguments: json.RawMessage(tc.args)}
+	res := p.Call(context.Background(), call)
+	if res.IsError != tc.wantError || res.Kind != tc.wantKind {
+		t.Fatalf("got is_error=%v kind=%q (%s), want %v %q", res.IsError, res.Kind, res.Message, tc.wantError, tc.wantKind)
+	}
+	if !strings.Contains(res.Message, tc.wantInMsg) {
+		t.Errorf("message %q does not contain %q", res.Message, tc.wantInMsg)
+	}
+	if tc.wantOut != "" && res.OutputText() != tc.wantOut {
+		t.Errorf("output %q, want %q", res.OutputText(), tc.wantOut)
+	}
+	if res.IsError && res.Brief() == "" {
+		t.Errorf("error result has no brief")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.finished[call.ID] != res {
+		t.Errorf("call %s not recorded with its result", call.ID)
 	}
 }
 
@@ -215,17 +230,19 @@ func TestPipelineDecisionIsOnTheCall(t *testing.T) {
 }
 
 func TestPipelineCancelledByCaller(t *testing.T) {
-	p := newTestPipeline(t, nil, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(20*time.Millisecond, cancel)
-	start := time.Now()
-	res := p.Call(ctx, &Call{Name: "sleep", Arguments: json.RawMessage(`{"ms":5000}`)})
-	if res.Kind != KindCancelled {
-		t.Fatalf("kind %q, want cancelled", res.Kind)
-	}
-	if time.Since(start) > time.Second {
-		t.Fatalf("cancellation took %v", time.Since(start))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := newTestPipeline(t, nil, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		start := time.Now()
+		res := p.Call(ctx, &Call{Name: "sleep", Arguments: json.RawMessage(`{"ms":5000}`)})
+		if res.Kind != KindCancelled {
+			t.Fatalf("kind %q, want cancelled", res.Kind)
+		}
+		if d := time.Since(start); d != 20*time.Millisecond { // fake time: exact
+			t.Fatalf("the call ended %v after it started, want at its cancellation (20ms)", d)
+		}
+	})
 }
 
 func TestSummarizeLargeOutput(t *testing.T) {
@@ -280,7 +297,7 @@ func TestSummarizeWhenArtifactCannotBeSaved(t *testing.T) {
 
 func TestSummarizeBinaryParts(t *testing.T) {
 	arts := &memArtifacts{}
-	p := NewPipeline(Options{Tools: resolverFunc(func(string) (*Tool, string, bool) {
+	p := NewPipeline(&Options{Tools: resolverFunc(func(string) (*Tool, string, bool) {
 		return Must(NewTool(ToolDef{Name: "img"}, func(context.Context, *Call) (*Result, error) {
 			return Ok(Text("a picture"), ImagePart{Data: make([]byte, 10_000), MIMEType: "image/png"}), nil
 		})), "t", true
@@ -300,75 +317,76 @@ type resolverFunc func(string) (*Tool, string, bool)
 func (f resolverFunc) Resolve(name string) (*Tool, string, bool) { return f(name) }
 
 func TestBatchKeepsOrderAndCancelsPending(t *testing.T) {
-	p := newTestPipeline(t, nil, nil)
-	calls := []*Call{
-		{Name: "sleep", Arguments: json.RawMessage(`{"ms":60}`)},
-		{Name: "echo", Arguments: json.RawMessage(`{"path":"fast"}`)},
-		{Name: "sleep", Arguments: json.RawMessage(`{"ms":1}`)},
-	}
-	res := p.Batch(context.Background(), calls)
-	if res[0].OutputText() != "slept" || res[1].OutputText() != "fast/0" || res[2].OutputText() != "slept" {
-		t.Fatalf("results out of order: %q %q %q", res[0].OutputText(), res[1].OutputText(), res[2].OutputText())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := newTestPipeline(t, nil, nil)
+		calls := []*Call{
+			{Name: "sleep", Arguments: json.RawMessage(`{"ms":60}`)},
+			{Name: "echo", Arguments: json.RawMessage(`{"path":"fast"}`)},
+			{Name: "sleep", Arguments: json.RawMessage(`{"ms":1}`)},
+		}
+		res := p.Batch(context.Background(), calls)
+		if res[0].OutputText() != "slept" || res[1].OutputText() != "fast/0" || res[2].OutputText() != "slept" {
+			t.Fatalf("results out of order: %q %q %q", res[0].OutputText(), res[1].OutputText(), res[2].OutputText())
+		}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	res = p.Batch(ctx, []*Call{
-		{Name: "echo", Arguments: json.RawMessage(`{"path":"done"}`)},
-		{Name: "sleep", Arguments: json.RawMessage(`{"ms":10000}`)},
-		{Name: "sleep", Arguments: json.RawMessage(`{"ms":10000}`)},
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		res = p.Batch(ctx, []*Call{
+			{Name: "echo", Arguments: json.RawMessage(`{"path":"done"}`)},
+			{Name: "sleep", Arguments: json.RawMessage(`{"ms":10000}`)},
+			{Name: "sleep", Arguments: json.RawMessage(`{"ms":10000}`)},
+		})
+		if d := time.Since(start); d != 50*time.Millisecond { // fake time: exact
+			t.Fatalf("batch ended after %v, want at its deadline (50ms): pending calls not cancelled", d)
+		}
+		if res[0].IsError || res[1].Kind != KindCancelled || res[2].Kind != KindCancelled {
+			t.Fatalf("got %q %q %q", res[0].Status(), res[1].Status(), res[2].Status())
+		}
 	})
-	if time.Since(start) > 2*time.Second {
-		t.Fatalf("batch did not cancel pending calls (took %v)", time.Since(start))
-	}
-	if res[0].IsError || res[1].Kind != KindCancelled || res[2].Kind != KindCancelled {
-		t.Fatalf("got %q %q %q", res[0].Status(), res[1].Status(), res[2].Status())
-	}
 }
 
 func TestShutdownRecordsEveryCall(t *testing.T) {
-	rec := newMemRecorder()
-	p := newTestPipeline(t, rec, nil)
-	var wg sync.WaitGroup
-	for i := 0; i < 20; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.Call(context.Background(), &Call{Name: "sleep", Arguments: json.RawMessage(`{"ms":10000}`)})
-		}()
-	}
-	// Wait until all twenty have started.
-	deadline := time.Now().Add(2 * time.Second)
-	for {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newMemRecorder()
+		p := newTestPipeline(t, rec, nil)
+		var wg sync.WaitGroup
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.Call(context.Background(), &Call{Name: "sleep", Arguments: json.RawMessage(`{"ms":10000}`)})
+			}()
+		}
+		// Wait until all twenty are running (blocked in their handlers).
+		synctest.Wait()
 		rec.mu.Lock()
 		n := len(rec.started)
 		rec.mu.Unlock()
-		if n == 20 || time.Now().After(deadline) {
-			break
+		if n != 20 {
+			t.Fatalf("%d calls started, want 20", n)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if err := p.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("shutdown: %v", err)
-	}
-	late := p.Call(context.Background(), &Call{Name: "echo", Arguments: json.RawMessage(`{"path":"x"}`)})
-	wg.Wait()
-	if late.Kind != KindUnavailable {
-		t.Errorf("call after shutdown: %q", late.Kind)
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.started) != 21 || len(rec.finished) != 21 {
-		t.Fatalf("%d started, %d finished, want 21 each", len(rec.started), len(rec.finished))
-	}
-	for id, res := range rec.finished {
-		if res.Kind != KindCancelled && res.Kind != KindUnavailable {
-			t.Errorf("call %s ended %q", id, res.Kind)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		if err := p.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("shutdown: %v", err)
 		}
-	}
+		late := p.Call(context.Background(), &Call{Name: "echo", Arguments: json.RawMessage(`{"path":"x"}`)})
+		wg.Wait()
+		if late.Kind != KindUnavailable {
+			t.Errorf("call after shutdown: %q", late.Kind)
+		}
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if len(rec.started) != 21 || len(rec.finished) != 21 {
+			t.Fatalf("%d started, %d finished, want 21 each", len(rec.started), len(rec.finished))
+		}
+		for id, res := range rec.finished {
+			if res.Kind != KindCancelled && res.Kind != KindUnavailable {
+				t.Errorf("call %s ended %q", id, res.Kind)
+			}
+		}
+	})
 }
 
 func TestProgressIsSerializedAndIncreasing(t *testing.T) {

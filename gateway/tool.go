@@ -18,8 +18,9 @@ import (
 // Tool is a tool the gateway serves: its name, description, input JSON
 // Schema, permission metadata and handler. Build one with [NewTool] (the
 // low-level form: the handler sees the whole [Call]), [NewDynamicTool]
-// (hand-written schema, decoded arguments) or [NewTypedTool] (schema from a
-// Go struct, decoded struct). The schema is checked against its metaschema
+// (hand-written schema, decoded arguments), [NewTypedTool] (schema from a
+// Go struct, decoded struct) or [NewTypedToolOut] (the same, plus an output
+// schema from a Go struct and structured output checked against it). The schema is checked against its metaschema
 // and compiled when the tool is built, never at call time.
 //
 // A Tool is immutable once built and safe for concurrent use.
@@ -237,6 +238,74 @@ func NewTypedTool[In any](def ToolDef, h func(ctx context.Context, in In) (*Resu
 		}
 		return h(ctx, in)
 	})
+}
+
+// NewTypedToolOut builds a typed tool ([NewTypedTool]) with typed output:
+// its output schema comes from the struct Out, generated as the input
+// schema is (flat: no $ref, no titles; a field without omitempty is
+// required), and its handler returns an Out beside its [Result]. The Out
+// is encoded as the result's structured content (MCP structuredContent,
+// advertised with outputSchema) and checked against the output schema,
+// compiled when the tool is built: an Out that does not match it (a nil
+// slice where the schema wants an array, a value outside a bound) makes
+// the call a runtime error that says where, so a client never receives
+// structured content that breaks the schema the tool advertises.
+//
+// If the handler returns a nil Result, the result's text is the Out's
+// JSON. If it returns an error Result (IsError) or a Go error, the Out is
+// ignored. def.InputSchema and def.OutputSchema must be empty.
+//
+// It is a function of its own rather than a second type parameter of
+// [NewTypedTool] (Go has no default type arguments), so that tools without
+// structured output keep the one-parameter form NewTypedTool[In].
+func NewTypedToolOut[In, Out any](def ToolDef, h func(ctx context.Context, in In) (*Result, Out, error)) (*Tool, error) {
+	if h == nil {
+		return nil, fmt.Errorf("tool %q: nil handler", def.Name)
+	}
+	if len(def.OutputSchema) > 0 {
+		return nil, fmt.Errorf("tool %q: a typed output's schema comes from its output type; OutputSchema must be empty", def.Name)
+	}
+	raw, err := schemaFor(reflect.TypeFor[Out]())
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: output: %w", def.Name, err)
+	}
+	outSchema, err := compileSchema("output", raw)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: %w", def.Name, err)
+	}
+	def.OutputSchema = raw
+	name := def.Name
+	return NewTypedTool(def, func(ctx context.Context, in In) (*Result, error) {
+		res, out, err := h(ctx, in)
+		if err != nil || (res != nil && res.IsError) {
+			return res, err
+		}
+		structured, err := json.Marshal(out)
+		if err != nil {
+			return RuntimeErrorResult(name, fmt.Errorf("encoding structured output: %w", err)), nil
+		}
+		if msg := checkStructured(outSchema, structured); msg != "" {
+			return RuntimeErrorResult(name, fmt.Errorf("structured output does not match the tool's output schema: %s", msg)), nil
+		}
+		if res == nil {
+			res = OkText(string(structured))
+		}
+		res.Structured = structured
+		return res, nil
+	})
+}
+
+// checkStructured validates structured output (JSON) against a compiled
+// output schema and returns what is wrong with it, or "".
+func checkStructured(sch *jsonschema.Schema, structured []byte) string {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(structured))
+	if err != nil {
+		return err.Error()
+	}
+	if err := sch.Validate(inst); err != nil {
+		return describeValidation(err)
+	}
+	return ""
 }
 
 // decodeTyped decodes validated arguments into a typed tool's struct.

@@ -162,7 +162,7 @@ func TestTypedToolDecodesStruct(t *testing.T) {
 	cat := NewCatalog(nil)
 	ts, _ := NewToolset("w", tool)
 	_ = cat.Add(context.Background(), ts)
-	p := NewPipeline(Options{Tools: cat})
+	p := NewPipeline(&Options{Tools: cat})
 	res := p.Call(context.Background(), &Call{Name: "weather", Arguments: json.RawMessage(`{"city":"Oslo","days":3,"unit":"celsius","home":{"street":"x 1"},"verbose":true}`)})
 	if res.IsError {
 		t.Fatal(res.Message)
@@ -187,7 +187,7 @@ func TestTypedToolIntegersWrittenAsNumbers(t *testing.T) {
 	ts, _ := NewToolset("t", tool)
 	cat := NewCatalog(nil)
 	_ = cat.Add(context.Background(), ts)
-	p := NewPipeline(Options{Tools: cat})
+	p := NewPipeline(&Options{Tools: cat})
 	for _, arg := range []string{"5.0", "5e0", "0.5e1"} {
 		res := p.Call(context.Background(), &Call{Name: "lim", Arguments: json.RawMessage(`{"path":"a","limit":` + arg + `}`)})
 		if res.IsError || got.Limit != 5 {

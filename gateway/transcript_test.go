@@ -82,7 +82,7 @@ var volatile = []struct {
 func replay(t *testing.T, requests []byte) []byte {
 	t.Helper()
 	p := newTestPipeline(t, newMemRecorder(), nil)
-	m := NewMCPServer(MCPOptions{Name: "toolgate-test", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	m := NewMCPServer(&MCPOptions{Name: "toolgate-test", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -76,7 +76,7 @@ func sessionCtx(t testing.TB, session string) context.Context {
 			got = context.WithoutCancel(ctx)
 			return gateway.OkText("captured"), nil
 		}))
-	p := gateway.NewPipeline(gateway.Options{Tools: toolMap{"capture": capture}})
+	p := gateway.NewPipeline(&gateway.Options{Tools: toolMap{"capture": capture}})
 	if res := p.Call(context.Background(), &gateway.Call{Name: "capture", Session: session}); res.IsError {
 		t.Fatalf("capture call failed: %s", res.Message)
 	}
@@ -310,7 +310,7 @@ func TestMergeRule2SandboxAlwaysWins(t *testing.T) {
 		return gateway.OkText(string(b)), nil
 	}))
 	e := newPolicy(t, allowEverything, &Options{SandboxRoots: sb.Roots()})
-	p := gateway.NewPipeline(gateway.Options{Tools: toolMap{"read_file": readFile}, Policy: e})
+	p := gateway.NewPipeline(&gateway.Options{Tools: toolMap{"read_file": readFile}, Policy: e})
 
 	tests := []struct {
 		name    string
@@ -676,7 +676,7 @@ func TestAcceptance6PermissionRejectionsExplicit(t *testing.T) {
 		"delete": testTool(t, "delete", nil, destructiveClosed),
 		"read":   testTool(t, "read", []string{FSRead}, readOnly),
 	}
-	p := gateway.NewPipeline(gateway.Options{Tools: tools, Policy: Default()})
+	p := gateway.NewPipeline(&gateway.Options{Tools: tools, Policy: Default()})
 	tests := []struct {
 		tool     string
 		wantMsg  []string

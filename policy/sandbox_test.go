@@ -307,7 +307,6 @@ func TestSandboxOSRootEscapeError(t *testing.T) {
 
 func TestSandboxOpen(t *testing.T) {
 	tr := newSandboxTree(t)
-	const outside = "outside"
 	tests := []struct {
 		name, path string
 		want       string // content, or "" with wantErr

@@ -94,6 +94,7 @@ func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error
 			transport.WithHTTPLogger(tlog),
 			// The GET stream carries list_changed and logs that are not
 			// tied to a request (legacy protocol revisions).
+			//lint:ignore SA1019 upstreams on 2025 protocol revisions still send list_changed and logs on the GET stream
 			transport.WithContinuousListening())
 	case TransportSSE:
 		c.hc = u.httpClient()

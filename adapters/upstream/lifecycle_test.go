@@ -215,11 +215,8 @@ func TestCloseDuringStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.Start(context.Background())
-	time.Sleep(300 * time.Millisecond)
-	before := sleepers()
-	if before == "" {
-		t.Fatal("the child did not start")
-	}
+	// Both the child and the grandchild it leaves behind are running.
+	eventually(t, 10*time.Second, "the child and its grandchild to start", func() bool { return len(markedProcs(marker)) == 2 })
 	done := make(chan struct{})
 	go func() { u.Close(); close(done) }()
 	select {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolgate/toolgate/gateway"
@@ -314,40 +315,47 @@ func TestCompletionRelay(t *testing.T) {
 
 // TestSoleRequest: the attribution rule itself.
 func TestSoleRequest(t *testing.T) {
-	c := &conn{calls: map[*inflight]struct{}{}, lateWindow: 100 * time.Millisecond}
-	a := gateway.WithClient(context.Background(), &fakeClient{session: "A"})
-	b := gateway.WithClient(context.Background(), &fakeClient{session: "B"})
-	if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "0 requests") {
-		t.Errorf("none in flight: %v %q", ctx, why)
-	}
-	endA := c.track(a)
-	if ctx, _ := c.soleRequest(); ctx != a {
-		t.Error("the only request was not chosen")
-	}
-	endB := c.track(b)
-	if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "2 requests") {
-		t.Errorf("two in flight: %v %q", ctx, why)
-	}
-	endA()
-	// A (another session) ended just now: a late message may be A's.
-	if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "another session") {
-		t.Errorf("just after A ended: %v %q", ctx, why)
-	}
-	time.Sleep(150 * time.Millisecond)
-	if ctx, _ := c.soleRequest(); ctx != b {
-		t.Error("B not chosen once A's window passed")
-	}
-	endB()
-	// The same session's requests do not make each other ambiguous.
-	endB2 := c.track(b)
-	if ctx, _ := c.soleRequest(); ctx != b {
-		t.Error("B's own ended request made B's next one ambiguous")
-	}
-	endB2()
-	// A request without a client cannot receive anything.
-	endN := c.track(context.Background())
-	if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "no MCP client") {
-		t.Errorf("no client: %v %q", ctx, why)
-	}
-	endN()
+	// In a bubble: the late window passes in fake time.
+	synctest.Test(t, func(t *testing.T) {
+		c := &conn{calls: map[*inflight]struct{}{}, lateWindow: 100 * time.Millisecond}
+		a := gateway.WithClient(context.Background(), &fakeClient{session: "A"})
+		b := gateway.WithClient(context.Background(), &fakeClient{session: "B"})
+		if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "0 requests") {
+			t.Errorf("none in flight: %v %q", ctx, why)
+		}
+		endA := c.track(a)
+		if ctx, _ := c.soleRequest(); ctx != a {
+			t.Error("the only request was not chosen")
+		}
+		endB := c.track(b)
+		if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "2 requests") {
+			t.Errorf("two in flight: %v %q", ctx, why)
+		}
+		endA()
+		// A (another session) ended just now: a late message may be A's.
+		if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "another session") {
+			t.Errorf("just after A ended: %v %q", ctx, why)
+		}
+		time.Sleep(c.lateWindow - time.Nanosecond) // fake time: exact
+		if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "another session") {
+			t.Errorf("just before A's window passed: %v %q", ctx, why)
+		}
+		time.Sleep(time.Nanosecond)
+		if ctx, _ := c.soleRequest(); ctx != b {
+			t.Error("B not chosen once A's window passed")
+		}
+		endB()
+		// The same session's requests do not make each other ambiguous.
+		endB2 := c.track(b)
+		if ctx, _ := c.soleRequest(); ctx != b {
+			t.Error("B's own ended request made B's next one ambiguous")
+		}
+		endB2()
+		// A request without a client cannot receive anything.
+		endN := c.track(context.Background())
+		if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "no MCP client") {
+			t.Errorf("no client: %v %q", ctx, why)
+		}
+		endN()
+	})
 }

@@ -223,6 +223,7 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 		if cs, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok && cs.GetClientCapabilities().Sampling == nil {
 			return text("no sampling capability"), nil
 		}
+		//lint:ignore SA1019 the fake upstream speaks the 2025 revisions, where sampling is current
 		res, err := server.ServerFromContext(ctx).RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
 			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("capital of France?")}},
 			MaxTokens: 20,
@@ -432,7 +433,7 @@ func newGW(t *testing.T, toolsets ...gateway.Toolset) *gw {
 	for _, ts := range toolsets {
 		_ = cat.Add(context.Background(), ts)
 	}
-	return &gw{cat: cat, pipe: gateway.NewPipeline(gateway.Options{Tools: cat, CallTimeout: 20 * time.Second})}
+	return &gw{cat: cat, pipe: gateway.NewPipeline(&gateway.Options{Tools: cat, CallTimeout: 20 * time.Second})}
 }
 
 func (g *gw) call(ctx context.Context, name, args string) *gateway.Result {

@@ -187,7 +187,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		if a.run != nil {
 			archive = a.run.ArchiveDir()
 		}
-		mem, err := memory.New(memory.Options{Mode: mode, Store: store, CandidatesPath: memory.CandidatesPath(archive),
+		mem, err := memory.New(&memory.Options{Mode: mode, Store: store, CandidatesPath: memory.CandidatesPath(archive),
 			Logger: a.log.With("toolset", "memory")})
 		if err != nil {
 			store.Close()
@@ -199,7 +199,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	}
 
 	if dirs := cfg.SkillDirs(); len(dirs) > 0 {
-		sk, err := skills.New(skills.Options{Dirs: dirs, Granter: skillGranter{a.policy}, Logger: a.log.With("toolset", "skills")})
+		sk, err := skills.New(&skills.Options{Dirs: dirs, Granter: skillGranter{a.policy}, Logger: a.log.With("toolset", "skills")})
 		if err != nil {
 			return nil, fmt.Errorf("skills: %w", err)
 		}
@@ -223,7 +223,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	}
 
 	recorder = a.withMetrics(recorder)
-	a.pipeline = gateway.NewPipeline(gateway.Options{
+	a.pipeline = gateway.NewPipeline(&gateway.Options{
 		Tools:          a.catalog,
 		Policy:         a.policy,
 		Recorder:       recorder,

@@ -55,7 +55,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		a.close()
 		return err
 	}
-	srv := gateway.NewMCPServer(gateway.MCPOptions{
+	srv := gateway.NewMCPServer(&gateway.MCPOptions{
 		Name:         "toolgate",
 		Version:      version(),
 		Instructions: "toolgate serves sandboxed tools; every call is validated, authorized and recorded. Large outputs are saved as artifacts you can read with resources/read.",

@@ -84,7 +84,7 @@ func TestCallMetrics(t *testing.T) {
 	}
 	var writeErrs int64 = 3
 	m := telemetry.New(telemetry.Sources{Toolsets: cat.Toolsets, RecordWriteErrors: func() int64 { return writeErrs }})
-	p := gateway.NewPipeline(gateway.Options{Tools: cat, Policy: denyTool("rm"), Recorder: m})
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: denyTool("rm"), Recorder: m})
 
 	for range 3 {
 		p.Call(ctx, &gateway.Call{Name: "echo", Arguments: json.RawMessage(`{"n":1}`)})
@@ -139,7 +139,7 @@ func TestRecordersRefusal(t *testing.T) {
 	cat := gateway.NewCatalog(nil)
 	_ = cat.Add(ctx, ts)
 	m := telemetry.New(telemetry.Sources{})
-	p := gateway.NewPipeline(gateway.Options{Tools: cat, Recorder: telemetry.Recorders(failing{}, m)})
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Recorder: telemetry.Recorders(failing{}, m)})
 	res := p.Call(ctx, &gateway.Call{Name: "echo"})
 	if res.Kind != gateway.KindUnavailable {
 		t.Fatalf("a call that cannot be recorded ran: %+v", res)

@@ -19,7 +19,7 @@ func pipeline(t *testing.T) *gateway.Pipeline {
 	if err := cat.Add(context.Background(), ts); err != nil {
 		t.Fatal(err)
 	}
-	return gateway.NewPipeline(gateway.Options{Tools: cat, CallTimeout: 5 * time.Second})
+	return gateway.NewPipeline(&gateway.Options{Tools: cat, CallTimeout: 5 * time.Second})
 }
 
 func TestEcho(t *testing.T) {

@@ -47,7 +47,7 @@ func fixture(t *testing.T, n int, opts Options) (*Discovery, *gateway.Catalog, *
 	if err := cat.Add(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	p := gateway.NewPipeline(gateway.Options{Tools: cat})
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat})
 	d.Bind(p)
 	return d, cat, p
 }

@@ -217,15 +217,7 @@ func patchSchema(tool *gateway.Tool, patches map[string]map[string]any) (*gatewa
 // sizeDesc is a size for a message: "15 bytes", "1.2 MiB (1234567 bytes)".
 func sizeDesc(n int64) string {
 	if n < 1<<10 {
-		return plural(int(n), "byte", "bytes")
+		return gateway.Plural(int(n), "byte", "bytes")
 	}
 	return fmt.Sprintf("%s (%d bytes)", gateway.HumanSize(n), n)
-}
-
-// plural returns "1 line" or "3 lines": n with the singular or plural form.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

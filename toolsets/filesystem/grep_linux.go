@@ -1,6 +1,7 @@
 package filesystem
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -19,7 +20,7 @@ const haveOpenAt = true
 // blocking the open; anything but a regular file is skipped. dir itself was
 // opened through the sandbox, so the file is inside the root, as with
 // os.Root (which works the same way, a component at a time).
-func (sc *scanner) scanAt(j *grepJob, dir *os.File, file string) fileResult {
+func (sc *scanner) scanAt(ctx context.Context, j *grepJob, dir *os.File, file string) fileResult {
 	name := path.Base(file)
 	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
 		return fileResult{status: fileUnreadable, err: errors.New("invalid file name")}
@@ -51,7 +52,7 @@ func (sc *scanner) scanAt(j *grepJob, dir *os.File, file string) fileResult {
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return fileResult{status: fileUnreadable, err: errNotRegular}
 	}
-	return sc.search(j, st.Size, func(b []byte) (int, error) {
+	return sc.search(ctx, j, st.Size, func(b []byte) (int, error) {
 		for {
 			n, err := syscall.Read(fd, b)
 			if err != syscall.EINTR {

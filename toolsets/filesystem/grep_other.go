@@ -3,6 +3,7 @@
 package filesystem
 
 import (
+	"context"
 	"io/fs"
 	"os"
 )
@@ -11,8 +12,8 @@ import (
 // through the sandbox's file system.
 const haveOpenAt = false
 
-func (sc *scanner) scanAt(j *grepJob, _ *os.File, file string) fileResult {
-	return sc.scanFS(j, file)
+func (sc *scanner) scanAt(ctx context.Context, j *grepJob, _ *os.File, file string) fileResult {
+	return sc.scanFS(ctx, j, file)
 }
 
 // walkDirs is fs.WalkDir.

@@ -164,7 +164,7 @@ func TestGrepFilesUnreadable(t *testing.T) {
 func TestMatcherAgainstReference(t *testing.T) {
 	patterns := []string{"a", "ab", "^a", "b$", "^$", "a.b", `a\sb`, `[^a]b`, `\Aa`, `a\z`, "a|b", "(?s)a.b",
 		"x*", "", "(ab)+c", `\bab\b`, "a\nb", "k", "K", "kb", "(?i)kb", "s", "a{2}", "^a+$", `(?m)^b`, `(?-m)^b`,
-		"ab|ba", "(a)(b)", "[ab]+k", "b a", `\n`, "ſ", "é", "(?U)a+"}
+		"ab|ba", "(a)(b)", "[ab]+k", "b a", `\n`, "ſ", "é", "(?U)a+", "^b$", "^(ab)$", `\Ab\z`}
 	alphabet := []string{"a", "b", " ", "\n", "\n", "k", "K", "\u212a", "s", "ſ", "é", "c", "\r"}
 	r := rand.New(rand.NewPCG(11, 12))
 	for i := range 4000 {
@@ -179,7 +179,13 @@ func TestMatcherAgainstReference(t *testing.T) {
 		if err != nil {
 			t.Fatalf("pattern %q: %v", pat, err)
 		}
-		got := m.find([]byte(text), 1000)
+		if i%2 == 1 {
+			m.span = 1 + r.IntN(8) // spans, windows and long lines in small
+		}
+		got, err := m.find(context.Background(), []byte(text), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
 
 		src := pat
 		if fixed {
@@ -200,7 +206,7 @@ func TestMatcherAgainstReference(t *testing.T) {
 			}
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("case %d: pattern %q fixed=%v fold=%v text %q:\ngot  %v\nwant %v", i, pat, fixed, fold, text, got, want)
+			t.Fatalf("case %d: pattern %q fixed=%v fold=%v span=%d text %q:\ngot  %v\nwant %v", i, pat, fixed, fold, m.span, text, got, want)
 		}
 	}
 }

@@ -71,7 +71,7 @@ func (e *env) serve(opts *Options) {
 		e.t.Fatal(err)
 	}
 	e.ts = ts
-	e.p = gateway.NewPipeline(gateway.Options{Tools: cat})
+	e.p = gateway.NewPipeline(&gateway.Options{Tools: cat})
 }
 
 func (e *env) write(name, content string) {

@@ -14,11 +14,11 @@ import (
 )
 
 type listFilesParams struct {
-	Path          string `json:"path,omitempty" jsonschema:"default=." jsonschema_description:"Directory to list (or a single file). Relative paths are relative to the first sandbox root."`
+	Path          string `json:"path,omitempty" jsonschema:"default=.,maxLength=4096" jsonschema_description:"Directory to list (or a single file). Relative paths are relative to the first sandbox root."`
 	Recursive     bool   `json:"recursive,omitempty" jsonschema:"default=false" jsonschema_description:"List subdirectories' contents too."`
 	MaxDepth      int    `json:"max_depth,omitempty" jsonschema:"minimum=0" jsonschema_description:"Levels to list: 1 = direct children only, 2 = children and grandchildren... Over 1 implies recursive. 0 or absent: unlimited when recursive, else 1."`
 	IncludeHidden bool   `json:"include_hidden,omitempty" jsonschema:"default=false" jsonschema_description:"Include entries whose names start with '.' (and descend into such directories)."`
-	Pattern       string `json:"pattern,omitempty" jsonschema_description:"Only show entries whose base name matches this glob (Go path.Match syntax: * ? [a-z], e.g. '*.go'). Directories are still descended."`
+	Pattern       string `json:"pattern,omitempty" jsonschema:"maxLength=1024" jsonschema_description:"Only show entries whose base name matches this glob (Go path.Match syntax: * ? [a-z], e.g. '*.go'). Directories are still descended."`
 }
 
 func (t *toolset) listFilesTool() (*gateway.Tool, error) {
@@ -216,23 +216,23 @@ func (l *lister) result(where string, in listFilesParams) *gateway.Result {
 		fmt.Fprintf(&msg, "Listed the first %d entries in %s (truncated at %d entries; list a subdirectory, lower max_depth or use pattern to see the rest)",
 			n, where, l.max)
 	default:
-		kinds := []string{plural(l.counts[0], "dir", "dirs"), plural(l.counts[1], "file", "files"), plural(l.counts[2], "link", "links")}
+		kinds := []string{gateway.Plural(l.counts[0], "dir", "dirs"), gateway.Plural(l.counts[1], "file", "files"), gateway.Plural(l.counts[2], "link", "links")}
 		if l.counts[3] > 0 {
 			kinds = append(kinds, fmt.Sprintf("%d other", l.counts[3]))
 		}
-		fmt.Fprintf(&msg, "Listed %s in %s (%s)", plural(n, "entry", "entries"), where, strings.Join(kinds, ", "))
+		fmt.Fprintf(&msg, "Listed %s in %s (%s)", gateway.Plural(n, "entry", "entries"), where, strings.Join(kinds, ", "))
 	}
 	if l.hidden > 0 {
-		fmt.Fprintf(&msg, "; %s skipped (include_hidden shows them)", plural(l.hidden, "hidden entry", "hidden entries"))
+		fmt.Fprintf(&msg, "; %s skipped (include_hidden shows them)", gateway.Plural(l.hidden, "hidden entry", "hidden entries"))
 	}
 	if l.badDirs > 0 {
-		fmt.Fprintf(&msg, "; %s could not be read (%s)", plural(l.badDirs, "directory", "directories"), l.firstBad)
+		fmt.Fprintf(&msg, "; %s could not be read (%s)", gateway.Plural(l.badDirs, "directory", "directories"), l.firstBad)
 	}
 	msg.WriteString(".")
 	res := gateway.OkText(strings.Join(l.lines, "\n"))
 	res.Message = msg.String()
 	res.Extras = map[string]any{"entries": n, "truncated": l.full, "hidden_skipped": l.hidden}
-	brief := fmt.Sprintf("Listed %s in %s", plural(n, "entry", "entries"), where)
+	brief := fmt.Sprintf("Listed %s in %s", gateway.Plural(n, "entry", "entries"), where)
 	if l.full {
 		brief += " (truncated)"
 	}

@@ -19,7 +19,7 @@ import (
 const sniffLen = 8 << 10
 
 type readFileParams struct {
-	Path   string `json:"path" jsonschema_description:"File to read. Relative paths are relative to the first sandbox root; absolute paths must be inside a sandbox root."`
+	Path   string `json:"path" jsonschema:"maxLength=4096" jsonschema_description:"File to read. Relative paths are relative to the first sandbox root; absolute paths must be inside a sandbox root."`
 	Offset int    `json:"offset,omitempty" jsonschema:"minimum=1,default=1" jsonschema_description:"1-based number of the first line to return."`
 	Limit  int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=2000,default=2000" jsonschema_description:"Maximum number of lines to return."`
 }
@@ -270,7 +270,7 @@ func readResult(name string, offset, limit, budget int, w *window) *gateway.Resu
 	}
 	if w.first == 0 {
 		res := gateway.Error(
-			fmt.Sprintf("offset %d is past the end of %s, which has %s", offset, name, plural(w.total, "line", "lines")),
+			fmt.Sprintf("offset %d is past the end of %s, which has %s", offset, name, gateway.Plural(w.total, "line", "lines")),
 			fmt.Sprintf("Offset past the end of %s", name))
 		res.Extras = extras
 		return res
@@ -299,7 +299,7 @@ func readResult(name string, offset, limit, budget int, w *window) *gateway.Resu
 	res := gateway.OkText(text)
 	res.Message = msg
 	res.Extras = extras
-	return res.WithBrief(fmt.Sprintf("Read %s of %s", plural(w.last-w.first+1, "line", "lines"), name))
+	return res.WithBrief(fmt.Sprintf("Read %s of %s", gateway.Plural(w.last-w.first+1, "line", "lines"), name))
 }
 
 func max1(n int) int {

@@ -15,7 +15,7 @@ import (
 )
 
 type writeFileParams struct {
-	Path       string `json:"path" jsonschema_description:"File to write. Relative paths are relative to the first sandbox root; absolute paths must be inside a sandbox root."`
+	Path       string `json:"path" jsonschema:"maxLength=4096" jsonschema_description:"File to write. Relative paths are relative to the first sandbox root; absolute paths must be inside a sandbox root."`
 	Content    string `json:"content" jsonschema_description:"The complete new content of the file."`
 	CreateDirs *bool  `json:"create_dirs,omitempty" jsonschema:"default=true" jsonschema_description:"Create missing parent directories."`
 }

@@ -122,10 +122,6 @@ func ClampLimit(limit int) int {
 	return limit
 }
 
-// scopePattern is the JSON Schema pattern of a scope (its length, 1 to 64,
-// is checked separately because a tag value cannot hold a comma).
-const scopePattern = `^[A-Za-z0-9._:-]+$`
-
 var scopeRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 
 // ValidScope reports whether s is a valid scope: 1 to 64 characters of

@@ -41,14 +41,17 @@ func TestAC11WriteModeExplicitDefaultCandidate(t *testing.T) {
 	if e.ts.Mode() != memory.ModeCandidate {
 		t.Errorf("default toolset mode %q", e.ts.Mode())
 	}
-	if _, err := memory.New(memory.Options{Mode: "bogus", Store: e.store, CandidatesPath: e.cands}); err == nil {
+	if _, err := memory.New(&memory.Options{Mode: "bogus", Store: e.store, CandidatesPath: e.cands}); err == nil {
 		t.Error("New accepted mode bogus")
 	}
-	if _, err := memory.New(memory.Options{Store: e.store}); err == nil || !strings.Contains(err.Error(), "CandidatesPath") {
+	if _, err := memory.New(&memory.Options{Store: e.store}); err == nil || !strings.Contains(err.Error(), "CandidatesPath") {
 		t.Errorf("candidate mode without a candidates path: %v", err)
 	}
-	if _, err := memory.New(memory.Options{Mode: memory.ModeExternal}); err == nil {
+	if _, err := memory.New(&memory.Options{Mode: memory.ModeExternal}); err == nil {
 		t.Error("New accepted no store")
+	}
+	if _, err := memory.New(nil); err == nil || !strings.Contains(err.Error(), "no store") {
+		t.Errorf("nil options: %v", err)
 	}
 }
 
@@ -169,8 +172,12 @@ func TestModeCandidate(t *testing.T) {
 // an empty query merges both by recency.
 func TestCandidateRankingTies(t *testing.T) {
 	e := newEnv(t, memory.ModeCandidate)
-	committed := e.commit("alpha beta in the store", "p")
-	time.Sleep(2 * time.Millisecond)
+	// Committed a minute ago: older than the candidate, whatever the clock's
+	// resolution.
+	committed, err := e.store.Write(context.Background(), memory.Memory{Content: "alpha beta in the store", Scope: "p", Created: time.Now().Add(-time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.write("alpha beta as a candidate", "p")
 	_, out := e.recall(map[string]any{"query": "alpha beta", "scope": "p"})
 	if len(out.Hits) != 2 || out.Hits[0].ID != committed.ID || out.Hits[1].Committed {
@@ -218,7 +225,7 @@ func TestAC4ModeExternal(t *testing.T) {
 // the store it was given.
 func TestAC4ExternalContract(t *testing.T) {
 	fake := &fakeStore{}
-	ts, err := memory.New(memory.Options{Mode: memory.ModeExternal, Store: fake})
+	ts, err := memory.New(&memory.Options{Mode: memory.ModeExternal, Store: fake})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +233,7 @@ func TestAC4ExternalContract(t *testing.T) {
 	if err := cat.Add(context.Background(), ts); err != nil {
 		t.Fatal(err)
 	}
-	p := gateway.NewPipeline(gateway.Options{Tools: cat})
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat})
 	res := p.Call(context.Background(), &gateway.Call{Name: "write_memory", Arguments: json.RawMessage(`{"content":"via the contract","scope":"s"}`)})
 	if res.IsError || fake.writes != 1 {
 		t.Fatalf("write through the contract: %+v, %d writes", res, fake.writes)

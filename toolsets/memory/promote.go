@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/google/uuid"
+
+	"github.com/toolgate/toolgate/gateway"
 )
 
 // Promotion outcomes of one candidate line.
@@ -189,9 +191,9 @@ func (r PromoteReport) WriteText(w io.Writer) error {
 	if r.DryRun {
 		verb = "would be promoted"
 	}
-	fmt.Fprintf(&b, "%d %s: %d %s, %d already present", r.Candidates, plural(r.Candidates, "candidate", "candidates"), r.Promoted, verb, r.AlreadyPresent)
+	fmt.Fprintf(&b, "%s: %d %s, %d already present", gateway.Plural(r.Candidates, "candidate", "candidates"), r.Promoted, verb, r.AlreadyPresent)
 	if r.Invalid > 0 {
-		fmt.Fprintf(&b, "; %d invalid %s skipped", r.Invalid, plural(r.Invalid, "line", "lines"))
+		fmt.Fprintf(&b, "; %s skipped", gateway.Plural(r.Invalid, "invalid line", "invalid lines"))
 	}
 	b.WriteString(".\n")
 	_, err := io.WriteString(w, b.String())

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,48 +25,20 @@ type recallParams struct {
 	Limit int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=50,default=5" jsonschema_description:"Maximum number of memories to return."`
 }
 
-// recallOutputSchema is the JSON Schema of recall_memory's structured
-// output.
-const recallOutputSchema = `{
-  "type": "object",
-  "properties": {
-    "hits": {
-      "type": "array",
-      "description": "Memories, best first.",
-      "items": {
-        "type": "object",
-        "properties": {
-          "id": {"type": "string"},
-          "scope": {"type": "string"},
-          "tags": {"type": "array", "items": {"type": "string"}},
-          "content": {"type": "string", "description": "The whole content (the text output cuts it at 2 KiB)."},
-          "created": {"type": "string", "format": "date-time"},
-          "committed": {"type": "boolean", "description": "true: in the memory store; false: a candidate of the current run awaiting review."},
-          "score": {"type": "number", "description": "Relevance, higher is better: the store's rank for committed memories, the fraction of query terms found for candidates; 0 for an empty query."}
-        },
-        "required": ["id", "scope", "tags", "content", "created", "committed", "score"],
-        "additionalProperties": false
-      }
-    }
-  },
-  "required": ["hits"],
-  "additionalProperties": false
-}`
-
 // HitJSON is one hit of recall_memory's structured output.
 type HitJSON struct {
 	ID        string    `json:"id"`
 	Scope     string    `json:"scope"`
 	Tags      []string  `json:"tags"`
-	Content   string    `json:"content"`
+	Content   string    `json:"content" jsonschema_description:"The whole content (the text output cuts it at 2 KiB)."`
 	Created   time.Time `json:"created"`
-	Committed bool      `json:"committed"`
-	Score     float64   `json:"score"`
+	Committed bool      `json:"committed" jsonschema_description:"true: in the memory store; false: a candidate of the current run awaiting review."`
+	Score     float64   `json:"score" jsonschema_description:"Relevance, higher is better: the store's rank for committed memories, the fraction of query terms found for candidates; 0 for an empty query."`
 }
 
 // RecallOutput is recall_memory's structured output.
 type RecallOutput struct {
-	Hits []HitJSON `json:"hits"`
+	Hits []HitJSON `json:"hits" jsonschema_description:"Memories, best first."`
 }
 
 func (t *Toolset) recallTool() (*gateway.Tool, error) {
@@ -76,7 +47,7 @@ func (t *Toolset) recallTool() (*gateway.Tool, error) {
 		cands = " Memories written in this run are candidates awaiting review: they are returned too, marked [candidate] " +
 			"(a candidate ranks after committed memories that contain as many of the query's words)."
 	}
-	return gateway.NewTypedTool(gateway.ToolDef{
+	return gateway.NewTypedToolOut(gateway.ToolDef{
 		Name:  RecallTool,
 		Title: "Recall memory",
 		Description: fmt.Sprintf("Recall memories saved earlier, ranked by full-text relevance, best first. `scope` is required: "+
@@ -84,24 +55,23 @@ func (t *Toolset) recallTool() (*gateway.Tool, error) {
 			"an empty query returns the most recent memories. `limit` defaults to %d, at most %d. "+
 			"Each hit is one block: `[committed]` or `[candidate]`, its id, scope, tags and creation time, then its content "+
 			"(cut at 2 KiB in the text; the structured output has it whole).%s", DefaultLimit, MaxLimit, cands),
-		OutputSchema: json.RawMessage(recallOutputSchema),
-		Permissions:  gateway.Permissions{Capabilities: []string{policy.MemoryRead}, Hints: gateway.ReadOnlyHints()},
+		Permissions: gateway.Permissions{Capabilities: []string{policy.MemoryRead}, Hints: gateway.ReadOnlyHints()},
 	}, t.recall)
 }
 
-func (t *Toolset) recall(ctx context.Context, in recallParams) (*gateway.Result, error) {
+func (t *Toolset) recall(ctx context.Context, in recallParams) (*gateway.Result, RecallOutput, error) {
 	if !ValidScope(in.Scope) {
-		return gateway.Errorf("Invalid scope %q: %v", gateway.Truncate(in.Scope, 80), ErrInvalidScope), nil
+		return gateway.Errorf("Invalid scope %q: %v", gateway.Truncate(in.Scope, 80), ErrInvalidScope), RecallOutput{}, nil
 	}
 	limit := ClampLimit(in.Limit)
 	terms := QueryTerms(in.Query)
 	hits, err := t.opts.Store.Recall(ctx, Query{Text: in.Query, Scope: in.Scope, Limit: limit})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, RecallOutput{}, ctx.Err()
 		}
 		t.log.Error("memory: recall failed", "scope", in.Scope, "err", err)
-		return gateway.Errorf("Recalling memories failed: %v", err), nil
+		return gateway.Errorf("Recalling memories failed: %v", err), RecallOutput{}, nil
 	}
 	for i := range hits {
 		hits[i].Committed = true
@@ -110,17 +80,18 @@ func (t *Toolset) recall(ctx context.Context, in recallParams) (*gateway.Result,
 		cands, err := t.unpromoted(ctx, hits, t.candidateHits(in.Scope, terms), limit)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, RecallOutput{}, ctx.Err()
 			}
 			t.log.Error("memory: recall failed", "scope", in.Scope, "err", err)
-			return gateway.Errorf("Recalling memories failed: %v", err), nil
+			return gateway.Errorf("Recalling memories failed: %v", err), RecallOutput{}, nil
 		}
 		hits = mergeHits(hits, cands, terms, limit)
 	}
 	if len(hits) > limit {
 		hits = hits[:limit]
 	}
-	return recallResult(in, terms, hits)
+	res, out := recallResult(in, terms, hits)
+	return res, out, nil
 }
 
 // candidateHits returns the candidates of the current run in scope that
@@ -273,7 +244,7 @@ func overlap(terms []string, content string, tags []string) float64 {
 	return float64(found) / float64(len(terms))
 }
 
-func recallResult(in recallParams, terms []string, hits []Hit) (*gateway.Result, error) {
+func recallResult(in recallParams, terms []string, hits []Hit) (*gateway.Result, RecallOutput) {
 	out := RecallOutput{Hits: make([]HitJSON, 0, len(hits))}
 	var committed, candidates int
 	var b strings.Builder
@@ -319,29 +290,17 @@ func recallResult(in recallParams, terms []string, hits []Hit) (*gateway.Result,
 			fmt.Fprintf(&b, "   [content cut at 2 KiB of %d bytes; the structured output has it whole]\n", len(m.Content))
 		}
 	}
-	structured, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
 	var res *gateway.Result
 	if len(hits) == 0 {
 		res = gateway.OkText(fmt.Sprintf("No memories %s.", what))
 		res.Message = fmt.Sprintf("No memories %s.", what)
 	} else {
 		res = gateway.OkText(b.String())
-		msg := fmt.Sprintf("%d %s %s, best first: %d committed", len(hits), plural(len(hits), "memory", "memories"), what, committed)
+		msg := fmt.Sprintf("%s %s, best first: %d committed", gateway.Plural(len(hits), "memory", "memories"), what, committed)
 		if candidates > 0 {
-			msg += fmt.Sprintf(", %d %s of this run awaiting review (not committed yet)", candidates, plural(candidates, "candidate", "candidates"))
+			msg += fmt.Sprintf(", %s of this run awaiting review (not committed yet)", gateway.Plural(candidates, "candidate", "candidates"))
 		}
 		res.Message = msg + "."
 	}
-	res.Structured = structured
-	return res.WithBrief(fmt.Sprintf("Recalled %d %s (scope %s)", len(hits), plural(len(hits), "memory", "memories"), in.Scope)), nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return res.WithBrief(fmt.Sprintf("Recalled %s (scope %s)", gateway.Plural(len(hits), "memory", "memories"), in.Scope)), out
 }

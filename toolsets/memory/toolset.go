@@ -55,8 +55,13 @@ const (
 	WriteTool  = "write_memory"
 )
 
-// New returns the memory toolset.
-func New(opts Options) (*Toolset, error) {
+// New returns the memory toolset. options is copied; nil is an error
+// (Store is required).
+func New(options *Options) (*Toolset, error) {
+	var opts Options
+	if options != nil {
+		opts = *options
+	}
 	if opts.Mode == "" {
 		opts.Mode = DefaultMode
 	}

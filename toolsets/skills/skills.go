@@ -128,15 +128,20 @@ type skill struct {
 
 // Resource is one file of a skill folder other than SKILL.md.
 type Resource struct {
-	Path string `json:"path"` // relative to the skill folder, slash-separated
-	Size int64  `json:"size"`
+	Path string `json:"path" jsonschema_description:"Relative to the skill folder."` // slash-separated
+	Size int64  `json:"size" jsonschema:"minimum=0"`
 }
 
 // New returns the skills toolset over opts.Dirs and scans them once. It
 // returns an error only for unusable options (no directories, an empty or
 // repeated directory, negative limits); a directory that does not exist or
-// cannot be read is reported by [Toolset.Problems].
-func New(opts Options) (*Toolset, error) {
+// cannot be read is reported by [Toolset.Problems]. opts is copied; nil is
+// an error (Dirs is required).
+func New(options *Options) (*Toolset, error) {
+	var opts Options
+	if options != nil {
+		opts = *options
+	}
 	if len(opts.Dirs) == 0 {
 		return nil, errors.New("skills: no skill directories")
 	}
@@ -197,11 +202,11 @@ func (t *Toolset) Tools(context.Context) ([]*gateway.Tool, error) {
 func (t *Toolset) Status() gateway.ToolsetStatus {
 	s := t.current()
 	if len(s.problems) == 0 {
-		return gateway.ToolsetStatus{State: "ready", Detail: plural(len(s.skills), "skill", "skills")}
+		return gateway.ToolsetStatus{State: "ready", Detail: gateway.Plural(len(s.skills), "skill", "skills")}
 	}
 	return gateway.ToolsetStatus{
 		State:  "degraded",
-		Detail: fmt.Sprintf("%s, %s (first: %s)", plural(len(s.skills), "skill", "skills"), plural(len(s.problems), "problem", "problems"), s.problems[0]),
+		Detail: fmt.Sprintf("%s, %s (first: %s)", gateway.Plural(len(s.skills), "skill", "skills"), gateway.Plural(len(s.problems), "problem", "problems"), s.problems[0]),
 	}
 }
 
@@ -293,14 +298,6 @@ func (t *Toolset) logChanges(old, s *state) {
 	if !sameSet(old, s) {
 		t.log.Info("skills loaded", "skills", len(s.skills), "problems", len(s.problems), "dirs", t.dirs)
 	}
-}
-
-// plural returns "1 skill" or "3 skills".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 var (

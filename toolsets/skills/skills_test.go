@@ -12,8 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"testing/synctest"
+	"time"
 
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -141,7 +141,7 @@ func newEnv(t testing.TB, opts Options, files map[string]string) *env {
 	for i, d := range opts.Dirs {
 		opts.Dirs[i] = filepath.Join(base, d)
 	}
-	ts, err := New(opts)
+	ts, err := New(&opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func newEnv(t testing.TB, opts Options, files map[string]string) *env {
 	if err := cat.Add(context.Background(), ts); err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, base: base, ts: ts, p: gateway.NewPipeline(gateway.Options{Tools: cat})}
+	return &env{t: t, base: base, ts: ts, p: gateway.NewPipeline(&gateway.Options{Tools: cat})}
 }
 
 func (e *env) call(name string, args any) *gateway.Result {
@@ -168,7 +168,7 @@ func (e *env) list() (*gateway.Result, listOutput) {
 		e.t.Fatalf("list_skills failed: %s", res.Message)
 	}
 	var out listOutput
-	e.checkStructured("list_skills", res, &out)
+	e.structured(res, &out)
 	return res, out
 }
 
@@ -177,38 +177,12 @@ func (e *env) load(id string) *gateway.Result {
 	return e.call("load_skill", map[string]any{"skill_id": id})
 }
 
-// checkStructured validates the result's structured output against the
-// tool's declared output schema and decodes it into v.
-func (e *env) checkStructured(tool string, res *gateway.Result, v any) {
+// structured decodes the result's structured output into v. The tool
+// checks it against its output schema itself (gateway.NewTypedToolOut).
+func (e *env) structured(res *gateway.Result, v any) {
 	e.t.Helper()
-	tools, _ := e.ts.Tools(context.Background())
-	var schema json.RawMessage
-	for _, tl := range tools {
-		if tl.Name == tool {
-			schema = tl.OutputSchema
-		}
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("mem:///out.json", doc); err != nil {
-		e.t.Fatal(err)
-	}
-	sch, err := c.Compile("mem:///out.json")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(res.Structured))
-	if err != nil {
-		e.t.Fatalf("%s structured output is not JSON: %v\n%s", tool, err, res.Structured)
-	}
-	if err := sch.Validate(inst); err != nil {
-		e.t.Fatalf("%s structured output breaks its schema: %v\n%s", tool, err, res.Structured)
-	}
 	if err := json.Unmarshal(res.Structured, v); err != nil {
-		e.t.Fatal(err)
+		e.t.Fatalf("structured output %s: %v", res.Structured, err)
 	}
 }
 
@@ -294,7 +268,7 @@ license: MIT`, "# Filling forms\n\nRun scripts/fill.py.\n\n"),
 		t.Errorf("brief %q", b)
 	}
 	var lo loadOutput
-	e.checkStructured("load_skill", res, &lo)
+	e.structured(res, &lo)
 	want := loadOutput{
 		Name:        "pdf-forms",
 		Description: "Fill in PDF forms.\nUse for any PDF form.",
@@ -325,7 +299,7 @@ license: MIT`, "# Filling forms\n\nRun scripts/fill.py.\n\n"),
 	if res.Brief() != "Loaded skill notes" {
 		t.Errorf("brief %q", res.Brief())
 	}
-	e.checkStructured("load_skill", res, &lo)
+	e.structured(res, &lo)
 	if len(lo.Grants) != 0 || lo.Grants == nil || lo.Capabilities == nil {
 		t.Errorf("notes grants %+v", lo)
 	}
@@ -391,7 +365,7 @@ func TestGrants(t *testing.T) {
 				t.Fatal(res.Message)
 			}
 			var lo loadOutput
-			e.checkStructured("load_skill", res, &lo)
+			e.structured(res, &lo)
 			if !slices.Equal(lo.Grants, tc.want) {
 				t.Errorf("grants\n got %+v\nwant %+v", lo.Grants, tc.want)
 			}
@@ -650,7 +624,7 @@ func TestValidVariants(t *testing.T) {
 				t.Errorf("body %q, want %q", got, tc.body)
 			}
 			var lo loadOutput
-			e.checkStructured("load_skill", res, &lo)
+			e.structured(res, &lo)
 			if !slices.Equal(lo.AllowedTools, tc.tools) || !slices.Equal(lo.Capabilities, tc.caps) {
 				t.Errorf("allowed_tools %q capabilities %q", lo.AllowedTools, lo.Capabilities)
 			}
@@ -670,7 +644,7 @@ func TestSymlinksInside(t *testing.T) {
 	if err := os.Symlink(filepath.Join(base, "elsewhere", "linked"), filepath.Join(base, "skills", "linked")); err != nil {
 		t.Fatal(err)
 	}
-	ts, err := New(Options{Dirs: []string{filepath.Join(base, "skills")}})
+	ts, err := New(&Options{Dirs: []string{filepath.Join(base, "skills")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -678,7 +652,7 @@ func TestSymlinksInside(t *testing.T) {
 		t.Fatalf("problems %+v", p)
 	}
 	for name, body := range map[string]string{"inner": "inner body", "linked": "linked body"} {
-		res, _ := ts.loadSkill(context.Background(), loadParams{SkillID: name})
+		res, _, _ := ts.loadSkill(context.Background(), loadParams{SkillID: name})
 		if res.IsError || res.OutputText() != body {
 			t.Errorf("%s: %+v", name, res)
 		}
@@ -822,7 +796,7 @@ func TestResourceBound(t *testing.T) {
 	e := newEnv(t, Options{}, files)
 	res := e.load("s")
 	var lo loadOutput
-	e.checkStructured("load_skill", res, &lo)
+	e.structured(res, &lo)
 	if len(lo.Resources) != MaxResources || !lo.ResourcesTruncated {
 		t.Errorf("%d resources, truncated %v", len(lo.Resources), lo.ResourcesTruncated)
 	}
@@ -830,66 +804,70 @@ func TestResourceBound(t *testing.T) {
 }
 
 func TestReloadAndPromptsChanged(t *testing.T) {
-	e := newEnv(t, Options{}, good)
-	var fired atomic.Int32
-	e.ts.OnPromptsChanged(func() { fired.Add(1) })
+	// In a bubble: the rescan interval passes in fake time.
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, Options{}, good)
+		var fired atomic.Int32
+		e.ts.OnPromptsChanged(func() { fired.Add(1) })
 
-	// Nothing changed: no event.
-	_ = e.ts.Reload()
-	if n := fired.Load(); n != 0 {
-		t.Fatalf("fired %d times without a change", n)
-	}
+		// Nothing changed: no event.
+		_ = e.ts.Reload()
+		if n := fired.Load(); n != 0 {
+			t.Fatalf("fired %d times without a change", n)
+		}
 
-	writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d", "new body")})
-	_ = e.ts.Reload()
-	if n := fired.Load(); n != 1 {
-		t.Errorf("fired %d times after a new skill, want 1", n)
-	}
-	if _, out := e.list(); !slices.Equal(names(out), []string{"good", "new"}) {
-		t.Errorf("skills %v", names(out))
-	}
+		writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d", "new body")})
+		_ = e.ts.Reload()
+		if n := fired.Load(); n != 1 {
+			t.Errorf("fired %d times after a new skill, want 1", n)
+		}
+		if _, out := e.list(); !slices.Equal(names(out), []string{"good", "new"}) {
+			t.Errorf("skills %v", names(out))
+		}
 
-	// A description change is a change of the prompt list; a body change
-	// is not, but the body served changes.
-	writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d2", "new body 2")})
-	_ = e.ts.Reload()
-	if n := fired.Load(); n != 2 {
-		t.Errorf("fired %d times after a description change, want 2", n)
-	}
-	writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d2", "new body 3")})
-	_ = e.ts.Reload()
-	if n := fired.Load(); n != 2 {
-		t.Errorf("fired %d times after a body change, want 2", n)
-	}
-	if res := e.load("new"); res.OutputText() != "new body 3" {
-		t.Errorf("body %q", res.OutputText())
-	}
+		// A description change is a change of the prompt list; a body change
+		// is not, but the body served changes.
+		writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d2", "new body 2")})
+		_ = e.ts.Reload()
+		if n := fired.Load(); n != 2 {
+			t.Errorf("fired %d times after a description change, want 2", n)
+		}
+		writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"new/SKILL.md": skillMD("name: new\ndescription: d2", "new body 3")})
+		_ = e.ts.Reload()
+		if n := fired.Load(); n != 2 {
+			t.Errorf("fired %d times after a body change, want 2", n)
+		}
+		if res := e.load("new"); res.OutputText() != "new body 3" {
+			t.Errorf("body %q", res.OutputText())
+		}
 
-	// Without Reload, a call more than a second after the last check sees
-	// the change (the clock is wound back rather than waited for).
-	writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"lazy/SKILL.md": skillMD("name: lazy\ndescription: d", "b")})
-	if _, out := e.list(); slices.Contains(names(out), "lazy") {
-		t.Log("picked up within the second (the check was already due)")
-	}
-	e.ts.lastCheck.Store(0)
-	if _, out := e.list(); !slices.Equal(names(out), []string{"good", "lazy", "new"}) {
-		t.Errorf("lazy rescan: %v", names(out))
-	}
-	if n := fired.Load(); n != 3 {
-		t.Errorf("fired %d times after the lazy rescan, want 3", n)
-	}
+		// Without Reload, a call sees the change once rescanInterval has passed
+		// since the last check, and not before (fake time: exact).
+		writeTree(t, filepath.Join(e.base, "skills"), map[string]string{"lazy/SKILL.md": skillMD("name: lazy\ndescription: d", "b")})
+		time.Sleep(rescanInterval - time.Nanosecond)
+		if _, out := e.list(); slices.Contains(names(out), "lazy") {
+			t.Errorf("picked up before the rescan interval passed: %v", names(out))
+		}
+		time.Sleep(time.Nanosecond)
+		if _, out := e.list(); !slices.Equal(names(out), []string{"good", "lazy", "new"}) {
+			t.Errorf("lazy rescan: %v", names(out))
+		}
+		if n := fired.Load(); n != 3 {
+			t.Errorf("fired %d times after the lazy rescan, want 3", n)
+		}
 
-	// Removing a skill is a change too.
-	if err := os.RemoveAll(filepath.Join(e.base, "skills", "lazy")); err != nil {
-		t.Fatal(err)
-	}
-	e.ts.lastCheck.Store(0)
-	if ps, _ := e.ts.Prompts(context.Background()); len(ps) != 2 {
-		t.Errorf("%d prompts after removal", len(ps))
-	}
-	if n := fired.Load(); n != 4 {
-		t.Errorf("fired %d times after removal, want 4", n)
-	}
+		// Removing a skill is a change too.
+		if err := os.RemoveAll(filepath.Join(e.base, "skills", "lazy")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(rescanInterval)
+		if ps, _ := e.ts.Prompts(context.Background()); len(ps) != 2 {
+			t.Errorf("%d prompts after removal", len(ps))
+		}
+		if n := fired.Load(); n != 4 {
+			t.Errorf("fired %d times after removal, want 4", n)
+		}
+	})
 }
 
 func TestPrompts(t *testing.T) {
@@ -943,12 +921,15 @@ func TestNewOptions(t *testing.T) {
 		{"negative max body", Options{Dirs: []string{dir}, MaxBodyBytes: -1}, "MaxBodyBytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := New(tc.opts); err == nil || !strings.Contains(err.Error(), tc.err) {
+			if _, err := New(&tc.opts); err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("err %v, want %q", err, tc.err)
 			}
 		})
 	}
-	ts, err := New(Options{Dirs: []string{filepath.Join(dir, "nope")}})
+	if _, err := New(nil); err == nil || !strings.Contains(err.Error(), "no skill directories") {
+		t.Errorf("nil options: err %v", err)
+	}
+	ts, err := New(&Options{Dirs: []string{filepath.Join(dir, "nope")}})
 	if err != nil {
 		t.Fatalf("a missing directory is a problem, not an error: %v", err)
 	}

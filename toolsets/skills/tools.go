@@ -2,7 +2,6 @@ package skills
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -15,75 +14,6 @@ import (
 // maxListedProblems bounds the problems list_skills returns.
 const maxListedProblems = 100
 
-// listOutputSchema describes list_skills' structured output.
-const listOutputSchema = `{
-  "type": "object",
-  "properties": {
-    "skills": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "properties": {
-          "name": {"type": "string"},
-          "description": {"type": "string"}
-        },
-        "required": ["name", "description"]
-      }
-    },
-    "total": {"type": "integer", "description": "Number of loadable skills, listed or not."},
-    "truncated": {"type": "boolean", "description": "Whether skills were left out of the list."},
-    "problems": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "properties": {
-          "path": {"type": "string"},
-          "message": {"type": "string"}
-        },
-        "required": ["path", "message"]
-      }
-    }
-  },
-  "required": ["skills", "total", "truncated", "problems"]
-}`
-
-// loadOutputSchema describes load_skill's structured output.
-const loadOutputSchema = `{
-  "type": "object",
-  "properties": {
-    "name": {"type": "string"},
-    "description": {"type": "string"},
-    "folder": {"type": "string", "description": "Absolute path of the skill folder."},
-    "resources": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "properties": {
-          "path": {"type": "string", "description": "Relative to the skill folder."},
-          "size": {"type": "integer", "minimum": 0}
-        },
-        "required": ["path", "size"]
-      }
-    },
-    "resources_truncated": {"type": "boolean"},
-    "allowed_tools": {"type": "array", "items": {"type": "string"}},
-    "capabilities": {"type": "array", "items": {"type": "string"}, "description": "Capabilities the skill requests."},
-    "grants": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "properties": {
-          "capability": {"type": "string"},
-          "granted": {"type": "boolean"},
-          "reason": {"type": "string"}
-        },
-        "required": ["capability", "granted", "reason"]
-      }
-    }
-  },
-  "required": ["name", "description", "folder", "resources", "resources_truncated", "allowed_tools", "capabilities", "grants"]
-}`
-
 type listParams struct{}
 
 type loadParams struct {
@@ -93,8 +23,8 @@ type loadParams struct {
 // listOutput is list_skills' structured output.
 type listOutput struct {
 	Skills    []listEntry `json:"skills"`
-	Total     int         `json:"total"`
-	Truncated bool        `json:"truncated"`
+	Total     int         `json:"total" jsonschema_description:"Number of loadable skills, listed or not."`
+	Truncated bool        `json:"truncated" jsonschema_description:"Whether skills were left out of the list."`
 	Problems  []Problem   `json:"problems"`
 }
 
@@ -107,39 +37,37 @@ type listEntry struct {
 type loadOutput struct {
 	Name               string     `json:"name"`
 	Description        string     `json:"description"`
-	Folder             string     `json:"folder"`
+	Folder             string     `json:"folder" jsonschema_description:"Absolute path of the skill folder."`
 	Resources          []Resource `json:"resources"`
 	ResourcesTruncated bool       `json:"resources_truncated"`
 	AllowedTools       []string   `json:"allowed_tools"`
-	Capabilities       []string   `json:"capabilities"`
+	Capabilities       []string   `json:"capabilities" jsonschema_description:"Capabilities the skill requests."`
 	Grants             []Grant    `json:"grants"`
 }
 
 func (t *Toolset) listSkillsTool() (*gateway.Tool, error) {
-	return gateway.NewTypedTool(gateway.ToolDef{
+	return gateway.NewTypedToolOut(gateway.ToolDef{
 		Name:  "list_skills",
 		Title: "List skills",
 		Description: fmt.Sprintf("List the available skills: packaged instructions (and resource files) for specific tasks. "+
 			"One `name: description` line per skill, sorted by name, at most %d. "+
 			"When a skill fits the task, load it with load_skill to get its instructions.", t.opts.MaxSkills),
-		OutputSchema: json.RawMessage(listOutputSchema),
-		Permissions:  gateway.Permissions{Capabilities: []string{policy.SkillsRead}, Hints: gateway.ReadOnlyHints()},
+		Permissions: gateway.Permissions{Capabilities: []string{policy.SkillsRead}, Hints: gateway.ReadOnlyHints()},
 	}, t.listSkills)
 }
 
 func (t *Toolset) loadSkillTool() (*gateway.Tool, error) {
-	return gateway.NewTypedTool(gateway.ToolDef{
+	return gateway.NewTypedToolOut(gateway.ToolDef{
 		Name:  "load_skill",
 		Title: "Load skill",
 		Description: "Load a skill by name (see list_skills). The output is the skill's instructions (Markdown); follow them. " +
 			"The message lists the skill's resource files (paths relative to the skill folder, with sizes), the tools it is " +
 			"meant to use, and, for each capability the skill requests, whether the permission policy granted it and why.",
-		OutputSchema: json.RawMessage(loadOutputSchema),
-		Permissions:  gateway.Permissions{Capabilities: []string{policy.SkillsRead}, Hints: gateway.ReadOnlyHints()},
+		Permissions: gateway.Permissions{Capabilities: []string{policy.SkillsRead}, Hints: gateway.ReadOnlyHints()},
 	}, t.loadSkill)
 }
 
-func (t *Toolset) listSkills(_ context.Context, _ listParams) (*gateway.Result, error) {
+func (t *Toolset) listSkills(_ context.Context, _ listParams) (*gateway.Result, listOutput, error) {
 	s := t.current()
 	out := listOutput{Skills: []listEntry{}, Total: len(s.skills), Problems: []Problem{}}
 	var lines []string
@@ -160,10 +88,10 @@ func (t *Toolset) listSkills(_ context.Context, _ listParams) (*gateway.Result, 
 	case out.Truncated:
 		fmt.Fprintf(&msg, "Showing the first %d of %d skills (sorted by name); the rest are not listed. Load one with load_skill.", len(out.Skills), len(s.skills))
 	default:
-		fmt.Fprintf(&msg, "%s, sorted by name. Load one with load_skill.", plural(len(s.skills), "skill", "skills"))
+		fmt.Fprintf(&msg, "%s, sorted by name. Load one with load_skill.", gateway.Plural(len(s.skills), "skill", "skills"))
 	}
 	if n := len(s.problems); n > 0 {
-		fmt.Fprintf(&msg, "\n%s found while loading skills (skills with problems are not listed); see `problems` in the structured output", plural(n, "problem was", "problems were"))
+		fmt.Fprintf(&msg, "\n%s found while loading skills (skills with problems are not listed); see `problems` in the structured output", gateway.Plural(n, "problem was", "problems were"))
 		if n > maxListedProblems {
 			fmt.Fprintf(&msg, ", which holds the first %d", maxListedProblems)
 		}
@@ -179,31 +107,25 @@ func (t *Toolset) listSkills(_ context.Context, _ listParams) (*gateway.Result, 
 	if text == "" {
 		text = "(no skills)"
 	}
-	structured, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	brief := plural(len(s.skills), "skill", "skills")
+	brief := gateway.Plural(len(s.skills), "skill", "skills")
 	if len(s.problems) > 0 {
-		brief += ", " + plural(len(s.problems), "problem", "problems")
+		brief += ", " + gateway.Plural(len(s.problems), "problem", "problems")
 	}
-	res := gateway.OkText(text).WithMessage(msg.String()).WithBrief(brief)
-	res.Structured = structured
-	return res, nil
+	return gateway.OkText(text).WithMessage(msg.String()).WithBrief(brief), out, nil
 }
 
-func (t *Toolset) loadSkill(ctx context.Context, in loadParams) (*gateway.Result, error) {
+func (t *Toolset) loadSkill(ctx context.Context, in loadParams) (*gateway.Result, loadOutput, error) {
 	s := t.current()
 	id := strings.TrimSpace(in.SkillID)
 	sk, ok := s.byName[id]
 	if !ok {
 		if probs, ok := s.broken[id]; ok {
-			return problemResult(id, probs), nil
+			return problemResult(id, probs), loadOutput{}, nil
 		}
-		return t.unknown(s, id), nil
+		return t.unknown(s, id), loadOutput{}, nil
 	}
 	if len(sk.problems) > 0 {
-		return problemResult(id, sk.problems), nil
+		return problemResult(id, sk.problems), loadOutput{}, nil
 	}
 
 	grants := t.request(ctx, sk)
@@ -252,23 +174,17 @@ func (t *Toolset) loadSkill(ctx context.Context, in loadParams) (*gateway.Result
 		Name:               sk.name,
 		Description:        sk.description,
 		Folder:             sk.folder,
-		Resources:          sk.resources,
+		Resources:          orEmpty(sk.resources),
 		ResourcesTruncated: sk.truncated,
 		AllowedTools:       orEmpty(sk.allowedTools),
 		Capabilities:       orEmpty(sk.capabilities),
-		Grants:             grants,
-	}
-	structured, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
+		Grants:             orEmpty(grants),
 	}
 	brief := fmt.Sprintf("Loaded skill %s", sk.name)
 	if len(grants) > 0 {
-		brief += fmt.Sprintf(" (%d of %s granted)", granted, plural(len(grants), "requested capability", "requested capabilities"))
+		brief += fmt.Sprintf(" (%d of %s granted)", granted, gateway.Plural(len(grants), "requested capability", "requested capabilities"))
 	}
-	res := gateway.OkText(sk.body).WithMessage(msg.String()).WithBrief(brief)
-	res.Structured = structured
-	return res, nil
+	return gateway.OkText(sk.body).WithMessage(msg.String()).WithBrief(brief), out, nil
 }
 
 // request asks the granter about the skill's capabilities and returns one
@@ -324,9 +240,9 @@ func (t *Toolset) unknown(s *state, id string) *gateway.Result {
 	var msg string
 	switch {
 	case len(near) > 0:
-		msg = fmt.Sprintf("Unknown skill %q. Close matches: %s. Call list_skills to see all %s.", id, strings.Join(near, ", "), plural(len(s.skills), "skill", "skills"))
+		msg = fmt.Sprintf("Unknown skill %q. Close matches: %s. Call list_skills to see all %s.", id, strings.Join(near, ", "), gateway.Plural(len(s.skills), "skill", "skills"))
 	case len(s.skills) > 0:
-		msg = fmt.Sprintf("Unknown skill %q, and no skill has a similar name. Call list_skills to see all %s.", id, plural(len(s.skills), "skill", "skills"))
+		msg = fmt.Sprintf("Unknown skill %q, and no skill has a similar name. Call list_skills to see all %s.", id, gateway.Plural(len(s.skills), "skill", "skills"))
 	default:
 		msg = fmt.Sprintf("Unknown skill %q: there are no skills.", id)
 	}

@@ -267,7 +267,7 @@ func TestHostileQueriesNeverError(t *testing.T) {
 		`OR`, `AND`, `NOT`, `a OR`, `OR a`, `a AND NOT b`, `-`, `--x`, `-x`, `:`, `a:b`, `content:x`, `tags:`,
 		`{content tags}: x`, `^`, `^x`, `(`, `)`, `(a`, `a)`, `+`, `a + b`, `'`, `'; DROP TABLE memories; --`,
 		`\`, `\"`, `%`, `_`, `[a]`, `{}`, `café`, `CAFE`, `naïve`, `日本語`, `🚀`, `🚀🚀 rocket`, "e\u0301",
-		"\u0301", "\u0301\u0302", "\x00", "a\x00b", "\xff\xfe", "\u202eevil", "‮", "ﷺ", strings.Repeat("x", 5000),
+		"\u0301", "\u0301\u0302", "\x00", "a\x00b", "\xff\xfe", "\u202eevil", "\u202e", "ﷺ", strings.Repeat("x", 5000),
 		strings.Repeat("a ", 500), strings.Repeat(`"`, 100), `NEAR("a" "b")`, `"a" "b"`, `a NEAR/2 b`,
 	}
 	for _, q := range queries {

@@ -135,7 +135,7 @@ func run(cfg config) error {
 			k := cfg.ks[(i+r)%len(cfg.ks)]
 			s, err := once(cfg, dir, k, r)
 			if err != nil {
-				return fmt.Errorf("K=%d round %d: %w", k, r+1, err)
+				return fmt.Errorf("round %d with K=%d: %w", r+1, k, err)
 			}
 			fmt.Fprintf(os.Stderr, "upstreamscale: K=%-3d round %d: healthz %v, tools/list ready %v, %d tools, list p50 %v, VmHWM %d kB (+ children %d kB), shutdown %v\n",
 				k, r+1, s.healthy.Round(time.Millisecond), s.listed.Round(time.Millisecond), s.tools,
