@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -71,16 +70,14 @@ func isFSCapability(c string) bool { return c == FSRead || c == FSWrite }
 // lowercase words, like the built-in names.
 var capabilityNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$`)
 
-// checkGlob checks a tool-name glob: [path.Match] syntax, and only
+// checkGlob checks a tool-name glob: the one glob syntax of
+// [gateway.CheckGlob], and only
 // characters that can appear in a tool name besides the glob operators, so
 // that a typo such as "fs.*" is an error instead of a rule that never
 // matches.
 func checkGlob(g string) error {
-	if g == "" {
-		return fmt.Errorf("empty tool-name glob")
-	}
-	if _, err := path.Match(g, ""); err != nil {
-		return fmt.Errorf("bad tool-name glob %q: %v (globs use Go path.Match syntax: * ? [a-z] \\)", g, err)
+	if err := gateway.CheckGlob(g); err != nil {
+		return err
 	}
 	for _, r := range g {
 		if !strings.ContainsRune(globChars, r) {
@@ -92,14 +89,11 @@ func checkGlob(g string) error {
 
 const (
 	nameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
-	globChars = nameChars + `*?[]^\`
+	globChars = nameChars + `*?[]^!\`
 )
 
 // matchGlob reports whether a tool name matches a glob checked by checkGlob.
-func matchGlob(g, name string) bool {
-	ok, _ := path.Match(g, name)
-	return ok
-}
+func matchGlob(g, name string) bool { return gateway.MatchGlob(g, name) }
 
 // matchesEveryName reports whether glob g matches every valid tool name
 // ("*", "**", "?*", "[A-Za-z0-9_-]*", ...).

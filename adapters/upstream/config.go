@@ -3,6 +3,7 @@ package upstream
 import (
 	"errors"
 	"fmt"
+	"github.com/toolgate/toolgate/gateway"
 	"net/url"
 	"os"
 	"regexp"
@@ -152,13 +153,13 @@ func (c *Config) Validate() error {
 		}
 	}
 	for i, g := range c.Allow {
-		if _, err := compileGlob(g); err != nil {
-			bad("allow[%d] %q: %v", i, g, err)
+		if err := gateway.CheckGlob(g); err != nil {
+			bad("allow[%d]: %v", i, err)
 		}
 	}
 	for i, g := range c.Deny {
-		if _, err := compileGlob(g); err != nil {
-			bad("deny[%d] %q: %v", i, g, err)
+		if err := gateway.CheckGlob(g); err != nil {
+			bad("deny[%d]: %v", i, err)
 		}
 	}
 	if c.CallTimeout < 0 {
@@ -305,110 +306,26 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// glob is a compiled allow/deny pattern: '*' matches any run of
-// characters (including none), '?' one character, and [abc], [a-z],
-// [!abc] one character of (or not of) a class; '\' escapes the next
-// character. Patterns match the whole tool name.
-type glob struct {
-	src string
-	re  *regexp.Regexp
-}
-
-func compileGlob(p string) (*glob, error) {
-	if p == "" {
-		return nil, errors.New("empty pattern")
-	}
-	rs := []rune(p)
-	var b strings.Builder
-	b.WriteString(`^`)
-	for i := 0; i < len(rs); i++ {
-		switch r := rs[i]; r {
-		case '*':
-			b.WriteString(`.*`)
-		case '?':
-			b.WriteString(`.`)
-		case '\\':
-			if i+1 >= len(rs) {
-				return nil, errors.New("trailing backslash")
-			}
-			i++
-			b.WriteString(regexp.QuoteMeta(string(rs[i])))
-		case '[':
-			j := i + 1
-			neg := false
-			if j < len(rs) && (rs[j] == '!' || rs[j] == '^') {
-				neg = true
-				j++
-			}
-			start := j
-			if j < len(rs) && rs[j] == ']' { // a ']' first is part of the class
-				j++
-			}
-			for j < len(rs) && rs[j] != ']' {
-				j++
-			}
-			if j >= len(rs) {
-				return nil, errors.New("unterminated [")
-			}
-			class := rs[start:j]
-			if len(class) == 0 {
-				return nil, errors.New("empty character class")
-			}
-			b.WriteByte('[')
-			if neg {
-				b.WriteByte('^')
-			}
-			for _, c := range class {
-				switch c {
-				case '\\', '[', ']', '^':
-					b.WriteByte('\\')
-				}
-				b.WriteRune(c)
-			}
-			b.WriteByte(']')
-			i = j
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString(`$`)
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return nil, fmt.Errorf("bad pattern: %v", err)
-	}
-	return &glob{src: p, re: re}, nil
-}
-
-func (g *glob) match(s string) bool { return g.re.MatchString(s) }
-
 // filter decides which upstream tools are offered: allowed by some allow
 // glob (or there are none) and denied by no deny glob.
 type filter struct {
-	allow, deny []*glob
+	allow, deny []string // tool-name globs (gateway.MatchGlob)
 }
 
 func newFilter(allow, deny []string) (*filter, error) {
-	f := &filter{}
-	for _, p := range allow {
-		g, err := compileGlob(p)
-		if err != nil {
-			return nil, fmt.Errorf("allow %q: %w", p, err)
+	for _, g := range append(append([]string{}, allow...), deny...) {
+		if err := gateway.CheckGlob(g); err != nil {
+			return nil, err
 		}
-		f.allow = append(f.allow, g)
 	}
-	for _, p := range deny {
-		g, err := compileGlob(p)
-		if err != nil {
-			return nil, fmt.Errorf("deny %q: %w", p, err)
-		}
-		f.deny = append(f.deny, g)
-	}
-	return f, nil
+	return &filter{allow: allow, deny: deny}, nil
 }
 
+// allows reports whether the filter offers the tool: no deny glob matches
+// it, and an allow glob does (or there are none).
 func (f *filter) allows(name string) bool {
 	for _, g := range f.deny {
-		if g.match(name) {
+		if gateway.MatchGlob(g, name) {
 			return false
 		}
 	}
@@ -416,7 +333,7 @@ func (f *filter) allows(name string) bool {
 		return true
 	}
 	for _, g := range f.allow {
-		if g.match(name) {
+		if gateway.MatchGlob(g, name) {
 			return true
 		}
 	}

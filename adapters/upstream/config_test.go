@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"github.com/toolgate/toolgate/gateway"
 	"strings"
 	"testing"
 )
@@ -26,8 +27,8 @@ func TestConfigValidate(t *testing.T) {
 		{"long name", Config{Name: strings.Repeat("n", 33), Command: "x"}, []string{"name: must be 1-32"}},
 		{"bad prefix", Config{Name: "a", Prefix: strp("a.b"), Command: "x"}, []string{`prefix "a.b"`}},
 		{"bad url", Config{Name: "a", URL: "ftp://h/x"}, []string{"url: must be an absolute http"}},
-		{"bad allow glob", Config{Name: "a", Command: "x", Allow: []string{"read_[a"}}, []string{`allow[0] "read_[a"`, "unterminated ["}},
-		{"bad deny glob", Config{Name: "a", Command: "x", Deny: []string{""}}, []string{`deny[0]`, "empty pattern"}},
+		{"bad allow glob", Config{Name: "a", Command: "x", Allow: []string{"read_[a"}}, []string{`allow[0]: bad tool-name glob "read_[a"`, "syntax error in pattern"}},
+		{"bad deny glob", Config{Name: "a", Command: "x", Deny: []string{""}}, []string{`deny[0]`, "empty tool-name glob"}},
 		{"unset var in env", Config{Name: "a", Command: "x", Env: map[string]string{"KEY": "${TG_TEST_UNSET_VAR}"}},
 			[]string{"env.KEY", "TG_TEST_UNSET_VAR is not set"}},
 		{"unset var in header", Config{Name: "a", URL: "http://h/", Headers: map[string]string{"X-Key": "pre-${TG_TEST_UNSET_VAR}"}},
@@ -134,18 +135,20 @@ func TestGlobs(t *testing.T) {
 		{`a\*`, "ab", false},
 		{"é*", "éclair", true},
 	}
+	// The one glob syntax of every tool-name key (gateway.MatchGlob),
+	// on upstream tool names, which may hold characters served names
+	// cannot ('.', '/', 'é').
 	for _, tt := range tests {
-		g, err := compileGlob(tt.pat)
-		if err != nil {
-			t.Fatalf("compileGlob(%q): %v", tt.pat, err)
+		if err := gateway.CheckGlob(tt.pat); err != nil {
+			t.Fatalf("CheckGlob(%q): %v", tt.pat, err)
 		}
-		if got := g.match(tt.name); got != tt.want {
+		if got := gateway.MatchGlob(tt.pat, tt.name); got != tt.want {
 			t.Errorf("glob %q on %q = %v, want %v", tt.pat, tt.name, got, tt.want)
 		}
 	}
 	for _, bad := range []string{"", "[", "a[b", `x\`, "[]"} {
-		if _, err := compileGlob(bad); err == nil {
-			t.Errorf("compileGlob(%q): no error", bad)
+		if _, err := newFilter([]string{bad}, nil); err == nil {
+			t.Errorf("newFilter(%q): no error", bad)
 		}
 	}
 	f, err := newFilter([]string{"echo", "p*"}, []string{"pid"})
