@@ -195,3 +195,55 @@ func TestApprovalCannotLiftADeny(t *testing.T) {
 		t.Error("a denied call asked for approval")
 	}
 }
+
+// TestApprovalInRounds: a 2026-07-28 client cannot be sent elicitation/create;
+// the call's round ends input-required with the approval form and a request
+// state, and the client's retry carries the answer (SEP-2322). The Go SDK
+// client does the round trip itself with its elicitation handler.
+func TestApprovalInRounds(t *testing.T) {
+	t.Parallel()
+	e := approvalEnv(t)
+	s := e.StartHTTP(t)
+	var mu sync.Mutex
+	answer := "allow_once"
+	var asked atomic.Int32
+	cs := s.Connect(t, era2026, &ConnectOptions{Client: &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			mu.Lock()
+			defer mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": answer}}, nil
+		},
+	}})
+	if r := call(t, cs, "echo", map[string]any{"text": "in rounds"}); r.IsError || textOf(r) != "in rounds" {
+		t.Fatalf("approved in rounds: %q (error %v)", textOf(r), r.IsError)
+	}
+	if asked.Load() != 1 {
+		t.Errorf("asked %d times, want 1", asked.Load())
+	}
+	mu.Lock()
+	answer = "deny"
+	mu.Unlock()
+	if r := call(t, cs, "echo", map[string]any{"text": "no"}); !r.IsError || !strings.Contains(textOf(r), "denied") {
+		t.Errorf("denied in rounds: %q", textOf(r))
+	}
+	// Each round is recorded: the first ends input_required, the retry is
+	// the approved (or denied) call.
+	var statuses []string
+	for _, rec := range e.liveTools(t) {
+		if rec.Tool == "echo" {
+			statuses = append(statuses, rec.Status)
+		}
+	}
+	joined := strings.Join(statuses, " ")
+	if strings.Count(joined, "input_required") != 2 || !strings.Contains(joined, "ok") || !strings.Contains(joined, "permission_denied") {
+		t.Errorf("records of the rounds: %v", statuses)
+	}
+	events := map[string]int{}
+	for _, ev := range e.liveEvents(t) {
+		events[ev["type"].(string)]++
+	}
+	if events["approval.asked"] != 2 || events["approval.granted"] != 1 || events["approval.denied"] != 1 {
+		t.Errorf("events %v", events)
+	}
+}

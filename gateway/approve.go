@@ -2,8 +2,13 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
+
+// ApprovalInput is the id of the approval form among a round's input
+// requests.
+const ApprovalInput = "approval"
 
 // Approver asks a person whether a call may run: the approval channel
 // (the calling client's elicitation, an operator). Approve blocks until
@@ -25,6 +30,12 @@ type Approval struct {
 	Expired bool
 	// Reason says why it was denied, for the model.
 	Reason string
+	// InputRequest, when set, asks the client in a round of its own call
+	// (a 2026-07-28 client): the params of an elicitation/create, with the
+	// state the client echoes back with its answer. The call ends this
+	// round input-required; the client's retry carries the answer.
+	InputRequest json.RawMessage
+	RequestState string
 }
 
 // approveStage runs between authorize and summarize: a call the policy
@@ -49,9 +60,18 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 			call.Decision = &denied
 			return DeniedResult(call.Name, denied)
 		}
-		p.event("approval.requested", call, map[string]any{"rule": d.Rule})
+		if call.RequestState == "" { // not the answering round of an earlier request
+			p.event("approval.requested", call, map[string]any{"rule": d.Rule})
+		}
 		a := p.opts.Approver.Approve(ctx, call)
 		fields := map[string]any{"channel": a.Channel}
+		if len(a.InputRequest) > 0 {
+			req, _ := json.Marshal(map[string]any{"method": MethodElicitation, "params": a.InputRequest})
+			fields["round"] = "input_required"
+			p.event("approval.asked", call, fields)
+			return InputRequiredResult(map[string]json.RawMessage{ApprovalInput: req}, a.RequestState,
+				"The call waits for a person's approval: answer the form and repeat the call.")
+		}
 		if a.Granted {
 			approved := *d
 			approved.Allow, approved.Ask = true, false

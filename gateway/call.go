@@ -25,6 +25,12 @@ type Call struct {
 	// View, if set, is the profile the call came through: the resolve
 	// stage answers a tool it does not admit as not found.
 	View View
+	// InputResponses and RequestState are a 2026-07-28 client's answers to
+	// an earlier round of this call that ended input-required (SEP-2322):
+	// the raw answer to each input request by its id, and the state the
+	// gateway minted for that round, echoed back.
+	InputResponses map[string]json.RawMessage
+	RequestState   string
 
 	// Tool and Toolset are set by the resolve stage.
 	Tool    *Tool

@@ -111,3 +111,18 @@ func RequestFromClient(ctx context.Context, method string, params json.RawMessag
 type EventRecorder interface {
 	Event(typ string, fields map[string]any)
 }
+
+// roundsClient is implemented by clients that can be asked through the
+// results of their own requests (2026-07-28 multi round-trip).
+type roundsClient interface {
+	CanAskInRounds(method string) bool
+}
+
+// CanAskInRounds reports whether the client of the request ctx belongs to
+// speaks 2026-07-28 and declared the capability method needs
+// (elicitation/create, sampling/createMessage): it cannot be sent a
+// request, but a round of its call can end input-required, asking it.
+func CanAskInRounds(ctx context.Context, method string) bool {
+	c, ok := ClientFrom(ctx).(roundsClient)
+	return ok && c.CanAskInRounds(method)
+}

@@ -385,7 +385,15 @@ func (m *MCPServer) viewOf(ctx context.Context) View {
 // pipeline and maps the result. It never returns a Go error, so every
 // outcome, failures included, reaches the model as a tool result.
 func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req), View: m.viewOf(ctx)}
+	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req), View: m.viewOf(ctx), RequestState: req.Params.RequestState}
+	if len(req.Params.InputResponses) > 0 {
+		call.InputResponses = make(map[string]json.RawMessage, len(req.Params.InputResponses))
+		for id, r := range req.Params.InputResponses {
+			if b, err := json.Marshal(r); err == nil {
+				call.InputResponses[id] = b
+			}
+		}
+	}
 	call.Session, call.Client = caller(ctx)
 	reqCtx := ctx
 	ctx, client := m.withClient(ctx, call, "")

@@ -72,6 +72,21 @@ func (c *mcpClient) capabilities() (caps mcp.ClientCapabilities, modern bool) {
 	return caps, false
 }
 
+// CanAskInRounds implements the rounds check of [CanAskInRounds].
+func (c *mcpClient) CanAskInRounds(method string) bool {
+	caps, modern := c.capabilities()
+	if !modern {
+		return false
+	}
+	switch method {
+	case MethodElicitation:
+		return caps.Elicitation != nil
+	case MethodSampling:
+		return caps.Sampling != nil
+	}
+	return false
+}
+
 func (c *mcpClient) CanRequest(method string) bool {
 	return c.canRequest(method, "")
 }

@@ -41,6 +41,9 @@ func (c rawContent) MarshalJSON() ([]byte, error) { return c.raw, nil }
 // ToMCPResult maps a Result onto an MCP tools/call result. callID, when
 // not empty, is sent in _meta so that a client can find the call's record.
 func ToMCPResult(callID string, res *Result) *mcp.CallToolResult {
+	if res.Kind == KindInputRequired {
+		return inputRequiredResult(callID, res)
+	}
 	out := &mcp.CallToolResult{IsError: res.IsError}
 	out.Content = make([]mcp.Content, 0, len(res.Output)+1)
 	for _, p := range res.Output {
@@ -166,4 +169,24 @@ func ResultFromMCP(data []byte) (*Result, error) {
 		res.Kind = ""
 	}
 	return res, nil
+}
+
+// inputRequiredResult is a round that needs the client's answers: a
+// tools/call result of resultType input_required with the requests and the
+// state, and no content (a result may not carry both).
+func inputRequiredResult(callID string, res *Result) *mcp.CallToolResult {
+	reqs := make(mcp.InputRequests, len(res.InputRequests))
+	for id, raw := range res.InputRequests {
+		var r mcp.InputRequest
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return ToMCPResult(callID, RuntimeErrorResult("", fmt.Errorf("input request %q does not encode: %w", id, err)))
+		}
+		reqs[id] = r
+	}
+	out := &mcp.CallToolResult{
+		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: reqs, RequestState: res.RequestState},
+	}
+	out.Meta = mcp.NewMetaFromMap(map[string]any{MetaCallID: callID, MetaKind: string(KindInputRequired)})
+	return out
 }

@@ -35,6 +35,12 @@ type Result struct {
 	// Kind classifies the result; see the Kind constants. It is empty for
 	// a success.
 	Kind Kind
+	// InputRequests, for a result of kind [KindInputRequired], are the
+	// requests a 2026-07-28 client answers before it repeats the call
+	// (SEP-2322 multi round-trip): each a raw {"method", "params"} by id.
+	// RequestState is the opaque state the client echoes back with them.
+	InputRequests map[string]json.RawMessage
+	RequestState  string
 }
 
 // Kind says how a call ended. Success has the empty Kind.
@@ -51,12 +57,18 @@ const (
 	KindCancelled   Kind = "cancelled"         // the caller cancelled or went away
 	KindRuntime     Kind = "runtime_error"     // the handler panicked or returned nothing usable
 	KindUnavailable Kind = "unavailable"       // the toolset cannot serve now (shutdown, upstream down)
+	// KindInputRequired is not an error: this round of the call needs the
+	// client's answers ([Result.InputRequests]) before it can go on.
+	KindInputRequired Kind = "input_required"
 )
 
 // Status is the record form of the kind: "ok" for success.
 func (r *Result) Status() string {
 	if r == nil {
 		return string(KindRuntime)
+	}
+	if r.Kind == KindInputRequired {
+		return string(KindInputRequired)
 	}
 	if !r.IsError {
 		return "ok"
@@ -310,4 +322,11 @@ func Truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// InputRequiredResult is a round of a call that needs the client's answers
+// to requests (for example an elicitation/create asking for approval)
+// before it can go on: requests by id, each a raw {"method", "params"}.
+func InputRequiredResult(requests map[string]json.RawMessage, state, message string) *Result {
+	return &Result{Kind: KindInputRequired, InputRequests: requests, RequestState: state, Message: message}
 }

@@ -40,7 +40,8 @@ type ApprovalOptions struct {
 // is taken once, and only while the call waits; anything else is refused
 // as "no call with that ID is waiting".
 type Approvals struct {
-	opts ApprovalOptions
+	opts   ApprovalOptions
+	rounds *roundStates
 
 	mu      sync.Mutex
 	session map[string]map[string]bool // session -> tools allowed for it
@@ -53,7 +54,7 @@ func NewApprovals(opts ApprovalOptions) *Approvals {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Minute
 	}
-	return &Approvals{opts: opts, session: map[string]map[string]bool{}}
+	return &Approvals{opts: opts, rounds: newRoundStates(), session: map[string]map[string]bool{}}
 }
 
 // ForgetSession drops a session's "allow for this session" answers.
@@ -85,6 +86,14 @@ func (ap *Approvals) remember(session, tool string) {
 func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Approval {
 	if ap.remembered(call.Session, call.Name) {
 		return gateway.Approval{Granted: true, Scope: "session", Channel: "session"}
+	}
+	if call.RequestState != "" {
+		return ap.answered(call) // the answering round of a 2026-07-28 call
+	}
+	if ap.opts.Channel != "operator" && gateway.CanAskInRounds(ctx, gateway.MethodElicitation) {
+		// A 2026-07-28 client: ask in a round of its own call, which ends
+		// input-required; its retry carries the answer and the state.
+		return gateway.Approval{Channel: "client", InputRequest: approvalForm(call), RequestState: ap.rounds.mint(call, ap.opts.Timeout)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, ap.opts.Timeout)
 	defer cancel()
@@ -153,8 +162,52 @@ func reasonOf(call *gateway.Call) string {
 	return ""
 }
 
-// askClient asks the calling client's user with an elicitation form.
-func askClient(ctx context.Context, call *gateway.Call) (string, error) {
+// answered takes the answer a 2026-07-28 client sent with the state of an
+// earlier round: the state must be one the gateway minted for this very
+// call (tool, arguments, client), unexpired and unused.
+func (ap *Approvals) answered(call *gateway.Call) gateway.Approval {
+	if err := ap.rounds.verify(call.RequestState, call); err != nil {
+		return gateway.Approval{Channel: "client", Reason: err.Error() + ", so the call is denied"}
+	}
+	raw, ok := call.InputResponses[gateway.ApprovalInput]
+	if !ok {
+		return gateway.Approval{Channel: "client", Reason: "the client repeated the call without answering the approval form"}
+	}
+	decision, err := decisionOf(raw)
+	if err != nil {
+		return gateway.Approval{Channel: "client", Reason: err.Error()}
+	}
+	if decision == AllowSession {
+		decision = AllowOnce // a 2026-07-28 client has no session to remember it in
+	}
+	return ap.answer(call, decision, "client")
+}
+
+// decisionOf reads the decision from an elicitation result: declined or
+// dismissed is a denial, as is an answer that is not one of the choices.
+func decisionOf(raw json.RawMessage) (string, error) {
+	var res struct {
+		Action  string `json:"action"`
+		Content struct {
+			Decision string `json:"decision"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return "", fmt.Errorf("the client's answer does not decode: %w", err)
+	}
+	if res.Action != "accept" {
+		return Deny, nil
+	}
+	switch res.Content.Decision {
+	case AllowOnce, AllowSession, Deny:
+		return res.Content.Decision, nil
+	}
+	return Deny, nil
+}
+
+// approvalForm is the elicitation/create params (form mode) that ask a
+// person about a call.
+func approvalForm(call *gateway.Call) json.RawMessage {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Allow the tool %s (toolset %s) to run?\n", call.Name, call.Toolset)
 	if call.Tool != nil {
@@ -184,25 +237,14 @@ func askClient(ctx context.Context, call *gateway.Call) (string, error) {
 			"required": []string{"decision"},
 		},
 	})
-	raw, err := gateway.RequestFromClient(ctx, gateway.MethodElicitation, params)
+	return params
+}
+
+// askClient asks the calling client's user with an elicitation form.
+func askClient(ctx context.Context, call *gateway.Call) (string, error) {
+	raw, err := gateway.RequestFromClient(ctx, gateway.MethodElicitation, approvalForm(call))
 	if err != nil {
 		return "", err
 	}
-	var res struct {
-		Action  string `json:"action"`
-		Content struct {
-			Decision string `json:"decision"`
-		} `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return "", fmt.Errorf("the client's answer does not decode: %w", err)
-	}
-	if res.Action != "accept" {
-		return Deny, nil // declined or dismissed: no
-	}
-	switch res.Content.Decision {
-	case AllowOnce, AllowSession, Deny:
-		return res.Content.Decision, nil
-	}
-	return Deny, nil // an answer that is not one of the choices allows nothing
+	return decisionOf(raw)
 }
