@@ -18,6 +18,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzToolArguments \
 	./gateway/runs:FuzzAppendString \
 	./toolsets/filesystem:FuzzMatcher \
+	./adapters/clientconfig:FuzzParse \
 	./cmd/toolgate/internal/config:FuzzLoadConfigFile
 
 .PHONY: run build test peers services vet unit fuzz bench conformance clean

@@ -107,6 +107,9 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		return nil, err
 	}
 	a.bg, a.bgCancel = context.WithCancel(context.Background())
+	for _, n := range cfg.ImportNotes {
+		a.log.Info("upstreams_from", "note", n)
+	}
 	built := a // a is nil once an error is returned
 	defer func() {
 		if err != nil {

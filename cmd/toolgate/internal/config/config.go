@@ -30,6 +30,7 @@ import (
 	"github.com/knadh/koanf/providers/rawbytes"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/adapters/clientconfig"
 	"github.com/toolgate/toolgate/adapters/upstream"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolsets/memory"
@@ -59,6 +60,21 @@ type Config struct {
 	Metrics     Metrics            `koanf:"metrics"`
 	Definitions []Definition       `koanf:"definitions"`
 	Admin       Admin              `koanf:"admin"`
+	// UpstreamsFrom names other clients' MCP server lists whose servers
+	// are served as upstreams too (read when toolgate starts).
+	UpstreamsFrom []UpstreamsFrom `koanf:"upstreams_from"`
+
+	// ImportNotes are what reading UpstreamsFrom found worth saying
+	// (skipped entries, renamed servers, variables to set); logged at
+	// start.
+	ImportNotes []string `koanf:"-"`
+}
+
+// UpstreamsFrom is one client's file to take upstreams from.
+type UpstreamsFrom struct {
+	// Format is auto or one of clientconfig.Formats.
+	Format string `koanf:"format"`
+	Path   string `koanf:"path"`
 }
 
 // Definition is a definition-only tool: toolgate does not run it; a call
@@ -216,6 +232,12 @@ func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
 		if err != nil {
 			return nil, Source{}, nil, fmt.Errorf("config file: %w", err)
 		}
+		if clientconfig.IsClientConfig(data) {
+			format, _ := clientconfig.Detect(path, data)
+			return nil, Source{}, nil, fmt.Errorf("config file %s is an MCP client's server list (%s format), not toolgate's configuration: "+
+				"serve its servers with `upstreams_from: [{format: auto, path: %s}]` in toolgate.yaml, "+
+				"or convert it once with `toolgate import %s`", path, format, path, path)
+		}
 		if err := k.Load(rawbytes.Provider(data), yaml.Parser()); err != nil {
 			return nil, Source{}, nil, fmt.Errorf("config file %s: %w", path, err)
 		}
@@ -258,6 +280,9 @@ func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
 	}
 	cfg, err := decode(k)
 	if err != nil {
+		return nil, Source{}, nil, err
+	}
+	if err := cfg.importUpstreams(os.LookupEnv); err != nil {
 		return nil, Source{}, nil, err
 	}
 	if err := cfg.check(); err != nil {
@@ -325,6 +350,41 @@ func cleanDecodeError(err error) string {
 		return "unknown key " + strings.Join(keys, ", unknown key ")
 	}
 	return msg
+}
+
+// importUpstreams adds the servers of every upstreams_from file to the
+// upstreams. An upstream toolgate.yaml defines by the same name wins (its
+// file is toolgate's own), and the clash is noted.
+func (c *Config) importUpstreams(env clientconfig.Env) error {
+	have := map[string]bool{}
+	for _, u := range c.Upstreams {
+		have[u.Name] = true
+	}
+	for i, src := range c.UpstreamsFrom {
+		key := fmt.Sprintf("upstreams_from[%d]", i)
+		if strings.TrimSpace(src.Path) == "" {
+			return fmt.Errorf("%s.path: is empty", key)
+		}
+		res, err := clientconfig.Load(expandHome(src.Path), src.Format, env)
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		for _, s := range res.Skipped {
+			c.ImportNotes = append(c.ImportNotes, fmt.Sprintf("%s: skipped %s", src.Path, s))
+		}
+		for _, n := range res.Notes {
+			c.ImportNotes = append(c.ImportNotes, fmt.Sprintf("%s: %s", src.Path, n))
+		}
+		for _, u := range res.Upstreams {
+			if have[u.Name] {
+				c.ImportNotes = append(c.ImportNotes, fmt.Sprintf("%s: server %q is also defined in upstreams; toolgate.yaml's is used", src.Path, u.Name))
+				continue
+			}
+			have[u.Name] = true
+			c.Upstreams = append(c.Upstreams, u)
+		}
+	}
+	return nil
 }
 
 // check validates values the types cannot.

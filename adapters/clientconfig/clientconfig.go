@@ -1,0 +1,281 @@
+// Package clientconfig reads the MCP server lists other clients keep
+// (Claude Desktop, Claude Code, Cursor, VS Code, Gemini CLI, Windsurf) and
+// turns them into toolgate upstream configurations, so the file a person
+// already maintains can stay the source of truth (config upstreams_from)
+// or be converted once (toolgate import).
+//
+// Each format is read as its client documents it: the top-level key
+// (mcpServers, or servers for VS Code), the fields of an entry (command,
+// args, env, cwd, url, headers, type or transport, disabled), comments and
+// trailing commas where the client accepts them (VS Code and Gemini CLI
+// read JSON with comments; parsed with tailscale/hujson), and variable
+// expansion where the client does it:
+//
+//	Claude Code   ${VAR} and ${VAR:-default} in command, args, env, url, headers
+//	Cursor        ${env:VAR} in command, args, env, url, headers
+//	VS Code       ${env:VAR}; ${input:ID} prompts the user, which toolgate cannot:
+//	              it becomes ${ID} (upper case) and is reported, to be set in the environment
+//	Gemini CLI    $VAR and ${VAR} in env values
+//	Windsurf      ${env:VAR} in command, args, env, serverUrl, headers
+//	Claude Desktop none
+//
+// Variables in env and headers stay references (${VAR}, which toolgate
+// expands itself when it starts the upstream, and never logs), so secrets
+// are not copied into toolgate's configuration; in command, args and url
+// they are expanded when the file is read.
+package clientconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/tailscale/hujson"
+	"github.com/toolgate/toolgate/adapters/upstream"
+)
+
+// Formats.
+const (
+	Auto          = "auto"
+	ClaudeDesktop = "claude-desktop"
+	ClaudeCode    = "claude-code"
+	Cursor        = "cursor"
+	VSCode        = "vscode"
+	Gemini        = "gemini"
+	Windsurf      = "windsurf"
+)
+
+// Formats lists the formats by name.
+var Formats = []string{ClaudeDesktop, ClaudeCode, Cursor, VSCode, Gemini, Windsurf}
+
+// Result is what a client's file holds for toolgate.
+type Result struct {
+	Format    string
+	Path      string
+	Upstreams []upstream.Config
+	// Skipped names the entries not imported, with why (toolgate's own
+	// entry, say).
+	Skipped []string
+	// Notes are everything else worth saying: unknown fields (left in the
+	// client's file, unused by toolgate), renamed servers, variables to
+	// set.
+	Notes []string
+}
+
+// Env looks a variable up (os.LookupEnv in production).
+type Env func(name string) (string, bool)
+
+// Load reads and parses a client's file. format may be Auto.
+func Load(path, format string, env Env) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data, format, env)
+}
+
+// Parse parses a client's file (path names it in errors and picks the
+// format when format is Auto).
+func Parse(path string, data []byte, format string, env Env) (*Result, error) {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	if format == "" || format == Auto {
+		f, err := Detect(path, data)
+		if err != nil {
+			return nil, err
+		}
+		format = f
+	}
+	spec, ok := specs[format]
+	if !ok {
+		return nil, fmt.Errorf("unknown client format %q (one of auto, %s)", format, strings.Join(Formats, ", "))
+	}
+	root, err := decode(path, data, spec.comments)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Format: format, Path: path}
+	servers, ok := root[spec.key].(map[string]any)
+	if !ok {
+		if _, present := root[spec.key]; present {
+			return nil, fmt.Errorf("%s: %q is not an object of servers", path, spec.key)
+		}
+		return res, nil // a settings file with no servers: nothing to import
+	}
+	inputs := vscodeInputs(root)
+	names := make([]string, 0, len(servers))
+	for n := range servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	used := map[string]bool{}
+	for _, name := range names {
+		entry, ok := servers[name].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: server %q is not an object", path, name)
+		}
+		uc, skip, err := spec.convert(name, entry, env, inputs, res)
+		if err != nil {
+			return nil, fmt.Errorf("%s: server %q: %w", path, name, err)
+		}
+		if skip != "" {
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %s", name, skip))
+			continue
+		}
+		uc.Name = upstreamName(name, used)
+		if uc.Name != name {
+			res.Notes = append(res.Notes, fmt.Sprintf("server %q is served as upstream %q (names are 1-32 of [A-Za-z0-9_-])", name, uc.Name))
+		}
+		used[uc.Name] = true
+		res.Upstreams = append(res.Upstreams, uc)
+	}
+	return res, nil
+}
+
+// Detect names the format of a client's file from its name and content.
+func Detect(path string, data []byte) (string, error) {
+	base := strings.ToLower(filepath.Base(path))
+	dir := strings.ToLower(filepath.Base(filepath.Dir(path)))
+	switch {
+	case base == "claude_desktop_config.json":
+		return ClaudeDesktop, nil
+	case base == ".mcp.json":
+		return ClaudeCode, nil
+	case base == "mcp.json" && dir == ".vscode":
+		return VSCode, nil
+	case base == "mcp.json" && dir == ".cursor":
+		return Cursor, nil
+	case base == "settings.json" && dir == ".gemini":
+		return Gemini, nil
+	case base == "mcp_config.json":
+		return Windsurf, nil
+	}
+	root, err := decode(path, data, true)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := root["servers"]; ok {
+		return VSCode, nil
+	}
+	if servers, ok := root["mcpServers"].(map[string]any); ok {
+		for _, s := range servers {
+			if e, ok := s.(map[string]any); ok {
+				if _, ok := e["httpUrl"]; ok {
+					return Gemini, nil
+				}
+				if _, ok := e["serverUrl"]; ok {
+					return Windsurf, nil
+				}
+				if _, ok := e["type"]; ok {
+					return ClaudeCode, nil
+				}
+			}
+		}
+		return ClaudeDesktop, nil // the plain mcpServers form (Cursor's too)
+	}
+	return "", fmt.Errorf("%s: not an MCP client configuration this version knows (no mcpServers or servers key); name the format with --from", path)
+}
+
+// IsClientConfig reports whether data looks like a client's MCP server
+// list rather than toolgate's own configuration.
+func IsClientConfig(data []byte) bool {
+	root, err := decode("", data, true)
+	if err != nil {
+		return false
+	}
+	_, a := root["mcpServers"]
+	_, b := root["servers"]
+	return a || b
+}
+
+// decode parses JSON (with comments and trailing commas when allowed),
+// reporting a syntax error with its line and column.
+func decode(path string, data []byte, comments bool) (map[string]any, error) {
+	src := data
+	if comments {
+		// A copy: Standardize rewrites the parsed bytes in place.
+		v, err := hujson.Parse(append([]byte(nil), data...))
+		if err != nil {
+			return nil, positioned(path, data, err)
+		}
+		v.Standardize()
+		src = v.Pack()
+	}
+	dec := json.NewDecoder(bytes.NewReader(src))
+	var root map[string]any
+	if err := dec.Decode(&root); err != nil {
+		return nil, positioned(path, data, err)
+	}
+	return root, nil
+}
+
+var offsetRE = regexp.MustCompile(`offset (\d+)`)
+
+// positioned adds the line and column of a syntax error.
+func positioned(path string, data []byte, err error) error {
+	off := -1
+	var se *json.SyntaxError
+	if ok := asSyntax(err, &se); ok {
+		off = int(se.Offset)
+	} else if m := offsetRE.FindStringSubmatch(err.Error()); m != nil {
+		fmt.Sscan(m[1], &off)
+	}
+	if off < 0 {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if off > len(data) {
+		off = len(data)
+	}
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(data[:off], '\n')
+	return fmt.Errorf("%s:%d:%d: %w", path, line, col, err)
+}
+
+func asSyntax(err error, target **json.SyntaxError) bool {
+	se, ok := err.(*json.SyntaxError)
+	if ok {
+		*target = se
+	}
+	return ok
+}
+
+var nameRE = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// upstreamName fits a client's server name to toolgate's upstream names,
+// unique among those already used.
+func upstreamName(name string, used map[string]bool) string {
+	n := strings.Trim(nameRE.ReplaceAllString(name, "-"), "-")
+	if n == "" {
+		n = "server"
+	}
+	if len(n) > 32 {
+		n = n[:32]
+	}
+	base := n
+	for i := 2; used[n]; i++ {
+		suffix := fmt.Sprintf("-%d", i)
+		n = base[:min(len(base), 32-len(suffix))] + suffix
+	}
+	return n
+}
+
+// isToolgate recognizes toolgate's own entry, which must never be
+// imported (a gateway that spawns itself).
+func isToolgate(command string, args []string) bool {
+	b := strings.TrimSuffix(strings.ToLower(filepath.Base(command)), ".exe")
+	if b == "toolgate" {
+		return true
+	}
+	for _, a := range args {
+		if strings.HasSuffix(filepath.ToSlash(a), "cmd/toolgate") || strings.TrimSuffix(filepath.Base(a), ".exe") == "toolgate" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,218 @@
+package clientconfig
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// fixtures are each client's file as its documentation shows it.
+var fixtures = map[string]string{
+	ClaudeDesktop: "testdata/claude-desktop/claude_desktop_config.json",
+	ClaudeCode:    "testdata/claude-code/.mcp.json",
+	Cursor:        "testdata/cursor/.cursor/mcp.json",
+	VSCode:        "testdata/vscode/.vscode/mcp.json",
+	Gemini:        "testdata/gemini/.gemini/settings.json",
+	Windsurf:      "testdata/windsurf/.codeium/windsurf/mcp_config.json",
+}
+
+var testEnv = map[string]string{
+	"HOME": "/home/me", "SEARCH_KEY": "k-123", "REPO": "/src/app", "API_BASE_URL": "",
+}
+
+func lookup(name string) (string, bool) { v, ok := testEnv[name]; return v, ok }
+
+// TestImportGolden: every format, detected from its usual file name,
+// prints the upstreams toolgate would run (testdata/*.golden.yaml).
+func TestImportGolden(t *testing.T) {
+	for format, path := range fixtures {
+		t.Run(format, func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := Detect(path, data); err != nil || got != format {
+				t.Errorf("Detect(%s) = %q, %v", path, got, err)
+			}
+			res, err := Parse(path, data, Auto, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := res.YAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", format+".golden.yaml")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s:\n%s\nwant:\n%s", path, got, want)
+			}
+		})
+	}
+}
+
+func TestImportDetails(t *testing.T) {
+	parse := func(format string) *Result {
+		t.Helper()
+		res, err := Load(fixtures[format], format, lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	byName := func(r *Result, name string) int {
+		for i, u := range r.Upstreams {
+			if u.Name == name {
+				return i
+			}
+		}
+		t.Fatalf("no upstream %q in %+v", name, r.Upstreams)
+		return -1
+	}
+	cd := parse(ClaudeDesktop)
+	if len(cd.Upstreams) != 2 || len(cd.Skipped) != 1 || !strings.Contains(cd.Skipped[0], "toolgate's own entry") {
+		t.Errorf("Claude Desktop: %d upstreams, skipped %v", len(cd.Upstreams), cd.Skipped)
+	}
+	cc := parse(ClaudeCode)
+	api := cc.Upstreams[byName(cc, "api-server")]
+	if api.URL != "https://api.example.com/mcp" || api.Headers["Authorization"] != "Bearer ${API_KEY}" {
+		t.Errorf("Claude Code expansion: url %q, headers %v (default used for an empty var; header a reference)", api.URL, api.Headers)
+	}
+	local := cc.Upstreams[byName(cc, "local-tools")]
+	if local.Command != "/home/me/bin/mcp-tools" || local.Env["CACHE_DIR"] != "${CACHE_DIR}" {
+		t.Errorf("Claude Code stdio: %+v", local)
+	}
+	if !strings.Contains(strings.Join(cc.Notes, "\n"), "alwaysAllow") {
+		t.Errorf("an unknown field is not reported: %v", cc.Notes)
+	}
+	cu := parse(Cursor)
+	ws := cu.Upstreams[byName(cu, "web-search")]
+	if strings.Join(ws.Args, " ") != "-y mcp-search --key k-123" || ws.Env["SEARCH_REGION"] != "${REGION}" {
+		t.Errorf("Cursor ${env:}: %+v", ws)
+	}
+	if !cu.Upstreams[byName(cu, "old")].Disabled {
+		t.Error("a disabled server is not kept disabled")
+	}
+	vs := parse(VSCode)
+	p := vs.Upstreams[byName(vs, "Perplexity")]
+	if p.Env["PERPLEXITY_API_KEY"] != "${PERPLEXITY_KEY}" || !strings.Contains(strings.Join(vs.Notes, "\n"), "PERPLEXITY_KEY") {
+		t.Errorf("VS Code ${input:}: env %v, notes %v", p.Env, vs.Notes)
+	}
+	gm := parse(Gemini)
+	if u := gm.Upstreams[byName(gm, "sseServer")]; u.Transport != "sse" {
+		t.Errorf("Gemini url is SSE: %+v", u)
+	}
+	if u := gm.Upstreams[byName(gm, "httpServer")]; u.Transport != "http" || u.Headers["Authorization"] != "Bearer ${TOKEN}" {
+		t.Errorf("Gemini httpUrl: %+v", u)
+	}
+	if u := gm.Upstreams[byName(gm, "pythonTools")]; u.Dir != "./mcp-servers/python" || u.Env["DATABASE_URL"] != "${DB_CONNECTION_STRING}" {
+		t.Errorf("Gemini cwd and $VAR: %+v", u)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, format, path, data, want string
+	}{
+		{"bad JSON with position", ClaudeDesktop, "x.json", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}", "x.json:3:"},
+		{"comments where the client has none", ClaudeDesktop, "x.json", "{\n // hi\n \"mcpServers\": {}}", "x.json:2:"},
+		{"comments where the client has them", VSCode, "x.json", "{\n // hi\n \"servers\": {},}", ""},
+		{"no command or url", ClaudeCode, "x.json", `{"mcpServers": {"a": {"type": "stdio"}}}`, `server "a": neither command nor a URL`},
+		{"bad type", ClaudeCode, "x.json", `{"mcpServers": {"a": {"type": "ws", "url": "u"}}}`, `type "ws"`},
+		{"unknown format", "zed", "x.json", `{}`, "unknown client format"},
+		{"not a client file", Auto, "x.json", `{"runs_dir": "x"}`, "not an MCP client configuration"},
+	} {
+		_, err := Parse(c.path, []byte(c.data), c.format, lookup)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, p := range fixtures {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, format := range append([]string{Auto}, Formats...) {
+			res, err := Parse("f.json", data, format, lookup)
+			if err == nil {
+				for _, u := range res.Upstreams {
+					if u.Name == "" || len(u.Name) > 32 {
+						t.Fatalf("bad upstream name %q", u.Name)
+					}
+				}
+				if _, err := res.YAML(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// TestRewrite: the client's servers are replaced by one toolgate entry, the
+// rest of the file stays (other settings, comments), a backup holds the
+// original, and nothing changes when the backup cannot be written.
+func TestRewrite(t *testing.T) {
+	for _, format := range []string{ClaudeDesktop, VSCode, Gemini, Cursor} {
+		t.Run(format, func(t *testing.T) {
+			orig, _ := os.ReadFile(fixtures[format])
+			dir := t.TempDir()
+			path := filepath.Join(dir, filepath.Base(fixtures[format]))
+			if err := os.WriteFile(path, orig, 0o640); err != nil {
+				t.Fatal(err)
+			}
+			now := time.Date(2026, 11, 24, 2, 40, 0, 0, time.UTC)
+			backup, err := Rewrite(path, format, Entry{Command: "/opt/toolgate", Args: []string{"serve", "--config", "/etc/toolgate.yaml"}}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(backup); string(b) != string(orig) || !strings.HasSuffix(backup, ".toolgate-backup-20261124T024000Z") {
+				t.Errorf("backup %s does not hold the original", backup)
+			}
+			res, err := Load(path, format, lookup)
+			if err != nil {
+				t.Fatalf("the rewritten file does not parse: %v", err)
+			}
+			if len(res.Upstreams) != 0 || len(res.Skipped) != 1 {
+				t.Errorf("after rewrite: upstreams %v, skipped %v; want only toolgate's entry", res.Upstreams, res.Skipped)
+			}
+			after, _ := os.ReadFile(path)
+			keep := map[string]string{ClaudeDesktop: `"globalShortcut"`, VSCode: `"inputs"`, Gemini: `"theme"`, Cursor: "// Cursor project servers"}[format]
+			if !strings.Contains(string(after), keep) {
+				t.Errorf("the rewrite lost %s:\n%s", keep, after)
+			}
+			if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
+				t.Errorf("mode %v, want the file's own 0640", fi.Mode().Perm())
+			}
+			// A second rewrite in the same second cannot overwrite the backup:
+			// it refuses and changes nothing.
+			if _, err := Rewrite(path, format, Entry{Command: "x"}, now); err == nil || !strings.Contains(err.Error(), "backup cannot be written") {
+				t.Errorf("rewrite with an unwritable backup: %v", err)
+			}
+			if b, _ := os.ReadFile(path); string(b) != string(after) {
+				t.Error("a refused rewrite changed the file")
+			}
+		})
+	}
+}

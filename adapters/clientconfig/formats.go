@@ -1,0 +1,274 @@
+package clientconfig
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/adapters/upstream"
+)
+
+// spec is how one client writes its servers.
+type spec struct {
+	key      string // the top-level key holding the servers
+	comments bool   // the client reads JSON with comments and trailing commas
+	// fields maps the client's entry fields to what toolgate does with
+	// them; a field not listed is unknown and reported.
+	fields map[string]string
+	// expand is the client's variable expansion.
+	expand func(s string, env Env, inputs map[string]bool, res *Result) string
+	// urlKeys are the fields holding a URL, preferred first, each with the
+	// transport it means ("" for the one the entry's type says).
+	urlKeys []urlKey
+}
+
+var specs = map[string]*spec{
+	ClaudeDesktop: {key: "mcpServers", fields: fields("command", "args", "env", "url", "headers", "disabled"), expand: noExpand,
+		urlKeys: []urlKey{{"url", upstream.TransportHTTP}}},
+	ClaudeCode: {key: "mcpServers", fields: fields("type", "command", "args", "env", "url", "headers", "disabled"), expand: expandShell,
+		urlKeys: []urlKey{{"url", ""}}},
+	Cursor: {key: "mcpServers", comments: true, fields: fields("type", "command", "args", "env", "envFile", "url", "headers", "disabled"), expand: expandEnvColon,
+		urlKeys: []urlKey{{"url", upstream.TransportHTTP}}},
+	VSCode: {key: "servers", comments: true, fields: fields("type", "command", "args", "env", "envFile", "cwd", "url", "headers", "disabled", "dev"), expand: expandEnvColon,
+		urlKeys: []urlKey{{"url", ""}}},
+	Gemini: {key: "mcpServers", comments: true, fields: fields("command", "args", "env", "cwd", "url", "httpUrl", "headers", "timeout", "trust", "includeTools", "excludeTools", "disabled"), expand: expandGeminiEnv,
+		urlKeys: []urlKey{{"httpUrl", upstream.TransportHTTP}, {"url", upstream.TransportSSE}}},
+	Windsurf: {key: "mcpServers", comments: true, fields: fields("command", "args", "env", "serverUrl", "url", "headers", "disabled", "disabledTools"), expand: expandEnvColon,
+		urlKeys: []urlKey{{"serverUrl", upstream.TransportHTTP}, {"url", upstream.TransportHTTP}}},
+}
+
+type urlKey struct{ field, transport string }
+
+func fields(names ...string) map[string]string {
+	m := map[string]string{}
+	for _, n := range names {
+		m[n] = n
+	}
+	return m
+}
+
+// convert turns one entry into an upstream configuration, or says why it
+// is skipped.
+func (sp *spec) convert(name string, e map[string]any, env Env, inputs map[string]bool, res *Result) (upstream.Config, string, error) {
+	var uc upstream.Config
+	var unknown []string
+	for k := range e {
+		if _, ok := sp.fields[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	if len(unknown) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("server %q: field(s) %s are not used by toolgate (they stay in the client's file)", name, strings.Join(unknown, ", ")))
+	}
+	str := func(k string) (string, error) {
+		v, ok := e[k]
+		if !ok || v == nil {
+			return "", nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("%s is not a string", k)
+		}
+		return s, nil
+	}
+	strMap := func(k string) (map[string]string, error) {
+		v, ok := e[k]
+		if !ok || v == nil {
+			return nil, nil
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s is not an object", k)
+		}
+		out := map[string]string{}
+		for mk, mv := range m {
+			s, ok := mv.(string)
+			if !ok {
+				s = fmt.Sprint(mv)
+			}
+			out[mk] = s
+		}
+		return out, nil
+	}
+	var err error
+	if uc.Command, err = str("command"); err != nil {
+		return uc, "", err
+	}
+	if v, ok := e["args"]; ok && v != nil {
+		list, ok := v.([]any)
+		if !ok {
+			return uc, "", fmt.Errorf("args is not a list")
+		}
+		for _, a := range list {
+			uc.Args = append(uc.Args, fmt.Sprint(a))
+		}
+	}
+	if isToolgate(uc.Command, uc.Args) {
+		return uc, "toolgate's own entry (a gateway never starts itself)", nil
+	}
+	if d, _ := e["disabled"].(bool); d {
+		uc.Disabled = true
+	}
+	if uc.Env, err = strMap("env"); err != nil {
+		return uc, "", err
+	}
+	if uc.Headers, err = strMap("headers"); err != nil {
+		return uc, "", err
+	}
+	if uc.Dir, err = str("cwd"); err != nil {
+		return uc, "", err
+	}
+	for _, k := range sp.urlKeys {
+		u, err := str(k.field)
+		if err != nil {
+			return uc, "", err
+		}
+		if u != "" && uc.URL == "" {
+			uc.URL, uc.Transport = u, k.transport
+		}
+	}
+	if t, _ := str("type"); t != "" {
+		switch t {
+		case "stdio", "http", "sse":
+			uc.Transport = t
+		case "streamable-http", "streamableHttp":
+			uc.Transport = upstream.TransportHTTP
+		default:
+			return uc, "", fmt.Errorf("type %q is not one of stdio, http, sse", t)
+		}
+	}
+	if uc.Command == "" && uc.URL == "" {
+		return uc, "", fmt.Errorf("neither command nor a URL")
+	}
+	if uc.Command != "" && uc.URL == "" {
+		uc.Transport = upstream.TransportStdio
+	}
+	// Tool filters and timeouts where the client has them.
+	strList := func(k string) []string {
+		list, _ := e[k].([]any)
+		var out []string
+		for _, v := range list {
+			out = append(out, fmt.Sprint(v))
+		}
+		return out
+	}
+	uc.Allow = strList("includeTools")                                     // Gemini CLI
+	uc.Deny = append(strList("excludeTools"), strList("disabledTools")...) // Gemini CLI, Windsurf
+	if ms, ok := e["timeout"].(float64); ok && ms > 0 {                    // Gemini CLI, milliseconds
+		uc.CallTimeout = time.Duration(ms) * time.Millisecond
+	}
+	if trust, _ := e["trust"].(bool); trust {
+		res.Notes = append(res.Notes, fmt.Sprintf("server %q: trust: true skips Gemini CLI's confirmations; toolgate's policy still decides every call (see policy.destructive and policy.approval)", name))
+	}
+	if ef, _ := str("envFile"); ef != "" {
+		res.Notes = append(res.Notes, fmt.Sprintf("server %q: envFile %s is not read by toolgate; put its variables in the environment", name, ef))
+	}
+
+	// Expansion where the client does it: in command, args and URL now;
+	// in env and headers into toolgate's own ${VAR} references.
+	uc.Command = sp.expand(uc.Command, env, inputs, res)
+	for i := range uc.Args {
+		uc.Args[i] = sp.expand(uc.Args[i], env, inputs, res)
+	}
+	uc.URL = sp.expand(uc.URL, env, inputs, res)
+	for k, v := range uc.Env {
+		uc.Env[k] = toReference(v, sp, inputs, res)
+	}
+	for k, v := range uc.Headers {
+		uc.Headers[k] = toReference(v, sp, inputs, res)
+	}
+	return uc, "", nil
+}
+
+var (
+	shellVarRE  = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+	envColonRE  = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+	inputRE     = regexp.MustCompile(`\$\{input:([^}]+)\}`)
+	bareDollar  = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
+	inputNameRE = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+)
+
+func noExpand(s string, _ Env, _ map[string]bool, _ *Result) string { return s }
+
+// expandShell is Claude Code's ${VAR} and ${VAR:-default}.
+func expandShell(s string, env Env, _ map[string]bool, _ *Result) string {
+	return shellVarRE.ReplaceAllStringFunc(s, func(m string) string {
+		g := shellVarRE.FindStringSubmatch(m)
+		if v, ok := env(g[1]); ok && v != "" {
+			return v
+		}
+		return g[3]
+	})
+}
+
+// expandEnvColon is VS Code's, Cursor's and Windsurf's ${env:VAR}; a VS
+// Code ${input:ID} becomes the variable ID (reported).
+func expandEnvColon(s string, env Env, inputs map[string]bool, res *Result) string {
+	s = envColonRE.ReplaceAllStringFunc(s, func(m string) string {
+		v, _ := env(envColonRE.FindStringSubmatch(m)[1])
+		return v
+	})
+	return inputRE.ReplaceAllStringFunc(s, func(m string) string {
+		name := inputVar(inputRE.FindStringSubmatch(m)[1], res)
+		v, _ := env(name)
+		return v
+	})
+}
+
+// expandGeminiEnv is Gemini CLI's $VAR and ${VAR} (env values only, but
+// harmless elsewhere).
+func expandGeminiEnv(s string, env Env, inputs map[string]bool, res *Result) string {
+	s = expandShell(s, env, inputs, res)
+	return bareDollar.ReplaceAllStringFunc(s, func(m string) string {
+		v, _ := env(m[1:])
+		return v
+	})
+}
+
+// toReference rewrites a client's variable references in an env or header
+// value into toolgate's ${VAR}, which toolgate expands at start without
+// writing the value anywhere.
+func toReference(v string, sp *spec, inputs map[string]bool, res *Result) string {
+	switch {
+	case sp == specs[ClaudeDesktop]:
+		return v
+	case sp == specs[ClaudeCode]:
+		return shellVarRE.ReplaceAllString(v, "$${$1}") // a :-default is dropped: toolgate has none
+	case sp == specs[Gemini]:
+		return bareDollar.ReplaceAllString(shellVarRE.ReplaceAllString(v, "$${$1}"), "$${$1}")
+	}
+	v = envColonRE.ReplaceAllString(v, "$${$1}")
+	return inputRE.ReplaceAllStringFunc(v, func(m string) string {
+		return "${" + inputVar(inputRE.FindStringSubmatch(m)[1], res) + "}"
+	})
+}
+
+// inputVar is the environment variable standing in for a VS Code input.
+func inputVar(id string, res *Result) string {
+	name := strings.ToUpper(strings.Trim(inputNameRE.ReplaceAllString(id, "_"), "_"))
+	note := fmt.Sprintf("${input:%s} is asked of the user by VS Code; toolgate reads it from the environment variable %s instead: set it", id, name)
+	for _, n := range res.Notes {
+		if n == note {
+			return name
+		}
+	}
+	res.Notes = append(res.Notes, note)
+	return name
+}
+
+// vscodeInputs lists the ids of VS Code's declared inputs.
+func vscodeInputs(root map[string]any) map[string]bool {
+	ids := map[string]bool{}
+	list, _ := root["inputs"].([]any)
+	for _, in := range list {
+		if m, ok := in.(map[string]any); ok {
+			if id, ok := m["id"].(string); ok {
+				ids[id] = true
+			}
+		}
+	}
+	return ids
+}

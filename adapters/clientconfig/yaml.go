@@ -1,0 +1,57 @@
+package clientconfig
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// yamlUpstream is an upstream as toolgate.yaml writes it (only the keys an
+// import sets, in the order the docs use).
+type yamlUpstream struct {
+	Name      string            `yaml:"name"`
+	Transport string            `yaml:"transport,omitempty"`
+	Command   string            `yaml:"command,omitempty"`
+	Args      []string          `yaml:"args,omitempty,flow"`
+	Env       map[string]string `yaml:"env,omitempty"`
+	Dir       string            `yaml:"dir,omitempty"`
+	URL       string            `yaml:"url,omitempty"`
+	Headers   map[string]string `yaml:"headers,omitempty"`
+	Allow     []string          `yaml:"allow,omitempty,flow"`
+	Deny      []string          `yaml:"deny,omitempty,flow"`
+	Timeout   string            `yaml:"call_timeout,omitempty"`
+	Disabled  bool              `yaml:"disabled,omitempty"`
+}
+
+// YAML is the `upstreams:` section of toolgate.yaml equivalent to the
+// client's servers, with what was skipped or needs attention as comments.
+func (r *Result) YAML() ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Imported from %s (%s).\n", r.Path, r.Format)
+	for _, s := range r.Skipped {
+		fmt.Fprintf(&b, "# Skipped %s.\n", s)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "# Note: %s.\n", strings.TrimSuffix(n, "."))
+	}
+	list := make([]yamlUpstream, 0, len(r.Upstreams))
+	for _, u := range r.Upstreams {
+		y := yamlUpstream{Name: u.Name, Command: u.Command, Args: u.Args, Env: u.Env, Dir: u.Dir, URL: u.URL, Headers: u.Headers,
+			Allow: u.Allow, Deny: u.Deny, Disabled: u.Disabled}
+		if u.CallTimeout > 0 {
+			y.Timeout = u.CallTimeout.String()
+		}
+		if u.Transport != "" && !(u.Transport == "stdio" && u.Command != "") && !(u.Transport == "http" && u.Command == "") {
+			y.Transport = u.Transport // only where it is not what toolgate infers
+		}
+		list = append(list, y)
+	}
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(map[string]any{"upstreams": list}); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), enc.Close()
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/adapters/clientconfig"
+)
+
+func init() {
+	commands = append(commands, &command{
+		name:  "import",
+		args:  "[--from FORMAT] [--rewrite] [PATH]",
+		short: "print another MCP client's servers as toolgate upstreams (Claude Desktop, Claude Code, Cursor, VS Code, Gemini CLI, Windsurf)",
+		flags: func(fs *pflag.FlagSet) {
+			configFlags(fs)
+			fs.String("from", clientconfig.Auto, "the client's format: auto, claude-desktop, claude-code, cursor, vscode, gemini, windsurf")
+			fs.Bool("rewrite", false, "also replace the client's servers with one toolgate entry (a timestamped backup is written first)")
+		},
+		run: runImport,
+	})
+}
+
+// knownPaths are where each client keeps its servers, for an import with
+// no PATH: project files first, then the user's.
+func knownPaths(format string) []string {
+	home, _ := os.UserHomeDir()
+	desktop := filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+	if runtime.GOOS == "darwin" {
+		desktop = filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
+	}
+	all := map[string][]string{
+		clientconfig.ClaudeCode:    {".mcp.json"},
+		clientconfig.VSCode:        {filepath.Join(".vscode", "mcp.json")},
+		clientconfig.Cursor:        {filepath.Join(".cursor", "mcp.json"), filepath.Join(home, ".cursor", "mcp.json")},
+		clientconfig.Gemini:        {filepath.Join(".gemini", "settings.json"), filepath.Join(home, ".gemini", "settings.json")},
+		clientconfig.Windsurf:      {filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")},
+		clientconfig.ClaudeDesktop: {desktop},
+	}
+	if format != clientconfig.Auto {
+		return all[format]
+	}
+	var out []string
+	for _, f := range []string{clientconfig.ClaudeCode, clientconfig.VSCode, clientconfig.Cursor, clientconfig.Gemini, clientconfig.ClaudeDesktop, clientconfig.Windsurf} {
+		out = append(out, all[f]...)
+	}
+	return out
+}
+
+func runImport(e *env, fs *pflag.FlagSet, args []string) error {
+	if len(args) > 1 {
+		return usagef("import takes at most one PATH")
+	}
+	format, _ := fs.GetString("from")
+	var path string
+	if len(args) == 1 {
+		path = args[0]
+	} else {
+		for _, p := range knownPaths(format) {
+			if _, err := os.Stat(p); err == nil {
+				path = p
+				break
+			}
+		}
+		if path == "" {
+			return usagef("no client configuration found where %s keeps it (%v): give its PATH", format, knownPaths(format))
+		}
+	}
+	res, err := clientconfig.Load(path, format, os.LookupEnv)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	out, err := res.YAML()
+	if err != nil {
+		return err
+	}
+	if _, err := e.stdout.Write(out); err != nil {
+		return err
+	}
+	if rewrite, _ := fs.GetBool("rewrite"); rewrite {
+		self, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding toolgate's own path for the client's entry: %w", err)
+		}
+		entryArgs := []string{"serve"}
+		if cfgFile, _ := fs.GetString("config"); cfgFile != "" {
+			abs, err := filepath.Abs(cfgFile)
+			if err != nil {
+				return err
+			}
+			entryArgs = append(entryArgs, "--config", abs)
+		}
+		backup, err := clientconfig.Rewrite(path, res.Format, clientconfig.Entry{Command: self, Args: entryArgs}, time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "Rewrote %s: its %d servers are replaced by one toolgate entry; the original is in %s.\n"+
+			"Add the upstreams printed above to toolgate's configuration (the client's file no longer lists them).\n",
+			path, len(res.Upstreams), backup)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestUpstreamsFromClientConfig: a Claude Desktop file that lists a real
+// server (server-everything) and toolgate's own entry, named in
+// upstreams_from, serves that server's tools to a real client, and skips
+// the toolgate entry.
+func TestUpstreamsFromClientConfig(t *testing.T) {
+	t.Parallel()
+	server := everythingServer(t)
+	dir := t.TempDir()
+	desktop := filepath.Join(dir, "claude_desktop_config.json")
+	body, _ := json.MarshalIndent(map[string]any{
+		"mcpServers": map[string]any{
+			"everything": map[string]any{"command": "node", "args": []string{server, "stdio"}},
+			"toolgate":   map[string]any{"command": toolgateBin, "args": []string{"serve"}},
+		},
+	}, "", "  ")
+	if err := os.WriteFile(desktop, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, set("upstreams_from", []map[string]any{{"format": "auto", "path": desktop}}))
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2025, nil)
+	res, err := cs.ListTools(callCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "everything__echo") {
+		t.Fatalf("tools/list %v lacks the imported server's everything__echo", names)
+	}
+	if r := call(t, cs, "everything__echo", map[string]any{"message": "imported"}); r.IsError || !strings.Contains(textOf(r), "imported") {
+		t.Errorf("calling the imported server: %q", textOf(r))
+	}
+	if !strings.Contains(s.Stderr(), "toolgate's own entry") {
+		t.Errorf("the skipped toolgate entry is not said in the log:\n%s", tail(s.Stderr(), 2000))
+	}
+}
+
+// TestImportCommand: toolgate import prints the upstreams YAML, --rewrite
+// leaves the client's file with one toolgate entry and a backup of the
+// original, and --config pointed at a client's file says how to use it.
+func TestImportCommand(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	path := filepath.Join(e.Dir, ".mcp.json")
+	orig := `{"mcpServers": {"api": {"type": "http", "url": "https://api.example.com/mcp"}, "tools": {"type": "stdio", "command": "mcp-tools"}}, "other": 1}`
+	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.command(callCtx(t), "import", path).Output()
+	if err != nil || !strings.Contains(string(out), "upstreams:") || !strings.Contains(string(out), "name: api") {
+		t.Fatalf("toolgate import: %v\n%s", err, out)
+	}
+	cmd := e.command(callCtx(t), "import", "--rewrite", path)
+	if b, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "toolgate-backup-") {
+		t.Fatalf("toolgate import --rewrite: %v\n%s", err, b)
+	}
+	after, _ := os.ReadFile(path)
+	if strings.Contains(string(after), "mcp-tools") || !strings.Contains(string(after), toolgateBin) || !strings.Contains(string(after), `"other"`) {
+		t.Errorf("rewritten file:\n%s", after)
+	}
+	backups, _ := filepath.Glob(path + ".toolgate-backup-*")
+	if len(backups) != 1 {
+		t.Fatalf("backups %v", backups)
+	}
+	if b, _ := os.ReadFile(backups[0]); string(b) != orig {
+		t.Errorf("the backup is not the original: %s", b)
+	}
+
+	cmd = e.command(callCtx(t), "tools")
+	cmd.Args[len(cmd.Args)-1] = path // --config at the client's file
+	b, _ := cmd.CombinedOutput()
+	wrong := string(b)
+	if !strings.Contains(wrong, "is an MCP client's server list") || !strings.Contains(wrong, "upstreams_from") {
+		t.Errorf("--config at a client's file: %s", wrong)
+	}
+}
