@@ -224,7 +224,8 @@ func (s *Sandbox) Abs(p string) (string, error) {
 }
 
 // Open opens the file or directory p for reading. Symlinks are followed only
-// while they stay inside the same root and are relative (os.Root semantics);
+// while they stay inside the same root: relative ones by os.Root, absolute
+// ones whose target is inside the root by rewriting them ([sandboxRoot.unabs]);
 // otherwise the error wraps ErrOutsideSandbox. The containment check is the
 // open itself, so there is no window between check and use.
 func (s *Sandbox) Open(p string) (*os.File, error) {
@@ -236,6 +237,11 @@ func (s *Sandbox) Open(p string) (*os.File, error) {
 	// check below then refuses anything but files and directories (pipes,
 	// devices, sockets), whose reads could block or never end.
 	f, err := r.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if sbIsEscape(err) {
+		if inside, ok := r.unabs(rel); ok {
+			f, err = r.root.OpenFile(inside, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		}
+	}
 	if err != nil {
 		return nil, sbMapErr(p, err)
 	}
@@ -258,6 +264,11 @@ func (s *Sandbox) Stat(p string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	fi, err := r.root.Stat(rel)
+	if sbIsEscape(err) {
+		if inside, ok := r.unabs(rel); ok {
+			fi, err = r.root.Stat(inside)
+		}
+	}
 	if err != nil {
 		return nil, sbMapErr(p, err)
 	}
@@ -435,6 +446,56 @@ func (s *Sandbox) locate(p string) (*sandboxRoot, string, error) {
 	return &s.roots[i], filepath.FromSlash(rel), nil
 }
 
+// unabs rewrites rel so that every symlink on it whose target is an
+// absolute path inside this same root (as resolved or as given) is
+// replaced by that target relative to the root: os.Root refuses absolute
+// targets outright, although such a link (made by a tool that writes
+// absolute links) does not leave the sandbox. It reports false when
+// nothing was rewritten, or a link's absolute target is outside the root
+// (a real escape, refused as before). The rewritten path is then opened
+// through the root again, which still refuses anything that leaves it, so
+// a link swapped in the meantime gains nothing.
+func (r *sandboxRoot) unabs(rel string) (string, bool) {
+	parts := strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/")
+	changed := false
+	for hops := 0; hops < 40; hops++ { // like the kernel's symlink limit
+		rewrote := false
+		for i := range parts {
+			cur := filepath.FromSlash(strings.Join(parts[:i+1], "/"))
+			fi, err := r.root.Lstat(cur)
+			if err != nil {
+				break
+			}
+			if fi.Mode()&fs.ModeSymlink == 0 {
+				continue
+			}
+			target, err := r.root.Readlink(cur)
+			if err != nil || !filepath.IsAbs(target) {
+				continue // relative links are os.Root's to follow
+			}
+			target = filepath.Clean(target)
+			inside, ok := "", false
+			for _, base := range []string{r.resolved, r.given} {
+				if target == base || strings.HasPrefix(target, base+string(filepath.Separator)) {
+					inside, _ = filepath.Rel(base, target)
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				return "", false
+			}
+			parts = append(strings.Split(filepath.ToSlash(inside), "/"), parts[i+1:]...)
+			changed, rewrote = true, true
+			break
+		}
+		if !rewrote {
+			break
+		}
+	}
+	return filepath.FromSlash(strings.Join(parts, "/")), changed
+}
+
 // errSbSymlinkEscape is what sbRootFS reports for an os.Root escape.
 var errSbSymlinkEscape = fmt.Errorf("symlink target leaves the sandbox: %w", ErrOutsideSandbox)
 
@@ -524,7 +585,7 @@ func sbInnermost(err error) error {
 func sbMapErr(p string, err error) error {
 	switch {
 	case sbIsEscape(err):
-		return &PathError{Path: p, Reason: "symlink target leaves the sandbox (links must be relative and stay inside their root)", Err: ErrOutsideSandbox}
+		return &PathError{Path: p, Reason: "symlink target leaves the sandbox root", Err: ErrOutsideSandbox}
 	case errors.Is(err, syscall.ELOOP):
 		return &PathError{Path: p, Reason: "too many levels of symbolic links", Err: err}
 	case errors.Is(err, os.ErrClosed):
