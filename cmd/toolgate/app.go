@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,7 +57,29 @@ type appOptions struct {
 	// record opens a run archive; without it the default sandbox root is
 	// a temporary directory and nothing is recorded (toolgate tools).
 	record bool
+	// upstreams says which upstreams newApp starts and how long it waits
+	// for them; the zero value starts all and waits for each.
+	upstreams upstreamStart
 }
+
+// upstreamStart says which upstreams a command starts and how long newApp
+// waits for them before the command goes on. An upstream that is ready
+// only later joins the catalog when it connects (its tools appear and MCP
+// clients are told with notifications/tools/list_changed).
+type upstreamStart struct {
+	// forTool, when set, starts only the upstreams that can serve this
+	// tool name, and none when a built-in tool serves it (toolgate call).
+	forTool string
+	// grace caps the wait for each upstream; zero waits up to its
+	// startup_timeout (toolgate tools, which shows each upstream's state).
+	grace time.Duration
+}
+
+// serveStartupGrace is how long serve waits for upstreams before it
+// answers clients: long enough for a quick upstream's tools to be in the
+// first tools/list (some clients never re-list), short enough that a hung
+// or slow one (a first `npx -y` download) does not hold up initialize.
+const serveStartupGrace = 3 * time.Second
 
 // loadConfig loads the configuration for a command's flags.
 func loadConfig(fs *pflag.FlagSet, keys map[string]string) (*config.Config, error) {
@@ -201,7 +224,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		a.promptSources = append(a.promptSources, sk)
 	}
 
-	if err := a.startUpstreams(ctx); err != nil {
+	if err := a.startUpstreams(ctx, opts.upstreams); err != nil {
 		return nil, err
 	}
 
@@ -217,13 +240,20 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	return a, nil
 }
 
-// startUpstreams starts every configured upstream at once, waits (each up
-// to its startup_timeout) until each is ready or has failed, and adds them
-// to the catalog. An upstream that fails does not stop the others or the
+// startUpstreams starts the configured upstreams the command needs at
+// once, waits (each up to its startup_timeout, or start.grace) until each
+// is ready or has failed, and adds them to the catalog; one still starting
+// adds its tools when it connects. An upstream that fails does not stop the others or the
 // gateway: its state shows in `toolgate tools` and /healthz, and its
 // supervisor keeps reconnecting with backoff.
-func (a *app) startUpstreams(ctx context.Context) error {
+func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
+	if start.forTool != "" {
+		if _, _, ok := a.catalog.Resolve(start.forTool); ok {
+			return nil // a built-in tool: no upstream is needed
+		}
+	}
 	var ups []*upstream.Upstream
+	var waits []time.Duration
 	for _, uc := range a.cfg.Upstreams {
 		u, err := upstream.New(uc, &upstream.Options{
 			Logger:             a.log,
@@ -233,27 +263,38 @@ func (a *app) startUpstreams(ctx context.Context) error {
 		if err != nil {
 			return usageError{err.Error()}
 		}
+		if start.forTool != "" && !mayServe(u.Prefix(), start.forTool) {
+			continue
+		}
 		u.Start(a.bg)
 		ups = append(ups, u)
+		wait := uc.StartupTimeout
+		if wait <= 0 {
+			wait = 30 * time.Second
+		}
+		// A little past the upstream's own startup deadline, so that the
+		// attempt has failed (and says why) when we stop waiting.
+		wait += time.Second
+		if start.grace > 0 && start.grace < wait {
+			wait = start.grace
+		}
+		waits = append(waits, wait)
 	}
 	var wg sync.WaitGroup
 	for i, u := range ups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wait := a.cfg.Upstreams[i].StartupTimeout
-			if wait <= 0 {
-				wait = 30 * time.Second
-			}
-			// A little past the upstream's own startup deadline, so that
-			// the attempt has failed (and says why) when we stop waiting.
-			wctx, cancel := context.WithTimeout(ctx, wait+time.Second)
+			wctx, cancel := context.WithTimeout(ctx, waits[i])
 			defer cancel()
 			_ = u.WaitReady(wctx)
 		}()
 	}
 	wg.Wait()
 	for _, u := range ups {
+		if u.Status().State == upstream.StateStarting {
+			a.log.Info("upstream still starting; its tools will be added when it connects", "upstream", u.Name())
+		}
 		if err := a.catalog.Add(ctx, u); err != nil {
 			a.log.Warn("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
 		}
@@ -261,6 +302,12 @@ func (a *app) startUpstreams(ctx context.Context) error {
 		a.resourceSources = append(a.resourceSources, u)
 	}
 	return nil
+}
+
+// mayServe says whether an upstream with this prefix may serve the tool:
+// its tools are named "<prefix>__<name>", or have no prefix at all.
+func mayServe(prefix, tool string) bool {
+	return prefix == "" || strings.HasPrefix(tool, prefix+"__")
 }
 
 // forwardRoots answers an upstream's roots/list (only upstreams with

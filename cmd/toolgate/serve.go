@@ -44,7 +44,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 			return usagef("refusing to serve %s (not a loopback address) without bearer tokens: set http.auth.tokens or http.auth.token_env, or set http.auth.allow_unauthenticated_remote: true", cfg.HTTP.Addr)
 		}
 	}
-	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true})
+	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true, upstreams: upstreamStart{grace: serveStartupGrace}})
 	if err != nil {
 		return err
 	}
