@@ -51,6 +51,8 @@ type app struct {
 	// clientRoots, once serve has an MCP server, asks the client for its
 	// roots (for upstreams with forward_roots).
 	clientRoots atomic.Pointer[func(context.Context) ([]gateway.ClientRoot, error)]
+	// reloads, in serve, reloads the configuration on change (reload.go).
+	reloads *reloader
 }
 
 type appOptions struct {
@@ -255,11 +257,7 @@ func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
 	var ups []*upstream.Upstream
 	var waits []time.Duration
 	for _, uc := range a.cfg.Upstreams {
-		u, err := upstream.New(uc, &upstream.Options{
-			Logger:             a.log,
-			DefaultCallTimeout: a.cfg.Limits.CallTimeout,
-			Roots:              a.forwardRoots,
-		})
+		u, err := a.newUpstream(uc)
 		if err != nil {
 			return usageError{err.Error()}
 		}
@@ -302,6 +300,15 @@ func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
 		a.resourceSources = append(a.resourceSources, u)
 	}
 	return nil
+}
+
+// newUpstream makes (but does not start) the toolset of one upstream.
+func (a *app) newUpstream(uc upstream.Config) (*upstream.Upstream, error) {
+	return upstream.New(uc, &upstream.Options{
+		Logger:             a.log,
+		DefaultCallTimeout: a.cfg.Limits.CallTimeout,
+		Roots:              a.forwardRoots,
+	})
 }
 
 // mayServe says whether an upstream with this prefix may serve the tool:

@@ -31,7 +31,8 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	if len(args) > 0 {
 		return usagef("serve takes no arguments, got %q", args)
 	}
-	cfg, err := loadConfig(fs, withKeys(map[string]string{"http": "http.addr"}))
+	keys := withKeys(map[string]string{"http": "http.addr"})
+	cfg, err := loadConfig(fs, keys)
 	if err != nil {
 		return err
 	}
@@ -68,6 +69,11 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	for _, src := range a.resourceSources {
 		srv.AddResourceSource(src)
 	}
+	reloadCtx, stopReload := context.WithCancel(e.ctx)
+	defer stopReload()
+	if a.reloads, err = startReloader(reloadCtx, a, srv, configFile(fs), func() (*config.Config, error) { return loadConfig(fs, keys) }); err != nil {
+		a.log.Warn("config changes will not be picked up", "err", err)
+	}
 	a.log.Info("toolgate starting", "version", version(), "run_dir", a.run.Dir(), "tools", len(a.catalog.Entries()), "sandbox", a.sandbox.Roots())
 
 	if cfg.HTTP.Addr == "" {
@@ -75,6 +81,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	} else {
 		err = serveHTTP(e, a, srv, tokens)
 	}
+	stopReload() // no reload starts upstreams while the app closes
 	if cerr := a.close(); cerr != nil {
 		a.log.Error("closing", "err", cerr)
 	}
@@ -164,5 +171,6 @@ func health(a *app) any {
 		"conflicts":    a.catalog.Conflicts(),
 		"write_errors": a.run.WriteErrors(),
 		"goroutines":   runtime.NumGoroutine(),
+		"last_reload":  a.reloads.lastReload(),
 	}
 }
