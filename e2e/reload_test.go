@@ -171,3 +171,41 @@ func TestReload(t *testing.T) {
 		})
 	}
 }
+
+// TestReloadTSClient: a TypeScript SDK client connected over HTTP edits
+// the config (rename-replace, as editors save) to add an upstream: it is
+// told with list_changed and lists the new tools on the same session.
+func TestReloadTSClient(t *testing.T) {
+	t.Parallel()
+	allow := set("policy.destructive.allow", []string{"everything__*", "add__*"})
+	e := newEnv(t, upstreams(everythingStdio(t, "everything")), allow)
+	s := e.StartHTTP(t)
+	if !waitFor(20*time.Second, func() bool { return s.healthToolsets(t)["everything"].Status.State == "ready" }) {
+		t.Fatal("upstream everything not ready")
+	}
+	set("upstreams", []map[string]any{everythingStdio(t, "everything"), everythingStdio(t, "add")})(e.Config)
+	newConfig, err := json.Marshal(e.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Before   []string `json:"before"`
+		Notified bool     `json:"notified"`
+		After    []string `json:"after"`
+		Error    string   `json:"error"`
+	}
+	runNode(t, "reload-client.mjs", map[string]any{"url": s.URL, "config": e.ConfigPath, "newConfig": string(newConfig), "want": "add__echo"}, &got)
+	if got.Error != "" {
+		t.Fatalf("TS client: %s", got.Error)
+	}
+	if !slices.Contains(got.Before, "everything__echo") || slices.Contains(got.Before, "add__echo") {
+		t.Errorf("before the edit: %v; want everything__echo and no add__echo", got.Before)
+	}
+	if !got.Notified {
+		t.Error("the TS client got no notifications/tools/list_changed within 20s of the edit")
+	}
+	if !slices.Contains(got.After, "add__echo") || !slices.Contains(got.After, "everything__echo") {
+		t.Errorf("after the edit: %v; want add__echo and everything__echo", got.After)
+	}
+	s.Stop(t)
+}
