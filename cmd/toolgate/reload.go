@@ -44,11 +44,9 @@ type reloader struct {
 	last       atomic.Pointer[reloadResult]
 }
 
-// watch reloads on every debounced change of file (when not empty) and on
-// SIGHUP, until ctx ends. The directory is watched, not the file, so that
-// editors that save by writing a new file and renaming it over the old one
-// are seen.
-func (r *reloader) watch(ctx context.Context, file string) error {
+// watch reloads on every debounced change of one of files and on SIGHUP,
+// until ctx ends.
+func (r *reloader) watch(ctx context.Context, files []string) error {
 	triggers := make(chan string, 1)
 	send := func(why string) {
 		select {
@@ -69,45 +67,10 @@ func (r *reloader) watch(ctx context.Context, file string) error {
 			}
 		}
 	}()
-	fileEvents := make(chan struct{}, 1)
-	if file != "" {
-		abs, err := filepath.Abs(file)
-		if err != nil {
+	if len(files) > 0 {
+		if err := r.watchFiles(ctx, files, func() { send("file") }); err != nil {
 			return err
 		}
-		w, err := fsnotify.NewWatcher()
-		if err != nil {
-			return fmt.Errorf("watching the config file: %w", err)
-		}
-		if err := w.Add(filepath.Dir(abs)); err != nil {
-			w.Close()
-			return fmt.Errorf("watching the config file: %w", err)
-		}
-		go func() {
-			defer w.Close()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case ev, ok := <-w.Events:
-					if !ok {
-						return
-					}
-					if filepath.Clean(ev.Name) == abs && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 {
-						select {
-						case fileEvents <- struct{}{}:
-						default:
-						}
-					}
-				case err, ok := <-w.Errors:
-					if !ok {
-						return
-					}
-					r.a.log.Warn("watching the config file", "err", err)
-				}
-			}
-		}()
-		go debounce(ctx, fileEvents, reloadDebounce, func() { send("file") })
 	}
 	go func() {
 		for {
@@ -119,6 +82,57 @@ func (r *reloader) watch(ctx context.Context, file string) error {
 			}
 		}
 	}()
+	return nil
+}
+
+// watchFiles calls changed once the files have been quiet for
+// reloadDebounce after a change. Their directories are watched, not the
+// files, so that editors that save by writing a new file and renaming it
+// over the old one are seen.
+func (r *reloader) watchFiles(ctx context.Context, files []string, changed func()) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watching the config file: %w", err)
+	}
+	watched := map[string]bool{}
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			w.Close()
+			return err
+		}
+		watched[abs] = true
+		if err := w.Add(filepath.Dir(abs)); err != nil {
+			w.Close()
+			return fmt.Errorf("watching %s: %w", f, err)
+		}
+	}
+	events := make(chan struct{}, 1)
+	go func() {
+		defer w.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if watched[filepath.Clean(ev.Name)] && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 {
+					select {
+					case events <- struct{}{}:
+					default:
+					}
+				}
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				r.a.log.Warn("watching the config file", "err", err)
+			}
+		}
+	}()
+	go debounce(ctx, events, reloadDebounce, changed)
 	return nil
 }
 
@@ -220,25 +234,31 @@ func (r *reloader) lastReload() *reloadResult {
 	return r.last.Load()
 }
 
-// configFile is the configuration file a command reads: --config, or the
-// default file if it exists, or "" for none.
-func configFile(fs *pflag.FlagSet) string {
+// configFiles are the configuration files a command reads: --config, or
+// the default file if it exists, or none.
+func configFiles(fs *pflag.FlagSet) []string {
 	if file, _ := fs.GetString("config"); file != "" {
-		return file
+		return []string{file}
 	}
 	if _, err := os.Stat(config.DefaultFile); err == nil {
-		return config.DefaultFile
+		return []string{config.DefaultFile}
 	}
-	return ""
+	return nil
 }
 
-// startReloader watches the configuration of a serve.
-func startReloader(ctx context.Context, a *app, srv *gateway.MCPServer, file string, load func() (*config.Config, error)) (*reloader, error) {
+// startReloader watches the configuration of a serve: files are the
+// files it is read from.
+//
+// TODO(h7 upstreams_from): watch the upstreams_from files too, by adding
+// them to files; load (config.Load) reads them again on each reload.
+// TODO(h3 glob warnings): once the check of (config, tool names) lands,
+// log its warnings after each successful reload.
+func startReloader(ctx context.Context, a *app, srv *gateway.MCPServer, files []string, load func() (*config.Config, error)) (*reloader, error) {
 	r := &reloader{a: a, load: load, cur: a.cfg, addSources: func(u *upstream.Upstream) {
 		srv.AddPromptSource(u)
 		srv.AddResourceSource(u)
 	}}
-	if err := r.watch(ctx, file); err != nil {
+	if err := r.watch(ctx, files); err != nil {
 		return nil, err
 	}
 	return r, nil
