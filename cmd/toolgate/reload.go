@@ -67,11 +67,6 @@ func (r *reloader) watch(ctx context.Context, files []string) error {
 			}
 		}
 	}()
-	if len(files) > 0 {
-		if err := r.watchFiles(ctx, files, func() { send("file") }); err != nil {
-			return err
-		}
-	}
 	go func() {
 		for {
 			select {
@@ -82,6 +77,10 @@ func (r *reloader) watch(ctx context.Context, files []string) error {
 			}
 		}
 	}()
+	if len(files) > 0 {
+		// SIGHUP reloads even if the files cannot be watched.
+		return r.watchFiles(ctx, files, func() { send("file") })
+	}
 	return nil
 }
 
@@ -258,8 +257,5 @@ func startReloader(ctx context.Context, a *app, srv *gateway.MCPServer, files []
 		srv.AddPromptSource(u)
 		srv.AddResourceSource(u)
 	}}
-	if err := r.watch(ctx, files); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r, r.watch(ctx, files)
 }

@@ -72,7 +72,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	reloadCtx, stopReload := context.WithCancel(e.ctx)
 	defer stopReload()
 	if a.reloads, err = startReloader(reloadCtx, a, srv, configFiles(fs), func() (*config.Config, error) { return loadConfig(fs, keys) }); err != nil {
-		a.log.Warn("config changes will not be picked up", "err", err)
+		a.log.Warn("config file changes will not be picked up; SIGHUP still reloads", "err", err)
 	}
 	a.log.Info("toolgate starting", "version", version(), "run_dir", a.run.Dir(), "tools", len(a.catalog.Entries()), "sandbox", a.sandbox.Roots())
 
