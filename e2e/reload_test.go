@@ -87,6 +87,21 @@ func TestReload(t *testing.T) {
 			if !waitFor(20*time.Second, func() bool { return has("keep__echo") && has("drop__echo") }) {
 				t.Fatalf("upstreams keep and drop not listed: %v", names())
 			}
+			dropPrompts := func() (n int) {
+				lp, err := cs.ListPrompts(callCtx(t), nil)
+				if err != nil {
+					t.Fatalf("prompts/list: %v", err)
+				}
+				for _, p := range lp.Prompts {
+					if strings.HasPrefix(p.Name, "drop__") {
+						n++
+					}
+				}
+				return n
+			}
+			if dropPrompts() == 0 {
+				t.Fatal("upstream drop serves no prompts before the edit")
+			}
 			keepProcs := procsWith(marker + "-keep")
 			if len(keepProcs) != 1 || len(procsWith(marker+"-drop")) != 1 {
 				t.Fatalf("upstream processes before the edit: keep %v, drop %v", keepProcs, procsWith(marker+"-drop"))
@@ -110,6 +125,9 @@ func TestReload(t *testing.T) {
 			var left []string
 			if !waitFor(5*time.Second, func() bool { left = procsWith(marker + "-drop"); return len(left) == 0 }) {
 				t.Errorf("the removed upstream's processes remain: %v", left)
+			}
+			if n := dropPrompts(); n != 0 {
+				t.Errorf("%d prompts of the removed upstream are still listed", n)
 			}
 			if now := procsWith(marker + "-keep"); !slices.Equal(now, keepProcs) {
 				t.Errorf("the unchanged upstream's process changed: before %v, after %v", keepProcs, now)

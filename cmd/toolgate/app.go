@@ -53,6 +53,9 @@ type app struct {
 	clientRoots atomic.Pointer[func(context.Context) ([]gateway.ClientRoot, error)]
 	// reloads, in serve, reloads the configuration on change (reload.go).
 	reloads *reloader
+	// upSources are the upstreams' prompt and resource sources by name;
+	// set at start, then changed only by the reloader's goroutine.
+	upSources map[string]*upstreamSource
 }
 
 type appOptions struct {
@@ -296,10 +299,22 @@ func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
 		if err := a.catalog.Add(ctx, u); err != nil {
 			a.log.Warn("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
 		}
-		a.promptSources = append(a.promptSources, u)
-		a.resourceSources = append(a.resourceSources, u)
+		src := a.upstreamSource(u)
+		a.promptSources = append(a.promptSources, src)
+		a.resourceSources = append(a.resourceSources, src)
 	}
 	return nil
+}
+
+// upstreamSource wraps an upstream as a prompt and resource source that a
+// reload can retire.
+func (a *app) upstreamSource(u *upstream.Upstream) *upstreamSource {
+	src := &upstreamSource{Upstream: u}
+	if a.upSources == nil {
+		a.upSources = map[string]*upstreamSource{}
+	}
+	a.upSources[u.Name()] = src
+	return src
 }
 
 // newUpstream makes (but does not start) the toolset of one upstream.

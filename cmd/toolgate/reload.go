@@ -12,7 +12,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/pflag"
-	"github.com/toolgate/toolgate/adapters/upstream"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -39,7 +38,7 @@ type reloader struct {
 	load func() (*config.Config, error)
 	// addSources gives an upstream started by a reload to the MCP server
 	// as a prompt and resource source.
-	addSources func(*upstream.Upstream)
+	addSources func(*upstreamSource)
 	cur        *config.Config // what the gateway runs with
 	last       atomic.Pointer[reloadResult]
 }
@@ -192,6 +191,10 @@ func (r *reloader) applyUpstreams(ctx context.Context, ch config.Changes, next *
 		if err := r.a.catalog.Remove(name); err != nil {
 			r.a.log.Warn("config reload: stopping upstream", "upstream", name, "err", err)
 		}
+		if src := r.a.upSources[name]; src != nil {
+			src.retire()
+			delete(r.a.upSources, name)
+		}
 	}
 	start := map[string]bool{}
 	for _, name := range append(append([]string(nil), ch.Added...), ch.Changed...) {
@@ -211,7 +214,7 @@ func (r *reloader) applyUpstreams(ctx context.Context, ch config.Changes, next *
 			r.a.log.Warn("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
 		}
 		if r.addSources != nil {
-			r.addSources(u)
+			r.addSources(r.a.upstreamSource(u))
 		}
 	}
 	cur := *r.cur // settings other than upstreams keep their values
@@ -253,7 +256,7 @@ func configFiles(fs *pflag.FlagSet) []string {
 // TODO(h3 glob warnings): once the check of (config, tool names) lands,
 // log its warnings after each successful reload.
 func startReloader(ctx context.Context, a *app, srv *gateway.MCPServer, files []string, load func() (*config.Config, error)) (*reloader, error) {
-	r := &reloader{a: a, load: load, cur: a.cfg, addSources: func(u *upstream.Upstream) {
+	r := &reloader{a: a, load: load, cur: a.cfg, addSources: func(u *upstreamSource) {
 		srv.AddPromptSource(u)
 		srv.AddResourceSource(u)
 	}}
