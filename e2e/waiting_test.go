@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,6 +41,13 @@ func TestUpstreamSlowStartServe(t *testing.T) {
 	e := newEnv(t, ups, latePolicy)
 	start := time.Now()
 	s := e.StartStdio(t)
+	// A SIGHUP while upstreams start does not end serve.
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(s.Stderr(), "starting upstream") }) {
+		t.Fatalf("no \"starting upstream\" in the log:\n%s", s.Stderr())
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
 	changed := make(chan struct{}, 16)
 	cs := s.Connect(t, era2025, &ConnectOptions{Client: &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -80,6 +88,9 @@ func TestUpstreamSlowStartServe(t *testing.T) {
 	}
 	if r := call(t, cs, "late__echo", map[string]any{"message": "up"}); r.IsError || textOf(r) != "Echo: up" {
 		t.Errorf("late__echo: %s", mustJSON(r))
+	}
+	if !waitFor(5*time.Second, func() bool { return strings.Contains(s.Stderr(), "trigger=SIGHUP") }) {
+		t.Error("the SIGHUP sent while upstreams started did not reload once serve ran")
 	}
 	s.Stop(t)
 }

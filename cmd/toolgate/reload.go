@@ -40,6 +40,7 @@ type reloader struct {
 	// as a prompt and resource source.
 	addSources func(*upstreamSource)
 	cur        *config.Config // what the gateway runs with
+	hup        chan os.Signal // SIGHUP, from before the app was built
 	last       atomic.Pointer[reloadResult]
 }
 
@@ -53,15 +54,13 @@ func (r *reloader) watch(ctx context.Context, files []string) error {
 		default: // a reload is already due
 		}
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
-		defer signal.Stop(hup)
+		defer signal.Stop(r.hup)
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-hup:
+			case <-r.hup:
 				send("SIGHUP")
 			}
 		}
@@ -236,6 +235,15 @@ func (r *reloader) lastReload() *reloadResult {
 	return r.last.Load()
 }
 
+// notifySIGHUP catches SIGHUP from the start of serve, so that one that
+// arrives while upstreams start does not end it (the default action):
+// it reloads once the reloader runs. Call signal.Stop when done.
+func notifySIGHUP() chan os.Signal {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	return hup
+}
+
 // configFiles are the configuration files a command reads: --config, or
 // the default file if it exists, or none.
 func configFiles(fs *pflag.FlagSet) []string {
@@ -255,8 +263,8 @@ func configFiles(fs *pflag.FlagSet) []string {
 // them to files; load (config.Load) reads them again on each reload.
 // TODO(h3 glob warnings): once the check of (config, tool names) lands,
 // log its warnings after each successful reload.
-func startReloader(ctx context.Context, a *app, srv *gateway.MCPServer, files []string, load func() (*config.Config, error)) (*reloader, error) {
-	r := &reloader{a: a, load: load, cur: a.cfg, addSources: func(u *upstreamSource) {
+func startReloader(ctx context.Context, a *app, srv *gateway.MCPServer, hup chan os.Signal, files []string, load func() (*config.Config, error)) (*reloader, error) {
+	r := &reloader{a: a, load: load, cur: a.cfg, hup: hup, addSources: func(u *upstreamSource) {
 		srv.AddPromptSource(u)
 		srv.AddResourceSource(u)
 	}}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os/signal"
 	"runtime"
 	"time"
 
@@ -31,6 +32,8 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	if len(args) > 0 {
 		return usagef("serve takes no arguments, got %q", args)
 	}
+	hup := notifySIGHUP()
+	defer signal.Stop(hup)
 	keys := withKeys(map[string]string{"http": "http.addr"})
 	cfg, err := loadConfig(fs, keys)
 	if err != nil {
@@ -71,7 +74,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	reloadCtx, stopReload := context.WithCancel(e.ctx)
 	defer stopReload()
-	if a.reloads, err = startReloader(reloadCtx, a, srv, configFiles(fs), func() (*config.Config, error) { return loadConfig(fs, keys) }); err != nil {
+	if a.reloads, err = startReloader(reloadCtx, a, srv, hup, configFiles(fs), func() (*config.Config, error) { return loadConfig(fs, keys) }); err != nil {
 		a.log.Warn("config file changes will not be picked up; SIGHUP still reloads", "err", err)
 	}
 	a.log.Info("toolgate starting", "version", version(), "run_dir", a.run.Dir(), "tools", len(a.catalog.Entries()), "sandbox", a.sandbox.Roots())
