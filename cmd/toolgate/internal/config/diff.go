@@ -61,7 +61,8 @@ func Diff(old, next *Config) Changes {
 		{"sandbox", old.Sandbox, next.Sandbox, false},
 		{"filesystem", old.Filesystem, next.Filesystem, false},
 		{"diagnostics", old.Diagnostics, next.Diagnostics, false},
-		{"policy", old.Policy, next.Policy, false},
+		// with the grants upstreams add
+		{"policy", old.EffectivePolicy(), next.EffectivePolicy(), false},
 		{"skills", old.Skills, next.Skills, false},
 		{"memory", old.Memory, next.Memory, false},
 	} {

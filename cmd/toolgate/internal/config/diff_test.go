@@ -27,6 +27,8 @@ func TestDiff(t *testing.T) {
 		{"reordered is unchanged", func(c *Config) { c.Upstreams[0], c.Upstreams[1] = c.Upstreams[1], c.Upstreams[0] }, Changes{}},
 		{"renamed is removed and added", func(c *Config) { c.Upstreams[0] = up("z") }, Changes{Added: []string{"z"}, Removed: []string{"a"}}},
 		{"live setting", func(c *Config) { c.Limits.CallTimeout = time.Second }, Changes{Settings: []string{"limits"}}},
+		{"an upstream's grant changes the policy", func(c *Config) { c.Upstreams[1].Grant = []string{"network"} },
+			Changes{Changed: []string{"b"}, Settings: []string{"policy"}}},
 		{"fixed setting", func(c *Config) { c.HTTP.Addr = "127.0.0.1:9" }, Changes{Fixed: []string{"http"}}},
 		{"all at once", func(c *Config) {
 			c.Upstreams = []upstream.Config{up("b", "x"), up("c")}
