@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -99,6 +100,36 @@ func (c *Catalog) Add(ctx context.Context, ts Toolset) error {
 	return c.Refresh(ctx, ts.Name())
 }
 
+// Remove takes a toolset out of the catalog, tells the change listeners
+// and then closes it (if it is a [Closer]): its tools are gone before it
+// stops. Removing a name the catalog does not have is an error.
+func (c *Catalog) Remove(toolset string) error {
+	c.mu.Lock()
+	i := slices.IndexFunc(c.toolsets, func(t Toolset) bool { return t.Name() == toolset })
+	if i < 0 {
+		c.mu.Unlock()
+		return fmt.Errorf("no toolset %q", toolset)
+	}
+	ts := c.toolsets[i]
+	c.toolsets = slices.Delete(c.toolsets, i, i+1)
+	delete(c.refreshMu, toolset)
+	delete(c.lists, toolset)
+	delete(c.errs, toolset)
+	c.snap.Store(c.build())
+	subs := append([]func(){}, c.subs...)
+	c.mu.Unlock()
+
+	for _, f := range subs {
+		f()
+	}
+	if cl, ok := ts.(Closer); ok {
+		if err := cl.Close(); err != nil {
+			return fmt.Errorf("closing toolset %q: %w", toolset, err)
+		}
+	}
+	return nil
+}
+
 // Refresh lists one toolset's tools again and rebuilds the catalog. It
 // returns the toolset's listing error, if any (its tools are then left out
 // until a later refresh succeeds).
@@ -122,6 +153,10 @@ func (c *Catalog) Refresh(ctx context.Context, toolset string) error {
 	tools, err := ts.Tools(ctx) // outside c.mu: an upstream may be slow
 
 	c.mu.Lock()
+	if c.refreshMu[toolset] != rmu { // removed (or replaced) meanwhile
+		c.mu.Unlock()
+		return nil
+	}
 	if err != nil {
 		c.errs[toolset] = err
 		delete(c.lists, toolset)

@@ -262,3 +262,57 @@ func TestCatalogRefreshOnChange(t *testing.T) {
 		t.Errorf("%d change notifications, want 2", changed)
 	}
 }
+
+// closeRecorder is a toolset that records whether it was closed and
+// whether its tools were still resolvable then.
+type closeRecorder struct {
+	*SimpleToolset
+	cat            *Catalog
+	closed, served bool
+}
+
+func (c *closeRecorder) Close() error {
+	_, _, c.served = c.cat.Resolve("gone")
+	c.closed = true
+	return nil
+}
+
+func TestCatalogRemove(t *testing.T) {
+	mk := func(name string) *Tool {
+		return Must(NewTool(ToolDef{Name: name}, func(context.Context, *Call) (*Result, error) { return OkText(name), nil }))
+	}
+	cat := NewCatalog(nil)
+	keep, _ := NewToolset("keep", mk("kept"))
+	inner, _ := NewToolset("up", mk("gone"))
+	up := &closeRecorder{SimpleToolset: inner, cat: cat}
+	_ = cat.Add(context.Background(), keep)
+	_ = cat.Add(context.Background(), up)
+	changed := 0
+	cat.OnChange(func() { changed++ })
+	if err := cat.Remove("up"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := cat.Resolve("gone"); ok {
+		t.Error("a removed toolset's tool still resolves")
+	}
+	if _, _, ok := cat.Resolve("kept"); !ok {
+		t.Error("another toolset's tool is gone")
+	}
+	if !up.closed || up.served {
+		t.Errorf("closed=%v, tools served while closing=%v; want closed after its tools were gone", up.closed, up.served)
+	}
+	if changed != 1 {
+		t.Errorf("%d change notifications, want 1", changed)
+	}
+	if err := cat.Remove("up"); err == nil {
+		t.Error("removing twice: no error")
+	}
+	// The name can be added again (a changed upstream is replaced).
+	again, _ := NewToolset("up", mk("back"))
+	if err := cat.Add(context.Background(), again); err != nil {
+		t.Fatal(err)
+	}
+	if _, ts, ok := cat.Resolve("back"); !ok || ts != "up" {
+		t.Error("the re-added toolset's tool does not resolve")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,13 +62,40 @@ type app struct {
 	// clientRoots, once serve has an MCP server, asks the client for its
 	// roots (for upstreams with forward_roots).
 	clientRoots atomic.Pointer[func(context.Context) ([]gateway.ClientRoot, error)]
+	// reloads, in serve, reloads the configuration on change (reload.go).
+	reloads *reloader
+	// upSources are the upstreams' prompt and resource sources by name;
+	// set at start, then changed only by the reloader's goroutine.
+	upSources map[string]*upstreamSource
 }
 
 type appOptions struct {
 	// record opens a run archive; without it the default sandbox root is
 	// a temporary directory and nothing is recorded (toolgate tools).
 	record bool
+	// upstreams says which upstreams newApp starts and how long it waits
+	// for them; the zero value starts all and waits for each.
+	upstreams upstreamStart
 }
+
+// upstreamStart says which upstreams a command starts and how long newApp
+// waits for them before the command goes on. An upstream that is ready
+// only later joins the catalog when it connects (its tools appear and MCP
+// clients are told with notifications/tools/list_changed).
+type upstreamStart struct {
+	// forTool, when set, starts only the upstreams that can serve this
+	// tool name, and none when a built-in tool serves it (toolgate call).
+	forTool string
+	// grace caps the wait for each upstream; zero waits up to its
+	// startup_timeout (toolgate tools, which shows each upstream's state).
+	grace time.Duration
+}
+
+// serveStartupGrace is how long serve waits for upstreams before it
+// answers clients: long enough for a quick upstream's tools to be in the
+// first tools/list (some clients never re-list), short enough that a hung
+// or slow one (a first `npx -y` download) does not hold up initialize.
+const serveStartupGrace = 3 * time.Second
 
 // loadConfig loads the configuration for a command's flags.
 func loadConfig(fs *pflag.FlagSet, keys map[string]string) (*config.Config, error) {
@@ -215,7 +243,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		a.promptSources = append(a.promptSources, sk)
 	}
 
-	if err := a.startUpstreams(ctx); err != nil {
+	if err := a.startUpstreams(ctx, opts.upstreams); err != nil {
 		return nil, err
 	}
 	if err := a.addDefinitions(ctx); err != nil {
@@ -242,50 +270,91 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	return a, nil
 }
 
-// startUpstreams starts every configured upstream at once, waits (each up
-// to its startup_timeout) until each is ready or has failed, and adds them
-// to the catalog. An upstream that fails does not stop the others or the
+// startUpstreams starts the configured upstreams the command needs at
+// once, waits (each up to its startup_timeout, or start.grace) until each
+// is ready or has failed, and adds them to the catalog; one still starting
+// adds its tools when it connects. An upstream that fails does not stop the others or the
 // gateway: its state shows in `toolgate tools` and /healthz, and its
 // supervisor keeps reconnecting with backoff.
-func (a *app) startUpstreams(ctx context.Context) error {
+func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
+	if start.forTool != "" {
+		if _, _, ok := a.catalog.Resolve(start.forTool); ok {
+			return nil // a built-in tool: no upstream is needed
+		}
+	}
 	var ups []*upstream.Upstream
+	var waits []time.Duration
 	for _, uc := range a.cfg.Upstreams {
-		u, err := upstream.New(uc, &upstream.Options{
-			Logger:             a.log,
-			DefaultCallTimeout: a.cfg.Limits.CallTimeout,
-			Roots:              a.forwardRoots,
-		})
+		u, err := a.newUpstream(uc)
 		if err != nil {
 			return usageError{err.Error()}
 		}
+		if start.forTool != "" && !mayServe(u.Prefix(), start.forTool) {
+			continue
+		}
 		u.Start(a.bg)
 		ups = append(ups, u)
+		wait := uc.StartupTimeout
+		if wait <= 0 {
+			wait = 30 * time.Second
+		}
+		// A little past the upstream's own startup deadline, so that the
+		// attempt has failed (and says why) when we stop waiting.
+		wait += time.Second
+		if start.grace > 0 && start.grace < wait {
+			wait = start.grace
+		}
+		waits = append(waits, wait)
 	}
 	var wg sync.WaitGroup
 	for i, u := range ups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wait := a.cfg.Upstreams[i].StartupTimeout
-			if wait <= 0 {
-				wait = 30 * time.Second
-			}
-			// A little past the upstream's own startup deadline, so that
-			// the attempt has failed (and says why) when we stop waiting.
-			wctx, cancel := context.WithTimeout(ctx, wait+time.Second)
+			wctx, cancel := context.WithTimeout(ctx, waits[i])
 			defer cancel()
 			_ = u.WaitReady(wctx)
 		}()
 	}
 	wg.Wait()
 	for _, u := range ups {
+		if u.Status().State == upstream.StateStarting {
+			a.log.Info("upstream still starting; its tools will be added when it connects", "upstream", u.Name())
+		}
 		if err := a.catalog.Add(ctx, u); err != nil {
 			a.log.Warn("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
 		}
-		a.promptSources = append(a.promptSources, u)
-		a.resourceSources = append(a.resourceSources, u)
+		src := a.upstreamSource(u)
+		a.promptSources = append(a.promptSources, src)
+		a.resourceSources = append(a.resourceSources, src)
 	}
 	return nil
+}
+
+// upstreamSource wraps an upstream as a prompt and resource source that a
+// reload can retire.
+func (a *app) upstreamSource(u *upstream.Upstream) *upstreamSource {
+	src := &upstreamSource{Upstream: u}
+	if a.upSources == nil {
+		a.upSources = map[string]*upstreamSource{}
+	}
+	a.upSources[u.Name()] = src
+	return src
+}
+
+// newUpstream makes (but does not start) the toolset of one upstream.
+func (a *app) newUpstream(uc upstream.Config) (*upstream.Upstream, error) {
+	return upstream.New(uc, &upstream.Options{
+		Logger:             a.log,
+		DefaultCallTimeout: a.cfg.Limits.CallTimeout,
+		Roots:              a.forwardRoots,
+	})
+}
+
+// mayServe says whether an upstream with this prefix may serve the tool:
+// its tools are named "<prefix>__<name>", or have no prefix at all.
+func mayServe(prefix, tool string) bool {
+	return prefix == "" || strings.HasPrefix(tool, prefix+"__")
 }
 
 // forwardRoots answers an upstream's roots/list (only upstreams with

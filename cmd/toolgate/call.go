@@ -38,7 +38,9 @@ func runCall(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true})
+	// A built-in tool starts no upstream; an upstream's tool waits for
+	// that upstream only.
+	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true, upstreams: upstreamStart{forTool: name}})
 	if err != nil {
 		return err
 	}

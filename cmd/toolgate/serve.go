@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os/signal"
 	"runtime"
 	"time"
 
@@ -32,7 +33,10 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	if len(args) > 0 {
 		return usagef("serve takes no arguments, got %q", args)
 	}
-	cfg, err := loadConfig(fs, withKeys(map[string]string{"http": "http.addr"}))
+	hup := notifySIGHUP()
+	defer signal.Stop(hup)
+	keys := withKeys(map[string]string{"http": "http.addr"})
+	cfg, err := loadConfig(fs, keys)
 	if err != nil {
 		return err
 	}
@@ -45,7 +49,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 			return usagef("refusing to serve %s (not a loopback address) without bearer tokens: set http.auth.tokens or http.auth.token_env, or set http.auth.allow_unauthenticated_remote: true", cfg.HTTP.Addr)
 		}
 	}
-	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true})
+	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true, upstreams: upstreamStart{grace: serveStartupGrace}})
 	if err != nil {
 		return err
 	}
@@ -87,6 +91,11 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		a.close()
 		return err
 	}
+	reloadCtx, stopReload := context.WithCancel(e.ctx)
+	defer stopReload()
+	if a.reloads, err = startReloader(reloadCtx, a, srv, hup, configFiles(fs), func() (*config.Config, error) { return loadConfig(fs, keys) }); err != nil {
+		a.log.Warn("config file changes will not be picked up; SIGHUP still reloads", "err", err)
+	}
 	a.log.Info("toolgate starting", "version", version(), "run_dir", a.run.Dir(), "tools", len(a.catalog.Entries()), "sandbox", a.sandbox.Roots())
 
 	if cfg.HTTP.Addr == "" {
@@ -94,6 +103,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	} else {
 		err = serveHTTP(e, a, srv, tokens)
 	}
+	stopReload() // no reload starts upstreams while the app closes
 	if cerr := a.shutdown(); cerr != nil {
 		a.log.Error("closing", "err", cerr)
 	}
@@ -191,5 +201,6 @@ func health(a *app) any {
 		"conflicts":    a.catalog.Conflicts(),
 		"write_errors": a.run.WriteErrors(),
 		"goroutines":   runtime.NumGoroutine(),
+		"last_reload":  a.reloads.lastReload(),
 	}
 }

@@ -1,0 +1,82 @@
+package config
+
+import (
+	"reflect"
+	"slices"
+)
+
+// Changes is what differs between two configurations, as reload applies
+// it: upstreams by name, and other settings by top-level key.
+type Changes struct {
+	// Added, Removed and Changed are upstream names: added ones are
+	// started, removed ones stopped, changed ones restarted; the others
+	// keep their processes and sessions.
+	Added, Removed, Changed []string
+	// Settings are top-level keys (policy, limits, ...) whose values differ
+	// and that a running gateway could take up.
+	Settings []string
+	// Fixed are keys that cannot change while serving (http, runs_dir,
+	// log): they keep their old values until restart.
+	Fixed []string
+}
+
+// Empty says whether nothing changed.
+func (c Changes) Empty() bool {
+	return len(c.Added)+len(c.Removed)+len(c.Changed)+len(c.Settings)+len(c.Fixed) == 0
+}
+
+// Diff compares the configuration a gateway runs with (old) and a newly
+// loaded one (next).
+func Diff(old, next *Config) Changes {
+	var ch Changes
+	before := map[string]int{}
+	for i, u := range old.Upstreams {
+		before[u.Name] = i
+	}
+	after := map[string]bool{}
+	for _, u := range next.Upstreams {
+		after[u.Name] = true
+		i, ok := before[u.Name]
+		switch {
+		case !ok:
+			ch.Added = append(ch.Added, u.Name)
+		case !reflect.DeepEqual(old.Upstreams[i], u):
+			ch.Changed = append(ch.Changed, u.Name)
+		}
+	}
+	for _, u := range old.Upstreams {
+		if !after[u.Name] {
+			ch.Removed = append(ch.Removed, u.Name)
+		}
+	}
+	for _, s := range []struct {
+		key      string
+		old, new any
+		fixed    bool
+	}{
+		{"runs_dir", old.RunsDir, next.RunsDir, true},
+		{"log", old.Log, next.Log, true},
+		{"http", old.HTTP, next.HTTP, true},
+		{"limits", old.Limits, next.Limits, false},
+		{"sandbox", old.Sandbox, next.Sandbox, false},
+		{"filesystem", old.Filesystem, next.Filesystem, false},
+		{"diagnostics", old.Diagnostics, next.Diagnostics, false},
+		// with the grants upstreams add
+		{"policy", old.EffectivePolicy(), next.EffectivePolicy(), false},
+		{"skills", old.Skills, next.Skills, false},
+		{"memory", old.Memory, next.Memory, false},
+	} {
+		if reflect.DeepEqual(s.old, s.new) {
+			continue
+		}
+		if s.fixed {
+			ch.Fixed = append(ch.Fixed, s.key)
+		} else {
+			ch.Settings = append(ch.Settings, s.key)
+		}
+	}
+	slices.Sort(ch.Added)
+	slices.Sort(ch.Removed)
+	slices.Sort(ch.Changed)
+	return ch
+}

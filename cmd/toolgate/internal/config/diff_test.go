@@ -1,0 +1,52 @@
+package config
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/adapters/upstream"
+)
+
+func TestDiff(t *testing.T) {
+	up := func(name string, args ...string) upstream.Config {
+		return upstream.Config{Name: name, Command: "/bin/server", Args: args}
+	}
+	base := func() *Config {
+		return &Config{Upstreams: []upstream.Config{up("a"), up("b")}, Limits: Limits{CallTimeout: time.Minute}}
+	}
+	tests := []struct {
+		name string
+		edit func(*Config)
+		want Changes
+	}{
+		{"nothing", func(*Config) {}, Changes{}},
+		{"added", func(c *Config) { c.Upstreams = append(c.Upstreams, up("c")) }, Changes{Added: []string{"c"}}},
+		{"removed", func(c *Config) { c.Upstreams = c.Upstreams[:1] }, Changes{Removed: []string{"b"}}},
+		{"changed args", func(c *Config) { c.Upstreams[1] = up("b", "--verbose") }, Changes{Changed: []string{"b"}}},
+		{"reordered is unchanged", func(c *Config) { c.Upstreams[0], c.Upstreams[1] = c.Upstreams[1], c.Upstreams[0] }, Changes{}},
+		{"renamed is removed and added", func(c *Config) { c.Upstreams[0] = up("z") }, Changes{Added: []string{"z"}, Removed: []string{"a"}}},
+		{"live setting", func(c *Config) { c.Limits.CallTimeout = time.Second }, Changes{Settings: []string{"limits"}}},
+		{"an upstream's grant changes the policy", func(c *Config) { c.Upstreams[1].Grant = []string{"network"} },
+			Changes{Changed: []string{"b"}, Settings: []string{"policy"}}},
+		{"fixed setting", func(c *Config) { c.HTTP.Addr = "127.0.0.1:9" }, Changes{Fixed: []string{"http"}}},
+		{"all at once", func(c *Config) {
+			c.Upstreams = []upstream.Config{up("b", "x"), up("c")}
+			c.Policy.ListDenied = "hide"
+			c.RunsDir = "/elsewhere"
+		}, Changes{Added: []string{"c"}, Removed: []string{"a"}, Changed: []string{"b"}, Settings: []string{"policy"}, Fixed: []string{"runs_dir"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next := base()
+			tt.edit(next)
+			got := Diff(base(), next)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Diff = %+v, want %+v", got, tt.want)
+			}
+			if got.Empty() != reflect.DeepEqual(tt.want, Changes{}) {
+				t.Errorf("Empty() = %v", got.Empty())
+			}
+		})
+	}
+}
