@@ -43,6 +43,18 @@ type Call struct {
 	Started time.Time
 	// Artifacts are the artifacts the summarize stage saved for this call.
 	Artifacts []Artifact
+
+	// limits are the pipeline's limits when the call started.
+	limits *Limits
+}
+
+// limitsOf is the call's limits, or the pipeline's for a call that did
+// not come through Pipeline.Call.
+func (p *Pipeline) limitsOf(call *Call) *Limits {
+	if call.limits != nil {
+		return call.limits
+	}
+	return p.limits.Load()
 }
 
 // Decision is the policy's answer for a tool: allowed or not, and which

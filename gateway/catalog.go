@@ -130,6 +130,49 @@ func (c *Catalog) Remove(toolset string) error {
 	return nil
 }
 
+// Replace puts ts in the place of the toolset of the same name, in one
+// step: clients see the new tools take the old ones' place in one list
+// change, never a list without them. It returns the old toolset, which
+// calls in flight may still be using: the caller closes it once they are
+// done (at shutdown, say). A toolset that fails to list its tools is still
+// put in place, with its error reported, as with [Catalog.Add].
+func (c *Catalog) Replace(ctx context.Context, ts Toolset) (old Toolset, err error) {
+	name := ts.Name()
+	tools, listErr := ts.Tools(ctx) // outside c.mu: it may be slow
+	c.mu.Lock()
+	i := slices.IndexFunc(c.toolsets, func(t Toolset) bool { return t.Name() == name })
+	if i < 0 {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("no toolset %q to replace", name)
+	}
+	old = c.toolsets[i]
+	c.toolsets[i] = ts
+	if listErr != nil {
+		c.errs[name] = listErr
+		delete(c.lists, name)
+	} else {
+		delete(c.errs, name)
+		c.lists[name] = tools
+	}
+	prev := c.snap.Load()
+	next := c.build()
+	c.snap.Store(next)
+	subs := append([]func(){}, c.subs...)
+	c.mu.Unlock()
+
+	if n, ok := ts.(ChangeNotifier); ok {
+		n.OnToolsChanged(func() { _ = c.Refresh(context.Background(), name) })
+	}
+	logNewConflicts(c.log, prev.conflicts, next.conflicts)
+	for _, f := range subs {
+		f()
+	}
+	if listErr != nil {
+		return old, fmt.Errorf("listing tools of %q: %w", name, listErr)
+	}
+	return old, nil
+}
+
 // Refresh lists one toolset's tools again and rebuilds the catalog. It
 // returns the toolset's listing error, if any (its tools are then left out
 // until a later refresh succeeds).

@@ -24,7 +24,7 @@ var errCallDeadline = errors.New("call deadline exceeded")
 // the call past its deadline; its eventual result is dropped. A panic in the handler becomes a runtime
 // error result, as does a nil result.
 func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
-	timeout := p.opts.CallTimeout
+	timeout := p.limitsOf(call).CallTimeout
 	if call.Tool.Timeout > 0 {
 		timeout = call.Tool.Timeout
 	}

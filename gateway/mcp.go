@@ -224,6 +224,11 @@ func (m *MCPServer) ClientRoots(ctx context.Context) ([]ClientRoot, error) {
 	return roots, nil
 }
 
+// Resync re-reads the catalog and the tools' metadata (ToolMeta, such as
+// the policy's decisions) and tells clients if the list they see changed:
+// for changes the catalog does not announce (a reloaded policy, say).
+func (m *MCPServer) Resync() { m.scheduleSync() }
+
 // scheduleSync debounces catalog changes into one sync.
 func (m *MCPServer) scheduleSync() {
 	m.syncMu.Lock()

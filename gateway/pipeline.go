@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -92,6 +93,9 @@ type Pipeline struct {
 	opts    Options
 	log     *slog.Logger
 	handler Handler
+	// limits are the per-call limits in force; [Pipeline.SetLimits]
+	// replaces them, and each call keeps the ones it started with.
+	limits atomic.Pointer[Limits]
 
 	mu       sync.Mutex
 	closing  bool
@@ -124,6 +128,7 @@ func NewPipeline(options *Options) *Pipeline {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pipeline{opts: opts, log: log}
+	p.limits.Store(&Limits{CallTimeout: opts.CallTimeout, MaxOutputBytes: opts.MaxOutputBytes})
 	p.kill, p.killCancel = context.WithCancel(context.Background())
 	p.handler = Chain(p.execute,
 		p.recordStage,
@@ -134,6 +139,25 @@ func NewPipeline(options *Options) *Pipeline {
 		p.summarizeStage,
 	)
 	return p
+}
+
+// Limits are the per-call limits a pipeline applies.
+type Limits struct {
+	CallTimeout    time.Duration // the deadline of a call whose tool sets none
+	MaxOutputBytes int           // output above this becomes an artifact and a summary
+}
+
+// SetLimits replaces the limits for the calls that start from now on
+// (a reload); calls in flight finish under the limits they started with.
+// A zero field keeps its default.
+func (p *Pipeline) SetLimits(l Limits) {
+	if l.CallTimeout <= 0 {
+		l.CallTimeout = DefaultCallTimeout
+	}
+	if l.MaxOutputBytes <= 0 {
+		l.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	p.limits.Store(&l)
 }
 
 // ErrShuttingDown is the reason given to calls that arrive after
@@ -157,6 +181,7 @@ func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
 	defer p.inflight.Done()
 
 	ctx = withCall(ctx, call)
+	call.limits = p.limits.Load()
 
 	defer func() {
 		// The stages do not panic; this is the last line of defence so

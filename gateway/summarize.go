@@ -42,7 +42,7 @@ func (p *Pipeline) summarizeStage(next Handler) Handler {
 	}
 	return func(ctx context.Context, call *Call) *Result {
 		res := next(ctx, call)
-		if outputSize(res.Output) <= p.opts.MaxOutputBytes {
+		if outputSize(res.Output) <= p.limitsOf(call).MaxOutputBytes {
 			return res
 		}
 		return p.summarize(call, res)
@@ -58,7 +58,7 @@ func outputSize(parts []Part) int {
 }
 
 func (p *Pipeline) summarize(call *Call, res *Result) *Result {
-	max := p.opts.MaxOutputBytes
+	max := p.limitsOf(call).MaxOutputBytes
 	out := make([]Part, 0, len(res.Output)+2)
 
 	// The text parts, joined, become one artifact and one summary.
@@ -175,7 +175,7 @@ func (p *Pipeline) saveBinary(call *Call, i int, part Part) Part {
 	art, err := p.opts.Artifacts.SaveArtifact(call, name, mime, data)
 	if err != nil {
 		p.log.Error("saving artifact", "call_id", call.ID, "tool", call.Name, "err", err)
-		return Text(fmt.Sprintf("[%s content of %d bytes omitted: over the %d-byte limit, and it could not be saved: %v]", part.PartType(), len(data), p.opts.MaxOutputBytes, err))
+		return Text(fmt.Sprintf("[%s content of %d bytes omitted: over the %d-byte limit, and it could not be saved: %v]", part.PartType(), len(data), p.limitsOf(call).MaxOutputBytes, err))
 	}
 	call.Artifacts = append(call.Artifacts, art)
 	size := art.Size

@@ -157,9 +157,15 @@ type Effective struct {
 	log    *slog.Logger
 	custom []string
 
-	mu sync.RWMutex
-	// grants are the capabilities skills were granted, per session, with
-	// the skills that requested them in request order.
+	// g holds the capabilities skills were granted, per session; it is
+	// shared with the policy that replaces this one on reload ([Live]).
+	g *grantStore
+}
+
+// grantStore is the capabilities skills were granted, per session, with
+// the skills that requested them in request order.
+type grantStore struct {
+	mu     sync.RWMutex
 	grants map[string]map[string][]string
 }
 
@@ -181,7 +187,7 @@ func New(cfg Config, opts *Options) (*Effective, error) {
 		cfg:    cloneConfig(cfg),
 		roots:  slices.Clone(opts.SandboxRoots),
 		log:    log,
-		grants: map[string]map[string][]string{},
+		g:      &grantStore{grants: map[string]map[string][]string{}},
 	}
 	if err := e.validate(); err != nil {
 		return nil, err
@@ -534,9 +540,9 @@ func (e *Effective) capabilityEnabler(session, name, c string) *enabler {
 			return &enabler{LayerConfig, "policy.tools.allow:" + g, rankToolsAllow}
 		}
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if skills := e.grants[session][c]; len(skills) > 0 {
+	e.g.mu.RLock()
+	defer e.g.mu.RUnlock()
+	if skills := e.g.grants[session][c]; len(skills) > 0 {
 		return &enabler{LayerSkill, "skill:" + skills[0], rankSkill}
 	}
 	return nil
@@ -618,12 +624,12 @@ func (e *Effective) Request(ctx context.Context, skill string, caps []string) []
 }
 
 func (e *Effective) grant(session, skill, c string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	m := e.grants[session]
+	e.g.mu.Lock()
+	defer e.g.mu.Unlock()
+	m := e.g.grants[session]
 	if m == nil {
 		m = map[string][]string{}
-		e.grants[session] = m
+		e.g.grants[session] = m
 	}
 	if !slices.Contains(m[c], skill) {
 		m[c] = append(m[c], skill)
@@ -633,16 +639,16 @@ func (e *Effective) grant(session, skill, c string) {
 // HasSessionGrants reports whether skills were granted capabilities in the
 // session (its decisions may then differ from a caller-less decision).
 func (e *Effective) HasSessionGrants(session string) bool {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return len(e.grants[session]) > 0
+	e.g.mu.RLock()
+	defer e.g.mu.RUnlock()
+	return len(e.g.grants[session]) > 0
 }
 
 // ForgetSession drops the skill grants of a session that ended.
 func (e *Effective) ForgetSession(session string) {
-	e.mu.Lock()
-	delete(e.grants, session)
-	e.mu.Unlock()
+	e.g.mu.Lock()
+	delete(e.g.grants, session)
+	e.g.mu.Unlock()
 }
 
 // SkillGrant is a capability a skill was granted in a session.
@@ -655,10 +661,10 @@ type SkillGrant struct {
 // SkillGrants returns the active skill grants, sorted by session,
 // capability and skill.
 func (e *Effective) SkillGrants() []SkillGrant {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
+	e.g.mu.RLock()
+	defer e.g.mu.RUnlock()
 	var out []SkillGrant
-	for session, m := range e.grants {
+	for session, m := range e.g.grants {
 		for c, skills := range m {
 			for _, s := range skills {
 				out = append(out, SkillGrant{Session: session, Skill: s, Capability: c})

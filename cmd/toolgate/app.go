@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,11 +20,7 @@ import (
 	"github.com/toolgate/toolgate/gateway/runs"
 	"github.com/toolgate/toolgate/gateway/telemetry"
 	"github.com/toolgate/toolgate/policy"
-	"github.com/toolgate/toolgate/toolsets/diagnostics"
 	"github.com/toolgate/toolgate/toolsets/discovery"
-	"github.com/toolgate/toolgate/toolsets/filesystem"
-	"github.com/toolgate/toolgate/toolsets/memory"
-	"github.com/toolgate/toolgate/toolsets/memory/sqlitestore"
 	"github.com/toolgate/toolgate/toolsets/skills"
 )
 
@@ -41,7 +36,7 @@ type app struct {
 	tempDir  string    // a throwaway workspace when there is no run
 	sandbox  *policy.Sandbox
 	catalog  *gateway.Catalog
-	policy   *policy.Effective
+	policy   *policy.Live // replaced whole on reload
 	pipeline *gateway.Pipeline
 	// metrics, when enabled, observes every call (nil when off).
 	metrics *telemetry.Metrics
@@ -49,6 +44,18 @@ type app struct {
 	queue *operator.Queue
 	// approvals asks a person about calls (nil when no rule asks).
 	approvals *operator.Approvals
+	// What rebuilding a built-in toolset on reload needs.
+	workspace string
+	artifacts gateway.ArtifactStore
+	recordRun bool
+	// skills serves the skills toolset's prompts (the toolset may be
+	// replaced on reload).
+	skills *livePrompts
+	// retired are replaced toolsets and sandboxes, closed at shutdown:
+	// calls in flight may still use them.
+	retired []io.Closer
+	// liveViews are the profiles' views in force (serve).
+	liveViews atomic.Pointer[viewSet]
 	// discovery is tool search (nil when discovery.mode is all).
 	discovery *discovery.Discovery
 
@@ -162,85 +169,29 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		workspace = a.tempDir
 	}
 
-	roots := cfg.SandboxRoots()
-	if len(roots) == 0 {
-		roots = []string{workspace}
+	a.workspace, a.artifacts, a.recordRun = workspace, artifacts, opts.record
+	var shownRoots []string
+	if a.sandbox, shownRoots, err = a.newSandbox(cfg); err != nil {
+		return nil, err
 	}
-	if a.sandbox, err = policy.NewSandbox(roots); err != nil {
-		return nil, fmt.Errorf("sandbox.roots: %w", err)
-	}
-
-	shownRoots := a.sandbox.Roots()
-	if !opts.record && len(cfg.Sandbox.Roots) == 0 {
-		// Without a run the workspace is a throwaway; say what serve uses.
-		shownRoots = []string{filepath.Join(cfg.ResolvedRunsDir(), "<run-id>", "workspace")}
-	}
-	if a.policy, err = policy.New(cfg.EffectivePolicy(), &policy.Options{SandboxRoots: shownRoots, Logger: a.log}); err != nil {
+	eff, err := policy.New(cfg.EffectivePolicy(), &policy.Options{SandboxRoots: shownRoots, Logger: a.log})
+	if err != nil {
 		return nil, usageError{err.Error()}
 	}
+	a.policy = policy.NewLive(eff)
 
 	a.catalog = gateway.NewCatalog(a.log)
-	if cfg.Filesystem.Enabled {
-		fsTools, err := filesystem.New(a.sandbox, &filesystem.Options{
-			MaxReadBytes:    cfg.Filesystem.MaxReadBytes,
-			MaxReadLines:    cfg.Filesystem.MaxReadLines,
-			MaxListEntries:  cfg.Filesystem.MaxListEntries,
-			MaxGrepMatches:  cfg.Filesystem.MaxGrepMatches,
-			MaxGrepFileSize: cfg.Filesystem.MaxGrepFileBytes,
-			Backups:         artifacts,
-			Logger:          a.log.With("toolset", "filesystem"),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("filesystem toolset: %w", err)
-		}
-		if err := a.catalog.Add(ctx, fsTools); err != nil {
-			return nil, err
-		}
-	}
-
-	if cfg.Diagnostics.Enabled {
-		diag, err := diagnostics.New()
+	for _, b := range builtins {
+		ts, err := b.build(a, cfg)
 		if err != nil {
 			return nil, err
 		}
-		if err := a.catalog.Add(ctx, diag); err != nil {
+		if ts == nil {
+			continue // off in this configuration
+		}
+		if err := a.catalog.Add(ctx, ts); err != nil {
 			return nil, err
 		}
-	}
-
-	if cfg.Memory.Enabled {
-		mode, _ := memory.ParseMode(cfg.Memory.WriteMode) // checked with the config
-		store, err := sqlitestore.Open(cfg.ResolvedMemoryPath())
-		if err != nil {
-			return nil, fmt.Errorf("memory store: %w", err)
-		}
-		archive := filepath.Join(a.tempDir, "archive") // no run: nothing is written
-		if a.run != nil {
-			archive = a.run.ArchiveDir()
-		}
-		mem, err := memory.New(&memory.Options{Mode: mode, Store: store, CandidatesPath: memory.CandidatesPath(archive),
-			Logger: a.log.With("toolset", "memory")})
-		if err != nil {
-			store.Close()
-			return nil, fmt.Errorf("memory toolset: %w", err)
-		}
-		if err := a.catalog.Add(ctx, mem); err != nil {
-			return nil, err
-		}
-	}
-
-	if dirs := cfg.SkillDirs(); len(dirs) > 0 {
-		sk, err := skills.New(&skills.Options{Dirs: dirs, Granter: skillGranter{a.policy}, Logger: a.log.With("toolset", "skills")})
-		if err != nil {
-			return nil, fmt.Errorf("skills: %w", err)
-		}
-		for _, p := range sk.Problems() {
-			a.log.Warn("skill not loaded", "path", p.Path, "problem", p.Message)
-		}
-		if err := a.catalog.Add(ctx, sk); err != nil {
-			return nil, err
-		}
-		a.promptSources = append(a.promptSources, sk)
 	}
 
 	if err := a.startUpstreams(ctx, opts.upstreams); err != nil {
@@ -377,7 +328,7 @@ func (a *app) forwardRoots(ctx context.Context) ([]upstream.Root, error) {
 
 // skillGranter lets loaded skills request capabilities from the policy
 // (merge rule 4: a request takes effect only for requestable capabilities).
-type skillGranter struct{ p *policy.Effective }
+type skillGranter struct{ p *policy.Live }
 
 func (g skillGranter) Request(ctx context.Context, skill string, caps []string) []skills.Grant {
 	res := g.p.Request(ctx, skill, caps)
@@ -448,6 +399,9 @@ func (a *app) shutdown() error {
 	}
 	if a.sandbox != nil {
 		errs = append(errs, a.sandbox.Close())
+	}
+	for _, c := range a.retired {
+		errs = append(errs, c.Close())
 	}
 	if a.run != nil {
 		errs = append(errs, a.run.Close())

@@ -88,12 +88,10 @@ func (a *app) serveAdmin(ctx context.Context) error {
 	return nil
 }
 
-// approver is the approval channel when the policy asks a person about
-// some calls (nil otherwise: nothing waits, nothing is added to calls).
+// approver is the approval channel: always there, so that a reload that
+// makes the policy ask has a channel to ask through (a call the policy
+// does not ask about never reaches it).
 func (a *app) approver() gateway.Approver {
-	if !a.policy.NeedsApproval() {
-		return nil
-	}
 	a.approvals = operator.NewApprovals(operator.ApprovalOptions{
 		Queue: a.queue, Channel: a.policy.ApprovalChannel(), Timeout: a.policy.ApprovalTimeout(),
 	})

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"sort"
 
 	"github.com/toolgate/toolgate/gateway"
@@ -45,6 +47,11 @@ func (a *app) addDiscovery(ctx context.Context) error {
 // "default" if there is one, else the whole catalog; with tool search on,
 // every view lists by its rule.
 func (a *app) views() (plain gateway.View, named map[string]gateway.View, err error) {
+	return a.viewsOf(a.cfg)
+}
+
+// viewsOf is [app.views] for a configuration.
+func (a *app) viewsOf(cfg *config.Config) (plain gateway.View, named map[string]gateway.View, err error) {
 	wrap := func(v gateway.View) gateway.View {
 		if a.discovery != nil {
 			return a.discovery.View(v)
@@ -52,7 +59,7 @@ func (a *app) views() (plain gateway.View, named map[string]gateway.View, err er
 		return v
 	}
 	named = map[string]gateway.View{}
-	for name, p := range a.cfg.Profiles {
+	for name, p := range cfg.Profiles {
 		prof, err := policy.NewProfile(name, p.Tools, p.Deny)
 		if err != nil {
 			return nil, nil, usageError{err.Error()}
@@ -100,4 +107,75 @@ func viewLists(v gateway.View, tool string) (admitted, listed bool) {
 		return true, lv.Lists(tool)
 	}
 	return true, true
+}
+
+// viewSet is the views in force; a reload that changes profiles replaces
+// it, and the serving endpoints look their view up per request.
+type viewSet struct {
+	plain gateway.View
+	named map[string]gateway.View
+}
+
+// setViews builds the views of cfg and puts them in force.
+func (a *app) setViews(cfg *config.Config) error {
+	plain, named, err := a.viewsOf(cfg)
+	if err != nil {
+		return err
+	}
+	a.liveViews.Store(&viewSet{plain: plain, named: named})
+	return nil
+}
+
+// profileLookup finds a profile's view in force, for HTTP's /mcp/NAME.
+func (a *app) profileLookup(name string) (gateway.View, bool) {
+	vs := a.liveViews.Load()
+	if vs == nil {
+		return nil, false
+	}
+	v, ok := vs.named[name]
+	return v, ok
+}
+
+// liveView is the view of a stdio serve (--profile NAME, or the plain
+// endpoint's with name ""), looked up in the views in force at each use,
+// so a reload's profiles apply to its next list and call.
+type liveView struct {
+	a    *app
+	name string
+}
+
+func (v liveView) current() gateway.View {
+	vs := v.a.liveViews.Load()
+	if vs == nil {
+		return nil
+	}
+	if v.name == "" {
+		return vs.plain
+	}
+	return vs.named[v.name]
+}
+
+func (v liveView) Name() string {
+	if v.name == "" {
+		return "default"
+	}
+	return v.name
+}
+
+// Admits implements [gateway.View]; a profile a reload removed admits
+// nothing (its clients see an empty list until they reconnect elsewhere).
+func (v liveView) Admits(tool string) bool {
+	cur := v.current()
+	if cur == nil {
+		return v.name == ""
+	}
+	return cur.Admits(tool)
+}
+
+// Lists implements [gateway.ListingView].
+func (v liveView) Lists(tool string) bool {
+	if lv, ok := v.current().(gateway.ListingView); ok {
+		return lv.Lists(tool)
+	}
+	return true
 }

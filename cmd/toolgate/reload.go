@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/policy"
 )
 
 // reloadDebounce is how long the config file must be quiet before a
@@ -35,6 +39,7 @@ type reloadResult struct {
 // so its state needs no lock.
 type reloader struct {
 	a    *app
+	srv  *gateway.MCPServer
 	load func() (*config.Config, error)
 	// addSources gives an upstream started by a reload to the MCP server
 	// as a prompt and resource source.
@@ -155,7 +160,10 @@ func debounce(ctx context.Context, events <-chan struct{}, d time.Duration, f fu
 // configuration that does not load leaves everything as it was.
 func (r *reloader) reload(ctx context.Context, trigger string) {
 	res := &reloadResult{Time: time.Now().UTC(), Trigger: trigger}
-	defer r.last.Store(res)
+	defer func() {
+		r.last.Store(res)
+		r.a.writeLastReload(res)
+	}()
 	next, err := r.load()
 	if err != nil {
 		res.Error = err.Error()
@@ -172,10 +180,10 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 	if len(ch.Fixed) > 0 {
 		r.a.log.Warn("config reload: these settings cannot change while serving; they keep their values until restart", "keys", ch.Fixed)
 	}
-	if len(ch.Settings) > 0 {
-		r.a.log.Warn("config reload: these settings apply at the next start", "keys", ch.Settings)
-	}
 	r.applyUpstreams(ctx, ch, next)
+	if later := r.applySettings(ctx, ch, next); len(later) > 0 {
+		r.a.log.Warn("config reload: these settings could not be applied; they keep their values until restart", "keys", later)
+	}
 	r.a.log.Info("config reloaded", "trigger", trigger, "added", ch.Added, "removed", ch.Removed, "changed", ch.Changed)
 	r.event(map[string]any{"trigger": trigger, "ok": true, "added": ch.Added, "removed": ch.Removed,
 		"changed": ch.Changed, "settings": ch.Settings, "fixed": ch.Fixed})
@@ -221,6 +229,102 @@ func (r *reloader) applyUpstreams(ctx context.Context, ch config.Changes, next *
 	r.cur = &cur
 }
 
+// applySettings puts the changed settings in force for the calls that
+// start from now on; calls in flight finish under the settings they
+// started with (they hold the policy version, limits and toolsets they
+// began with). It returns the keys it could not apply.
+func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *config.Config) (later []string) {
+	a := r.a
+	changed := map[string]bool{}
+	for _, k := range ch.Settings {
+		changed[k] = true
+	}
+	cur := *r.cur
+	// The sandbox first: the filesystem toolset and the policy report use it.
+	roots := a.policy.SandboxRoots()
+	if changed["sandbox"] {
+		sb, shown, err := a.newSandbox(next)
+		if err != nil {
+			a.log.Error("config reload: sandbox", "err", err)
+			later = append(later, "sandbox")
+			changed["sandbox"] = false
+		} else {
+			a.retired = append(a.retired, a.sandbox) // calls in flight may still use it
+			a.sandbox, roots = sb, shown
+			cur.Sandbox = next.Sandbox
+		}
+	}
+	policyChanged := changed["policy"] || changed["sandbox"]
+	if policyChanged {
+		eff, err := policy.New(next.EffectivePolicy(), &policy.Options{SandboxRoots: roots, Logger: a.log})
+		if err != nil { // checked with the configuration: not expected
+			a.log.Error("config reload: policy", "err", err)
+			later = append(later, "policy")
+		} else {
+			for _, g := range a.policy.Replace(eff) {
+				a.log.Info("config reload: a skill grant no longer allowed is dropped", "session", g.Session, "skill", g.Skill, "capability", g.Capability)
+			}
+			if a.approvals != nil {
+				a.approvals.SetOptions(eff.ApprovalChannel(), eff.ApprovalTimeout())
+			}
+			cur.Policy = next.Policy
+		}
+	}
+	if changed["limits"] && a.pipeline != nil {
+		a.pipeline.SetLimits(gateway.Limits{CallTimeout: next.Limits.CallTimeout, MaxOutputBytes: next.Limits.MaxOutputBytes})
+		cur.Limits = next.Limits
+	}
+	for _, b := range builtins {
+		if !slices.ContainsFunc(b.keys, func(k string) bool { return changed[k] }) {
+			continue
+		}
+		if err := r.replaceBuiltin(ctx, b, next); err != nil {
+			a.log.Error("config reload: toolset", "toolset", b.name, "err", err)
+			later = append(later, b.keys...)
+			continue
+		}
+		cur.Filesystem, cur.Diagnostics, cur.Memory, cur.Skills = next.Filesystem, next.Diagnostics, next.Memory, next.Skills
+	}
+	if changed["profiles"] {
+		if err := a.setViews(next); err != nil {
+			a.log.Error("config reload: profiles", "err", err)
+			later = append(later, "profiles")
+		} else {
+			cur.Profiles = next.Profiles
+		}
+	}
+	cur.Upstreams = r.cur.Upstreams
+	r.cur = &cur
+	if policyChanged || changed["profiles"] {
+		r.srv.Resync() // the tools' decisions (in _meta) and views changed: re-send what differs
+	}
+	return later
+}
+
+// replaceBuiltin builds a built-in toolset from the new configuration and
+// puts it in the place of the one in force (or adds or removes it).
+func (r *reloader) replaceBuiltin(ctx context.Context, b builtin, next *config.Config) error {
+	a := r.a
+	ts, err := b.build(a, next)
+	if err != nil {
+		return err
+	}
+	have := slices.ContainsFunc(a.catalog.Toolsets(), func(t gateway.ToolsetInfo) bool { return t.Name == b.name })
+	switch {
+	case ts != nil && have:
+		old, err := a.catalog.Replace(ctx, ts)
+		if c, ok := old.(io.Closer); ok {
+			a.retired = append(a.retired, c) // closed at shutdown: calls in flight may use it
+		}
+		return err
+	case ts != nil:
+		return a.catalog.Add(ctx, ts)
+	case have:
+		return a.catalog.Remove(b.name)
+	}
+	return nil
+}
+
 func (r *reloader) event(fields map[string]any) {
 	if r.a.run != nil {
 		r.a.run.Event("config.reloaded", fields)
@@ -233,6 +337,46 @@ func (r *reloader) lastReload() *reloadResult {
 		return nil
 	}
 	return r.last.Load()
+}
+
+// lastReloadFile is where a serve keeps its last reload's result in its run
+// directory, for `toolgate tools`.
+const lastReloadFile = "last-reload.json"
+
+// writeLastReload writes the last reload's result into the run directory.
+func (a *app) writeLastReload(res *reloadResult) {
+	if a.run == nil {
+		return
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return
+	}
+	path := filepath.Join(a.run.Dir(), lastReloadFile)
+	tmp := path + ".tmp"
+	if os.WriteFile(tmp, b, 0o644) == nil {
+		_ = os.Rename(tmp, path) // whole or not at all
+	}
+}
+
+// newestReload finds the last reload of the newest serve run that
+// reloaded (run IDs sort by start time), for `toolgate tools`.
+func newestReload(runsDir string) (runID string, res *reloadResult) {
+	ents, err := os.ReadDir(runsDir)
+	if err != nil {
+		return "", nil
+	}
+	for i := len(ents) - 1; i >= 0; i-- {
+		b, err := os.ReadFile(filepath.Join(runsDir, ents[i].Name(), lastReloadFile))
+		if err != nil {
+			continue
+		}
+		var r reloadResult
+		if json.Unmarshal(b, &r) == nil {
+			return ents[i].Name(), &r
+		}
+	}
+	return "", nil
 }
 
 // notifySIGHUP catches SIGHUP from the start of serve, so that one that
@@ -256,15 +400,20 @@ func configFiles(fs *pflag.FlagSet) []string {
 	return nil
 }
 
+// upstreamsFromFiles are the other clients' files upstreams_from names:
+// reloads watch them too (config.Load reads them again each time).
+func upstreamsFromFiles(cfg *config.Config) []string {
+	var files []string
+	for _, u := range cfg.UpstreamsFrom {
+		files = append(files, config.ExpandHome(u.Path))
+	}
+	return files
+}
+
 // startReloader watches the configuration of a serve: files are the
-// files it is read from.
-//
-// TODO(h7 upstreams_from): watch the upstreams_from files too, by adding
-// them to files; load (config.Load) reads them again on each reload.
-// TODO(h3 glob warnings): once the check of (config, tool names) lands,
-// log its warnings after each successful reload.
+// files it is read from (the config file and the upstreams_from files).
 func startReloader(ctx context.Context, a *app, srv *gateway.MCPServer, hup chan os.Signal, files []string, load func() (*config.Config, error)) (*reloader, error) {
-	r := &reloader{a: a, load: load, cur: a.cfg, hup: hup, addSources: func(u *upstreamSource) {
+	r := &reloader{a: a, srv: srv, load: load, cur: a.cfg, hup: hup, addSources: func(u *upstreamSource) {
 		srv.AddPromptSource(u)
 		srv.AddResourceSource(u)
 	}}

@@ -54,11 +54,15 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		return err
 	}
 	profile, _ := fs.GetString("profile")
-	view, err := a.profileView(profile)
-	if err != nil {
+	if _, err := a.profileView(profile); err != nil { // a profile that exists, now
 		a.close()
 		return err
 	}
+	if err := a.setViews(cfg); err != nil {
+		a.close()
+		return err
+	}
+	var view gateway.View = liveView{a: a, name: profile}
 	srv := gateway.NewMCPServer(&gateway.MCPOptions{
 		Name:         "toolgate",
 		Version:      version(),
@@ -93,7 +97,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	reloadCtx, stopReload := context.WithCancel(e.ctx)
 	defer stopReload()
-	if a.reloads, err = startReloader(reloadCtx, a, srv, hup, configFiles(fs), func() (*config.Config, error) { return loadConfig(fs, keys) }); err != nil {
+	if a.reloads, err = startReloader(reloadCtx, a, srv, hup, append(configFiles(fs), upstreamsFromFiles(cfg)...), func() (*config.Config, error) { return loadConfig(fs, keys) }); err != nil {
 		a.log.Warn("config file changes will not be picked up; SIGHUP still reloads", "err", err)
 	}
 	a.log.Info("toolgate starting", "version", version(), "run_dir", a.run.Dir(), "tools", len(a.catalog.Entries()), "sandbox", a.sandbox.Roots())
@@ -151,11 +155,6 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
 	if len(origins) == 0 {
 		origins = nil // the loopback origins
 	}
-	_, profiles, err := a.views()
-	if err != nil {
-		return err
-	}
-	profile := func(name string) (gateway.View, bool) { v, ok := profiles[name]; return v, ok }
 	handler, closeSessions := srv.HTTPHandler(gateway.HTTPOptions{
 		Path:           cfg.HTTP.Path,
 		AllowedOrigins: origins,
@@ -163,7 +162,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
 		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
 		Tokens:         tokens,
 		SessionIdleTTL: cfg.HTTP.SessionIdleTTL,
-		Profile:        profile,
+		Profile:        a.profileLookup,
 		Metrics:        a.metricsHandler(),
 		Health:         func() any { return health(a) },
 	})

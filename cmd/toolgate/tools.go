@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/gateway"
@@ -95,6 +96,13 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	if unlisted > 0 {
 		fmt.Fprintf(e.stdout, "\ntool search is on: tools/list shows %d of these %d tools (the pinned ones, find_tools and call_tool); find_tools finds the others (config discovery)\n", len(infos)-unlisted, len(infos))
+	}
+	if run, r := newestReload(a.cfg.ResolvedRunsDir()); r != nil {
+		result := "ok"
+		if !r.OK {
+			result = "failed: " + r.Error
+		}
+		fmt.Fprintf(e.stdout, "\nlast reload of serve run %s: %s (%s), %s\n", run, r.Time.Format(time.RFC3339), r.Trigger, result)
 	}
 	for _, ts := range a.catalog.Toolsets() {
 		if ts.Status.State != "ready" {

@@ -40,6 +40,7 @@ type ApprovalOptions struct {
 // is taken once, and only while the call waits; anything else is refused
 // as "no call with that ID is waiting".
 type Approvals struct {
+	optsMu sync.Mutex
 	opts   ApprovalOptions
 	rounds *roundStates
 
@@ -55,6 +56,23 @@ func NewApprovals(opts ApprovalOptions) *Approvals {
 		opts.Timeout = 2 * time.Minute
 	}
 	return &Approvals{opts: opts, rounds: newRoundStates(), session: map[string]map[string]bool{}}
+}
+
+// SetOptions changes the channel and timeout for the approvals asked from
+// now on (a reload); approvals being asked keep theirs.
+func (ap *Approvals) SetOptions(channel string, timeout time.Duration) {
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	ap.optsMu.Lock()
+	ap.opts.Channel, ap.opts.Timeout = channel, timeout
+	ap.optsMu.Unlock()
+}
+
+func (ap *Approvals) options() ApprovalOptions {
+	ap.optsMu.Lock()
+	defer ap.optsMu.Unlock()
+	return ap.opts
 }
 
 // ForgetSession drops a session's "allow for this session" answers.
@@ -84,21 +102,22 @@ func (ap *Approvals) remember(session, tool string) {
 
 // Approve implements [gateway.Approver].
 func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Approval {
+	opts := ap.options()
 	if ap.remembered(call.Session, call.Name) {
 		return gateway.Approval{Granted: true, Scope: "session", Channel: "session"}
 	}
 	if call.RequestState != "" {
 		return ap.answered(call) // the answering round of a 2026-07-28 call
 	}
-	if ap.opts.Channel != "operator" && gateway.CanAskInRounds(ctx, gateway.MethodElicitation) {
+	if opts.Channel != "operator" && gateway.CanAskInRounds(ctx, gateway.MethodElicitation) {
 		// A 2026-07-28 client: ask in a round of its own call, which ends
 		// input-required; its retry carries the answer and the state.
-		return gateway.Approval{Channel: "client", InputRequest: approvalForm(call), RequestState: ap.rounds.mint(call, ap.opts.Timeout)}
+		return gateway.Approval{Channel: "client", InputRequest: approvalForm(call), RequestState: ap.rounds.mint(call, opts.Timeout)}
 	}
-	ctx, cancel := context.WithTimeout(ctx, ap.opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
-	if ap.opts.Channel != "operator" {
+	if opts.Channel != "operator" {
 		decision, err := askClient(ctx, call)
 		switch {
 		case err == nil:
@@ -106,12 +125,12 @@ func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Ap
 		case errors.Is(err, gateway.ErrClientCannot), errors.Is(err, gateway.ErrNoClient):
 			// The client cannot ask its user: the operator decides.
 		case ctx.Err() != nil:
-			return ap.expired(ctx)
+			return expired(opts)
 		default:
 			return gateway.Approval{Channel: "client", Reason: "the client could not ask for approval: " + err.Error()}
 		}
 	}
-	if ap.opts.Queue == nil {
+	if opts.Queue == nil {
 		return gateway.Approval{Channel: "operator", Reason: "the call needs a person's approval, and there is no way to ask: " +
 			"the client cannot show an elicitation form (or policy.approval.channel is operator) and no admin API is configured (admin.addr)"}
 	}
@@ -123,7 +142,7 @@ func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Ap
 	if call.Tool != nil {
 		item.Description = call.Tool.Description
 	}
-	a, err := ap.opts.Queue.Wait(ctx, item, func(a Answer) error {
+	a, err := opts.Queue.Wait(ctx, item, func(a Answer) error {
 		switch a.Decision {
 		case AllowOnce, AllowSession, Deny:
 			return nil
@@ -136,12 +155,12 @@ func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Ap
 	case errors.Is(err, ErrClosed):
 		return gateway.Approval{Channel: "operator", Reason: "the gateway is shutting down"}
 	default:
-		return ap.expired(ctx)
+		return expired(opts)
 	}
 }
 
-func (ap *Approvals) expired(ctx context.Context) gateway.Approval {
-	return gateway.Approval{Expired: true, Channel: "none", Reason: fmt.Sprintf("no approval within %s (policy.approval.timeout), so the call is denied", ap.opts.Timeout)}
+func expired(opts ApprovalOptions) gateway.Approval {
+	return gateway.Approval{Expired: true, Channel: "none", Reason: fmt.Sprintf("no approval within %s (policy.approval.timeout), so the call is denied", opts.Timeout)}
 }
 
 func (ap *Approvals) answer(call *gateway.Call, decision, channel string) gateway.Approval {

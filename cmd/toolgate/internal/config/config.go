@@ -553,6 +553,10 @@ func (c *Config) SandboxRoots() []string {
 	return out
 }
 
+// ExpandHome expands a leading ~ to the home directory, as the
+// configuration does for every path.
+func ExpandHome(p string) string { return expandHome(p) }
+
 func expandHome(p string) string {
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if home, err := os.UserHomeDir(); err == nil {

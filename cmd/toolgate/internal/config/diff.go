@@ -65,6 +65,11 @@ func Diff(old, next *Config) Changes {
 		{"policy", old.EffectivePolicy(), next.EffectivePolicy(), false},
 		{"skills", old.Skills, next.Skills, false},
 		{"memory", old.Memory, next.Memory, false},
+		{"profiles", old.Profiles, next.Profiles, false},
+		{"discovery", old.Discovery, next.Discovery, true},
+		{"metrics", old.Metrics, next.Metrics, true},
+		{"admin", old.Admin, next.Admin, true},
+		{"definitions", old.Definitions, next.Definitions, true},
 	} {
 		if reflect.DeepEqual(s.old, s.new) {
 			continue

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
+	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/toolsets/diagnostics"
+	"github.com/toolgate/toolgate/toolsets/filesystem"
+	"github.com/toolgate/toolgate/toolsets/memory"
+	"github.com/toolgate/toolgate/toolsets/memory/sqlitestore"
+	"github.com/toolgate/toolgate/toolsets/skills"
+)
+
+// The built-in toolsets, each built from the configuration by one
+// function, at start and again by a reload that changes its keys (the new
+// toolset then takes the old one's place in the catalog in one step).
+
+// builtin is a built-in toolset: its name, the configuration keys it is
+// built from, and how. build returns nil when the toolset is off.
+type builtin struct {
+	name  string
+	keys  []string
+	build func(a *app, cfg *config.Config) (gateway.Toolset, error)
+}
+
+var builtins = []builtin{
+	{"filesystem", []string{"sandbox", "filesystem"}, (*app).newFilesystem},
+	{diagnostics.Name, []string{"diagnostics"}, (*app).newDiagnostics},
+	{"memory", []string{"memory"}, (*app).newMemory},
+	{"skills", []string{"skills"}, (*app).newSkills},
+}
+
+// newSandbox opens the sandbox roots (the run's workspace when none are
+// configured) and returns the roots the policy shows.
+func (a *app) newSandbox(cfg *config.Config) (*policy.Sandbox, []string, error) {
+	roots := cfg.SandboxRoots()
+	if len(roots) == 0 {
+		roots = []string{a.workspace}
+	}
+	sb, err := policy.NewSandbox(roots)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox.roots: %w", err)
+	}
+	shown := sb.Roots()
+	if !a.recordRun && len(cfg.Sandbox.Roots) == 0 {
+		// Without a run the workspace is a throwaway; say what serve uses.
+		shown = []string{filepath.Join(cfg.ResolvedRunsDir(), "<run-id>", "workspace")}
+	}
+	return sb, shown, nil
+}
+
+func (a *app) newFilesystem(cfg *config.Config) (gateway.Toolset, error) {
+	if !cfg.Filesystem.Enabled {
+		return nil, nil
+	}
+	ts, err := filesystem.New(a.sandbox, &filesystem.Options{
+		MaxReadBytes:    cfg.Filesystem.MaxReadBytes,
+		MaxReadLines:    cfg.Filesystem.MaxReadLines,
+		MaxListEntries:  cfg.Filesystem.MaxListEntries,
+		MaxGrepMatches:  cfg.Filesystem.MaxGrepMatches,
+		MaxGrepFileSize: cfg.Filesystem.MaxGrepFileBytes,
+		Backups:         a.artifacts,
+		Logger:          a.log.With("toolset", "filesystem"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("filesystem toolset: %w", err)
+	}
+	return ts, nil
+}
+
+func (a *app) newDiagnostics(cfg *config.Config) (gateway.Toolset, error) {
+	if !cfg.Diagnostics.Enabled {
+		return nil, nil
+	}
+	return diagnostics.New()
+}
+
+func (a *app) newMemory(cfg *config.Config) (gateway.Toolset, error) {
+	if !cfg.Memory.Enabled {
+		return nil, nil
+	}
+	mode, _ := memory.ParseMode(cfg.Memory.WriteMode) // checked with the config
+	store, err := sqlitestore.Open(cfg.ResolvedMemoryPath())
+	if err != nil {
+		return nil, fmt.Errorf("memory store: %w", err)
+	}
+	archive := filepath.Join(a.tempDir, "archive") // no run: nothing is written
+	if a.run != nil {
+		archive = a.run.ArchiveDir()
+	}
+	mem, err := memory.New(&memory.Options{Mode: mode, Store: store, CandidatesPath: memory.CandidatesPath(archive),
+		Logger: a.log.With("toolset", "memory")})
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("memory toolset: %w", err)
+	}
+	return mem, nil
+}
+
+func (a *app) newSkills(cfg *config.Config) (gateway.Toolset, error) {
+	dirs := cfg.SkillDirs()
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	sk, err := skills.New(&skills.Options{Dirs: dirs, Granter: skillGranter{a.policy}, Logger: a.log.With("toolset", "skills")})
+	if err != nil {
+		return nil, fmt.Errorf("skills: %w", err)
+	}
+	for _, p := range sk.Problems() {
+		a.log.Warn("skill not loaded", "path", p.Path, "problem", p.Message)
+	}
+	if a.skills == nil {
+		a.skills = &livePrompts{}
+		a.promptSources = append(a.promptSources, a.skills)
+	}
+	a.skills.set(sk)
+	return sk, nil
+}
+
+// livePrompts is the skills' prompt source as the MCP server sees it: the
+// skills toolset in force, which a reload may replace (its listeners are
+// then told).
+type livePrompts struct {
+	cur atomic.Pointer[skills.Toolset]
+
+	mu        sync.Mutex
+	listeners []func()
+}
+
+var (
+	_ gateway.PromptSource          = (*livePrompts)(nil)
+	_ gateway.PromptsChangeNotifier = (*livePrompts)(nil)
+)
+
+func (l *livePrompts) set(sk *skills.Toolset) {
+	l.cur.Store(sk)
+	sk.OnPromptsChanged(l.changed)
+	l.changed()
+}
+
+func (l *livePrompts) changed() {
+	l.mu.Lock()
+	ls := append([]func(){}, l.listeners...)
+	l.mu.Unlock()
+	for _, f := range ls { // outside the lock
+		f()
+	}
+}
+
+// Prompts implements [gateway.PromptSource].
+func (l *livePrompts) Prompts(ctx context.Context) ([]gateway.Prompt, error) {
+	if sk := l.cur.Load(); sk != nil {
+		return sk.Prompts(ctx)
+	}
+	return nil, nil
+}
+
+// OnPromptsChanged implements [gateway.PromptsChangeNotifier].
+func (l *livePrompts) OnPromptsChanged(f func()) {
+	l.mu.Lock()
+	l.listeners = append(l.listeners, f)
+	l.mu.Unlock()
+}
