@@ -47,25 +47,13 @@ func (a *app) serveMetrics(ctx context.Context, httpServing bool) error {
 		}
 		return nil
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics.addr: %w", err)
-	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", a.metrics.Handler())
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("metrics listener", "err", err)
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}()
-	a.log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	bound, err := a.listenAside(ctx, "metrics.addr", addr, mux)
+	if err != nil {
+		return err
+	}
+	a.log.Info("serving metrics", "url", "http://"+bound+"/metrics")
 	return nil
 }
 
@@ -75,4 +63,27 @@ func (a *app) metricsHandler() http.Handler {
 		return nil
 	}
 	return a.metrics.Handler()
+}
+
+// listenAside serves handler on addr (a listener beside the MCP transport:
+// metrics, the admin API) until ctx ends, and returns the bound address;
+// key names the setting in errors.
+func (a *app) listenAside(ctx context.Context, key, addr string, handler http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", key, err)
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("listener", "key", key, "err", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	return ln.Addr().String(), nil
 }

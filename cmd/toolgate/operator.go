@@ -3,11 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
-	"time"
 
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/gateway/operator"
@@ -68,23 +63,11 @@ func (a *app) serveAdmin(ctx context.Context) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	ln, err := net.Listen("tcp", a.cfg.Admin.Addr)
+	bound, err := a.listenAside(ctx, "admin.addr", a.cfg.Admin.Addr, operator.Handler(a.queue, operator.HTTPOptions{Tokens: tokens, Logger: a.log}))
 	if err != nil {
-		return fmt.Errorf("admin.addr: %w", err)
+		return err
 	}
-	hs := &http.Server{Handler: operator.Handler(a.queue, operator.HTTPOptions{Tokens: tokens, Logger: a.log}), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("admin listener", "err", err)
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-	}()
-	a.log.Info("serving the admin API", "url", "http://"+ln.Addr().String()+"/v1/pending")
+	a.log.Info("serving the admin API", "url", "http://"+bound+"/v1/pending")
 	return nil
 }
 

@@ -569,11 +569,17 @@ func expandHome(p string) string {
 // Tokens returns the bearer tokens: the configured ones plus those in the
 // environment variable named by http.auth.token_env.
 func (c *Config) Tokens() ([]string, error) {
-	tokens := slices.Clone(c.HTTP.Auth.Tokens)
-	if name := c.HTTP.Auth.TokenEnv; name != "" {
-		v, ok := os.LookupEnv(name)
+	return tokensOf(c.HTTP.Auth.Tokens, c.HTTP.Auth.TokenEnv, "http.auth.token_env")
+}
+
+// tokensOf is a token list plus the comma-separated tokens of the
+// environment variable envName names (key names the setting in errors).
+func tokensOf(list []string, envName, key string) ([]string, error) {
+	tokens := slices.Clone(list)
+	if envName != "" {
+		v, ok := os.LookupEnv(envName)
 		if !ok || strings.TrimSpace(v) == "" {
-			return nil, fmt.Errorf("http.auth.token_env: environment variable %s is not set", name)
+			return nil, fmt.Errorf("%s: environment variable %s is not set", key, envName)
 		}
 		for _, t := range strings.Split(v, ",") {
 			if t = strings.TrimSpace(t); t != "" {
@@ -587,19 +593,7 @@ func (c *Config) Tokens() ([]string, error) {
 // AdminTokens returns the admin API's bearer tokens (admin.tokens and the
 // variable admin.token_env names).
 func (c *Config) AdminTokens() ([]string, error) {
-	tokens := slices.Clone(c.Admin.Tokens)
-	if name := c.Admin.TokenEnv; name != "" {
-		v, ok := os.LookupEnv(name)
-		if !ok || strings.TrimSpace(v) == "" {
-			return nil, fmt.Errorf("admin.token_env: environment variable %s is not set", name)
-		}
-		for _, t := range strings.Split(v, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				tokens = append(tokens, t)
-			}
-		}
-	}
-	return tokens, nil
+	return tokensOf(c.Admin.Tokens, c.Admin.TokenEnv, "admin.token_env")
 }
 
 // IsLoopback reports whether addr binds only loopback interfaces.
