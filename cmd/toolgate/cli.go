@@ -42,7 +42,7 @@ type command struct {
 // commandOrder.
 var commands []*command
 
-var commandOrder = []string{"serve", "tools", "call", "policy", "memory", "config", "version"}
+var commandOrder = []string{"serve", "tools", "call", "policy", "import", "pending", "submit", "approvals", "approve", "deny", "memory", "config", "version"}
 
 // usageError is a command-line mistake: exit code 2.
 type usageError struct{ msg string }
@@ -65,6 +65,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			return exitUsage
 		}
 		return exitOK
+	}
+	if args[0] == "--version" || args[0] == "-v" {
+		args = append([]string{"version"}, args[1:]...) // as other tools spell it
 	}
 	var cmd *command
 	for _, c := range commands {

@@ -133,3 +133,12 @@ func TestConfigRedactsTokens(t *testing.T) {
 		t.Fatalf("config: %d\n%s", code, out)
 	}
 }
+
+// TestVersionFlag: --version prints the version like the version command.
+func TestVersionFlag(t *testing.T) {
+	code, out, _ := run(t, "", "--version")
+	want, wantOut, _ := run(t, "", "version")
+	if code != 0 || code != want || out != wantOut || out == "" {
+		t.Errorf("--version: exit %d %q; version: exit %d %q", code, out, want, wantOut)
+	}
+}

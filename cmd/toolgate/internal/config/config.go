@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -306,6 +307,7 @@ func decode(k *koanf.Koanf) (*Config, error) {
 		ErrorUnused:      true,
 		WeaklyTypedInput: true,
 		DecodeHook: mapstructure.ComposeDecodeHookFunc(
+			numberIsNoDuration,
 			mapstructure.StringToTimeDurationHookFunc(),
 			stringToList,
 			mapstructure.TextUnmarshallerHookFunc(),
@@ -315,6 +317,28 @@ func decode(k *koanf.Koanf) (*Config, error) {
 		return nil, fmt.Errorf("config: %s", cleanDecodeError(err))
 	}
 	return &cfg, nil
+}
+
+// numberIsNoDuration refuses a bare number where a duration goes: YAML's
+// `call_timeout: 30` would otherwise be 30 nanoseconds (and the same value
+// from the environment, a string, already needs a unit). The decoder's
+// error names the key.
+func numberIsNoDuration(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[time.Duration]() {
+		return data, nil
+	}
+	switch from.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return nil, fmt.Errorf("%v is a number, not a duration: write it with a unit, e.g. %vs or %vms", data, data, data)
+	}
+	if str, ok := data.(string); ok {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(str), 64); err == nil {
+			return nil, fmt.Errorf("%q is a number, not a duration: write it with a unit, e.g. %ss or %sms", str, str, str)
+		}
+	}
+	return data, nil
 }
 
 // stringToList splits a comma-separated string (from the environment) into

@@ -166,3 +166,40 @@ func FuzzLoadConfigFile(f *testing.F) {
 		}
 	})
 }
+
+// TestDurationsNeedUnits: a bare number for a duration is refused from
+// every layer, naming the key (YAML's 30 was 30 nanoseconds: every call
+// then timed out at once).
+func TestDurationsNeedUnits(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, yaml string
+		env        []string
+	}{
+		{"yaml integer", "limits:\n  call_timeout: 30\n", nil},
+		{"yaml float", "limits:\n  shutdown_grace: 2.5\n", nil},
+		{"environment", "", []string{"TOOLGATE_LIMITS__CALL_TIMEOUT=30"}},
+		{"upstream key", "upstreams:\n  - name: a\n    command: x\n    startup_timeout: 10\n", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".yaml")
+			if err := os.WriteFile(path, []byte(c.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			env := c.env
+			_, _, _, err := Load(Options{File: path, Environ: func() []string { return env }})
+			if err == nil || !strings.Contains(err.Error(), "is a number, not a duration") {
+				t.Fatalf("got %v, want a refusal of the bare number", err)
+			}
+			if !strings.Contains(err.Error(), "timeout") && !strings.Contains(err.Error(), "grace") {
+				t.Errorf("the error does not name the key: %v", err)
+			}
+		})
+	}
+	path := filepath.Join(dir, "ok.yaml")
+	_ = os.WriteFile(path, []byte("limits:\n  call_timeout: 30s\n"), 0o644)
+	cfg, _, _, err := Load(Options{File: path, Environ: func() []string { return nil }})
+	if err != nil || cfg.Limits.CallTimeout != 30*time.Second {
+		t.Errorf("30s: %v %v", cfg, err)
+	}
+}
