@@ -184,10 +184,10 @@ func New(cfg Config, opts *Options) (*Effective, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	e := &Effective{
-		cfg:    cloneConfig(cfg),
-		roots:  slices.Clone(opts.SandboxRoots),
-		log:    log,
-		g:      &grantStore{grants: map[string]map[string][]string{}},
+		cfg:   cloneConfig(cfg),
+		roots: slices.Clone(opts.SandboxRoots),
+		log:   log,
+		g:     &grantStore{grants: map[string]map[string][]string{}},
 	}
 	if err := e.validate(); err != nil {
 		return nil, err
