@@ -142,3 +142,17 @@ func TestVersionFlag(t *testing.T) {
 		t.Errorf("--version: exit %d %q; version: exit %d %q", code, out, want, wantOut)
 	}
 }
+
+// TestPromoteNothing: promoting a run that wrote no memory candidates is
+// not a failure: one line, exit 0.
+func TestPromoteNothing(t *testing.T) {
+	runsDir := t.TempDir()
+	id := "20261124T025132Z-def8a7"
+	if err := os.MkdirAll(filepath.Join(runsDir, id), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "runs_dir: "+runsDir+"\nmemory:\n  path: "+filepath.Join(runsDir, "m.db")+"\n", "memory", "promote", id)
+	if code != 0 || !strings.Contains(out, "no memory candidates: nothing to promote") || strings.Count(out, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,6 +53,11 @@ func runMemory(e *env, fs *pflag.FlagSet, args []string) error {
 	defer store.Close()
 	dryRun, _ := fs.GetBool("dry-run")
 	report, err := memory.Promote(e.ctx, store, candidates, runID, dryRun)
+	if errors.Is(err, iofs.ErrNotExist) {
+		// Nothing was written in candidate mode: nothing to do, not a failure.
+		fmt.Fprintf(e.stdout, "Run %s has no memory candidates: nothing to promote.\n", runID)
+		return nil
+	}
 	if asJSON, _ := fs.GetBool("json"); asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
