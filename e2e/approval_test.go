@@ -247,3 +247,51 @@ func TestApprovalInRounds(t *testing.T) {
 		t.Errorf("events %v", events)
 	}
 }
+
+// TestApprovalTSClient: the TypeScript SDK client's elicitation handler
+// answers the approval form: allowed once, the call runs; denied, it does
+// not; a definition-only tool answered by a person gets the person's
+// output.
+func TestApprovalTSClient(t *testing.T) {
+	t.Parallel()
+	e := approvalEnv(t, set("definitions", []map[string]any{{
+		"name": "ask_user", "description": "Ask the user which color to use.", "answer": "person",
+		"output_schema": map[string]any{"type": "object", "properties": map[string]any{"color": map[string]any{"type": "string"}}, "required": []string{"color"}},
+	}}))
+	s := e.StartHTTP(t)
+	type result struct {
+		Asked  []string `json:"asked"`
+		Error  string   `json:"error"`
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	ask := func(tool string, args, content map[string]any) result {
+		var r result
+		runNode(t, "elicit-client.mjs", map[string]any{"url": s.URL, "tool": tool, "arguments": args,
+			"answer": map[string]any{"action": "accept", "content": content}}, &r)
+		if r.Error != "" {
+			t.Fatalf("TypeScript client: %s", r.Error)
+		}
+		return r
+	}
+	text := func(r result) string {
+		var b strings.Builder
+		for _, c := range r.Result.Content {
+			b.WriteString(c.Text)
+		}
+		return b.String()
+	}
+	if r := ask("echo", map[string]any{"text": "from ts"}, map[string]any{"decision": "allow_once"}); r.Result.IsError || text(r) != "from ts" || len(r.Asked) != 1 || !strings.Contains(r.Asked[0], "echo") {
+		t.Errorf("allowed once by the TypeScript client: %q (asked %q)", text(r), r.Asked)
+	}
+	if r := ask("echo", map[string]any{"text": "no"}, map[string]any{"decision": "deny"}); !r.Result.IsError || !strings.Contains(text(r), "denied") {
+		t.Errorf("denied by the TypeScript client: %q", text(r))
+	}
+	if r := ask("ask_user", map[string]any{}, map[string]any{"color": "teal"}); r.Result.IsError || !strings.Contains(text(r), "teal") {
+		t.Errorf("a definition answered by the TypeScript client's user: %q", text(r))
+	}
+}
