@@ -34,7 +34,7 @@ func New() (*gateway.SimpleToolset, error) {
 		Description: "Return the given text unchanged. For checking that calls reach the gateway.",
 		Permissions: gateway.Permissions{Hints: hints},
 	}, func(ctx context.Context, p echoParams) (*gateway.Result, error) {
-		return gateway.OkText(p.Text).WithBrief(fmt.Sprintf("Echoed %d bytes", len(p.Text))), nil
+		return gateway.OkText(p.Text).WithBrief("Echoed " + gateway.Plural(len(p.Text), "byte", "bytes")), nil
 	})
 	if err != nil {
 		return nil, err

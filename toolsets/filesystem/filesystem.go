@@ -219,5 +219,5 @@ func sizeDesc(n int64) string {
 	if n < 1<<10 {
 		return gateway.Plural(int(n), "byte", "bytes")
 	}
-	return fmt.Sprintf("%s (%d bytes)", gateway.HumanSize(n), n)
+	return fmt.Sprintf("%s (%s)", gateway.HumanSize(n), gateway.Plural(int(n), "byte", "bytes"))
 }

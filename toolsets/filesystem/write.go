@@ -112,9 +112,9 @@ func (t *toolset) writeFile(ctx context.Context, in writeFileParams) (*gateway.R
 	case unchanged:
 		state = "unchanged"
 	}
-	res := &gateway.Result{Message: fmt.Sprintf("Wrote %d bytes to %s (%s)", len(data), name, state)}
+	res := &gateway.Result{Message: fmt.Sprintf("Wrote %s to %s (%s)", gateway.Plural(len(data), "byte", "bytes"), name, state)}
 	if backup != nil {
-		res.Message += fmt.Sprintf(". The previous content (%d bytes) is archived as %s", len(old), backup.URI)
+		res.Message += fmt.Sprintf(". The previous content (%s) is archived as %s", gateway.Plural(len(old), "byte", "bytes"), backup.URI)
 		res.WithExtra("previous_version", backup.URI)
 		t.log.Debug("write_file: previous content archived", "path", name, "uri", backup.URI)
 	}

@@ -283,3 +283,13 @@ func parseHunk(t *testing.T, header string, oldStart, newStart *int, rest *strin
 	}
 	*oldStart, *newStart = parse(f[1]), parse(f[2])
 }
+
+// TestWriteOneByte: "1 byte", not "1 bytes".
+func TestWriteOneByte(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	res := e.call(context.Background(), "write_file", map[string]any{"path": "one.txt", "content": "x"})
+	wantOK(t, res)
+	if res.Message != "Wrote 1 byte to one.txt (created)." {
+		t.Errorf("message %q", res.Message)
+	}
+}
