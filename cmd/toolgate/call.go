@@ -59,6 +59,9 @@ func runCall(e *env, fs *pflag.FlagSet, args []string) error {
 		}
 	} else {
 		printResult(e, res)
+		for _, art := range call.Artifacts { // where the summarized output is, whole
+			fmt.Fprintf(e.stderr, "artifact %s (%s) saved at %s\n", art.URI, gateway.HumanSize(art.Size), art.Path)
+		}
 		fmt.Fprintf(e.stderr, "call %s recorded in %s\n", call.ID, a.run.Dir())
 	}
 	if res.IsError {

@@ -156,3 +156,16 @@ func TestPromoteNothing(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 }
+
+// TestCallShowsArtifactPath: output saved as an artifact is shown with
+// its file path as well as its URI.
+func TestCallShowsArtifactPath(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "big.txt"), []byte(strings.Repeat("line of text\n", 400)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "sandbox:\n  roots: ["+root+"]\nlimits:\n  max_output_bytes: 1024\n", "call", "read_file", `{"path":"big.txt"}`)
+	if code != 0 || !strings.Contains(stderr, "artifact toolgate://artifacts/") || !strings.Contains(stderr, "saved at /") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
