@@ -45,7 +45,7 @@ func (a *app) newSandbox(cfg *config.Config) (*policy.Sandbox, []string, error) 
 	}
 	sb, err := policy.NewSandbox(roots)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox.roots: %w", err)
+		return nil, nil, usageError{fmt.Sprintf("sandbox.roots: %v", err)} // bad configuration: exit 2
 	}
 	shown := sb.Roots()
 	if !a.recordRun && len(cfg.Sandbox.Roots) == 0 {
