@@ -214,7 +214,9 @@ func (c *Catalog) Refresh(ctx context.Context, toolset string) error {
 	c.mu.Unlock()
 
 	if err != nil {
-		c.log.Warn("toolset unavailable", "toolset", toolset, "err", err)
+		// Debug: the toolset says why itself (an upstream logs each failed
+		// connection once), and the caller gets the error.
+		c.log.Debug("toolset unavailable", "toolset", toolset, "err", err)
 		err = fmt.Errorf("listing tools of %q: %w", toolset, err)
 	}
 	logNewConflicts(c.log, old.conflicts, next.conflicts)

@@ -273,7 +273,7 @@ func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
 			a.log.Info("upstream still starting; its tools will be added when it connects", "upstream", u.Name())
 		}
 		if err := a.catalog.Add(ctx, u); err != nil {
-			a.log.Warn("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
+			a.log.Info("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
 		}
 		src := a.upstreamSource(u)
 		a.promptSources = append(a.promptSources, src)

@@ -170,3 +170,21 @@ func TestCallShowsArtifactPath(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// TestOneWarningPerUpstreamFailure: an upstream that cannot start is one
+// WARN line, not three (the adapter's; the catalog and the app add none).
+func TestOneWarningPerUpstreamFailure(t *testing.T) {
+	code, _, stderr := run(t, "upstreams:\n  - name: broken\n    command: /nonexistent/toolgate-test-server\n", "serve")
+	if code != 0 {
+		t.Fatalf("serve: exit %d\n%s", code, stderr)
+	}
+	n := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, "level=WARN") && strings.Contains(line, "broken") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d WARN lines about the failed upstream, want 1:\n%s", n, stderr)
+	}
+}

@@ -218,7 +218,7 @@ func (r *reloader) applyUpstreams(ctx context.Context, ch config.Changes, next *
 		}
 		u.Start(r.a.bg)
 		if err := r.a.catalog.Add(ctx, u); err != nil {
-			r.a.log.Warn("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
+			r.a.log.Info("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
 		}
 		if r.addSources != nil {
 			r.addSources(r.a.upstreamSource(u))
