@@ -147,17 +147,8 @@ func (c *Catalog) Replace(ctx context.Context, ts Toolset) (old Toolset, err err
 	}
 	old = c.toolsets[i]
 	c.toolsets[i] = ts
-	if listErr != nil {
-		c.errs[name] = listErr
-		delete(c.lists, name)
-	} else {
-		delete(c.errs, name)
-		c.lists[name] = tools
-	}
-	prev := c.snap.Load()
-	next := c.build()
-	c.snap.Store(next)
-	subs := append([]func(){}, c.subs...)
+	c.refreshMu[name] = new(sync.Mutex) // a refresh of the old toolset in flight is dropped
+	prev, next, subs := c.installLocked(name, tools, listErr)
 	c.mu.Unlock()
 
 	if n, ok := ts.(ChangeNotifier); ok {
@@ -171,6 +162,24 @@ func (c *Catalog) Replace(ctx context.Context, ts Toolset) (old Toolset, err err
 		return old, fmt.Errorf("listing tools of %q: %w", name, listErr)
 	}
 	return old, nil
+}
+
+// installLocked records a toolset's listing (its tools, or why there are
+// none), builds and installs the new snapshot, and returns the previous
+// and new snapshots and the listeners to tell once c.mu is released.
+// Callers hold c.mu.
+func (c *Catalog) installLocked(toolset string, tools []*Tool, err error) (prev, next *snapshot, subs []func()) {
+	if err != nil {
+		c.errs[toolset] = err
+		delete(c.lists, toolset)
+	} else {
+		delete(c.errs, toolset)
+		c.lists[toolset] = tools
+	}
+	prev = c.snap.Load()
+	next = c.build()
+	c.snap.Store(next)
+	return prev, next, append([]func(){}, c.subs...)
 }
 
 // Refresh lists one toolset's tools again and rebuilds the catalog. It
@@ -200,17 +209,7 @@ func (c *Catalog) Refresh(ctx context.Context, toolset string) error {
 		c.mu.Unlock()
 		return nil
 	}
-	if err != nil {
-		c.errs[toolset] = err
-		delete(c.lists, toolset)
-	} else {
-		delete(c.errs, toolset)
-		c.lists[toolset] = tools
-	}
-	old := c.snap.Load()
-	next := c.build()
-	c.snap.Store(next)
-	subs := append([]func(){}, c.subs...)
+	old, next, subs := c.installLocked(toolset, tools, err)
 	c.mu.Unlock()
 
 	if err != nil {

@@ -316,3 +316,39 @@ func TestCatalogRemove(t *testing.T) {
 		t.Error("the re-added toolset's tool does not resolve")
 	}
 }
+
+// TestCatalogReplace: a toolset replaced by one of the same name serves
+// the new tools at once (one change for the listeners, never a catalog
+// without the toolset), and the old one is handed back, not closed.
+func TestCatalogReplace(t *testing.T) {
+	mk := func(out string) *SimpleToolset {
+		tl, _ := NewDynamicTool(ToolDef{Name: "t"}, func(context.Context, map[string]any) (*Result, error) { return OkText(out), nil })
+		ts, _ := NewToolset("ts", tl)
+		return ts
+	}
+	cat := NewCatalog(nil)
+	first := mk("old")
+	if err := cat.Add(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	changes := 0
+	cat.OnChange(func() {
+		changes++
+		if _, _, ok := cat.Resolve("t"); !ok {
+			t.Error("a listener saw the catalog without the replaced toolset's tool")
+		}
+	})
+	old, err := cat.Replace(context.Background(), mk("new"))
+	if err != nil || old != Toolset(first) {
+		t.Fatalf("Replace: %v, old %v", err, old)
+	}
+	tl, _, _ := cat.Resolve("t")
+	res, _ := tl.Handler()(context.Background(), &Call{})
+	if res.OutputText() != "new" || changes != 1 {
+		t.Errorf("after Replace: %q, %d changes", res.OutputText(), changes)
+	}
+	other, _ := NewToolset("nope", Must(NewDynamicTool(ToolDef{Name: "x"}, func(context.Context, map[string]any) (*Result, error) { return OkText(""), nil })))
+	if _, err := cat.Replace(context.Background(), other); err == nil {
+		t.Error("replacing a toolset that is not there succeeded")
+	}
+}
