@@ -39,7 +39,7 @@ peers:
 
 # Real programs some e2e tests use, installed from Debian's packages when
 # missing (CI runs as root on a fresh machine), as command:package pairs.
-DEB_TOOLS := promtool:prometheus
+DEB_TOOLS := promtool:prometheus chromium:chromium
 
 services:
 	@missing=""; for t in $(DEB_TOOLS); do \

@@ -44,6 +44,9 @@ type app struct {
 	queue *operator.Queue
 	// approvals asks a person about calls (nil when no rule asks).
 	approvals *operator.Approvals
+	// recent keeps the latest calls for the admin API and page (nil when
+	// admin.addr is off).
+	recent *operator.Recent
 	// What rebuilding a built-in toolset on reload needs.
 	workspace string
 	artifacts gateway.ArtifactStore
@@ -204,7 +207,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		return nil, err
 	}
 
-	recorder = a.withMetrics(recorder)
+	recorder = a.withRecent(a.withMetrics(recorder))
 	a.pipeline = gateway.NewPipeline(&gateway.Options{
 		Tools:          a.catalog,
 		Policy:         a.policy,

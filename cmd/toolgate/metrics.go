@@ -73,7 +73,11 @@ func (a *app) listenAside(ctx context.Context, key, addr string, handler http.Ha
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", key, err)
 	}
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler: handler, ReadHeaderTimeout: 10 * time.Second,
+		// Requests end with ctx, streams (the operator page's events) too.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("listener", "key", key, "err", err)

@@ -63,11 +63,11 @@ func (a *app) serveAdmin(ctx context.Context) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	bound, err := a.listenAside(ctx, "admin.addr", a.cfg.Admin.Addr, operator.Handler(a.queue, operator.HTTPOptions{Tokens: tokens, Logger: a.log}))
+	bound, err := a.listenAside(ctx, "admin.addr", a.cfg.Admin.Addr, operator.Handler(a.queue, operator.HTTPOptions{Tokens: tokens, Logger: a.log, Status: a.operatorStatus()}))
 	if err != nil {
 		return err
 	}
-	a.log.Info("serving the admin API", "url", "http://"+bound+"/v1/pending")
+	a.log.Info("serving the admin API and the operator page", "api", "http://"+bound+"/v1/pending", "page", "http://"+bound+"/ui")
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/gateway/operator"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolsets/discovery"
 )
@@ -84,10 +85,7 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 			unlisted++
 		}
 
-		decision := "deny"
-		if t.Decision.Allow {
-			decision = "allow"
-		}
+		decision := operator.ToolView{Decision: t.Decision}.Verdict()
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\n", t.Name, t.Toolset, decision, t.Decision.Layer, t.Decision.Rule,
 			orNone(strings.Join(t.Capabilities, ",")), orNone(strings.Join(t.Hints.Names(), ",")))
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -20,6 +21,9 @@ type HTTPOptions struct {
 	Tokens []string
 	// Logger; nil discards.
 	Logger *slog.Logger
+	// Status is what the API and the page show besides the waiting calls
+	// (nil: only the waiting calls).
+	Status *Status
 }
 
 // maxAnswerBytes bounds a submitted answer.
@@ -29,6 +33,12 @@ const maxAnswerBytes = 4 << 20
 //
 //	GET  /v1/pending              the waiting calls, oldest first: {"pending": [Item...]}
 //	POST /v1/pending/{id}/submit  {"output": <JSON value>}: answer a waiting call
+//	GET  /v1/upstreams            the upstreams with their state: {"upstreams": [ToolsetView...]}
+//	GET  /v1/toolsets             every toolset, built-in ones too: {"toolsets": [...]}
+//	GET  /v1/tools                the tools with the policy's decision: {"tools": [ToolView...]}
+//	GET  /v1/calls?limit=N        the latest calls, newest first: {"calls": [CallView...]}
+//	GET  /v1/calls/{id}           one call's record line from the run archive
+//	/ui                           the operator page (see ui.go)
 //
 // Answers: 200 {"ok": true}; 404 for an ID that is not waiting; 422 for an
 // output the call cannot take (it keeps waiting); 401 without a valid
@@ -48,7 +58,14 @@ func Handler(q *Queue, opts HTTPOptions) http.Handler {
 			tokens = append(tokens, sha256.Sum256([]byte(t)))
 		}
 	}
+	st := Status{}
+	if opts.Status != nil {
+		st = *opts.Status
+	}
 	mux := http.NewServeMux()
+	statusRoutes(mux, st)
+	page := newUI(q, opts.Status, tokens, log)
+	page.routes(mux)
 	mux.HandleFunc("GET /v1/pending", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"pending": q.List()})
 	})
@@ -86,6 +103,16 @@ func Handler(q *Queue, opts HTTPOptions) http.Handler {
 		}
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/") {
+			// The page: signed in with a session cookie, its forms
+			// checked for origin and CSRF (ui.go).
+			if !hostIsLoopback(r.Host) && len(tokens) == 0 {
+				http.Error(w, "Host "+r.Host+" is not a loopback name and no admin token is configured", http.StatusForbidden)
+				return
+			}
+			mux.ServeHTTP(w, r)
+			return
+		}
 		if r.Header.Get("Origin") != "" {
 			writeError(w, http.StatusForbidden, "requests from browser pages are refused")
 			return
@@ -100,6 +127,61 @@ func Handler(q *Queue, opts HTTPOptions) http.Handler {
 			return
 		}
 		mux.ServeHTTP(w, r)
+	})
+}
+
+// statusRoutes are the read-only views of the gateway's state.
+func statusRoutes(mux *http.ServeMux, st Status) {
+	toolsets := func(kind string) []ToolsetView {
+		out := []ToolsetView{}
+		if st.Toolsets == nil {
+			return out
+		}
+		for _, ts := range st.Toolsets() {
+			if kind == "" || ts.Kind == kind {
+				out = append(out, ts)
+			}
+		}
+		return out
+	}
+	mux.HandleFunc("GET /v1/upstreams", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"upstreams": toolsets("upstream")})
+	})
+	mux.HandleFunc("GET /v1/toolsets", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"toolsets": toolsets("")})
+	})
+	mux.HandleFunc("GET /v1/tools", func(w http.ResponseWriter, r *http.Request) {
+		tools := []ToolView{}
+		if st.Tools != nil {
+			tools = append(tools, st.Tools(r.Context())...)
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"tools": tools})
+	})
+	mux.HandleFunc("GET /v1/calls", func(w http.ResponseWriter, r *http.Request) {
+		limit := 50
+		if v := r.URL.Query().Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1000 {
+				writeError(w, http.StatusBadRequest, "limit must be a number from 1 to 1000")
+				return
+			}
+			limit = n
+		}
+		calls := []CallView{}
+		if st.Calls != nil {
+			calls = st.Calls.List(limit)
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"calls": calls})
+	})
+	mux.HandleFunc("GET /v1/calls/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if st.Record != nil {
+			if rec, ok := st.Record(r.PathValue("id")); ok {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write(append(rec, '\n'))
+				return
+			}
+		}
+		writeError(w, http.StatusNotFound, "no record of that call in this gateway's run (a call in flight has none yet)")
 	})
 }
 

@@ -1,0 +1,65 @@
+// toolgate's operator page: keeps the sections current without a reload.
+// The server sends "changed" or "tick" on /ui/events; each one fetches the
+// sections (/ui/state, server-rendered and escaped) and swaps them in,
+// keeping the answer forms of calls still waiting (so text being typed is
+// not lost). Without EventSource it polls.
+(function () {
+  "use strict";
+  var live = document.getElementById("live");
+  var sections = document.getElementById("sections");
+  if (!sections) { return; }
+  var busy = false, again = false;
+
+  function setLive(on) {
+    if (live) { live.className = "live " + (on ? "on" : "off"); }
+  }
+
+  function merge(fresh) {
+    // Keep the rows of waiting calls already shown: their forms may hold
+    // what a person is typing.
+    var oldRows = {};
+    sections.querySelectorAll("#pending tr[data-id]").forEach(function (tr) {
+      oldRows[tr.getAttribute("data-id")] = tr;
+    });
+    fresh.querySelectorAll("#pending tr[data-id]").forEach(function (tr) {
+      var old = oldRows[tr.getAttribute("data-id")];
+      if (old) {
+        var keep = old.querySelector("td:last-child");
+        var slot = tr.querySelector("td:last-child");
+        if (keep && slot) { slot.replaceWith(keep); }
+      }
+    });
+    sections.replaceChildren.apply(sections, Array.prototype.slice.call(fresh.childNodes));
+  }
+
+  function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    fetch("/ui/state", { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) {
+        if (r.status === 401) { window.location = "/ui/login"; return null; }
+        return r.ok ? r.text() : null;
+      })
+      .then(function (html) {
+        if (html === null) { return; }
+        var t = document.createElement("template");
+        t.innerHTML = html;
+        merge(t.content);
+      })
+      .catch(function () { setLive(false); })
+      .finally(function () {
+        busy = false;
+        if (again) { again = false; refresh(); }
+      });
+  }
+
+  if (window.EventSource) {
+    var es = new EventSource("/ui/events");
+    es.onopen = function () { setLive(true); refresh(); };
+    es.onmessage = refresh;
+    es.onerror = function () { setLive(false); };
+  } else {
+    setLive(true);
+    setInterval(refresh, 3000);
+  }
+})();
