@@ -3,11 +3,15 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Recorder keeps the record of calls. The run archive is the gateway's
@@ -91,55 +95,111 @@ func IsSecretKey(key string) bool {
 	return false
 }
 
-// RecordArguments returns a call's arguments as records keep them: valid
-// JSON with secret values redacted (see [RedactArguments]). Arguments that
-// decoded cleanly and contain no secret-like key text are returned as they
-// are, with no further decoding.
+// Bounds of the arguments a record keeps, so that a line stays readable
+// and small whatever a client sends: a string longer than
+// recordStringMax is kept as its start with its size and SHA-256 digest
+// (write_file's content among them: the archive keeps the previous
+// version of a file, and the file has the new one), and arguments still
+// longer than recordArgsMax are replaced by their size and digest.
+const (
+	recordStringMax = 2 << 10
+	recordArgsMax   = 64 << 10
+)
+
+// RecordArguments returns a call's arguments as records keep them (see
+// [RedactArguments]). Small arguments that decoded cleanly, are valid
+// UTF-8 and contain no secret-like key text are returned as they are,
+// with no further decoding.
 func RecordArguments(c *Call) json.RawMessage {
 	raw := bytes.TrimSpace(c.Arguments)
 	if len(raw) == 0 {
 		return json.RawMessage("{}")
 	}
-	if c.Args != nil && !mayHoldSecretKey(raw) {
+	if c.Args != nil && len(raw) <= recordStringMax && utf8.Valid(raw) && !mayHoldSecretKey(raw) {
 		return raw
 	}
 	return RedactArguments(raw)
 }
 
-// RedactArguments returns the arguments with the value of every key that
-// looks like a secret replaced by [Redacted], at any depth. Arguments that
-// are not valid JSON are returned as a JSON string holding at most their
-// first 256 bytes (cut between runes), so that a record never carries
-// unbounded garbage.
+// RedactArguments returns the arguments as records keep them: strict JSON
+// (invalid UTF-8 replaced by U+FFFD, as the tool itself received it), the
+// value of every key that looks like a secret replaced by [Redacted] at
+// any depth, long strings cut with their size and digest, and arguments
+// over 64 KiB even so summarized by size and digest. Arguments that are
+// not valid JSON are returned as a JSON string holding at most their first
+// 256 bytes (cut between runes), so that a record never carries unbounded
+// garbage.
 func RedactArguments(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return json.RawMessage("{}")
 	}
-	if json.Valid(raw) && !mayHoldSecretKey(raw) {
-		return raw // the common case: no key could be a secret's
+	if len(raw) <= recordStringMax && json.Valid(raw) && utf8.Valid(raw) && !mayHoldSecretKey(raw) {
+		return raw // the common case: small, strict, no key could be a secret's
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		b, _ := json.Marshal(Truncate(string(raw), 256)) // whole runes only
+		b, _ := json.Marshal(Truncate(strings.ToValidUTF8(string(raw), "\uFFFD"), 256)) // whole runes only
 		return b
 	}
-	if !redactValue(v) {
+	changed := redactValue(v)
+	if s, ok := v.(string); ok && len(s) > recordStringMax {
+		v, changed = boundString(s), true
+	} else if boundStrings(v) {
+		changed = true
+	}
+	if !changed && len(raw) <= recordArgsMax && utf8.Valid(raw) {
 		return raw
 	}
 	b, err := marshalNoEscape(v)
 	if err != nil {
 		return json.RawMessage(`"[unencodable arguments]"`)
 	}
+	if len(b) > recordArgsMax {
+		sum := sha256.Sum256(raw)
+		b, _ = marshalNoEscape(map[string]any{
+			"_summary": fmt.Sprintf("arguments of %d bytes, too large to keep in the record", len(raw)),
+			"bytes":    len(raw),
+			"sha256":   hex.EncodeToString(sum[:]),
+		})
+	}
 	return b
 }
 
-// mayHoldSecretKey reports whether raw contains, anywhere and in any case,
-// one of the substrings that mark a secret key. It is a cheap test that
-// lets arguments without such text skip decoding; a false positive only
-// costs the full check.
+// boundString is a long string as a record keeps it: its start, its size
+// and its digest.
+func boundString(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return fmt.Sprintf("%s… [%d bytes in all, sha256:%s]", Truncate(s, 256), len(s), hex.EncodeToString(sum[:]))
+}
+
+// boundStrings replaces, in place, every string longer than
+// recordStringMax inside maps and slices, and reports whether it did.
+func boundStrings(v any) bool {
+	changed := false
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok && len(s) > recordStringMax {
+				v[k], changed = boundString(s), true
+			} else if boundStrings(x) {
+				changed = true
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if s, ok := x.(string); ok && len(s) > recordStringMax {
+				v[i], changed = boundString(s), true
+			} else if boundStrings(x) {
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
 func mayHoldSecretKey(raw []byte) bool {
 	lower := bytes.ToLower(raw)
 	for _, s := range secretKeyParts {

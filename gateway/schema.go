@@ -201,11 +201,13 @@ func describeValidation(err error) string {
 	if len(clauses) == 0 {
 		return "arguments do not match the schema"
 	}
-	return strings.Join(clauses, "; ")
+	return Truncate(strings.Join(clauses, "; "), 4096)
 }
 
 func appendClause(clauses []string, seen map[string]bool, loc []string, text string) []string {
-	c := fmt.Sprintf("at '%s': %s", pointer(loc), text)
+	// A clause may quote the value (a pattern or enum mismatch): cut it,
+	// so that a huge argument is never echoed back whole.
+	c := fmt.Sprintf("at '%s': %s", Truncate(pointer(loc), 200), Truncate(text, 300))
 	if seen[c] {
 		return clauses
 	}

@@ -80,6 +80,9 @@ type sandboxRoot struct {
 	given    string // absolute, cleaned spelling as configured
 	resolved string // given with symlinks resolved
 	root     *os.Root
+	// protected is the state under this root no operation may touch
+	// (protect.go).
+	protected []string
 }
 
 // NewSandbox opens a sandbox over roots, which must be existing directories.
@@ -88,6 +91,21 @@ type sandboxRoot struct {
 // required; duplicate roots (also when they are the same directory through a
 // symlink) and nested roots (one inside another) are refused.
 func NewSandbox(roots []string) (*Sandbox, error) {
+	return NewSandboxWith(roots, nil)
+}
+
+// NewSandboxWith is [NewSandbox] with options: paths under the roots that
+// no operation may touch (toolgate's own state, see protect.go).
+func NewSandboxWith(roots []string, opts *SandboxOptions) (*Sandbox, error) {
+	if opts == nil {
+		opts = &SandboxOptions{}
+	}
+	var protected []string
+	for _, p := range opts.Protected {
+		if p != "" {
+			protected = append(protected, resolveProtected(p))
+		}
+	}
 	if len(roots) == 0 {
 		return nil, errors.New("sandbox: at least one root directory is required")
 	}
@@ -127,7 +145,7 @@ func NewSandbox(roots []string) (*Sandbox, error) {
 		if err != nil {
 			return fail(fmt.Errorf("sandbox root %q: %w", r, err))
 		}
-		s.roots = append(s.roots, sandboxRoot{given: given, resolved: resolved, root: root})
+		s.roots = append(s.roots, sandboxRoot{given: given, resolved: resolved, root: root, protected: protectFor(resolved, protected)})
 	}
 	s.display = fmt.Sprint(s.Roots())
 	return s, nil
@@ -138,6 +156,16 @@ func (s *Sandbox) Roots() []string {
 	out := make([]string, len(s.roots))
 	for i, r := range s.roots {
 		out[i] = r.resolved
+	}
+	return out
+}
+
+// Protected returns the protected paths that lie under the roots (the
+// only ones that matter), resolved.
+func (s *Sandbox) Protected() []string {
+	var out []string
+	for _, r := range s.roots {
+		out = append(out, r.protected...)
 	}
 	return out
 }
@@ -210,6 +238,9 @@ func (s *Sandbox) Locate(p string) (root int, rel string, err error) {
 			Err:    ErrOutsideSandbox,
 		}
 	}
+	if r := &s.roots[best]; len(r.protected) > 0 && r.isProtected(filepath.Join(r.resolved, rel)) {
+		return -1, "", protectedErr(p)
+	}
 	return best, filepath.ToSlash(rel), nil
 }
 
@@ -254,6 +285,10 @@ func (s *Sandbox) Open(p string) (*os.File, error) {
 		f.Close()
 		return nil, &PathError{Path: p, Reason: fmt.Sprintf("is not a regular file or directory (%s)", fi.Mode().Type()), Err: ErrInvalidPath}
 	}
+	if r.landedProtected(f) {
+		f.Close()
+		return nil, protectedErr(p)
+	}
 	return f, nil
 }
 
@@ -261,6 +296,9 @@ func (s *Sandbox) Open(p string) (*os.File, error) {
 func (s *Sandbox) Stat(p string) (fs.FileInfo, error) {
 	r, rel, err := s.locate(p)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.checkPath(p, rel, true); err != nil {
 		return nil, err
 	}
 	fi, err := r.root.Stat(rel)
@@ -280,6 +318,9 @@ func (s *Sandbox) Stat(p string) (fs.FileInfo, error) {
 func (s *Sandbox) Lstat(p string) (fs.FileInfo, error) {
 	r, rel, err := s.locate(p)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.checkPath(p, rel, false); err != nil {
 		return nil, err
 	}
 	fi, err := r.root.Lstat(rel)
@@ -314,6 +355,9 @@ func (s *Sandbox) WriteFile(p string, data []byte, mkdirs bool) (created bool, e
 	}
 	dir, base := filepath.Split(filepath.FromSlash(rel))
 	dir = filepath.Clean(dir) // "" becomes "."
+	if err := r.checkNew(p, filepath.Join(dir, base)); err != nil {
+		return false, err
+	}
 	if mkdirs && dir != "." {
 		if err := r.root.MkdirAll(dir, 0o755); err != nil {
 			return false, sbMapParentErr(p, dir, err, mkdirs)
@@ -333,6 +377,15 @@ func (s *Sandbox) WriteFile(p string, data []byte, mkdirs bool) (created bool, e
 		return false, sbMapParentErr(p, dir, err, mkdirs)
 	}
 	defer d.Close()
+	if len(r.protected) > 0 {
+		if df, err := d.Open("."); err == nil {
+			dir := fdPath(df)
+			df.Close()
+			if dir != "" && r.isProtected(filepath.Join(dir, base)) {
+				return false, protectedErr(p)
+			}
+		}
+	}
 
 	mode := fs.FileMode(0o644)
 	fi, err := d.Lstat(base)
@@ -434,6 +487,9 @@ func (s *Sandbox) FS(p string) (fsys fs.FS, name string, err error) {
 	r, rel, err := s.locate(p)
 	if err != nil {
 		return nil, "", err
+	}
+	if len(r.protected) > 0 {
+		return protectedFS{sbRootFS{r.root.FS()}, r}, rel, nil
 	}
 	return sbRootFS{r.root.FS()}, rel, nil
 }

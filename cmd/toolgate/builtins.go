@@ -43,9 +43,12 @@ func (a *app) newSandbox(cfg *config.Config) (*policy.Sandbox, []string, error) 
 	if len(roots) == 0 {
 		roots = []string{a.workspace}
 	}
-	sb, err := policy.NewSandbox(roots)
+	sb, err := policy.NewSandboxWith(roots, &policy.SandboxOptions{Protected: ownState(cfg)})
 	if err != nil {
 		return nil, nil, usageError{fmt.Sprintf("sandbox.roots: %v", err)} // bad configuration: exit 2
+	}
+	if p := sb.Protected(); len(p) > 0 {
+		a.log.Info("toolgate's own state lies under the sandbox roots: no tool can read or write it", "protected", p)
 	}
 	shown := sb.Roots()
 	if !a.recordRun && len(cfg.Sandbox.Roots) == 0 {
@@ -53,6 +56,13 @@ func (a *app) newSandbox(cfg *config.Config) (*policy.Sandbox, []string, error) 
 		shown = []string{filepath.Join(cfg.ResolvedRunsDir(), "<run-id>", "workspace")}
 	}
 	return sb, shown, nil
+}
+
+// ownState is what the sandbox protects wherever the roots are: the run
+// archive, the memory database and its journal files, the log file.
+func ownState(cfg *config.Config) []string {
+	db := cfg.ResolvedMemoryPath()
+	return []string{cfg.ResolvedRunsDir(), db, db + "-wal", db + "-shm", db + "-journal", cfg.Log.File}
 }
 
 func (a *app) newFilesystem(cfg *config.Config) (gateway.Toolset, error) {

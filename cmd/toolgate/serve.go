@@ -199,7 +199,9 @@ func health(a *app) any {
 		"toolsets":     a.catalog.Toolsets(),
 		"conflicts":    a.catalog.Conflicts(),
 		"write_errors": a.run.WriteErrors(),
-		"goroutines":   runtime.NumGoroutine(),
-		"last_reload":  a.reloads.lastReload(),
+		// record files found replaced under the gateway (and restored)
+		"record_files_replaced": a.run.ReplacedFiles(),
+		"goroutines":            runtime.NumGoroutine(),
+		"last_reload":           a.reloads.lastReload(),
 	}
 }

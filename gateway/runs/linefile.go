@@ -36,7 +36,8 @@ type lineFile struct {
 }
 
 func openLineFile(path string) (*lineFile, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	// Read access too: a replaced file is restored from this one (guard.go).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}

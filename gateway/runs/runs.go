@@ -45,6 +45,8 @@ type Run struct {
 	events, tools, errs *lineFile
 
 	writeErrors atomic.Int64
+	replaced    atomic.Int64 // record files found replaced (guard.go)
+	stopGuard   chan struct{}
 	closeOnce   sync.Once
 }
 
@@ -55,6 +57,9 @@ type Options struct {
 	// Logger receives write failures. If nil, they are discarded (but
 	// still counted, see [Run.WriteErrors]).
 	Logger *slog.Logger
+	// CheckEvery is how often the record files are checked for
+	// replacement (guard.go); default 2s.
+	CheckEvery time.Duration
 }
 
 var runIDRE = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
@@ -114,6 +119,11 @@ func Open(runsDir string, opts *Options) (*Run, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("run archive: cannot write to %s (unwritable directory or full disk?): %w", dir, err)
 	}
+	if o.CheckEvery <= 0 {
+		o.CheckEvery = defaultCheckEvery
+	}
+	r.stopGuard = make(chan struct{})
+	go r.guard(o.CheckEvery, r.stopGuard)
 	return r, nil
 }
 
@@ -331,6 +341,8 @@ func (r *Run) ReadArtifact(uri string) ([]byte, string, error) {
 func (r *Run) Close() error {
 	var err error
 	r.closeOnce.Do(func() {
+		close(r.stopGuard)
+		r.checkFiles() // a replacement since the last check is restored before the end
 		r.Event("run.stopped", map[string]any{"write_errors": r.writeErrors.Load()})
 		err = r.closeFiles()
 	})

@@ -1,0 +1,83 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestRecordArgumentsAreStrictAndBounded: what a record keeps of a call's
+// arguments is strict JSON whatever the client sent, and bounded.
+func TestRecordArgumentsAreStrictAndBounded(t *testing.T) {
+	record := func(raw string) (json.RawMessage, map[string]any) {
+		t.Helper()
+		args, err := DecodeArguments(json.RawMessage(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := RecordArguments(&Call{Arguments: json.RawMessage(raw), Args: args})
+		if !json.Valid(got) || !utf8.Valid(got) {
+			t.Fatalf("not strict JSON: %q", got)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(got, &m)
+		return got, m
+	}
+
+	small := `{"path":"a.txt","content":"hello"}`
+	if got, _ := record(small); string(got) != small {
+		t.Errorf("small arguments changed: %s", got)
+	}
+
+	// Invalid UTF-8 is recorded as the tool received it: U+FFFD.
+	_, m := record("{\"path\":\"caf\xe9.txt\"}")
+	if m["path"] != "caf\uFFFD.txt" {
+		t.Errorf("invalid UTF-8 recorded as %q", m["path"])
+	}
+
+	// A 5 MB content: its start, size and digest.
+	content := strings.Repeat("x", 5<<20)
+	got, m := record(`{"path":"big.txt","content":"` + content + `"}`)
+	sum := sha256.Sum256([]byte(content))
+	c, _ := m["content"].(string)
+	if len(got) > 4<<10 || !strings.Contains(c, "5242880 bytes in all, sha256:"+hex.EncodeToString(sum[:])) || m["path"] != "big.txt" {
+		t.Errorf("a 5 MB argument recorded in %d bytes: %.300s", len(got), got)
+	}
+
+	// Many strings under the per-string bound, over the whole bound.
+	parts := make([]string, 100)
+	for i := range parts {
+		parts[i] = `"` + strings.Repeat("y", 2000) + `"`
+	}
+	raw := `{"items":[` + strings.Join(parts, ",") + `]}`
+	got, m = record(raw)
+	sum = sha256.Sum256([]byte(raw))
+	if len(got) > 1<<10 || m["sha256"] != hex.EncodeToString(sum[:]) || m["bytes"] != float64(len(raw)) {
+		t.Errorf("200 KB of arguments recorded as %.300s", got)
+	}
+
+	// Secrets are still redacted on the bounded path.
+	_, m = record(`{"api_key":"sk-123","content":"` + content + `"}`)
+	if m["api_key"] != Redacted {
+		t.Errorf("api_key = %v", m["api_key"])
+	}
+}
+
+// TestInvalidArgumentsNeverEchoAHugeValue: a multi-megabyte argument that
+// fails its schema is not quoted back whole.
+func TestInvalidArgumentsNeverEchoAHugeValue(t *testing.T) {
+	tool, err := NewDynamicTool(ToolDef{Name: "t", InputSchema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","pattern":"^[0-9]+$"},"kind":{"enum":["a","b"]}}}`)},
+		func(context.Context, map[string]any) (*Result, error) { return OkText("ok"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := strings.Repeat("z", 3<<20)
+	msg := tool.Validate(map[string]any{"code": huge, "kind": huge})
+	if msg == "" || len(msg) > 5000 {
+		t.Errorf("the error is %d bytes", len(msg))
+	}
+}
