@@ -129,6 +129,7 @@ type Env struct {
 	Sandbox    string         // the single sandbox root
 	Config     map[string]any // what was written (JSON is YAML)
 	Environ    []string       // extra environment for the process
+	Prefix     []string       // a command that runs toolgate, e.g. prlimit
 }
 
 // Opt changes the configuration before it is written.
@@ -189,6 +190,9 @@ func newEnv(t *testing.T, opts ...Opt) *Env {
 func (e *Env) command(ctx context.Context, args ...string) *exec.Cmd {
 	args = append(args, "--config", e.ConfigPath)
 	cmd := exec.CommandContext(ctx, toolgateBin, args...)
+	if len(e.Prefix) > 0 { // the prefix execs toolgate: same process
+		cmd = exec.CommandContext(ctx, e.Prefix[0], append(append(e.Prefix[1:], toolgateBin), args...)...)
+	}
 	cmd.Dir = e.Dir
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "TOOLGATE_") {

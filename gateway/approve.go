@@ -114,7 +114,7 @@ func (p *Pipeline) event(typ string, call *Call, fields map[string]any) {
 	}
 	fields["call_id"], fields["tool"] = call.ID, call.Name
 	if call.Session != "" {
-		fields["session"] = call.Session
+		fields["session"] = SessionRef(call.Session)
 	}
 	er.Event(typ, fields)
 }

@@ -27,12 +27,13 @@ import (
 type Catalog struct {
 	log *slog.Logger
 
-	mu        sync.Mutex // serializes changes
-	toolsets  []Toolset
-	refreshMu map[string]*sync.Mutex // one refresh of a toolset at a time
-	lists     map[string][]*Tool
-	errs      map[string]error
-	subs      []func()
+	mu           sync.Mutex // serializes changes
+	toolsets     []Toolset
+	refreshMu    map[string]*sync.Mutex // one refresh of a toolset at a time
+	lists        map[string][]*Tool
+	errs         map[string]error
+	subs         []func()
+	conflictSubs []func(Conflict)
 
 	snap atomic.Pointer[snapshot]
 }
@@ -115,7 +116,7 @@ func (c *Catalog) Remove(toolset string) error {
 	delete(c.refreshMu, toolset)
 	delete(c.lists, toolset)
 	delete(c.errs, toolset)
-	c.snap.Store(c.build())
+	c.snap.Store(c.build(c.snap.Load()))
 	subs := append([]func(){}, c.subs...)
 	c.mu.Unlock()
 
@@ -154,7 +155,7 @@ func (c *Catalog) Replace(ctx context.Context, ts Toolset) (old Toolset, err err
 	if n, ok := ts.(ChangeNotifier); ok {
 		n.OnToolsChanged(func() { _ = c.Refresh(context.Background(), name) })
 	}
-	logNewConflicts(c.log, prev.conflicts, next.conflicts)
+	c.reportNewConflicts(prev.conflicts, next.conflicts)
 	for _, f := range subs {
 		f()
 	}
@@ -177,7 +178,7 @@ func (c *Catalog) installLocked(toolset string, tools []*Tool, err error) (prev,
 		c.lists[toolset] = tools
 	}
 	prev = c.snap.Load()
-	next = c.build()
+	next = c.build(prev)
 	c.snap.Store(next)
 	return prev, next, append([]func(){}, c.subs...)
 }
@@ -218,17 +219,29 @@ func (c *Catalog) Refresh(ctx context.Context, toolset string) error {
 		c.log.Debug("toolset unavailable", "toolset", toolset, "err", err)
 		err = fmt.Errorf("listing tools of %q: %w", toolset, err)
 	}
-	logNewConflicts(c.log, old.conflicts, next.conflicts)
+	c.reportNewConflicts(old.conflicts, next.conflicts)
 	for _, f := range subs {
 		f()
 	}
 	return err
 }
 
-// build makes a snapshot from the current lists, in toolset order. Callers
-// hold c.mu.
-func (c *Catalog) build() *snapshot {
+// build makes a snapshot from the current lists, in toolset order. A name
+// served in prev keeps its owner while the owner still offers the tool:
+// a toolset that lists a tool of that name later (an upstream re-listing
+// after list_changed, a toolset added by a reload) is the newcomer and is
+// renamed, whatever the toolset order, so that no toolset can take over
+// another's tool name at runtime. Callers hold c.mu.
+func (c *Catalog) build(prev *snapshot) *snapshot {
 	s := &snapshot{byName: map[string]Entry{}, unoffered: map[string]string{}}
+	// The owners of names already served keep them.
+	for _, ts := range c.toolsets {
+		for _, t := range c.lists[ts.Name()] {
+			if old, ok := prev.byName[t.Name]; ok && old.Toolset == ts.Name() && old.Original == "" {
+				s.byName[t.Name] = Entry{Tool: t, Toolset: ts.Name()}
+			}
+		}
+	}
 	for _, ts := range c.toolsets {
 		if u, ok := ts.(Unofferer); ok {
 			for name, why := range u.Unoffered() {
@@ -237,7 +250,10 @@ func (c *Catalog) build() *snapshot {
 		}
 		for _, t := range c.lists[ts.Name()] {
 			e := Entry{Tool: t, Toolset: ts.Name()}
-			if kept, taken := s.byName[t.Name]; taken {
+			if kept, taken := s.byName[t.Name]; taken && kept.Toolset == ts.Name() && kept.Original == "" && kept.Tool == t {
+				s.entries = append(s.entries, e) // an owner's, claimed above
+				continue
+			} else if taken {
 				renamed, err := t.Renamed(conflictName(ts.Name(), t.Name))
 				if err != nil { // cannot happen: conflictName fits the rules
 					c.log.Error("renaming conflicting tool", "tool", t.Name, "toolset", ts.Name(), "err", err)
@@ -265,16 +281,32 @@ func conflictName(toolset, name string) string {
 	return name + suffix
 }
 
-func logNewConflicts(log *slog.Logger, old, now []Conflict) {
+// reportNewConflicts logs each conflict in now that was not in old and
+// tells the conflict listeners. Callers do not hold c.mu.
+func (c *Catalog) reportNewConflicts(old, now []Conflict) {
 	seen := map[Conflict]bool{}
-	for _, c := range old {
-		seen[c] = true
+	for _, cf := range old {
+		seen[cf] = true
 	}
-	for _, c := range now {
-		if !seen[c] {
-			log.Warn("tool name conflict", "name", c.Name, "kept_by", c.Kept, "renamed_in", c.Renamed, "served_as", c.ServedAs)
+	c.mu.Lock()
+	subs := c.conflictSubs
+	c.mu.Unlock()
+	for _, cf := range now {
+		if !seen[cf] {
+			c.log.Warn("tool name conflict", "name", cf.Name, "kept_by", cf.Kept, "renamed_in", cf.Renamed, "served_as", cf.ServedAs)
+			for _, f := range subs {
+				f(cf)
+			}
 		}
 	}
+}
+
+// OnConflict registers f to be told of every new name conflict (after the
+// catalog that has it is in place), for the run's records.
+func (c *Catalog) OnConflict(f func(Conflict)) {
+	c.mu.Lock()
+	c.conflictSubs = append(slices.Clip(c.conflictSubs), f)
+	c.mu.Unlock()
 }
 
 // Resolve implements [Resolver].

@@ -187,7 +187,7 @@ func (c *mcpClient) record(method string, fields map[string]any, elapsed time.Du
 	}
 	session, client := caller(c.ctx)
 	if session != "" {
-		fields["session"] = session
+		fields["session"] = SessionRef(session)
 	}
 	if client != "" {
 		fields["client"] = client

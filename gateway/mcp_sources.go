@@ -498,7 +498,7 @@ func (m *MCPServer) resourceUpdated(uri string, params map[string]any) {
 		if errors.Is(err, server.ErrSessionNotFound) {
 			m.dropSubscriptions(s) // it ended without our hook seeing it
 		} else if err != nil {
-			m.log.Debug("resource update not delivered", "uri", uri, "session", s, "err", err)
+			m.log.Debug("resource update not delivered", "uri", uri, "session", SessionRef(s), "err", err)
 		}
 	}
 }

@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -65,6 +68,25 @@ type HTTPOptions struct {
 	Tokens []string
 	// SessionIdleTTL ends sessions idle this long. If zero, 30 minutes.
 	SessionIdleTTL time.Duration
+	// MaxSessions bounds the 2025-era sessions alive at once; a new one
+	// ends the least recently used idle session, and with none idle,
+	// initialize gets 503. If zero, [DefaultMaxSessions].
+	MaxSessions int
+	// MaxStreams bounds the GET streams open at once (503 past it). If
+	// zero, [DefaultMaxStreams].
+	MaxStreams int
+	// MaxInFlight bounds the POST requests being answered at once, and
+	// MaxInFlightPerSession those of one session (429 past either). If
+	// zero, [DefaultMaxInFlight] and [DefaultMaxInFlightPerSession].
+	MaxInFlight           int
+	MaxInFlightPerSession int
+	// MaxBodyMemory bounds the bytes of request bodies held at once, from
+	// reading until the answer (503 past it). If zero,
+	// [DefaultMaxBodyMemory] (and never less than MaxBodyBytes).
+	MaxBodyMemory int64
+	// BodyReadTimeout bounds the reading of one request body (408 past
+	// it). If zero, [DefaultBodyReadTimeout].
+	BodyReadTimeout time.Duration
 	// Profile, if set, serves profiles at Path + "/" + name: it returns
 	// the view of a profile by name (asked per request, so profiles can
 	// change while serving), and false for none (404). Path itself serves
@@ -99,6 +121,12 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 	if opts.SessionIdleTTL <= 0 {
 		opts.SessionIdleTTL = 30 * time.Minute
 	}
+	opts.MaxSessions = cmp.Or(opts.MaxSessions, DefaultMaxSessions)
+	opts.MaxStreams = cmp.Or(opts.MaxStreams, DefaultMaxStreams)
+	opts.MaxInFlight = cmp.Or(opts.MaxInFlight, DefaultMaxInFlight)
+	opts.MaxInFlightPerSession = cmp.Or(opts.MaxInFlightPerSession, DefaultMaxInFlightPerSession)
+	opts.MaxBodyMemory = max(cmp.Or(opts.MaxBodyMemory, DefaultMaxBodyMemory), opts.MaxBodyBytes)
+	opts.BodyReadTimeout = cmp.Or(opts.BodyReadTimeout, DefaultBodyReadTimeout)
 	if opts.AllowedOrigins == nil {
 		opts.AllowedOrigins = []string{"http://localhost:*", "https://localhost:*", "http://127.0.0.1:*", "https://127.0.0.1:*", "http://[::1]:*", "https://[::1]:*"}
 	}
@@ -109,20 +137,27 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 	if heartbeat > 30*time.Second {
 		heartbeat = 30 * time.Second
 	}
+	g := &httpGuard{opts: opts, log: m.log, tokens: hashTokens(opts.Tokens),
+		sessions: newSessionTable(opts.MaxSessions),
+		streams:  &limiter{max: int64(opts.MaxStreams)},
+		inFlight: &limiter{max: int64(opts.MaxInFlight)},
+		bodyMem:  &limiter{max: opts.MaxBodyMemory},
+	}
 	streamable := server.NewStreamableHTTPServer(m.srv,
 		server.WithStateful(true),
+		server.WithSessionIdManagerResolver(g.sessions),
 		server.WithSessionIdleTTL(opts.SessionIdleTTL),
 		server.WithHeartbeatInterval(heartbeat),
 		// Our own Host check below replaces mcp-go's, so that the
 		// allow-list applies the same way whatever address we bind.
 		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(m.log),
+		server.WithStreamableHTTPLogger(slog.New(sessionRefHandler{m.log.Handler()})),
 	)
-	g := &httpGuard{opts: opts, log: m.log, tokens: hashTokens(opts.Tokens)}
+	g.mcp = streamable
 	mux := http.NewServeMux()
-	mux.Handle(opts.Path, g.wrap(streamable))
+	mux.Handle(opts.Path, g.wrapMCP(streamable))
 	if opts.Profile != nil {
-		mux.Handle(strings.TrimSuffix(opts.Path, "/")+"/{profile}", g.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.Handle(strings.TrimSuffix(opts.Path, "/")+"/{profile}", g.wrapMCP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			v, ok := opts.Profile(r.PathValue("profile"))
 			if !ok {
 				httpError(w, http.StatusNotFound, fmt.Sprintf("no profile %q is configured", r.PathValue("profile")))
@@ -142,6 +177,12 @@ type httpGuard struct {
 	opts   HTTPOptions
 	log    *slog.Logger
 	tokens [][32]byte
+	mcp    http.Handler // mcp-go's transport
+
+	sessions                   *sessionTable
+	streams, inFlight, bodyMem *limiter
+	refused, evicted           atomic.Int64
+	lastRefusalLog             atomic.Int64 // unix nanoseconds
 }
 
 func hashTokens(tokens []string) [][32]byte {
@@ -176,6 +217,9 @@ func (g *httpGuard) checkHost(next http.Handler) http.Handler {
 	})
 }
 
+// wrap puts the checks every endpoint beside /healthz needs before next:
+// Origin (403) and bearer token (401). The request's context carries the
+// caller's identity.
 func (g *httpGuard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(g.opts.AllowedOrigins, origin) {
@@ -183,46 +227,42 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 			httpError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not allowed", origin))
 			return
 		}
-		if !g.authorized(r) {
+		identity, ok := g.identify(r)
+		if !ok {
 			g.log.Warn("http request refused", "reason", "missing or invalid bearer token", "remote", r.RemoteAddr)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
 			httpError(w, http.StatusUnauthorized, "missing or invalid bearer token")
 			return
 		}
-		if r.Body != nil && r.Method == http.MethodPost {
-			if r.ContentLength > g.opts.MaxBodyBytes {
-				httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d bytes", r.ContentLength, g.opts.MaxBodyBytes))
-				return
-			}
-			// Read the body here, bounded: mcp-go reads it whole with no
-			// limit. One byte more than the limit tells a body that is over.
-			body, err := io.ReadAll(io.LimitReader(r.Body, g.opts.MaxBodyBytes+1))
-			if err != nil {
-				httpError(w, http.StatusBadRequest, fmt.Sprintf("reading request body: %v", err))
-				return
-			}
-			if int64(len(body)) > g.opts.MaxBodyBytes {
-				httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", g.opts.MaxBodyBytes))
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if v := r.Header.Get("Mcp-Protocol-Version"); mcp.IsValidProtocolVersion(v) && mcp.IsModernProtocol(v) {
-				if fixed, ok := addProtocolVersionToNotification(body, v); ok {
-					r.Body = io.NopCloser(bytes.NewReader(fixed))
-					r.ContentLength = int64(len(fixed))
-				}
-			}
+		if identity != "" {
+			r = r.WithContext(context.WithValue(r.Context(), identityKey{}, identity))
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// authorized checks the bearer token in constant time: both sides are
-// hashed first, so neither the token's content nor its length leaks
-// through timing, and every configured token is compared.
+// wrapMCP is wrap for an MCP endpoint, with its sessions and limits
+// ([httpGuard.serveMCP]).
+func (g *httpGuard) wrapMCP(next http.Handler) http.Handler {
+	return g.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.serveMCP(w, r, next)
+	}))
+}
+
+// authorized reports whether the request carries an accepted token (or
+// none is needed).
 func (g *httpGuard) authorized(r *http.Request) bool {
+	_, ok := g.identify(r)
+	return ok
+}
+
+// identify checks the bearer token in constant time: both sides are
+// hashed first, so neither the token's content nor its length leaks
+// through timing, and every configured token is compared. The identity is
+// a digest of the token ("" when no tokens are configured).
+func (g *httpGuard) identify(r *http.Request) (string, bool) {
 	if len(g.tokens) == 0 {
-		return true
+		return "", true
 	}
 	auth := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(auth, " ")
@@ -234,13 +274,20 @@ func (g *httpGuard) authorized(r *http.Request) bool {
 	for i := range g.tokens {
 		match |= subtle.ConstantTimeCompare(got[:], g.tokens[i][:])
 	}
-	return match == 1 && ok
+	if match != 1 || !ok {
+		return "", false
+	}
+	return "token:" + hex.EncodeToString(got[:6]), true
 }
 
 func (g *httpGuard) health(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{"status": "ok"}
 	if g.opts.Health != nil && g.authorized(r) {
-		body["details"] = g.opts.Health()
+		d := g.opts.Health()
+		if m, ok := d.(map[string]any); ok {
+			m["http"] = g.Stats()
+		}
+		body["details"] = d
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(body)

@@ -217,7 +217,7 @@ func (p *Pipeline) RecordOutside(call *Call, res *Result) {
 		_ = p.opts.Recorder.CallStarted(call) // the call is answered anyway
 		p.opts.Recorder.CallFinished(call, res, 0)
 	}
-	p.log.Warn("tool call", "call_id", call.ID, "tool", call.Name, "status", res.Status(), "session", call.Session)
+	p.log.Warn("tool call", "call_id", call.ID, "tool", call.Name, "status", res.Status(), "session", SessionRef(call.Session))
 }
 
 // Start runs a call in its own goroutine and returns at once; the result

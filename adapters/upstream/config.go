@@ -226,6 +226,17 @@ func ValidateAll(cfgs []Config) error {
 		}
 		prefixes[p] = c.Name
 	}
+	// Prefixes that overlap ("n" and "n__a") make names that either
+	// upstream could serve: n__a__x is tool a__x of the first and tool x
+	// of the second. Refused, so that neither can take the other's names.
+	for _, a := range cfgs {
+		for _, b := range cfgs {
+			p, q := a.EffectivePrefix(), b.EffectivePrefix()
+			if !a.Disabled && !b.Disabled && p != "" && strings.HasPrefix(q, p+"__") {
+				errs = append(errs, fmt.Errorf("upstream %q: prefix %q overlaps the prefix %q of upstream %q (a tool named %s__x could come from either); choose prefixes that are not one another's start followed by __", b.Name, q, p, a.Name, q))
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 

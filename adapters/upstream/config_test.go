@@ -164,3 +164,20 @@ func TestGlobs(t *testing.T) {
 		t.Error("deny-only filter wrong")
 	}
 }
+
+func TestValidateAllOverlappingPrefixes(t *testing.T) {
+	cfgs := []Config{
+		{Name: "n", Command: "x"},
+		{Name: "other", Command: "x", Prefix: ptr("n__a")},
+		{Name: "fine", Command: "x", Prefix: ptr("na")},
+	}
+	err := ValidateAll(cfgs)
+	if err == nil || !strings.Contains(err.Error(), `prefix "n__a" overlaps the prefix "n" of upstream "n"`) {
+		t.Fatalf("overlapping prefixes: %v", err)
+	}
+	if strings.Contains(err.Error(), `"na"`) {
+		t.Errorf("a prefix that merely shares a start is refused: %v", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

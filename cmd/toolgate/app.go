@@ -184,6 +184,13 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	a.policy = policy.NewLive(eff)
 
 	a.catalog = gateway.NewCatalog(a.log)
+	if a.run != nil {
+		a.catalog.OnConflict(func(c gateway.Conflict) {
+			a.run.Event("catalog.name_conflict", map[string]any{
+				"name": c.Name, "kept_by": c.Kept, "renamed_in": c.Renamed, "served_as": c.ServedAs,
+			})
+		})
+	}
 	for _, b := range builtins {
 		ts, err := b.build(a, cfg)
 		if err != nil {

@@ -262,7 +262,7 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 			later = append(later, "policy")
 		} else {
 			for _, g := range a.policy.Replace(eff) {
-				a.log.Info("config reload: a skill grant no longer allowed is dropped", "session", g.Session, "skill", g.Skill, "capability", g.Capability)
+				a.log.Info("config reload: a skill grant no longer allowed is dropped", "session", gateway.SessionRef(g.Session), "skill", g.Skill, "capability", g.Capability)
 			}
 			if a.approvals != nil {
 				a.approvals.SetOptions(eff.ApprovalChannel(), eff.ApprovalTimeout())

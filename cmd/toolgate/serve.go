@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os/signal"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
+	"golang.org/x/net/netutil"
 )
 
 func init() {
@@ -156,24 +158,38 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
 		origins = nil // the loopback origins
 	}
 	handler, closeSessions := srv.HTTPHandler(gateway.HTTPOptions{
-		Path:           cfg.HTTP.Path,
-		AllowedOrigins: origins,
-		AllowedHosts:   hosts,
-		MaxBodyBytes:   cfg.HTTP.MaxBodyBytes,
-		Tokens:         tokens,
-		SessionIdleTTL: cfg.HTTP.SessionIdleTTL,
-		Profile:        a.profileLookup,
-		Metrics:        a.metricsHandler(),
-		Health:         func() any { return health(a) },
+		Path:                  cfg.HTTP.Path,
+		AllowedOrigins:        origins,
+		AllowedHosts:          hosts,
+		MaxBodyBytes:          cfg.HTTP.MaxBodyBytes,
+		Tokens:                tokens,
+		SessionIdleTTL:        cfg.HTTP.SessionIdleTTL,
+		MaxSessions:           cfg.HTTP.MaxSessions,
+		MaxStreams:            cfg.HTTP.MaxStreams,
+		MaxBodyMemory:         cfg.HTTP.MaxBodyMemory,
+		BodyReadTimeout:       cfg.HTTP.BodyTimeout,
+		MaxInFlight:           cfg.Limits.MaxInFlight,
+		MaxInFlightPerSession: cfg.Limits.MaxInFlightPerSession,
+		Profile:               a.profileLookup,
+		Metrics:               a.metricsHandler(),
+		Health:                func() any { return health(a) },
 	})
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
 		return fmt.Errorf("http: %w", err)
 	}
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	conns := maxConnections(cfg.HTTP.MaxConnections)
+	ln = netutil.LimitListener(ln, conns)
+	hs := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       cfg.HTTP.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelDebug),
+	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
-	a.log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+cfg.HTTP.Path, "auth", len(tokens) > 0)
+	a.log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+cfg.HTTP.Path, "auth", len(tokens) > 0, "max_connections", conns)
 
 	select {
 	case err := <-done:
@@ -204,4 +220,19 @@ func health(a *app) any {
 		"goroutines":            runtime.NumGoroutine(),
 		"last_reload":           a.reloads.lastReload(),
 	}
+}
+
+// fdReserve is how many file descriptors are kept from connections, for
+// the archive, upstreams, the filesystem tools and the memory database:
+// a flood of connections must never make a record fail for lack of fds.
+const fdReserve = 256
+
+// maxConnections is the configured connection limit, lowered so that
+// connections can never take the last fdReserve file descriptors of the
+// process's limit (Go raises the soft limit to the hard one at start).
+func maxConnections(configured int) int {
+	if limit, ok := openFileLimit(); ok && limit-fdReserve < uint64(configured) {
+		return max(int(limit)-fdReserve, 16)
+	}
+	return configured
 }

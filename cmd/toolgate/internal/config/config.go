@@ -154,6 +154,10 @@ type Limits struct {
 	CallTimeout    time.Duration `koanf:"call_timeout"`
 	MaxOutputBytes int           `koanf:"max_output_bytes"`
 	ShutdownGrace  time.Duration `koanf:"shutdown_grace"`
+	// MaxInFlight and MaxInFlightPerSession bound the HTTP requests being
+	// answered at once, overall and per session.
+	MaxInFlight           int `koanf:"max_in_flight"`
+	MaxInFlightPerSession int `koanf:"max_in_flight_per_session"`
 }
 
 // Sandbox lists the roots of the filesystem tools.
@@ -179,6 +183,12 @@ type HTTP struct {
 	AllowedHosts   []string      `koanf:"allowed_hosts"`
 	MaxBodyBytes   int64         `koanf:"max_body_bytes"`
 	SessionIdleTTL time.Duration `koanf:"session_idle_ttl"`
+	MaxSessions    int           `koanf:"max_sessions"`
+	MaxStreams     int           `koanf:"max_streams"`
+	MaxBodyMemory  int64         `koanf:"max_body_memory"`
+	MaxConnections int           `koanf:"max_connections"`
+	BodyTimeout    time.Duration `koanf:"body_timeout"`
+	IdleTimeout    time.Duration `koanf:"idle_timeout"`
 	Auth           Auth          `koanf:"auth"`
 }
 
@@ -442,6 +452,14 @@ func (c *Config) check() error {
 		{"filesystem.max_grep_matches", int64(c.Filesystem.MaxGrepMatches)},
 		{"filesystem.max_grep_file_bytes", c.Filesystem.MaxGrepFileBytes},
 		{"http.max_body_bytes", c.HTTP.MaxBodyBytes},
+		{"http.max_sessions", int64(c.HTTP.MaxSessions)},
+		{"http.max_streams", int64(c.HTTP.MaxStreams)},
+		{"http.max_body_memory", c.HTTP.MaxBodyMemory},
+		{"http.max_connections", int64(c.HTTP.MaxConnections)},
+		{"http.body_timeout", int64(c.HTTP.BodyTimeout)},
+		{"http.idle_timeout", int64(c.HTTP.IdleTimeout)},
+		{"limits.max_in_flight", int64(c.Limits.MaxInFlight)},
+		{"limits.max_in_flight_per_session", int64(c.Limits.MaxInFlightPerSession)},
 	} {
 		if f.v <= 0 {
 			bad(f.key, "must be positive, got %d", f.v)
@@ -449,6 +467,9 @@ func (c *Config) check() error {
 	}
 	if !strings.HasPrefix(c.HTTP.Path, "/") || c.HTTP.Path == "/healthz" {
 		bad("http.path", "must start with / and not be /healthz, got %q", c.HTTP.Path)
+	}
+	if c.HTTP.MaxBodyMemory > 0 && c.HTTP.MaxBodyMemory < c.HTTP.MaxBodyBytes {
+		bad("http.max_body_memory", "must be at least http.max_body_bytes (%d), got %d", c.HTTP.MaxBodyBytes, c.HTTP.MaxBodyMemory)
 	}
 	if c.HTTP.SessionIdleTTL <= 0 {
 		bad("http.session_idle_ttl", "must be positive, got %s", c.HTTP.SessionIdleTTL)

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package main
+
+func openFileLimit() (uint64, bool) { return 0, false }

@@ -1,0 +1,288 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Defaults of the HTTP limits ([HTTPOptions]). Each bounds what one kind
+// of abuse can cost: a session is ~13 KiB, a GET stream ~50 KiB and a few
+// goroutines, a 4 MiB body up to ~35 MiB once decoded, validated and
+// written. At the defaults the worst case stays within a few hundred MiB.
+const (
+	DefaultMaxSessions           = 1000
+	DefaultMaxStreams            = 256
+	DefaultMaxInFlight           = 1024
+	DefaultMaxInFlightPerSession = 256
+	DefaultMaxBodyMemory         = 32 << 20
+	DefaultBodyReadTimeout       = 30 * time.Second
+)
+
+// limiter is a counter with a ceiling.
+type limiter struct {
+	max int64
+	n   atomic.Int64
+}
+
+func (l *limiter) acquire(k int64) bool {
+	if l.n.Add(k) > l.max {
+		l.n.Add(-k)
+		return false
+	}
+	return true
+}
+
+func (l *limiter) release(k int64) { l.n.Add(-k) }
+
+// HTTPStats are the HTTP transport's counters, for /healthz.
+type HTTPStats struct {
+	Sessions   int   `json:"sessions"`
+	Streams    int64 `json:"streams"`
+	InFlight   int64 `json:"in_flight"`
+	BodyMemory int64 `json:"body_bytes_in_flight"`
+	Refused    int64 `json:"refused_over_limits"`
+	Evicted    int64 `json:"sessions_evicted"`
+}
+
+// refuse answers a request that a limit stops: HTTP status (429 or 503)
+// with Retry-After, and a JSON-RPC error naming the limit and the key
+// that raises it, with the request's id when it has one.
+func (g *httpGuard) refuse(w http.ResponseWriter, status int, id json.RawMessage, key string, max int64, what string) {
+	n := g.refused.Add(1)
+	// One WARN a second at most: a flood of refusals must not become a
+	// flood of log lines. /healthz counts them all.
+	if now := time.Now().UnixNano(); now-g.lastRefusalLog.Load() >= int64(time.Second) {
+		g.lastRefusalLog.Store(now)
+		g.log.Warn("http request refused", "reason", what, "limit", key, "max", max, "refused_so_far", n)
+	}
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{
+			"code":    -32000,
+			"message": fmt.Sprintf("%s: the limit %s (%d) is reached; retry later", what, key, max),
+			"data":    map[string]any{"limit": key, "max": max},
+		},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// rpcHead is the part of a JSON-RPC message the guard looks at.
+type rpcHead struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+func headOf(body []byte) rpcHead {
+	var h rpcHead
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '{' {
+		_ = json.Unmarshal(b, &h)
+	}
+	return h
+}
+
+type reservationKey struct{}
+
+// reservation is a session slot held for an initialize request until
+// mcp-go mints its session id ([ownedManager.Generate]).
+type reservation struct{ minted atomic.Bool }
+
+// serveMCP is the MCP endpoint behind the checks of wrap: sessions bound
+// to their identity, then the limits, then mcp-go.
+func (g *httpGuard) serveMCP(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	modern := mcp.IsValidProtocolVersion(v) && mcp.IsModernProtocol(v)
+	owner := identityFrom(r.Context())
+
+	var sess *httpSession
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && !modern {
+		s, err := g.sessions.acquire(sid, owner)
+		switch err {
+		case errUnknownSession:
+			httpError(w, http.StatusNotFound, "unknown or ended session: initialize a new one")
+			return
+		case errNotYourSession:
+			g.log.Warn("http request refused", "reason", "session of another identity", "session", SessionRef(sid), "remote", r.RemoteAddr)
+			httpError(w, http.StatusForbidden, "this session belongs to another client identity")
+			return
+		}
+		sess = s
+		defer g.sessions.release(s)
+	} else if !modern && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("%s needs the Mcp-Session-Id header of an initialized session", r.Method))
+		return
+	}
+
+	switch r.Method {
+	case http.MethodGet:
+		if !g.streams.acquire(1) {
+			g.refuse(w, http.StatusServiceUnavailable, nil, "http.max_streams", g.streams.max, "too many open streams")
+			return
+		}
+		defer g.streams.release(1)
+	case http.MethodPost:
+		a, ok := g.admitPost(w, r, sess, modern)
+		if !ok {
+			return
+		}
+		defer a.release()
+		r = a.r
+	}
+	next.ServeHTTP(w, r)
+}
+
+// admission is what an admitted POST holds until it is answered.
+type admission struct {
+	g     *httpGuard
+	r     *http.Request // with the body read, and a session reservation for initialize
+	bytes int64         // body memory held
+	sess  *httpSession  // a call of this session is counted
+	res   *reservation  // a session slot is held
+}
+
+func (a *admission) release() {
+	a.g.inFlight.release(1)
+	a.g.bodyMem.release(a.bytes)
+	if a.sess != nil {
+		a.g.sessions.endCall(a.sess)
+	}
+	if a.res != nil && !a.res.minted.Load() {
+		a.g.sessions.unreserve()
+	}
+}
+
+// admitPost reads a POST body within the memory budget and its read
+// deadline, and admits the request past the in-flight and session limits,
+// or answers it with the refusal.
+func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *httpSession, modern bool) (*admission, bool) {
+	if r.ContentLength > g.opts.MaxBodyBytes {
+		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d bytes", r.ContentLength, g.opts.MaxBodyBytes))
+		return nil, false
+	}
+	// Reserve what the body may hold before reading it: its declared
+	// length, or the body limit when it does not say.
+	held := r.ContentLength
+	if held < 0 {
+		held = g.opts.MaxBodyBytes
+	}
+	if !g.bodyMem.acquire(held) {
+		g.refuse(w, http.StatusServiceUnavailable, nil, "http.max_body_memory", g.bodyMem.max, "too many request bytes in flight")
+		return nil, false
+	}
+	// A client that sends headers and then no body would hold the
+	// connection forever: the body has its own read deadline.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(g.opts.BodyReadTimeout))
+	// Read the body here, bounded: mcp-go reads it whole with no limit.
+	// One byte more than the limit tells a body that is over.
+	body, err := io.ReadAll(io.LimitReader(r.Body, g.opts.MaxBodyBytes+1))
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	} // else the deadline stays: net/http would wait for the rest of the body
+	g.bodyMem.release(held - int64(len(body))) // hold what was read, no more
+	held = int64(len(body))
+	refused := func() (*admission, bool) {
+		g.bodyMem.release(held)
+		return nil, false
+	}
+	if err != nil {
+		status := http.StatusBadRequest
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			status = http.StatusRequestTimeout
+		}
+		w.Header().Set("Connection", "close")
+		httpError(w, status, fmt.Sprintf("reading request body: %v", err))
+		return refused()
+	}
+	if held > g.opts.MaxBodyBytes {
+		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", g.opts.MaxBodyBytes))
+		return refused()
+	}
+
+	if !g.inFlight.acquire(1) {
+		g.refuse(w, http.StatusTooManyRequests, headOf(body).ID, "limits.max_in_flight", g.inFlight.max, "too many requests in flight")
+		return refused()
+	}
+	a := &admission{g: g, r: r, bytes: held}
+	if sess != nil {
+		if !g.sessions.startCall(sess, g.opts.MaxInFlightPerSession) {
+			g.inFlight.release(1)
+			g.refuse(w, http.StatusTooManyRequests, headOf(body).ID, "limits.max_in_flight_per_session", int64(g.opts.MaxInFlightPerSession), "too many requests in flight on this session")
+			return refused()
+		}
+		a.sess = sess
+	} else if !modern {
+		if h := headOf(body); h.Method == string(mcp.MethodInitialize) {
+			evict, admitted := g.sessions.admit()
+			if !admitted {
+				g.inFlight.release(1)
+				g.refuse(w, http.StatusServiceUnavailable, h.ID, "http.max_sessions", int64(g.sessions.max), "too many sessions in use")
+				return refused()
+			}
+			if evict != "" {
+				g.endSession(evict)
+			}
+			a.res = new(reservation)
+			a.r = r.WithContext(context.WithValue(r.Context(), reservationKey{}, a.res))
+		}
+	}
+
+	a.r.Body = io.NopCloser(bytes.NewReader(body))
+	a.r.ContentLength = held
+	if modern {
+		if fixed, ok := addProtocolVersionToNotification(body, r.Header.Get("Mcp-Protocol-Version")); ok {
+			a.r.Body = io.NopCloser(bytes.NewReader(fixed))
+			a.r.ContentLength = int64(len(fixed))
+		}
+	}
+	return a, true
+}
+
+// endSession ends an idle session to make room for a new one, through
+// mcp-go's own DELETE handling so that everything it keeps for the
+// session (and every listener of session ends) sees it go.
+func (g *httpGuard) endSession(id string) {
+	g.evicted.Add(1)
+	g.log.Debug("http session ended to make room for a new one (http.max_sessions)", "session", SessionRef(id))
+	req, err := http.NewRequest(http.MethodDelete, g.opts.Path, nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25") // sessions are of the 2025 era
+	g.mcp.ServeHTTP(discardResponse{http.Header{}}, req)
+}
+
+type discardResponse struct{ h http.Header }
+
+func (d discardResponse) Header() http.Header         { return d.h }
+func (d discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (d discardResponse) WriteHeader(int)             {}
+
+// Stats returns the HTTP transport's counters.
+func (g *httpGuard) Stats() HTTPStats {
+	return HTTPStats{
+		Sessions:   g.sessions.len(),
+		Streams:    g.streams.n.Load(),
+		InFlight:   g.inFlight.n.Load(),
+		BodyMemory: g.bodyMem.n.Load(),
+		Refused:    g.refused.Load(),
+		Evicted:    g.evicted.Load(),
+	}
+}

@@ -1,0 +1,232 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// HTTP sessions (2025-era streamable HTTP) are tracked here rather than by
+// mcp-go's own session-id manager, for three reasons mcp-go does not
+// cover: a session belongs to the identity that created it (another
+// bearer token gets 403 on every method), an unknown session id gets 404
+// on every method (mcp-go opens a GET stream for any id), and the number
+// of sessions is bounded (the least recently used idle session is ended
+// to make room; with none idle, initialize gets 503).
+//
+// The table is mcp-go's SessionIdManager (through a resolver, which sees
+// the request and so the identity creating the session), so the two never
+// disagree: mcp-go asks the table to mint, validate and end ids, and its
+// idle sweeper ends sessions through it.
+
+// SessionRef is how a session id appears in logs, events and records: a
+// short digest, enough to tell sessions apart and correlate lines, and of
+// no use to anyone who would replay the id.
+func SessionRef(id string) string {
+	if id == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "s-" + hex.EncodeToString(sum[:6])
+}
+
+type httpSession struct {
+	owner    string // the identity that created it
+	lastUsed time.Time
+	active   int // requests and streams in progress
+	calls    int // POST requests in progress
+}
+
+// sessionTable is the set of live 2025-era sessions. Its lock is never
+// held while calling out (to mcp-go, to a listener).
+type sessionTable struct {
+	max int
+
+	mu       sync.Mutex
+	byID     map[string]*httpSession
+	reserved int // initialize requests admitted, not yet minted
+}
+
+func newSessionTable(max int) *sessionTable {
+	return &sessionTable{max: max, byID: map[string]*httpSession{}}
+}
+
+var (
+	errUnknownSession = errors.New("unknown session")
+	errNotYourSession = errors.New("session belongs to another identity")
+)
+
+// acquire marks a request of owner on session id in progress.
+func (t *sessionTable) acquire(id, owner string) (*httpSession, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.byID[id]
+	if !ok {
+		return nil, errUnknownSession
+	}
+	if s.owner != owner {
+		return nil, errNotYourSession
+	}
+	s.active++
+	s.lastUsed = time.Now()
+	return s, nil
+}
+
+func (t *sessionTable) release(s *httpSession) {
+	t.mu.Lock()
+	s.active--
+	s.lastUsed = time.Now()
+	t.mu.Unlock()
+}
+
+// startCall counts a POST request on s, unless max are in progress.
+func (t *sessionTable) startCall(s *httpSession, max int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s.calls >= max {
+		return false
+	}
+	s.calls++
+	return true
+}
+
+func (t *sessionTable) endCall(s *httpSession) {
+	t.mu.Lock()
+	s.calls--
+	t.mu.Unlock()
+}
+
+// admit makes room for one new session. It returns the id of an idle
+// session to end first (empty if there was room), or ok false when the
+// table is full of sessions in use. An admitted slot is reserved until
+// mint or unreserve.
+func (t *sessionTable) admit() (evict string, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.byID)+t.reserved < t.max {
+		t.reserved++
+		return "", true
+	}
+	var oldest time.Time
+	for id, s := range t.byID {
+		if s.active == 0 && (evict == "" || s.lastUsed.Before(oldest)) {
+			evict, oldest = id, s.lastUsed
+		}
+	}
+	if evict == "" {
+		return "", false
+	}
+	delete(t.byID, evict) // its slot is now this request's
+	t.reserved++
+	return evict, true
+}
+
+func (t *sessionTable) unreserve() {
+	t.mu.Lock()
+	if t.reserved > 0 {
+		t.reserved--
+	}
+	t.mu.Unlock()
+}
+
+// mint registers a new session of owner, in the slot res holds (if any).
+func (t *sessionTable) mint(owner string, res *reservation) string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	id := "tg-" + hex.EncodeToString(b)
+	t.mu.Lock()
+	if res != nil && res.minted.CompareAndSwap(false, true) && t.reserved > 0 {
+		t.reserved--
+	}
+	t.byID[id] = &httpSession{owner: owner, lastUsed: time.Now()}
+	t.mu.Unlock()
+	return id
+}
+
+func (t *sessionTable) remove(id string) {
+	t.mu.Lock()
+	delete(t.byID, id)
+	t.mu.Unlock()
+}
+
+func (t *sessionTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byID)
+}
+
+// ResolveSessionIdManager implements server.SessionIdManagerResolver: the
+// manager of a request mints ids owned by the request's identity. mcp-go's
+// sweeper passes nil, for which only Terminate matters.
+func (t *sessionTable) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
+	m := ownedManager{t: t}
+	if r != nil {
+		m.owner = identityFrom(r.Context())
+		m.res, _ = r.Context().Value(reservationKey{}).(*reservation)
+	}
+	return m
+}
+
+type ownedManager struct {
+	t     *sessionTable
+	owner string
+	res   *reservation
+}
+
+func (m ownedManager) Generate() string { return m.t.mint(m.owner, m.res) }
+
+func (m ownedManager) Validate(id string) (bool, error) {
+	m.t.mu.Lock()
+	defer m.t.mu.Unlock()
+	if _, ok := m.t.byID[id]; !ok {
+		return false, errUnknownSession
+	}
+	return false, nil
+}
+
+func (m ownedManager) Terminate(id string) (bool, error) {
+	m.t.remove(id)
+	return false, nil
+}
+
+type identityKey struct{}
+
+// identityFrom is the identity the HTTP guard found for a request: the
+// digest of its bearer token, or "" without tokens.
+func identityFrom(ctx context.Context) string {
+	s, _ := ctx.Value(identityKey{}).(string)
+	return s
+}
+
+// sessionRefHandler is a slog.Handler that writes session ids as their
+// [SessionRef], for the logger handed to mcp-go (which logs raw ids).
+type sessionRefHandler struct{ slog.Handler }
+
+func (h sessionRefHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "session", "sessionID", "sessionId", "session_id":
+			a = slog.String("session", SessionRef(a.Value.String()))
+		}
+		out.AddAttrs(a)
+		return true
+	})
+	return h.Handler.Handle(ctx, out)
+}
+
+func (h sessionRefHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return sessionRefHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h sessionRefHandler) WithGroup(g string) slog.Handler {
+	return sessionRefHandler{h.Handler.WithGroup(g)}
+}
