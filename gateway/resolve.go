@@ -22,7 +22,17 @@ func (p *Pipeline) resolveStage(next Handler) Handler {
 			if w, ok := p.opts.Tools.(interface{ WhyNotFound(string) string }); ok {
 				if why := w.WhyNotFound(call.Name); why != "" {
 					res.Message += ": " + why
+					return res
 				}
+			}
+			if c, ok := p.opts.Tools.(interface{ Entries() []Entry }); ok {
+				var names []string // only those the caller may see
+				for _, e := range c.Entries() {
+					if call.View == nil || call.View.Admits(e.Tool.Name) {
+						names = append(names, e.Tool.Name)
+					}
+				}
+				res.Message += DidYouMean(call.Name, names)
 			}
 			return res
 		}

@@ -108,6 +108,52 @@ func matchGlob(g, name string) bool { return gateway.MatchGlob(g, name) }
 // "c" and c repeated 64 times, for every name character c, test all of
 // that.
 func matchesEveryName(g string) bool {
+	return matchesAll(g, nil)
+}
+
+// Tool names of the shapes toolgate serves: built-in names, and upstream
+// tools as <prefix>__<name>, with short, long, lower- and mixed-case
+// parts. A glob that matches all of one set enables, in effect, every
+// tool of that kind, whatever the catalog holds today.
+var (
+	typicalNames = []string{
+		"read_file", "write_file", "list_files", "grep_files", "remember", "recall_memory",
+		"run", "x", "delete", "drop_table", "deleteFile", "rm-rf", "a1",
+	}
+	typicalUpstreamNames = []string{
+		"fs__delete_file", "github__create_issue", "db__drop_table", "a__b", "x__y",
+		"notes__Delete", "k8s__delete-pod", "z9__run",
+		strings.Repeat("p", 28) + "__" + strings.Repeat("t", 28),
+	}
+)
+
+// matchesTooMuch says what a glob enables when it enables, in effect,
+// everything of a kind: every tool name ("*", "?*", "[a-z]*" over the
+// names tools have), or every upstream tool ("*__*"). It is "" for a
+// glob that names tools, even with wildcards ("fs__delete_*").
+func matchesTooMuch(g string) string {
+	switch {
+	case matchesEveryName(g):
+		return "every tool"
+	case matchesAll(g, append(slices.Clone(typicalNames), typicalUpstreamNames...)):
+		return "every tool (it matches names of every shape)"
+	case matchesAll(g, typicalUpstreamNames):
+		return "every upstream tool (<prefix>__<name>)"
+	}
+	return ""
+}
+
+// matchesAll reports whether g matches every name of names, or, for nil,
+// every valid tool name (see matchesEveryName).
+func matchesAll(g string, names []string) bool {
+	if names != nil {
+		for _, n := range names {
+			if !matchGlob(g, n) {
+				return false
+			}
+		}
+		return true
+	}
 	for _, c := range nameChars {
 		one := string(c)
 		if !matchGlob(g, one) || !matchGlob(g, strings.Repeat(one, 64)) {

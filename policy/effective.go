@@ -82,6 +82,18 @@ type Approval struct {
 type Grant struct {
 	Tools        []string `koanf:"tools"`
 	Capabilities []string `koanf:"capabilities"`
+	// Key is the configuration key the grant was written as, when it is
+	// not policy.grants[i] (an upstream's grant: is "upstreams[2].grant"),
+	// so that errors and explanations name what the user wrote.
+	Key string `koanf:"-"`
+}
+
+// key is the configuration key of grant i.
+func (g Grant) key(i int) string {
+	if g.Key != "" {
+		return g.Key
+	}
+	return fmt.Sprintf("policy.grants[%d]", i)
 }
 
 // Options configure [New]. A nil *Options is the zero Options.
@@ -205,7 +217,7 @@ func cloneConfig(c Config) Config {
 	out.Tools.Deny = slices.Clone(c.Tools.Deny)
 	out.Grants = make([]Grant, len(c.Grants))
 	for i, g := range c.Grants {
-		out.Grants[i] = Grant{Tools: slices.Clone(g.Tools), Capabilities: slices.Clone(g.Capabilities)}
+		out.Grants[i] = Grant{Tools: slices.Clone(g.Tools), Capabilities: slices.Clone(g.Capabilities), Key: g.Key}
 	}
 	out.Destructive.Allow = slices.Clone(c.Destructive.Allow)
 	out.CustomCapabilities = slices.Clone(c.CustomCapabilities)
@@ -265,7 +277,7 @@ func (e *Effective) validate() error {
 		return err
 	}
 	for i, g := range c.Grants {
-		key := fmt.Sprintf("policy.grants[%d]", i)
+		key := g.key(i)
 		if len(g.Tools) == 0 {
 			return fmt.Errorf("%s: a grant needs tools (tool-name globs)", key)
 		}
@@ -283,9 +295,9 @@ func (e *Effective) validate() error {
 		return err
 	}
 	for i, g := range c.Destructive.Allow {
-		if matchesEveryName(g) {
-			return fmt.Errorf("policy.destructive.allow[%d]: %q matches every tool; list the destructive tools to enable, "+
-				"or set policy.destructive.allow_all_tools_dangerously: true to enable them all", i, g)
+		if what := matchesTooMuch(g); what != "" {
+			return fmt.Errorf("policy.destructive.allow[%d]: %q matches %s; list the destructive tools to enable, "+
+				"or set policy.destructive.allow_all_tools_dangerously: true to enable them all", i, g, what)
 		}
 	}
 	switch c.ListDenied {
@@ -457,7 +469,7 @@ func (e *Effective) Decide(ctx context.Context, t *gateway.Tool) gateway.Decisio
 		}
 	}
 	if len(missing) > 0 {
-		return deny(LayerConfig, RuleNotEnabled, missing, e.notEnabledReason(missing))
+		return deny(LayerConfig, RuleNotEnabled, missing, e.notEnabledReason(t.Name, missing))
 	}
 
 	// 5. A person's approval, where configuration asks for it: after
@@ -532,7 +544,7 @@ func (e *Effective) capabilityEnabler(session, name, c string) *enabler {
 	}
 	for i, g := range e.cfg.Grants {
 		if slices.Contains(g.Capabilities, c) && slices.ContainsFunc(g.Tools, func(glob string) bool { return matchGlob(glob, name) }) {
-			return &enabler{LayerConfig, fmt.Sprintf("policy.grants[%d]", i), rankGrant}
+			return &enabler{LayerConfig, g.key(i), rankGrant}
 		}
 	}
 	for _, g := range e.cfg.Tools.Allow {
@@ -550,7 +562,7 @@ func (e *Effective) capabilityEnabler(session, name, c string) *enabler {
 
 // notEnabledReason says which configuration would enable the missing
 // capabilities and whether a skill may request them.
-func (e *Effective) notEnabledReason(missing []string) string {
+func (e *Effective) notEnabledReason(tool string, missing []string) string {
 	var notes []string
 	for _, c := range missing {
 		switch {
@@ -566,8 +578,13 @@ func (e *Effective) notEnabledReason(missing []string) string {
 	if len(missing) > 1 {
 		verb = "are"
 	}
-	return fmt.Sprintf("the tool needs %s, which %s not enabled: enable it with policy.capabilities.allow, policy.grants or policy.tools.allow (%s)",
-		strings.Join(missing, ", "), verb, strings.Join(notes, "; "))
+	keys := "policy.capabilities.allow, policy.grants or policy.tools.allow"
+	if prefix, _, ok := strings.Cut(tool, "__"); ok && prefix != "" {
+		// An upstream's tool: its own grant: key is where users look.
+		keys = fmt.Sprintf("the upstream's grant: key (upstreams[].grant of the upstream with prefix %q), %s", prefix, keys)
+	}
+	return fmt.Sprintf("the tool needs %s, which %s not enabled: enable it with %s (%s)",
+		strings.Join(missing, ", "), verb, keys, strings.Join(notes, "; "))
 }
 
 // GrantResult is the outcome of one capability a skill requested.

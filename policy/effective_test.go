@@ -176,6 +176,13 @@ func TestNewValidation(t *testing.T) {
 			`policy.destructive.allow[0]: "**" matches every tool`, "allow_all_tools_dangerously"},
 		{"question star in destructive.allow", func(c *Config) { c.Destructive.Allow = []string{"?*"} },
 			`policy.destructive.allow[0]: "?*" matches every tool`, "allow_all_tools_dangerously"},
+		{"every upstream tool in destructive.allow", func(c *Config) { c.Destructive.Allow = []string{"*__*"} },
+			`policy.destructive.allow[0]: "*__*" matches every upstream tool`, "allow_all_tools_dangerously"},
+		{"a letter class in destructive.allow", func(c *Config) { c.Destructive.Allow = []string{"[a-zA-Z]*"} },
+			`policy.destructive.allow[0]: "[a-zA-Z]*" matches every tool`, "allow_all_tools_dangerously"},
+		{"lowercase class in destructive.allow", func(c *Config) { c.Destructive.Allow = []string{"[a-z]*"} },
+			`policy.destructive.allow[0]: "[a-z]*" matches every tool (it matches names of every shape)`, "allow_all_tools_dangerously"},
+		{"one upstream's deletes are fine", func(c *Config) { c.Destructive.Allow = []string{"fs__delete_*", "*_file"} }, "", ""},
 		{"list_denied show", func(c *Config) { c.ListDenied = "show" }, "", ""},
 		{"list_denied hide", func(c *Config) { c.ListDenied = "hide" }, "", ""},
 		{"bad list_denied", func(c *Config) { c.ListDenied = "hidden" },
@@ -363,6 +370,7 @@ func TestMergeRule2SandboxAlwaysWins(t *testing.T) {
 // allows.
 func TestMergeRule3ConfigEnablesSafeCapabilities(t *testing.T) {
 	fetch := testTool(t, "fetch", nil, readOnlyOpen) // needs net: open-world
+	upFetch := testTool(t, "web__fetch", nil, readOnlyOpen)
 	search := testTool(t, "web_search", []string{Net}, readOnly)
 	readAndFetch := testTool(t, "read_and_fetch", []string{FSRead, Net}, readOnly)
 	readFile := testTool(t, "read_file", []string{FSRead}, readOnly)
@@ -390,6 +398,12 @@ func TestMergeRule3ConfigEnablesSafeCapabilities(t *testing.T) {
 		{"net via the grant that matches", func(c *Config) {
 			c.Grants = []Grant{{Tools: []string{"other_*"}, Capabilities: []string{Net}}, {Tools: []string{"x", "fet*"}, Capabilities: []string{Net}}}
 		}, fetch, want{allow: true, layer: LayerConfig, rule: "policy.grants[1]"}},
+		{"an upstream's grant is named by its own key", func(c *Config) {
+			c.Grants = []Grant{{Tools: []string{"fet*"}, Capabilities: []string{Net}, Key: "upstreams[3].grant"}}
+		}, fetch, want{allow: true, layer: LayerConfig, rule: "upstreams[3].grant"}},
+		{"an upstream tool's denial names the upstream's grant key", nil, upFetch,
+			want{layer: LayerConfig, rule: RuleNotEnabled, missing: []string{Net},
+				reason: []string{`the upstream's grant: key (upstreams[].grant of the upstream with prefix "web")`}}},
 		{"grant of another capability does not enable net", func(c *Config) {
 			c.CustomCapabilities = []string{"gpu"}
 			c.Grants = []Grant{{Tools: []string{"fetch"}, Capabilities: []string{"gpu"}}}

@@ -122,7 +122,7 @@ func (e *Effective) Explain(ctx context.Context, entries []ExplainTool) Report {
 	c := &e.cfg
 	grants := make([]GrantRule, len(c.Grants))
 	for i, g := range c.Grants {
-		grants[i] = GrantRule{Rule: fmt.Sprintf("policy.grants[%d]", i), Tools: list(g.Tools), Capabilities: list(g.Capabilities)}
+		grants[i] = GrantRule{Rule: g.key(i), Tools: list(g.Tools), Capabilities: list(g.Capabilities)}
 	}
 	listDenied := c.ListDenied
 	if listDenied == "" {

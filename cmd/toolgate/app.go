@@ -170,6 +170,11 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 			return nil, err
 		}
 		workspace = a.tempDir
+		// Commands that describe tools without running them (tools,
+		// policy) describe them as serve and call run them: with the
+		// archive (write_file's description says an overwrite loses
+		// nothing). No call runs here, so nothing is ever written.
+		artifacts = describeOnly{}
 	}
 
 	a.workspace, a.artifacts, a.recordRun = workspace, artifacts, opts.record
@@ -438,3 +443,14 @@ func (a *app) toolMeta(ctx context.Context, t *gateway.Tool) map[string]any {
 	d := a.policy.Decide(ctx, t)
 	return map[string]any{"toolgate/decision": map[string]any{"allow": d.Allow, "layer": d.Layer, "rule": d.Rule}}
 }
+
+// describeOnly is the artifact store of commands that run no call.
+type describeOnly struct{}
+
+var errDescribeOnly = errors.New("this command runs no tool calls and keeps no archive")
+
+func (describeOnly) SaveArtifact(*gateway.Call, string, string, []byte) (gateway.Artifact, error) {
+	return gateway.Artifact{}, errDescribeOnly
+}
+
+func (describeOnly) ReadArtifact(string) ([]byte, string, error) { return nil, "", errDescribeOnly }

@@ -188,3 +188,23 @@ func TestOneWarningPerUpstreamFailure(t *testing.T) {
 		t.Errorf("%d WARN lines about the failed upstream, want 1:\n%s", n, stderr)
 	}
 }
+
+// TestWriteFileDescribedAlike (issue 10): `tools --json` describes
+// write_file as serve and call run it: the previous content is archived.
+func TestWriteFileDescribedAlike(t *testing.T) {
+	code, out, errOut := run(t, "", "tools", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var tools struct {
+		Tools []struct{ Name, Description string } `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(out), &tools); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name == "write_file" && !strings.Contains(tool.Description, "Overwriting loses nothing") {
+			t.Errorf("tools --json describes write_file as: %s", tool.Description)
+		}
+	}
+}

@@ -250,7 +250,7 @@ func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
 				"or convert it once with `toolgate import %s`", path, format, path, path)
 		}
 		if err := k.Load(rawbytes.Provider(data), yaml.Parser()); err != nil {
-			return nil, Source{}, nil, fmt.Errorf("config file %s: %w", path, err)
+			return nil, Source{}, nil, fmt.Errorf("config file %s: %w", path, placeYAMLError(data, err))
 		}
 		src.File = path
 	}
@@ -572,9 +572,10 @@ func (c *Config) ResolvedRunsDir() string {
 func (c *Config) EffectivePolicy() policy.Config {
 	p := c.Policy
 	p.Grants = slices.Clone(p.Grants)
-	for _, u := range c.Upstreams {
+	for i, u := range c.Upstreams {
 		if len(u.Grant) > 0 && !u.Disabled && u.EffectivePrefix() != "" {
-			p.Grants = append(p.Grants, policy.Grant{Tools: []string{u.EffectivePrefix() + "__*"}, Capabilities: u.Grant})
+			p.Grants = append(p.Grants, policy.Grant{Tools: []string{u.EffectivePrefix() + "__*"}, Capabilities: u.Grant,
+				Key: fmt.Sprintf("upstreams[%d].grant", i)})
 		}
 	}
 	return p
@@ -668,4 +669,58 @@ func Effective(k *koanf.Koanf) ([]byte, error) {
 		}
 	}
 	return c.Marshal(yaml.Parser())
+}
+
+// placeYAMLError improves the YAML parser's report of an unclosed flow
+// list or map: it names the line after the one that opened it ("line 1"
+// for `roots: [/srv/notes` on line 2), which sends the user to the wrong
+// place. The line of the bracket that is never closed is found by a scan
+// that skips quoted text and comments.
+func placeYAMLError(data []byte, err error) error {
+	msg := err.Error()
+	if !strings.Contains(msg, "did not find expected ',' or ']'") && !strings.Contains(msg, "did not find expected ',' or '}'") {
+		return err
+	}
+	type open struct {
+		b    byte
+		line int
+	}
+	var stack []open
+	line := 1
+	var quote byte
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case c == '\n':
+			line++
+			if quote == '\'' { // a single-quoted scalar may span lines; others end here
+				continue
+			}
+			quote = 0
+		case quote != 0:
+			if c == quote && (quote == '\'' || i == 0 || data[i-1] != '\\') {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#' && (i == 0 || data[i-1] == ' ' || data[i-1] == '\t'):
+			for i < len(data) && data[i] != '\n' {
+				i++
+			}
+			i-- // the newline is counted above
+		case c == '[' || c == '{':
+			stack = append(stack, open{c, line})
+		case (c == ']' || c == '}') && len(stack) > 0:
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) == 0 {
+		return err
+	}
+	o := stack[len(stack)-1]
+	kind, closer := "list", "]"
+	if o.b == '{' {
+		kind, closer = "map", "}"
+	}
+	return fmt.Errorf("line %d: the flow %s opened with %q is not closed with %q (%w)", o.line, kind, string(o.b), closer, err)
 }

@@ -203,3 +203,23 @@ func TestDurationsNeedUnits(t *testing.T) {
 		t.Errorf("30s: %v %v", cfg, err)
 	}
 }
+
+// TestYAMLErrorLine (issue 10): an unclosed flow list is reported at the
+// line that opened it.
+func TestYAMLErrorLine(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"sandbox:\n  roots: [/srv/notes\n", "line 2: the flow list opened with \"[\" is not closed"},
+		{"# a comment [\nlog:\n  level: debug\nsandbox:\n  roots: ['/a', \"/b]\"\n", "line 5: the flow list"},
+		{"policy: {tools: {deny: [x]}\n", "line 1: the flow map opened with \"{\" is not closed"},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "toolgate.yaml")
+		if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err := Load(Options{File: path, Environ: func() []string { return nil }})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
