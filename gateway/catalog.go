@@ -341,16 +341,21 @@ func (c *Catalog) Conflicts() []Conflict {
 // Toolsets describes every toolset in the order they were added.
 func (c *Catalog) Toolsets() []ToolsetInfo {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	infos := make([]ToolsetInfo, 0, len(c.toolsets))
-	for _, ts := range c.toolsets {
+	toolsets := slices.Clone(c.toolsets)
+	infos := make([]ToolsetInfo, 0, len(toolsets))
+	for _, ts := range toolsets {
 		info := ToolsetInfo{Name: ts.Name(), Tools: len(c.lists[ts.Name()]), Status: ToolsetStatus{State: "ready"}}
-		if sr, ok := ts.(StatusReporter); ok {
-			info.Status = sr.Status()
-		} else if err := c.errs[ts.Name()]; err != nil {
+		if err := c.errs[ts.Name()]; err != nil {
 			info.Status = ToolsetStatus{State: "failed", Detail: err.Error()}
 		}
 		infos = append(infos, info)
+	}
+	c.mu.Unlock()
+	// A toolset's own status is asked outside c.mu: it takes its locks.
+	for i, ts := range toolsets {
+		if sr, ok := ts.(StatusReporter); ok {
+			infos[i].Status = sr.Status()
+		}
 	}
 	return infos
 }

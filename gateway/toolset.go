@@ -41,6 +41,9 @@ type ToolsetStatus struct {
 	State string `json:"state"`
 	// Detail says more, such as the last error.
 	Detail string `json:"detail,omitempty"`
+	// Warnings are configuration of the toolset that is valid but
+	// probably a mistake, such as an allow glob that matches no tool.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Unofferer is implemented by toolsets that deliberately do not offer some

@@ -15,6 +15,8 @@ type ExplainTool struct {
 	Name    string
 	Toolset string
 	Tool    *gateway.Tool
+	// Upstream is set for a tool of an upstream MCP server.
+	Upstream bool
 }
 
 // Report is the effective policy computed explicitly: the layers it is
@@ -23,6 +25,8 @@ type ExplainTool struct {
 type Report struct {
 	Layers Layers       `json:"layers"`
 	Tools  []ToolReport `json:"tools"`
+	// Unmatched are the policy's globs that match none of the tools.
+	Unmatched []UnmatchedGlob `json:"unmatched_globs"`
 }
 
 // Layers are the policy's layers, in the order they are merged.
@@ -110,6 +114,10 @@ type ToolReport struct {
 	Missing      []string `json:"missing"`
 	Hints        []string `json:"hints"`
 	Reason       string   `json:"reason"`
+	// Undeclared marks an upstream tool that declares no capabilities
+	// (the upstream has no capabilities: key): capability rules reach it
+	// only through what its annotations imply (openWorldHint: net).
+	Undeclared bool `json:"capabilities_undeclared,omitempty"`
 }
 
 const sandboxEnforcement = "filesystem tools confine every path to these roots with path guards; " +
@@ -179,7 +187,16 @@ func (e *Effective) Explain(ctx context.Context, entries []ExplainTool) Report {
 		r.Tools = append(r.Tools, ToolReport{
 			Name: name, Toolset: en.Toolset, Decision: decision, Layer: d.Layer, Rule: d.Rule,
 			Capabilities: list(d.Capabilities), Missing: list(d.Missing), Hints: list(hints), Reason: d.Reason,
+			Undeclared: en.Tool != nil && en.Upstream && len(en.Tool.Permissions.Capabilities) == 0,
 		})
+	}
+	names := make([]string, 0, len(entries))
+	for _, en := range entries {
+		names = append(names, en.Name)
+	}
+	r.Unmatched = e.Unmatched(names)
+	if r.Unmatched == nil {
+		r.Unmatched = []UnmatchedGlob{}
 	}
 	return r
 }
@@ -199,15 +216,30 @@ func (r Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tTOOLSET\tDECISION\tLAYER\tRULE\tCAPABILITIES\tMISSING\tHINTS")
-	allowed := 0
+	allowed, undeclared := 0, 0
 	for _, t := range r.Tools {
 		if t.Decision == "allow" {
 			allowed++
 		}
+		caps := joinOrDash(t.Capabilities, ",")
+		if t.Undeclared {
+			caps = "undeclared"
+			if len(t.Capabilities) > 0 {
+				caps += "(" + strings.Join(t.Capabilities, ",") + " from hints)"
+			}
+			undeclared++
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, dash(t.Toolset), t.Decision, t.Layer, t.Rule,
-			joinOrDash(t.Capabilities, ","), joinOrDash(t.Missing, ","), joinOrDash(t.Hints, ","))
+			caps, joinOrDash(t.Missing, ","), joinOrDash(t.Hints, ","))
 	}
 	tw.Flush()
+	if undeclared > 0 {
+		fmt.Fprintf(ew, "\n%d upstream tools declare no capabilities: capability rules (capabilities.deny: [fs.write], say) reach them only\n"+
+			"through their hints (openWorldHint means net). Declare what an upstream's tools do with its capabilities: key.\n", undeclared)
+	}
+	for _, u := range r.Unmatched {
+		fmt.Fprintf(ew, "\nwarning: %s\n", u)
+	}
 	asked := 0
 	for _, t := range r.Tools {
 		if t.Decision == "ask" {

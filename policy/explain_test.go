@@ -118,7 +118,7 @@ func TestExplainJSON(t *testing.T) {
 		slices.Sort(ks)
 		return ks
 	}
-	if got := keys(doc); !slices.Equal(got, []string{"layers", "tools"}) {
+	if got := keys(doc); !slices.Equal(got, []string{"layers", "tools", "unmatched_globs"}) {
 		t.Errorf("top-level keys = %v", got)
 	}
 	layers := doc["layers"].(map[string]any)

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -330,6 +331,24 @@ func newFilter(allow, deny []string) (*filter, error) {
 		}
 	}
 	return &filter{allow: allow, deny: deny}, nil
+}
+
+// unmatched describes the allow and deny globs that match none of the
+// upstream's tool names (its own names, before the prefix): an `allow:
+// ["ecoh"]` that quietly drops echo is a mistake worth a warning.
+func (f *filter) unmatched(names []string) []string {
+	var out []string
+	for _, l := range []struct {
+		key   string
+		globs []string
+	}{{"allow", f.allow}, {"deny", f.deny}} {
+		for _, g := range l.globs {
+			if !slices.ContainsFunc(names, func(n string) bool { return gateway.MatchGlob(g, n) }) {
+				out = append(out, fmt.Sprintf("%s glob %q matches no tool of the upstream%s", l.key, g, gateway.DidYouMean(g, names)))
+			}
+		}
+	}
+	return out
 }
 
 // allows reports whether the filter offers the tool: no deny glob matches

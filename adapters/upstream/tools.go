@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -55,8 +57,9 @@ func isNull(b json.RawMessage) bool {
 // suffixed), with schemas, title and _meta unchanged. A tool that cannot
 // be served (its schema does not compile, it requires task-augmented
 // calls, its entry is malformed) is left out, and the reason kept for
-// Unoffered and Status; the others still load.
-func (u *Upstream) buildTools(raws []json.RawMessage) ([]*gateway.Tool, map[string]string, []string) {
+// Unoffered and Status; the others still load. It also returns notes on
+// renamed tools, and warnings on filter globs that match no tool.
+func (u *Upstream) buildTools(raws []json.RawMessage) ([]*gateway.Tool, map[string]string, []string, []string) {
 	unoffered := map[string]string{}
 	var defs []rawTool
 	seen := map[string]bool{}
@@ -84,6 +87,7 @@ func (u *Upstream) buildTools(raws []json.RawMessage) ([]*gateway.Tool, map[stri
 		}
 		defs = append(defs, rt)
 	}
+	warnings := u.filter.unmatched(slices.Sorted(maps.Keys(seen)))
 	names := make([]string, len(defs))
 	for i, d := range defs {
 		names[i] = d.Name
@@ -108,7 +112,7 @@ func (u *Upstream) buildTools(raws []json.RawMessage) ([]*gateway.Tool, map[stri
 		}
 		tools = append(tools, t)
 	}
-	return tools, unoffered, notes
+	return tools, unoffered, notes, warnings
 }
 
 func (u *Upstream) toolDef(name string, d rawTool) gateway.ToolDef {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -109,6 +110,7 @@ type Upstream struct {
 	tools       []*gateway.Tool
 	unoffered   map[string]string
 	notes       []string
+	warnings    []string // filter globs that match no tool
 	prompts     []gateway.Prompt
 	promptNames map[string]string // served prompt name -> the upstream's
 	resources   []gateway.Resource
@@ -431,7 +433,7 @@ func (u *Upstream) watch(ctx context.Context, c *conn) error {
 // install makes c the live connection with the given listings and tells
 // the listeners. It returns false if the upstream was closed meanwhile.
 func (u *Upstream) install(c *conn, l *listings) bool {
-	tools, unoffered, notes := u.buildTools(l.tools)
+	tools, unoffered, notes, warnings := u.buildTools(l.tools)
 	prompts, promptNames := u.buildPrompts(l.prompts)
 	resources, templates := u.buildResources(l.resources, l.templates)
 	u.mu.Lock()
@@ -441,8 +443,8 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 	}
 	first := !u.ever
 	u.conn, u.state, u.ever = c, StateReady, true
-	u.logToolChanges(unoffered, notes)
-	u.tools, u.unoffered, u.notes = tools, unoffered, notes
+	u.logToolChanges(unoffered, notes, warnings)
+	u.tools, u.unoffered, u.notes, u.warnings = tools, unoffered, notes, warnings
 	u.prompts, u.promptNames, u.resources, u.templates = prompts, promptNames, resources, templates
 	var resub []string // subscribed on the last connection: subscribe this one too
 	for uri := range u.subs {
@@ -472,7 +474,12 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 
 // logToolChanges logs tools left out or renamed that were not before.
 // Callers hold u.mu.
-func (u *Upstream) logToolChanges(unoffered map[string]string, notes []string) {
+func (u *Upstream) logToolChanges(unoffered map[string]string, notes, warnings []string) {
+	for _, w := range warnings {
+		if !slices.Contains(u.warnings, w) {
+			u.log.Warn("upstream: "+w, "upstream", u.name)
+		}
+	}
 	for name, why := range unoffered {
 		if u.unoffered[name] != why {
 			u.log.Warn("upstream tool not offered", "tool", name, "reason", why)
@@ -535,10 +542,10 @@ var relisters = map[listKind]struct {
 		if err != nil {
 			return nil, err
 		}
-		tools, unoffered, notes := u.buildTools(raw)
+		tools, unoffered, notes, warnings := u.buildTools(raw)
 		return func() {
-			u.logToolChanges(unoffered, notes)
-			u.tools, u.unoffered, u.notes = tools, unoffered, notes
+			u.logToolChanges(unoffered, notes, warnings)
+			u.tools, u.unoffered, u.notes, u.warnings = tools, unoffered, notes, warnings
 		}, nil
 	}},
 	listPrompts: {"prompts", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
@@ -716,7 +723,7 @@ func (u *Upstream) Status() gateway.ToolsetStatus {
 		parts = append(parts, fmt.Sprintf("%d tools not offered: %s", len(names), strings.Join(names, "; ")))
 	}
 	parts = append(parts, u.notes...)
-	return gateway.ToolsetStatus{State: u.state, Detail: strings.Join(parts, "; ")}
+	return gateway.ToolsetStatus{State: u.state, Detail: strings.Join(parts, "; "), Warnings: slices.Clone(u.warnings)}
 }
 
 // Restarts is how many times the connection was lost and re-established

@@ -33,6 +33,7 @@ type app struct {
 	logClose io.Closer
 
 	run      *runs.Run // nil when the command records nothing
+	globs    globWarner
 	tempDir  string    // a throwaway workspace when there is no run
 	sandbox  *policy.Sandbox
 	catalog  *gateway.Catalog

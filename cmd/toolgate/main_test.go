@@ -208,3 +208,20 @@ func TestWriteFileDescribedAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmatchedGlobsShown (issue 10): `policy.tools.deny: ["writefile"]`
+// leaves write_file allowed; tools and policy say so and suggest the name.
+func TestUnmatchedGlobsShown(t *testing.T) {
+	const cfg = "policy:\n  tools:\n    deny: [writefile]\n"
+	want := `policy.tools.deny[0] "writefile" matches no tool; did you mean write_file?`
+	for _, cmd := range []string{"tools", "policy"} {
+		code, out, errOut := run(t, cfg, cmd)
+		if code != exitOK || !strings.Contains(out, "warning: "+want) {
+			t.Errorf("%s: exit %d, stdout:\n%s\nstderr:\n%s", cmd, code, out, errOut)
+		}
+	}
+	code, out, _ := run(t, cfg, "tools", "--json")
+	if code != exitOK || !strings.Contains(out, `"did_you_mean": [`) {
+		t.Errorf("tools --json: %s", out)
+	}
+}

@@ -26,9 +26,13 @@ func runPolicy(e *env, fs *pflag.FlagSet, args []string) error {
 		return err
 	}
 	defer a.close()
+	upstreams := map[string]bool{}
+	for _, u := range a.cfg.Upstreams {
+		upstreams[u.Name] = true
+	}
 	var tools []policy.ExplainTool
 	for _, en := range a.catalog.Entries() {
-		tools = append(tools, policy.ExplainTool{Name: en.Tool.Name, Toolset: en.Toolset, Tool: en.Tool})
+		tools = append(tools, policy.ExplainTool{Name: en.Tool.Name, Toolset: en.Toolset, Tool: en.Tool, Upstream: upstreams[en.Toolset]})
 	}
 	report := a.policy.Explain(e.ctx, tools)
 	if asJSON, _ := fs.GetBool("json"); asJSON {

@@ -268,6 +268,7 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 				a.approvals.SetOptions(eff.ApprovalChannel(), eff.ApprovalTimeout())
 			}
 			cur.Policy = next.Policy
+			defer a.globs.check(a) // once the reload is in place
 		}
 	}
 	if changed["limits"] && a.pipeline != nil {

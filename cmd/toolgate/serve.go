@@ -55,6 +55,8 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	a.catalog.OnChange(func() { a.globs.check(a) })
+	a.globs.check(a)
 	profile, _ := fs.GetString("profile")
 	if _, err := a.profileView(profile); err != nil { // a profile that exists, now
 		a.close()

@@ -75,7 +75,11 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(map[string]any{"tools": nonNilInfos(infos), "toolsets": a.catalog.Toolsets(), "conflicts": conflicts})
+		unmatched := a.unmatchedGlobs()
+		if unmatched == nil {
+			unmatched = []policy.UnmatchedGlob{}
+		}
+		return enc.Encode(map[string]any{"tools": nonNilInfos(infos), "toolsets": a.catalog.Toolsets(), "conflicts": conflicts, "unmatched_globs": unmatched})
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tTOOLSET\tDECISION\tRULE\tCAPABILITIES\tHINTS")
@@ -109,6 +113,14 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	for _, c := range a.catalog.Conflicts() {
 		fmt.Fprintf(e.stdout, "\nname conflict: %q is served by %s; the tool of %s is served as %q\n", c.Name, c.Kept, c.Renamed, c.ServedAs)
+	}
+	for _, u := range a.unmatchedGlobs() {
+		fmt.Fprintf(e.stdout, "\nwarning: %s\n", u)
+	}
+	for _, ts := range a.catalog.Toolsets() {
+		for _, w := range ts.Status.Warnings {
+			fmt.Fprintf(e.stdout, "\nwarning: upstream %s: %s\n", ts.Name, w)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestGlobsThatMatchNothing (issue 10): a new user's typos in globs are
+// reported, with the name they probably meant, where they will look:
+// serve's log at start, `toolgate tools`, and `toolgate call` of a
+// misspelled tool. The policy typo `deny: [writefile]` (which leaves
+// write_file allowed) and an upstream `allow: [ecoh]` (which drops echo).
+func TestGlobsThatMatchNothing(t *testing.T) {
+	t.Parallel()
+	inner := newInner(t)
+	e := newEnv(t, set("policy.tools.deny", []string{"writefile"}), func(cfg map[string]any) {
+		inner.upstreamOpt(4)(cfg)
+		ups := cfg["upstreams"].([]any)
+		ups[0].(map[string]any)["allow"] = []string{"ecoh", "sleep"}
+	})
+	s := e.StartHTTP(t)
+	for _, want := range []string{
+		`policy: policy.tools.deny[0] \"writefile\" matches no tool; did you mean write_file?`,
+		`upstream: allow glob \"ecoh\" matches no tool of the upstream; did you mean echo?`,
+	} {
+		if !waitFor(30*time.Second, func() bool { return strings.Contains(s.Stderr(), want) }) {
+			t.Errorf("serve's log does not say %s", want)
+		}
+	}
+	s.Stop(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, _ := e.command(ctx, "tools").Output()
+	for _, want := range []string{
+		`warning: policy.tools.deny[0] "writefile" matches no tool; did you mean write_file?`,
+		`warning: upstream inner: allow glob "ecoh" matches no tool of the upstream; did you mean echo?`,
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("toolgate tools does not say %s:\n%s", want, out)
+		}
+	}
+	cmd := e.command(ctx, "call", "read_flie", `{"path":"x"}`)
+	out, err := cmd.Output()
+	if err == nil || !strings.Contains(string(out), "did you mean read_file?") {
+		t.Errorf("toolgate call read_flie: %v\n%s", err, out)
+	}
+}
