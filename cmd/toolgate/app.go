@@ -34,7 +34,7 @@ type app struct {
 
 	run      *runs.Run // nil when the command records nothing
 	globs    globWarner
-	tempDir  string    // a throwaway workspace when there is no run
+	tempDir  string // a throwaway workspace when there is no run
 	sandbox  *policy.Sandbox
 	catalog  *gateway.Catalog
 	policy   *policy.Live // replaced whole on reload

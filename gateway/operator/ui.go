@@ -318,28 +318,38 @@ func (u *ui) events(w http.ResponseWriter, r *http.Request, sid string) {
 		return
 	}
 	defer u.streams.Add(-1)
+	// The change channels are taken before anything is written, and again
+	// as soon as one fires: a change the page could not have seen yet is
+	// never missed (the client acts once it has read the stream's start).
+	never := make(chan struct{})
+	watch := func() (q, calls <-chan struct{}) {
+		q, calls = u.q.Changed(), never
+		if u.st.Calls != nil {
+			calls = u.st.Calls.Changed()
+		}
+		return q, calls
+	}
+	qc, cc := watch()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, "retry: 2000\n\n")
 	fl.Flush()
 	tick := time.NewTicker(uiTick)
 	defer tick.Stop()
-	never := make(chan struct{})
 	for {
-		calls := (<-chan struct{})(never)
-		if u.st.Calls != nil {
-			calls = u.st.Calls.Changed()
-		}
 		var msg string
 		select {
 		case <-r.Context().Done():
 			return
-		case <-u.q.Changed():
+		case <-qc:
 			msg = "changed"
-		case <-calls:
+		case <-cc:
 			msg = "changed"
 		case <-tick.C:
 			msg = "tick"
+		}
+		if msg == "changed" {
+			qc, cc = watch()
 		}
 		if _, err := fmt.Fprintf(w, "data: %s\n\n", msg); err != nil {
 			return
