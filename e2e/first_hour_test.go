@@ -48,3 +48,38 @@ func TestGlobsThatMatchNothing(t *testing.T) {
 		t.Errorf("toolgate call read_flie: %v\n%s", err, out)
 	}
 }
+
+// TestDefaultWorkspacePersists (issue 10): with no sandbox.roots, files
+// written by one `toolgate call` (or one session) are there for the next,
+// in a workspace whose path serve logs and the tools' descriptions name.
+func TestDefaultWorkspacePersists(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, set("sandbox.roots", []string{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if out, err := e.command(ctx, "call", "write_file", `{"path":"notes.txt","content":"from the first call"}`).CombinedOutput(); err != nil {
+		t.Fatalf("write_file: %v\n%s", err, out)
+	}
+	out, err := e.command(ctx, "call", "read_file", `{"path":"notes.txt"}`).Output()
+	if err != nil || !strings.Contains(string(out), "from the first call") {
+		t.Fatalf("read_file in a second call: %v\n%s", err, out)
+	}
+	ws := e.Dir + "/state/toolgate/workspace"
+	s := e.StartHTTP(t)
+	if !strings.Contains(s.Stderr(), "persistent workspace") || !strings.Contains(s.Stderr(), ws) {
+		t.Errorf("serve does not say where the workspace is:\n%s", s.Stderr())
+	}
+	cs := s.Connect(t, era2025, nil)
+	if res := call(t, cs, "read_file", map[string]any{"path": "notes.txt"}); !strings.Contains(textOf(res), "from the first call") {
+		t.Errorf("a session does not see the file: %s", textOf(res))
+	}
+	tools, err := cs.ListTools(callCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name == "list_files" && !strings.Contains(tool.Description, ws) {
+			t.Errorf("list_files does not name the workspace: %s", tool.Description)
+		}
+	}
+}

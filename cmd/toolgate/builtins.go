@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -41,7 +42,14 @@ var builtins = []builtin{
 func (a *app) newSandbox(cfg *config.Config) (*policy.Sandbox, []string, error) {
 	roots := cfg.SandboxRoots()
 	if len(roots) == 0 {
-		roots = []string{a.workspace}
+		ws := config.DefaultWorkspace()
+		if err := os.MkdirAll(ws, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("the default workspace (sandbox.roots is empty): %w", err)
+		}
+		roots = []string{ws}
+		if a.recordRun {
+			a.log.Info("no sandbox.roots configured: the filesystem tools use the persistent workspace; set sandbox.roots to choose directories", "workspace", ws)
+		}
 	}
 	sb, err := policy.NewSandboxWith(roots, &policy.SandboxOptions{Protected: ownState(cfg)})
 	if err != nil {
@@ -50,12 +58,7 @@ func (a *app) newSandbox(cfg *config.Config) (*policy.Sandbox, []string, error) 
 	if p := sb.Protected(); len(p) > 0 {
 		a.log.Info("toolgate's own state lies under the sandbox roots: no tool can read or write it", "protected", p)
 	}
-	shown := sb.Roots()
-	if !a.recordRun && len(cfg.Sandbox.Roots) == 0 {
-		// Without a run the workspace is a throwaway; say what serve uses.
-		shown = []string{filepath.Join(cfg.ResolvedRunsDir(), "<run-id>", "workspace")}
-	}
-	return sb, shown, nil
+	return sb, sb.Roots(), nil
 }
 
 // ownState is what the sandbox protects wherever the roots are: the run

@@ -36,6 +36,7 @@
 package filesystem
 
 import (
+	"strings"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -220,4 +221,13 @@ func sizeDesc(n int64) string {
 		return gateway.Plural(int(n), "byte", "bytes")
 	}
 	return fmt.Sprintf("%s (%s)", gateway.HumanSize(n), gateway.Plural(int(n), "byte", "bytes"))
+}
+
+// rootsNote names the sandbox roots in a tool's description, so that the
+// model (and the person reading over its shoulder) knows where files go.
+func (t *toolset) rootsNote() string {
+	if len(t.roots) == 1 {
+		return " The sandbox root is " + t.roots[0] + "."
+	}
+	return " The sandbox roots are " + strings.Join(t.roots, ", ") + "; relative paths are relative to the first."
 }

@@ -34,7 +34,7 @@ func (t *toolset) listFilesTool() (*gateway.Tool, error) {
 			"  misc src/fifo  (named pipe)\n"+
 			"Symbolic links are shown with their target and never followed. Hidden entries (names starting with '.') "+
 			"are skipped unless include_hidden is set. At most %d entries are returned; the message says when the "+
-			"listing was truncated.", t.opts.MaxListEntries),
+			"listing was truncated.", t.opts.MaxListEntries) + t.rootsNote(),
 		Permissions: gateway.Permissions{Capabilities: []string{capRead}, Hints: gateway.ReadOnlyHints()},
 	}, t.listFiles)
 }

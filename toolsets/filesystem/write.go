@@ -32,6 +32,7 @@ func (t *toolset) writeFileTool() (*gateway.Tool, error) {
 	} else {
 		desc += " This gateway is not configured to archive previous contents: an overwrite replaces the old content."
 	}
+	desc += t.rootsNote()
 	return gateway.NewTypedTool(gateway.ToolDef{
 		Name:        "write_file",
 		Title:       "Write file",

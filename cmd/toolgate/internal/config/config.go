@@ -558,6 +558,12 @@ func (c *Config) ResolvedMemoryPath() string {
 	return filepath.Join(stateDir(), "memory.db")
 }
 
+// DefaultWorkspace is the sandbox root when sandbox.roots is empty: one
+// persistent directory in the user's state directory, so that files a
+// client writes in one session are there in the next (and for every
+// `toolgate call`), and the path can be told to the user once.
+func DefaultWorkspace() string { return filepath.Join(stateDir(), "workspace") }
+
 // ResolvedRunsDir is runs_dir, or the default under the user's state
 // directory.
 func (c *Config) ResolvedRunsDir() string {
