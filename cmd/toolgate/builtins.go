@@ -1,9 +1,9 @@
 package main
 
 import (
-	"os"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"

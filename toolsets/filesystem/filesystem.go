@@ -36,7 +36,6 @@
 package filesystem
 
 import (
-	"strings"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -44,6 +43,7 @@ import (
 	"log/slog"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/policy"
