@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,5 +224,22 @@ func TestUnmatchedGlobsShown(t *testing.T) {
 	code, out, _ := run(t, cfg, "tools", "--json")
 	if code != exitOK || !strings.Contains(out, `"did_you_mean": [`) {
 		t.Errorf("tools --json: %s", out)
+	}
+}
+
+// TestServeBindFailureLeavesNoRun (issue 10): a serve that cannot bind
+// fails with the reason and leaves no run directory behind.
+func TestServeBindFailureLeavesNoRun(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	code, _, errOut := run(t, "", "serve", "--http", ln.Addr().String())
+	if code == exitOK || !strings.Contains(errOut, "address already in use") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if ents, _ := os.ReadDir(filepath.Join("state", "toolgate", "runs")); len(ents) > 0 {
+		t.Errorf("a run directory was left: %v", ents)
 	}
 }

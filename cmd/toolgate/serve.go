@@ -51,6 +51,15 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 			return usagef("refusing to serve %s (not a loopback address) without bearer tokens: set http.auth.tokens or http.auth.token_env, or set http.auth.allow_unauthenticated_remote: true", cfg.HTTP.Addr)
 		}
 	}
+	// Bind before anything else is started or written: a serve that cannot
+	// bind leaves no run directory behind and starts no upstream.
+	var ln net.Listener
+	if cfg.HTTP.Addr != "" {
+		if ln, err = net.Listen("tcp", cfg.HTTP.Addr); err != nil {
+			return fmt.Errorf("http: %w", err)
+		}
+		defer ln.Close()
+	}
 	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true, upstreams: upstreamStart{grace: serveStartupGrace}})
 	if err != nil {
 		return err
@@ -109,7 +118,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	if cfg.HTTP.Addr == "" {
 		err = serveStdio(e, a, srv)
 	} else {
-		err = serveHTTP(e, a, srv, tokens)
+		err = serveHTTP(e, a, srv, ln, tokens)
 	}
 	stopReload() // no reload starts upstreams while the app closes
 	if cerr := a.shutdown(); cerr != nil {
@@ -145,7 +154,7 @@ func serveStdio(e *env, a *app, srv *gateway.MCPServer) error {
 	}
 }
 
-func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
+func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens []string) error {
 	cfg := a.cfg
 	hosts := cfg.HTTP.AllowedHosts
 	if len(hosts) == 0 {
@@ -176,10 +185,6 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, tokens []string) error {
 		Metrics:               a.metricsHandler(),
 		Health:                func() any { return health(a) },
 	})
-	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
-	if err != nil {
-		return fmt.Errorf("http: %w", err)
-	}
 	conns := maxConnections(cfg.HTTP.MaxConnections)
 	ln = netutil.LimitListener(ln, conns)
 	hs := &http.Server{

@@ -261,7 +261,12 @@ func writeNumbered(b *strings.Builder, n int, line []byte) {
 
 // readResult builds read_file's result from a window.
 func readResult(name string, offset, limit, budget int, w *window) *gateway.Result {
-	extras := map[string]any{"total_lines": w.total, "start_line": w.first, "end_line": w.last, "truncated": w.reason}
+	// truncated is a boolean in every filesystem tool; what cut the window
+	// short ("lines", "bytes") is truncated_by.
+	extras := map[string]any{"total_lines": w.total, "start_line": w.first, "end_line": w.last, "truncated": w.reason != ""}
+	if w.reason != "" {
+		extras["truncated_by"] = w.reason
+	}
 	if w.total == 0 {
 		res := gateway.OkText("")
 		res.Message = fmt.Sprintf("%s is empty (0 lines).", name)

@@ -128,7 +128,7 @@ func TestReadFileBigOutputShape(t *testing.T) {
 	if got, want := res.OutputText(), numbered(2001, "2001", "2002", "2003"); got != want {
 		t.Errorf("output %q, want %q", got, want)
 	}
-	if res.Extras["total_lines"] != 53211 || res.Extras["start_line"] != 2001 || res.Extras["end_line"] != 2003 || res.Extras["truncated"] != "lines" {
+	if res.Extras["total_lines"] != 53211 || res.Extras["start_line"] != 2001 || res.Extras["end_line"] != 2003 || res.Extras["truncated"] != true || res.Extras["truncated_by"] != "lines" {
 		t.Errorf("extras = %v", res.Extras)
 	}
 }
