@@ -702,6 +702,7 @@ type ToolRecord struct {
 	Tool      string          `json:"tool"`
 	Toolset   string          `json:"toolset"`
 	Session   string          `json:"session"`
+	Identity  string          `json:"identity"`
 	Arguments json.RawMessage `json:"arguments"`
 	Status    string          `json:"status"`
 	IsError   bool            `json:"is_error"`

@@ -116,5 +116,8 @@ func (p *Pipeline) event(typ string, call *Call, fields map[string]any) {
 	if call.Session != "" {
 		fields["session"] = SessionRef(call.Session)
 	}
+	if call.Identity != "" {
+		fields["identity"] = call.Identity
+	}
 	er.Event(typ, fields)
 }

@@ -22,6 +22,10 @@ type Call struct {
 	// client name and version).
 	Session string
 	Client  string
+	// Identity is who is calling: "token:NAME" for a bearer token of the
+	// HTTP transport, "anonymous" over HTTP without tokens, "local" for
+	// stdio and the command line.
+	Identity string
 	// View, if set, is the profile the call came through: the resolve
 	// stage answers a tool it does not admit as not found.
 	View View

@@ -199,8 +199,8 @@ func (m ownedManager) Terminate(id string) (bool, error) {
 
 type identityKey struct{}
 
-// identityFrom is the identity the HTTP guard found for a request: the
-// digest of its bearer token, or "" without tokens.
+// identityFrom is the identity of a request: "token:NAME" or "anonymous"
+// as the HTTP guard found it, "local" for stdio, "" when none was set.
 func identityFrom(ctx context.Context) string {
 	s, _ := ctx.Value(identityKey{}).(string)
 	return s

@@ -328,12 +328,12 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 // the caller's session, so that session-scoped policy (skill grants) counts.
 func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	v := m.viewOf(ctx)
-	session, client := caller(ctx)
+	session, client, identity := caller(ctx)
 	perSession := m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && session != "" && m.opts.SessionMeta(session)
 	if v == nil && m.opts.ToolFilter == nil && !perSession {
 		return tools
 	}
-	cctx := withCall(ctx, &Call{Session: session, Client: client})
+	cctx := withCall(ctx, &Call{Session: session, Client: client, Identity: identity})
 	lv, _ := v.(ListingView)
 	out := tools[:0:0]
 	for _, mt := range tools {
@@ -399,7 +399,7 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 			}
 		}
 	}
-	call.Session, call.Client = caller(ctx)
+	call.Session, call.Client, call.Identity = caller(ctx)
 	reqCtx := ctx
 	ctx, client := m.withClient(ctx, call, "")
 	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
@@ -433,7 +433,7 @@ func (m *MCPServer) recordUnknownTool(ctx context.Context, _ any, method mcp.MCP
 	default:
 		return
 	}
-	call.Session, call.Client = caller(ctx)
+	call.Session, call.Client, call.Identity = caller(ctx)
 	m.opts.Pipeline.RecordOutside(call, NotFoundResult(call.Name))
 }
 
@@ -463,7 +463,7 @@ func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) err
 		return nil
 	}
 	call := &Call{Name: req.Params.Name, Arguments: req.Params.Arguments}
-	call.Session, call.Client = caller(ctx)
+	call.Session, call.Client, call.Identity = caller(ctx)
 	res := NotFoundResult(call.Name)
 	res.Message += ": " + why
 	m.opts.Pipeline.RecordOutside(call, res)
@@ -484,8 +484,12 @@ func rawArguments(req mcp.CallToolRequest) json.RawMessage {
 	return b
 }
 
-// caller names the session and client of a request, when known.
-func caller(ctx context.Context) (session, client string) {
+// caller names the session, client and identity of a request, when known.
+func caller(ctx context.Context) (session, client, identity string) {
+	identity = identityFrom(ctx)
+	if identity == "" {
+		identity = "local" // stdio: the user's own client
+	}
 	var info *mcp.Implementation
 	if s := server.ClientSessionFromContext(ctx); s != nil {
 		session = s.SessionID()
@@ -503,7 +507,7 @@ func caller(ctx context.Context) (session, client string) {
 			client += "/" + info.Version
 		}
 	}
-	return session, client
+	return session, client, identity
 }
 
 // mcpProgress sends a call's progress as notifications/progress with the

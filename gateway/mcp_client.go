@@ -185,7 +185,8 @@ func (c *mcpClient) record(method string, fields map[string]any, elapsed time.Du
 	} else if c.what != "" {
 		fields["request"] = c.what
 	}
-	session, client := caller(c.ctx)
+	session, client, identity := caller(c.ctx)
+	fields["identity"] = identity
 	if session != "" {
 		fields["session"] = SessionRef(session)
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,7 +34,7 @@ func (m *MCPServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer)
 	// slow tools from holding up the others.
 	server.WithWorkerPoolSize(100)(s) // mcp-go's maximum
 	server.WithQueueSize(1024)(s)
-	return s.Listen(ctx, in, out)
+	return s.Listen(context.WithValue(ctx, identityKey{}, "local"), in, out)
 }
 
 // slogWriter turns mcp-go's log.Logger output into slog records.
@@ -64,8 +63,10 @@ type HTTPOptions struct {
 	// 4 MiB.
 	MaxBodyBytes int64
 	// Tokens, if any, are the bearer tokens accepted; a request without
-	// one of them gets 401. Compared in constant time.
-	Tokens []string
+	// one of them gets 401. Compared in constant time. A token's name is
+	// the caller's identity ("token:NAME") in records, and the owner of
+	// the sessions it creates.
+	Tokens []BearerToken
 	// SessionIdleTTL ends sessions idle this long. If zero, 30 minutes.
 	SessionIdleTTL time.Duration
 	// MaxSessions bounds the 2025-era sessions alive at once; a new one
@@ -137,7 +138,7 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 	if heartbeat > 30*time.Second {
 		heartbeat = 30 * time.Second
 	}
-	g := &httpGuard{opts: opts, log: m.log, tokens: hashTokens(opts.Tokens),
+	g := &httpGuard{opts: opts, log: m.log, tokens: hashTokens(opts.Tokens), tokenNames: tokenNames(opts.Tokens),
 		sessions: newSessionTable(opts.MaxSessions),
 		streams:  &limiter{max: int64(opts.MaxStreams)},
 		inFlight: &limiter{max: int64(opts.MaxInFlight)},
@@ -174,10 +175,11 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 }
 
 type httpGuard struct {
-	opts   HTTPOptions
-	log    *slog.Logger
-	tokens [][32]byte
-	mcp    http.Handler // mcp-go's transport
+	opts       HTTPOptions
+	log        *slog.Logger
+	tokens     [][32]byte
+	tokenNames []string     // of tokens, index for index
+	mcp        http.Handler // mcp-go's transport
 
 	sessions                   *sessionTable
 	streams, inFlight, bodyMem *limiter
@@ -185,12 +187,33 @@ type httpGuard struct {
 	lastRefusalLog             atomic.Int64 // unix nanoseconds
 }
 
-func hashTokens(tokens []string) [][32]byte {
+// BearerToken is a bearer token the HTTP transport accepts, and its name.
+type BearerToken struct {
+	Name  string
+	Value string
+}
+
+func hashTokens(tokens []BearerToken) [][32]byte {
 	out := make([][32]byte, 0, len(tokens))
 	for _, t := range tokens {
-		if t != "" {
-			out = append(out, sha256.Sum256([]byte(t)))
+		if t.Value != "" {
+			out = append(out, sha256.Sum256([]byte(t.Value)))
 		}
+	}
+	return out
+}
+
+func tokenNames(tokens []BearerToken) []string {
+	out := make([]string, 0, len(tokens))
+	for i, t := range tokens {
+		if t.Value == "" {
+			continue
+		}
+		name := t.Name
+		if name == "" {
+			name = fmt.Sprintf("%d", i+1)
+		}
+		out = append(out, name)
 	}
 	return out
 }
@@ -234,9 +257,7 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 			httpError(w, http.StatusUnauthorized, "missing or invalid bearer token")
 			return
 		}
-		if identity != "" {
-			r = r.WithContext(context.WithValue(r.Context(), identityKey{}, identity))
-		}
+		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, identity))
 		next.ServeHTTP(w, r)
 	})
 }
@@ -259,10 +280,11 @@ func (g *httpGuard) authorized(r *http.Request) bool {
 // identify checks the bearer token in constant time: both sides are
 // hashed first, so neither the token's content nor its length leaks
 // through timing, and every configured token is compared. The identity is
-// a digest of the token ("" when no tokens are configured).
+// "token:" and the token's name, or "anonymous" when no tokens are
+// configured.
 func (g *httpGuard) identify(r *http.Request) (string, bool) {
 	if len(g.tokens) == 0 {
-		return "", true
+		return "anonymous", true
 	}
 	auth := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(auth, " ")
@@ -270,14 +292,16 @@ func (g *httpGuard) identify(r *http.Request) (string, bool) {
 		token = ""
 	}
 	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	match := 0
+	match, which := 0, 0
 	for i := range g.tokens {
-		match |= subtle.ConstantTimeCompare(got[:], g.tokens[i][:])
+		eq := subtle.ConstantTimeCompare(got[:], g.tokens[i][:])
+		match |= eq
+		which = subtle.ConstantTimeSelect(eq, i, which)
 	}
 	if match != 1 || !ok {
 		return "", false
 	}
-	return "token:" + hex.EncodeToString(got[:6]), true
+	return "token:" + g.tokenNames[which], true
 }
 
 func (g *httpGuard) health(w http.ResponseWriter, r *http.Request) {

@@ -44,7 +44,7 @@ func runCall(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	call := &gateway.Call{Name: name, Arguments: raw, Client: "toolgate-cli"}
+	call := &gateway.Call{Name: name, Arguments: raw, Client: "toolgate-cli", Identity: "local"}
 	res := a.pipeline.Call(e.ctx, call)
 	if err := a.close(); err != nil {
 		fmt.Fprintf(e.stderr, "toolgate call: closing: %v\n", err)

@@ -42,7 +42,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	var tokens []string
+	var tokens []gateway.BearerToken
 	if cfg.HTTP.Addr != "" {
 		if tokens, err = cfg.Tokens(); err != nil {
 			return usageError{err.Error()}
@@ -154,7 +154,7 @@ func serveStdio(e *env, a *app, srv *gateway.MCPServer) error {
 	}
 }
 
-func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens []string) error {
+func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens []gateway.BearerToken) error {
 	cfg := a.cfg
 	hosts := cfg.HTTP.AllowedHosts
 	if len(hosts) == 0 {

@@ -208,6 +208,7 @@ func (r *Run) CallStarted(call *gateway.Call) error {
 	l.str("tool", call.Name)
 	l.strOmit("session", gateway.SessionRef(call.Session))
 	l.strOmit("client", call.Client)
+	l.strOmit("identity", call.Identity)
 	return r.writeBuilt(r.events, l)
 }
 
@@ -234,6 +235,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 	ev.strOmit("toolset", call.Toolset)
 	ev.strOmit("session", gateway.SessionRef(call.Session))
 	ev.strOmit("client", call.Client)
+	ev.strOmit("identity", call.Identity)
 	ev.str("status", status)
 	ev.num("duration_ms", ms)
 	ev.decision(call.Decision)
@@ -247,6 +249,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 	tl.strOmit("toolset", call.Toolset)
 	tl.strOmit("session", gateway.SessionRef(call.Session))
 	tl.strOmit("client", call.Client)
+	tl.strOmit("identity", call.Identity)
 	tl.raw("arguments", gateway.RecordArguments(call))
 	tl.str("status", status)
 	tl.boolean("is_error", res.IsError)

@@ -15,6 +15,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -33,6 +34,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/adapters/clientconfig"
 	"github.com/toolgate/toolgate/adapters/upstream"
+	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolsets/memory"
 )
@@ -194,9 +196,24 @@ type HTTP struct {
 
 // Auth configures bearer tokens.
 type Auth struct {
-	Tokens                     []string `koanf:"tokens"`
-	TokenEnv                   string   `koanf:"token_env"`
-	AllowUnauthenticatedRemote bool     `koanf:"allow_unauthenticated_remote"`
+	Tokens                     []Token `koanf:"tokens"`
+	TokenEnv                   string  `koanf:"token_env"`
+	AllowUnauthenticatedRemote bool    `koanf:"allow_unauthenticated_remote"`
+}
+
+// Token is one bearer token of http.auth.tokens: a plain string (named by
+// its place, "1", "2"...), or {name, token} or {name, token_env}. The name
+// is the caller's identity in records ("token:ci").
+type Token struct {
+	Name     string `koanf:"name"`
+	Token    string `koanf:"token"`
+	TokenEnv string `koanf:"token_env"`
+}
+
+// UnmarshalText makes a plain string in the list a token.
+func (t *Token) UnmarshalText(p []byte) error {
+	t.Token = string(p)
+	return nil
 }
 
 // DefaultFile is read when no --config is given and it exists in the
@@ -620,8 +637,46 @@ func expandHome(p string) string {
 
 // Tokens returns the bearer tokens: the configured ones plus those in the
 // environment variable named by http.auth.token_env.
-func (c *Config) Tokens() ([]string, error) {
-	return tokensOf(c.HTTP.Auth.Tokens, c.HTTP.Auth.TokenEnv, "http.auth.token_env")
+func (c *Config) Tokens() ([]gateway.BearerToken, error) {
+	var out []gateway.BearerToken
+	names := map[string]bool{}
+	for i, t := range c.HTTP.Auth.Tokens {
+		key := fmt.Sprintf("http.auth.tokens[%d]", i)
+		name := t.Name
+		if name == "" {
+			name = strconv.Itoa(i + 1)
+		}
+		if names[name] {
+			return nil, fmt.Errorf("%s: the name %q is used by two tokens", key, name)
+		}
+		names[name] = true
+		value := t.Token
+		switch {
+		case t.Token != "" && t.TokenEnv != "":
+			return nil, fmt.Errorf("%s: give token or token_env, not both", key)
+		case t.TokenEnv != "":
+			v, ok := os.LookupEnv(t.TokenEnv)
+			if !ok || strings.TrimSpace(v) == "" {
+				return nil, fmt.Errorf("%s.token_env: environment variable %s is not set", key, t.TokenEnv)
+			}
+			value = strings.TrimSpace(v)
+		case t.Token == "":
+			return nil, fmt.Errorf("%s: a token needs token or token_env", key)
+		}
+		out = append(out, gateway.BearerToken{Name: name, Value: value})
+	}
+	env, err := tokensOf(nil, c.HTTP.Auth.TokenEnv, "http.auth.token_env")
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range env { // named after the variable
+		name := c.HTTP.Auth.TokenEnv
+		if len(env) > 1 {
+			name = fmt.Sprintf("%s[%d]", name, i+1)
+		}
+		out = append(out, gateway.BearerToken{Name: name, Value: v})
+	}
+	return out, nil
 }
 
 // tokensOf is a token list plus the comma-separated tokens of the
@@ -665,12 +720,23 @@ func IsLoopback(addr string) bool {
 // values (tokens) redacted.
 func Effective(k *koanf.Koanf) ([]byte, error) {
 	c := k.Copy()
-	if toks := c.Strings("http.auth.tokens"); len(toks) > 0 {
-		red := make([]string, len(toks))
-		for i := range red {
-			red[i] = "[REDACTED]"
+	for _, key := range []string{"http.auth.tokens", "admin.tokens"} {
+		list, _ := c.Get(key).([]any)
+		if len(list) == 0 {
+			continue
 		}
-		if err := c.Set("http.auth.tokens", red); err != nil {
+		red := make([]any, len(list))
+		for i, v := range list {
+			red[i] = "[REDACTED]"
+			if m, ok := v.(map[string]any); ok { // {name, token} or {name, token_env}
+				cp := maps.Clone(m)
+				if _, has := cp["token"]; has {
+					cp["token"] = "[REDACTED]"
+				}
+				red[i] = cp
+			}
+		}
+		if err := c.Set(key, red); err != nil {
 			return nil, err
 		}
 	}

@@ -223,3 +223,42 @@ func TestYAMLErrorLine(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedTokens (issue 14): tokens are plain strings (named by place) or
+// {name, token} / {name, token_env}; names are identities, so they are
+// unique; the environment's list is named after its variable.
+func TestNamedTokens(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "toolgate.yaml")
+	yaml := "http:\n  auth:\n    token_env: MORE_TOKENS\n    tokens:\n      - plain-token-value\n      - {name: ci, token_env: CI_TOKEN}\n      - {name: alice, token: alice-token}\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	environ := func() []string { return nil }
+	t.Setenv("CI_TOKEN", "ci-token-value")
+	t.Setenv("MORE_TOKENS", "m1,m2")
+	cfg, _, k, err := Load(Options{File: path, Environ: environ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks, err := cfg.Tokens()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range toks {
+		got = append(got, tk.Name+"="+tk.Value)
+	}
+	want := "1=plain-token-value ci=ci-token-value alice=alice-token MORE_TOKENS[1]=m1 MORE_TOKENS[2]=m2"
+	if strings.Join(got, " ") != want {
+		t.Errorf("tokens %v, want %s", got, want)
+	}
+	out, err := Effective(k)
+	if err != nil || strings.Contains(string(out), "alice-token") || strings.Contains(string(out), "plain-token-value") || !strings.Contains(string(out), "name: alice") {
+		t.Errorf("effective config shows a token or drops names (%v):\n%s", err, out)
+	}
+	cfg.HTTP.Auth.Tokens = append(cfg.HTTP.Auth.Tokens, Token{Name: "ci", Token: "x"})
+	if _, err := cfg.Tokens(); err == nil || !strings.Contains(err.Error(), `the name "ci" is used by two tokens`) {
+		t.Errorf("duplicate names: %v", err)
+	}
+}

@@ -1,0 +1,47 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestIdentityInRecords (issue 14, part 2): the caller's identity is in
+// every record: the name of the bearer token over HTTP, "local" over
+// stdio.
+func TestIdentityInRecords(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, set("http.auth.tokens", []any{
+		map[string]any{"name": "ci", "token": "ci-token-0123456789"},
+		"plain-token-0123456789",
+	}))
+	s := e.StartHTTP(t)
+	for _, tc := range []struct{ token, want string }{{"ci-token-0123456789", "token:ci"}, {"plain-token-0123456789", "token:2"}} {
+		auth := map[string]string{"Authorization": "Bearer " + tc.token}
+		id := initSession(t, s, auth)
+		h := sessionHeader(id)
+		h["Authorization"] = auth["Authorization"]
+		if code, _, body := post(t, s.URL, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`+tc.want+`"}}}`, h); code != http.StatusOK {
+			t.Fatalf("call: %d %s", code, body)
+		}
+	}
+	s.Stop(t)
+	var ids []string
+	for _, ev := range e.Archive(t).Events {
+		if ev["type"] == "tool.completed" {
+			ids = append(ids, ev["identity"].(string))
+		}
+	}
+	if len(ids) != 2 || ids[0] != "token:ci" || ids[1] != "token:2" {
+		t.Errorf("identities in events: %v", ids)
+	}
+
+	e2 := newEnv(t)
+	st := e2.StartStdio(t)
+	cs := st.Connect(t, era2025, nil)
+	call(t, cs, "echo", map[string]any{"text": "hi"})
+	rec := awaitRecord(10*time.Second, func() []ToolRecord { return e2.liveTools(t) }, "echo")
+	if rec == nil || rec.Identity != "local" {
+		t.Errorf("stdio record: %+v", rec)
+	}
+}
