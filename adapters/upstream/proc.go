@@ -77,6 +77,7 @@ func (p *process) commandFunc(ctx context.Context, command string, _ []string, a
 	cmd.Env = p.env
 	cmd.Dir = p.dir
 	setProcessGroup(cmd)
+	setDeathSignal(cmd)
 	// If the connection's context ends while the child runs, the whole
 	// group goes (a backstop; stop does it in order).
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid, true) }
@@ -109,6 +110,7 @@ func (p *process) started() bool {
 		return false
 	}
 	p.pid = p.cmd.Process.Pid
+	dog.watch(p.pid, p.log) // its group dies with the gateway, however it ends
 	p.exited = make(chan struct{})
 	go func(pid int, exited chan struct{}) {
 		status := waitExit(pid)
@@ -164,6 +166,7 @@ func (p *process) stop(grace time.Duration) {
 	case <-time.After(grace):
 	}
 	_ = killGroup(pid, true)
+	dog.forget(pid) // the leader is still unreaped: the ID cannot be reused yet
 	select {
 	case <-exited:
 	case <-time.After(2 * time.Second):
