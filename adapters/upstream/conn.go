@@ -81,7 +81,7 @@ func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error
 	switch u.kind {
 	case TransportStdio:
 		path, _ := envValue(u.env, "PATH")
-		c.proc = &process{log: u.log, env: u.env, dir: u.cfg.Dir, path: path}
+		c.proc = &process{log: u.log, relayed: u.relayed, env: u.env, dir: u.cfg.Dir, path: path}
 		c.tr = transport.NewStdioWithOptions(u.cfg.Command, nil, u.cfg.Args,
 			transport.WithCommandFunc(c.proc.commandFunc),
 			transport.WithCommandLogger(tlog))
@@ -494,7 +494,7 @@ func (u *Upstream) logMessage(f map[string]any) {
 	if lg, ok := f["logger"].(string); ok && lg != "" {
 		attrs = append(attrs, "logger", lg)
 	}
-	u.log.Log(context.Background(), level, msg, attrs...)
+	u.relayed.Log(level, msg, attrs...)
 }
 
 // rootsHandler answers roots/list for upstreams with forward_roots.

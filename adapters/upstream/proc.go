@@ -20,10 +20,11 @@ import (
 // directory, stderr into the logger), watches it exit, and ends its whole
 // process group.
 type process struct {
-	log  *slog.Logger
-	env  []string
-	dir  string
-	path string // PATH used to find the command
+	log     *slog.Logger
+	relayed *logLimiter // the child's stderr lines go through it
+	env     []string
+	dir     string
+	path    string // PATH used to find the command
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -182,7 +183,7 @@ func (p *process) logStderr(r *os.File) {
 	for {
 		line, err := readLine(br, 8<<10)
 		if len(line) > 0 {
-			p.log.Info(line, "stream", "stderr")
+			p.relayed.Log(slog.LevelInfo, line, "stream", "stderr")
 		}
 		if err != nil {
 			return

@@ -86,6 +86,7 @@ type Upstream struct {
 	prefix  string
 	kind    string
 	log     *slog.Logger
+	relayed *logLimiter // the upstream's own log lines (stderr, notifications/message)
 	opts    Options
 	env     []string          // stdio: the child's whole environment
 	headers map[string]string // http, sse: resolved headers
@@ -219,6 +220,7 @@ func New(cfg Config, opts *Options) (*Upstream, error) {
 	}
 	u.redact = newRedactor(cfg.URL, u.target(), secrets)
 	u.log = slog.New(redactHandler{base.Handler(), u.redact}).With("upstream", cfg.Name)
+	u.relayed = newLogLimiter(u.log)
 	return u, nil
 }
 
@@ -306,6 +308,9 @@ func (u *Upstream) Close() error {
 	if cancel != nil {
 		cancel()
 		<-done
+	}
+	if u.relayed != nil {
+		u.relayed.Flush()
 	}
 	u.mu.Lock()
 	if u.cfg.Disabled {
