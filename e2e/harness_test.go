@@ -55,6 +55,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(bigUpstreamEnv) != "" { // this binary as a test upstream
+		serveBigUpstream(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
 	os.Exit(testMain(m))
 }
 

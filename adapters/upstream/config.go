@@ -33,6 +33,11 @@ type Config struct {
 	// MaxConcurrency bounds the calls in flight to this upstream; 0 means
 	// 16. Calls over the limit wait (respecting their context).
 	MaxConcurrency int `koanf:"max_concurrency"`
+	// MaxResultBytes bounds one message read from the upstream (a tool's
+	// result, say); 0 means 16 MiB. A larger message is refused while it
+	// streams in, never held whole: the call it answers fails with an
+	// error naming this key.
+	MaxResultBytes int64 `koanf:"max_result_bytes"`
 	// TrustAnnotations: nil or true takes hints from the upstream's
 	// annotations (an absent hint is destructive and open-world, as in MCP);
 	// false treats every tool as destructive and open-world.
@@ -78,6 +83,10 @@ const (
 
 const (
 	defaultMaxConcurrency = 16
+	// defaultMaxResultBytes is far above what a model can use (the gateway
+	// summarizes large output into artifacts anyway) and far below what
+	// hurts: one message is held whole while it is decoded, several times.
+	defaultMaxResultBytes = 16 << 20
 	defaultStartupTimeout = 30 * time.Second
 )
 
@@ -171,6 +180,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConcurrency < 0 {
 		bad("max_concurrency: must not be negative")
+	}
+	if c.MaxResultBytes < 0 {
+		bad("max_result_bytes: must not be negative")
 	}
 	lookup := os.LookupEnv
 	if c.Disabled {
@@ -331,6 +343,14 @@ func newFilter(allow, deny []string) (*filter, error) {
 		}
 	}
 	return &filter{allow: allow, deny: deny}, nil
+}
+
+// maxResultBytes is the effective MaxResultBytes.
+func (c *Config) maxResultBytes() int64 {
+	if c.MaxResultBytes > 0 {
+		return c.MaxResultBytes
+	}
+	return defaultMaxResultBytes
 }
 
 // unmatched describes the allow and deny globs that match none of the

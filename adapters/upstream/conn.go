@@ -82,9 +82,14 @@ func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error
 	case TransportStdio:
 		path, _ := envValue(u.env, "PATH")
 		c.proc = &process{log: u.log, relayed: u.relayed, env: u.env, dir: u.cfg.Dir, path: path}
-		c.tr = transport.NewStdioWithOptions(u.cfg.Command, nil, u.cfg.Args,
-			transport.WithCommandFunc(c.proc.commandFunc),
-			transport.WithCommandLogger(tlog))
+		// The child is started here, not by mcp-go, so that its stdout is
+		// read through the per-message limit (see lineLimiter).
+		tr, err := c.proc.start(cctx, u.cfg.Command, u.cfg.Args, u.cfg.maxResultBytes(), u.name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("start: %w", err)
+		}
+		transport.WithCommandLogger(tlog)(tr)
+		c.tr = tr
 	case TransportHTTP:
 		c.lateWindow = u.tune.lateWindow
 		c.hc = u.httpClient()
@@ -553,5 +558,5 @@ func (u *Upstream) httpClient() *http.Client {
 	if t.MaxIdleConns < t.MaxIdleConnsPerHost {
 		t.MaxIdleConns = t.MaxIdleConnsPerHost
 	}
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: limitTransport{base: t, max: u.cfg.maxResultBytes(), upstream: u.name}}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"io"
 	"log/slog"
 	"os"
@@ -97,6 +98,37 @@ func (p *process) commandFunc(ctx context.Context, command string, _ []string, a
 	return cmd, nil
 }
 
+// start starts the child and returns the transport that speaks to it:
+// stdin as it is, stdout through the per-message limit. The child is
+// reaped by [process.stop].
+func (p *process) start(ctx context.Context, command string, args []string, maxMessage int64, upstream string) (*transport.Stdio, error) {
+	cmd, err := p.commandFunc(ctx, command, nil, args)
+	if err != nil {
+		return nil, err
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		p.mu.Lock()
+		if p.stderrW != nil {
+			p.stderrW.Close()
+			p.stderrW = nil
+		}
+		p.mu.Unlock()
+		return nil, fmt.Errorf("failed to start command: %w", err)
+	}
+	out := newLineLimiter(stdout, maxMessage, upstream, func(size int64, id string) {
+		p.log.Warn("upstream message refused: over upstreams[].max_result_bytes", "bytes", size, "max", maxMessage, "request_id", id)
+	})
+	return transport.NewIO(out, stdin, nil), nil
+}
+
 // started is called once the transport's Start returned: it closes the
 // parent's copy of the stderr pipe and starts watching the child exit. It
 // returns false if the child never started.
@@ -173,6 +205,10 @@ func (p *process) stop(grace time.Duration) {
 	case <-time.After(2 * time.Second):
 		p.log.Debug("upstream child not seen exiting after SIGKILL", "pid", pid)
 	}
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	go func() { _ = cmd.Wait() }() // reap it (and close its pipes) now that the group is gone
 }
 
 // logStderr logs the child's stderr line by line until every holder of

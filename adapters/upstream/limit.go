@@ -1,0 +1,291 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// What an upstream sends is bounded per message (upstreams[].max_result_bytes):
+// a 200 MB tool result once took the gateway to 1.23 GB, as mcp-go reads
+// each message whole and decodes it more than once. Over stdio, the
+// gateway reads the child's stdout through [lineLimiter]: a line (one
+// JSON-RPC message) longer than the limit is skipped as it streams in, and
+// in its place the transport sees an error response to the same request,
+// so the call fails at once with a clear error and the connection goes on.
+// Over HTTP, the client's transport reads response bodies through
+// [limitedBody]: per body for JSON, per event for an event stream.
+
+// resultTooLarge is the message of the error that replaces an oversized
+// message.
+func resultTooLarge(upstream string, size, max int64) string {
+	return fmt.Sprintf("upstream %q sent a message of more than %d bytes (at least %d), over its limit: upstreams[].max_result_bytes raises it", upstream, max, size)
+}
+
+// lineLimiter passes the lines of r through, each at most max bytes
+// (newline included); an oversized line is replaced by a JSON-RPC error
+// response with the line's id (found by scanning the line as it is
+// skipped), or dropped when it has none. Memory stays within max.
+type lineLimiter struct {
+	r        *bufio.Reader
+	max      int64
+	upstream string
+	onRefuse func(size int64, id string)
+	out      []byte
+	line     []byte
+}
+
+func newLineLimiter(r io.Reader, max int64, upstream string, onRefuse func(size int64, id string)) *lineLimiter {
+	return &lineLimiter{r: bufio.NewReaderSize(r, 64<<10), max: max, upstream: upstream, onRefuse: onRefuse}
+}
+
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	for len(l.out) == 0 {
+		if err := l.next(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, l.out)
+	l.out = l.out[n:]
+	return n, nil
+}
+
+// next reads the next line into l.out.
+func (l *lineLimiter) next() error {
+	l.line = l.line[:0]
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		if int64(len(l.line)+len(chunk)) > l.max {
+			return l.skip(chunk, err)
+		}
+		l.line = append(l.line, chunk...)
+		switch err {
+		case nil:
+			l.out = l.line
+			return nil
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			if len(l.line) > 0 && err == io.EOF {
+				l.out = l.line // a last line without a newline
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// skip discards the rest of an oversized line, scanning it for its id.
+func (l *lineLimiter) skip(chunk []byte, err error) error {
+	var sc idScanner
+	sc.feed(l.line)
+	sc.feed(chunk)
+	size := int64(len(l.line) + len(chunk))
+	l.line = l.line[:0]
+	for err == bufio.ErrBufferFull {
+		chunk, err = l.r.ReadSlice('\n')
+		sc.feed(chunk)
+		size += int64(len(chunk))
+	}
+	if err != nil && err != io.EOF {
+		return err
+	}
+	id := sc.id()
+	if l.onRefuse != nil {
+		l.onRefuse(size, id)
+	}
+	if id != "" {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id),
+			"error": map[string]any{"code": -32001, "message": resultTooLarge(l.upstream, size, l.max)}})
+		l.out = append(b, '\n')
+	}
+	if err == io.EOF {
+		if len(l.out) > 0 {
+			return nil
+		}
+		return io.EOF
+	}
+	return nil
+}
+
+// idScanner finds the value of the top-level "id" member of a JSON object
+// fed to it in pieces, keeping nothing else: the id may come after a
+// result of any size.
+type idScanner struct {
+	depth         int
+	inStr, esc    bool
+	keyNext       bool // at depth 1, the next string is a member name
+	inKey         bool
+	afterKey      bool
+	key           []byte
+	capturing     bool
+	value         []byte
+	found, broken bool
+}
+
+func (s *idScanner) feed(b []byte) {
+	for _, c := range b {
+		if s.found || s.broken {
+			return
+		}
+		if s.capturing && s.captureByte(c) {
+			continue
+		}
+		if s.inStr {
+			switch {
+			case s.esc:
+				s.esc = false
+			case c == '\\':
+				s.esc = true
+			case c == '"':
+				s.inStr = false
+				if s.inKey {
+					s.inKey, s.afterKey = false, true
+				}
+				continue
+			}
+			if s.inKey && len(s.key) < 8 {
+				s.key = append(s.key, c)
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			s.inStr = true
+			if s.depth == 1 && s.keyNext {
+				s.inKey, s.keyNext, s.key = true, false, s.key[:0]
+			}
+		case '{', '[':
+			s.depth++
+			if s.depth == 1 && c == '{' {
+				s.keyNext = true
+			}
+		case '}', ']':
+			s.depth--
+		case ',':
+			if s.depth == 1 {
+				s.keyNext = true
+			}
+		case ':':
+			if s.depth == 1 && s.afterKey {
+				s.afterKey = false
+				if string(s.key) == "id" {
+					s.capturing, s.value = true, s.value[:0]
+				}
+			}
+		}
+	}
+}
+
+// captureByte takes one byte of the id's value. It returns false when
+// the byte ends a bare value and must be scanned as structure too.
+func (s *idScanner) captureByte(c byte) bool {
+	if len(s.value) == 0 && (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+		return true
+	}
+	if len(s.value) > 0 && s.value[0] == '"' {
+		s.value = append(s.value, c)
+		switch {
+		case s.esc:
+			s.esc = false
+		case c == '\\':
+			s.esc = true
+		case c == '"':
+			s.capturing, s.found = false, true
+		}
+	} else if c == ',' || c == '}' || c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+		s.capturing, s.found = false, len(s.value) > 0
+		return false
+	} else {
+		s.value = append(s.value, c)
+	}
+	if len(s.value) > 256 {
+		s.capturing, s.broken = false, true
+	}
+	return true
+}
+
+// id is the id's JSON text, or "" when the object had none (or a value
+// that is not a number or a string).
+func (s *idScanner) id() string {
+	if !s.found || !json.Valid(s.value) || len(s.value) == 0 || (s.value[0] != '"' && s.value[0] != '-' && (s.value[0] < '0' || s.value[0] > '9')) {
+		return ""
+	}
+	return string(s.value)
+}
+
+// limitTransport bounds the bodies of the upstream's HTTP responses.
+type limitTransport struct {
+	base     http.RoundTripper
+	max      int64
+	upstream string
+}
+
+func (t limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	resp.Body = &limitedBody{rc: resp.Body, max: t.max, stream: stream, upstream: t.upstream}
+	return resp, nil
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// pool.
+func (t limitTransport) CloseIdleConnections() {
+	if ci, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+// limitedBody fails a read once more than max bytes came in one message:
+// the whole body for JSON, one event (up to a blank line) for an event
+// stream.
+type limitedBody struct {
+	rc       io.ReadCloser
+	max      int64
+	stream   bool
+	upstream string
+	n        int64 // bytes of the current message
+	lineLen  int   // bytes of the current line so far (stream)
+	last     byte  // the last byte before the current position (stream)
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if !b.stream {
+		b.n += int64(n)
+	} else {
+		for chunk := p[:n]; len(chunk) > 0 && b.n <= b.max; {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				b.n += int64(len(chunk))
+				b.lineLen += len(chunk)
+				b.last = chunk[len(chunk)-1]
+				break
+			}
+			if i > 0 {
+				b.last = chunk[i-1]
+			}
+			b.lineLen += i
+			if b.lineLen == 0 || b.lineLen == 1 && b.last == '\r' {
+				b.n = 0 // a blank line ends the event
+			} else {
+				b.n += int64(i + 1)
+			}
+			b.lineLen, b.last = 0, '\n'
+			chunk = chunk[i+1:]
+		}
+	}
+	if b.n > b.max {
+		return n, fmt.Errorf("%s", resultTooLarge(b.upstream, b.n, b.max))
+	}
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }

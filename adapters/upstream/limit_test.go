@@ -1,0 +1,111 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+)
+
+func readAllLines(t *testing.T, r io.Reader) []string {
+	t.Helper()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.SplitAfter(string(b), "\n")
+}
+
+func TestLineLimiter(t *testing.T) {
+	big := `{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 300) + `","id":99}]},"id":7}`
+	for _, tc := range []struct {
+		name string
+		in   string
+		max  int64
+		want []string // lines out; "ERR:id" for a refusal of that id
+	}{
+		{"small lines pass", "{\"id\":1}\n{\"id\":2}\n", 100, []string{"{\"id\":1}\n", "{\"id\":2}\n"}},
+		{"exactly the limit", "{\"id\":1234}\n", 12, []string{"{\"id\":1234}\n"}},
+		{"one byte over, id first", "{\"id\":12345}\n", 12, []string{"ERR:12345"}},
+		{"id after a big result", big + "\n{\"id\":8}\n", 100, []string{"ERR:7", "{\"id\":8}\n"}},
+		{"string id", `{"result":"` + strings.Repeat("y", 200) + `","id":"a\"b"}` + "\n", 100, []string{`ERR:"a\"b"`}},
+		{"no id: dropped", `{"method":"notifications/message","params":{"data":"` + strings.Repeat("z", 200) + `"}}` + "\n{\"id\":3}\n", 100, []string{"{\"id\":3}\n"}},
+		{"last line without newline", "{\"id\":1}", 100, []string{"{\"id\":1}"}},
+		{"oversized last line without newline", `{"id":5,"r":"` + strings.Repeat("q", 100) + `"}`, 50, []string{"ERR:5"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLineLimiter(strings.NewReader(tc.in), tc.max, "up", nil)
+			l.r = bufioSmall(tc.in) // small buffer: lines span several reads
+			var got []string
+			for _, line := range readAllLines(t, l) {
+				if line == "" {
+					continue
+				}
+				if strings.Contains(line, "max_result_bytes") {
+					var m struct {
+						ID json.RawMessage `json:"id"`
+					}
+					if err := json.Unmarshal([]byte(line), &m); err != nil {
+						t.Fatalf("refusal line is not JSON: %v %s", err, line)
+					}
+					line = "ERR:" + string(m.ID)
+				}
+				got = append(got, line)
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLimitedBodyStream(t *testing.T) {
+	ev := func(n int) string { return "event: message\ndata: " + strings.Repeat("d", n) + "\n\n" }
+	for _, tc := range []struct {
+		name   string
+		body   string
+		stream bool
+		max    int64
+		fail   bool
+	}{
+		{"json within", strings.Repeat("j", 100), false, 100, false},
+		{"json over", strings.Repeat("j", 101), false, 100, true},
+		{"events each within, many in all", strings.Repeat(ev(50), 100), true, 100, false},
+		{"crlf events within", strings.Repeat("data: "+strings.Repeat("d", 50)+"\r\n\r\n", 100), true, 100, false},
+		{"one event over", ev(50) + ev(200) + ev(10), true, 100, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &limitedBody{rc: io.NopCloser(&oneByteReader{r: strings.NewReader(tc.body)}), max: tc.max, stream: tc.stream, upstream: "up"}
+			_, err := io.ReadAll(b)
+			if (err != nil) != tc.fail || err != nil && !strings.Contains(err.Error(), "max_result_bytes") {
+				t.Errorf("err = %v, want failure %v", err, tc.fail)
+			}
+		})
+	}
+}
+
+// oneByteReader returns at most 7 bytes a read, so that events and lines
+// are split across reads.
+type oneByteReader struct{ r io.Reader }
+
+func (o *oneByteReader) Read(p []byte) (int, error) { return o.r.Read(p[:min(len(p), 7)]) }
+
+func FuzzLineLimiter(f *testing.F) {
+	f.Add([]byte("{\"id\":1}\n{\"result\":\"xxxxxxxxxxxxxxxxxxxxxxxxx\",\"id\":2}\n"), 20)
+	f.Fuzz(func(t *testing.T, in []byte, max int) {
+		if max < 16 || max > 1<<16 {
+			return
+		}
+		l := newLineLimiter(bytes.NewReader(in), int64(max), "up", nil)
+		out, _ := io.ReadAll(l)
+		for _, line := range bytes.SplitAfter(out, []byte("\n")) {
+			if len(line) > max && !bytes.Contains(line, []byte("max_result_bytes")) {
+				t.Fatalf("a line of %d bytes passed a limit of %d", len(line), max)
+			}
+		}
+	})
+}
+
+func bufioSmall(s string) *bufio.Reader { return bufio.NewReaderSize(strings.NewReader(s), 16) }
