@@ -34,7 +34,7 @@ type app struct {
 
 	run      *runs.Run // nil when the command records nothing
 	globs    globWarner
-	tempDir  string // a throwaway workspace when there is no run
+	tempDir  string // a throwaway directory when there is no run
 	sandbox  *policy.Sandbox
 	catalog  *gateway.Catalog
 	policy   *policy.Live // replaced whole on reload
@@ -49,7 +49,6 @@ type app struct {
 	// admin.addr is off).
 	recent *operator.Recent
 	// What rebuilding a built-in toolset on reload needs.
-	workspace string
 	artifacts gateway.ArtifactStore
 	recordRun bool
 	// skills serves the skills toolset's prompts (the toolset may be
@@ -84,6 +83,9 @@ type appOptions struct {
 	// record opens a run archive; without it the default sandbox root is
 	// a temporary directory and nothing is recorded (toolgate tools).
 	record bool
+	// command and configFile go into the run's manifest.
+	command    []string
+	configFile string
 	// upstreams says which upstreams newApp starts and how long it waits
 	// for them; the zero value starts all and waits for each.
 	upstreams upstreamStart
@@ -158,19 +160,19 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 
 	var recorder gateway.Recorder
 	var artifacts gateway.ArtifactStore
-	workspace := ""
 	if opts.record {
-		a.run, err = runs.Open(cfg.ResolvedRunsDir(), &runs.Options{Version: version(), Logger: a.log})
+		a.applyRetention(cfg) // before this run exists: it is never a candidate
+		a.run, err = runs.Open(cfg.ResolvedRunsDir(), &runs.Options{Version: version(), Logger: a.log,
+			Command: append([]string{"toolgate"}, opts.command...), Config: opts.configFile})
 		if err != nil {
 			return nil, err
 		}
-		recorder, artifacts, workspace = a.run, a.run, a.run.Workspace()
+		recorder, artifacts = a.run, a.run
 		a.log = a.log.With("run", a.run.ID())
 	} else {
-		if a.tempDir, err = os.MkdirTemp("", "toolgate-workspace-"); err != nil {
+		if a.tempDir, err = os.MkdirTemp("", "toolgate-"); err != nil {
 			return nil, err
 		}
-		workspace = a.tempDir
 		// Commands that describe tools without running them (tools,
 		// policy) describe them as serve and call run them: with the
 		// archive (write_file's description says an overwrite loses
@@ -178,7 +180,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		artifacts = describeOnly{}
 	}
 
-	a.workspace, a.artifacts, a.recordRun = workspace, artifacts, opts.record
+	a.artifacts, a.recordRun = artifacts, opts.record
 	var shownRoots []string
 	if a.sandbox, shownRoots, err = a.newSandbox(cfg); err != nil {
 		return nil, err

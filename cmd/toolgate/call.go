@@ -40,7 +40,8 @@ func runCall(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	// A built-in tool starts no upstream; an upstream's tool waits for
 	// that upstream only.
-	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true, upstreams: upstreamStart{forTool: name}})
+	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true, upstreams: upstreamStart{forTool: name},
+		command: e.args, configFile: configPathOf(configFiles(fs))})
 	if err != nil {
 		return err
 	}

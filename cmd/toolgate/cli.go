@@ -23,6 +23,7 @@ const (
 // env is what a command gets: its streams and context.
 type env struct {
 	ctx    context.Context
+	args   []string // the command line after the program name
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -42,7 +43,7 @@ type command struct {
 // commandOrder.
 var commands []*command
 
-var commandOrder = []string{"serve", "tools", "call", "policy", "import", "pending", "submit", "approvals", "approve", "deny", "memory", "config", "version"}
+var commandOrder = []string{"serve", "tools", "call", "runs", "policy", "import", "pending", "submit", "approvals", "approve", "deny", "memory", "config", "version"}
 
 // usageError is a command-line mistake: exit code 2.
 type usageError struct{ msg string }
@@ -96,7 +97,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintf(stderr, "toolgate %s: %v\n", cmd.name, err)
 		return exitUsage
 	}
-	err := cmd.run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}, fs, fs.Args())
+	err := cmd.run(&env{ctx: ctx, args: args, stdin: stdin, stdout: stdout, stderr: stderr}, fs, fs.Args())
 	var ue usageError
 	var ee exitError
 	switch {

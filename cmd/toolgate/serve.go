@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -60,7 +61,8 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		}
 		defer ln.Close()
 	}
-	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true, upstreams: upstreamStart{grace: serveStartupGrace}})
+	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true, upstreams: upstreamStart{grace: serveStartupGrace},
+		command: e.args, configFile: configPathOf(configFiles(fs))})
 	if err != nil {
 		return err
 	}
@@ -121,6 +123,12 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		err = serveHTTP(e, a, srv, ln, tokens)
 	}
 	stopReload() // no reload starts upstreams while the app closes
+	switch {
+	case err != nil:
+		a.run.SetStatus("error: " + err.Error())
+	case e.ctx.Err() != nil:
+		a.run.SetStatus("signal")
+	}
 	if cerr := a.shutdown(); cerr != nil {
 		a.log.Error("closing", "err", cerr)
 	}
@@ -242,4 +250,15 @@ func maxConnections(configured int) int {
 		return max(int(limit)-fdReserve, 16)
 	}
 	return configured
+}
+
+// configPathOf is the first config file, made absolute, or "" for none.
+func configPathOf(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if abs, err := filepath.Abs(s[0]); err == nil {
+		return abs
+	}
+	return s[0]
 }

@@ -1,13 +1,13 @@
 // Package runs is the run archive: one directory per gateway process (a
 // run) that holds the complete record of its calls and their artifacts.
 //
-//	runs/<run-id>/run.json            the run's manifest (id, start, pid, version)
+//	runs/<run-id>/run.json            the run's manifest (id, start, pid, version, command,
+//	                                  config, client; stop time and status once stopped)
 //	runs/<run-id>/events.jsonl        run.started, tool.started, tool.completed, tool.failed, run.stopped ...
 //	runs/<run-id>/logs/tools.jsonl    one line per finished call
 //	runs/<run-id>/logs/errors.jsonl   one line per failed call
-//	runs/<run-id>/workspace/          the default sandbox root
-//	runs/<run-id>/deliverables/       files a run hands over
-//	runs/<run-id>/archive/            artifacts (large outputs) and candidates
+//	runs/<run-id>/archive/            artifacts (large outputs, previous versions) and
+//	                                  memory candidates; created when first used
 //
 // Run IDs sort by start time. Every line is written with a single write
 // to a file opened for appending, under a lock, so lines are whole even
@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,12 +49,35 @@ type Run struct {
 	replaced    atomic.Int64 // record files found replaced (guard.go)
 	stopGuard   chan struct{}
 	closeOnce   sync.Once
+
+	manifestMu sync.Mutex
+	manifest   Manifest
+	sawClient  atomic.Bool
+}
+
+// Manifest is a run's run.json.
+type Manifest struct {
+	ID      string   `json:"id"`
+	Started string   `json:"started"`
+	PID     int      `json:"pid"`
+	Version string   `json:"version"`
+	Command []string `json:"command,omitempty"`
+	Config  string   `json:"config,omitempty"`
+	// Client is the first client that called a tool ("name version").
+	Client string `json:"client,omitempty"`
+	// Stopped and Status are set when the run closes: a run without them
+	// is live, or ended without closing (killed).
+	Stopped string `json:"stopped,omitempty"`
+	Status  string `json:"status,omitempty"`
 }
 
 // Options configure [Open].
 type Options struct {
-	// Version is written to the manifest.
+	// Version, Command (the command line) and Config (the config file
+	// read) are written to the manifest.
 	Version string
+	Command []string
+	Config  string
 	// Logger receives write failures. If nil, they are discarded (but
 	// still counted, see [Run.WriteErrors]).
 	Logger *slog.Logger
@@ -90,16 +114,16 @@ func Open(runsDir string, opts *Options) (*Run, error) {
 	now := time.Now()
 	id := NewID(now)
 	dir := filepath.Join(abs, id)
-	for _, sub := range []string{"logs", "workspace", "deliverables", "archive"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("run archive: cannot create %s: %w", filepath.Join(dir, sub), err)
-		}
+	// Only logs/ now: archive/ is created by its first artifact, so runs
+	// that save none leave no empty folders behind.
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("run archive: cannot create %s: %w", filepath.Join(dir, "logs"), err)
 	}
 	r := &Run{id: id, dir: dir, runsDir: abs, log: o.Logger}
-	manifest, _ := json.MarshalIndent(map[string]any{
-		"id": id, "started": now.UTC().Format(time.RFC3339Nano), "pid": os.Getpid(), "version": o.Version,
-	}, "", "  ")
+	r.manifest = Manifest{ID: id, Started: now.UTC().Format(time.RFC3339Nano), PID: os.Getpid(), Version: o.Version,
+		Command: redactArgs(o.Command), Config: o.Config}
+	manifest, _ := json.MarshalIndent(r.manifest, "", "  ")
 	if err := writeFileSync(filepath.Join(dir, "run.json"), append(manifest, '\n')); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("run archive: cannot write to %s (unwritable directory or full disk?): %w", dir, err)
@@ -148,9 +172,6 @@ func (r *Run) ID() string { return r.id }
 
 // Dir is the run's directory.
 func (r *Run) Dir() string { return r.dir }
-
-// Workspace is the run's workspace directory, the default sandbox root.
-func (r *Run) Workspace() string { return filepath.Join(r.dir, "workspace") }
 
 // ArchiveDir is where artifacts and memory candidates go.
 func (r *Run) ArchiveDir() string { return filepath.Join(r.dir, "archive") }
@@ -209,6 +230,9 @@ func (r *Run) CallStarted(call *gateway.Call) error {
 	l.strOmit("session", gateway.SessionRef(call.Session))
 	l.strOmit("client", call.Client)
 	l.strOmit("identity", call.Identity)
+	if call.Client != "" && !r.sawClient.Load() && r.sawClient.CompareAndSwap(false, true) {
+		r.updateManifest(func(m *Manifest) { m.Client = call.Client })
+	}
 	return r.writeBuilt(r.events, l)
 }
 
@@ -270,6 +294,9 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		el := newLine()
 		r.common(el, now, call)
 		el.strOmit("toolset", call.Toolset)
+		el.strOmit("client", call.Client)
+		el.strOmit("identity", call.Identity)
+		el.raw("arguments", gateway.RecordArguments(call))
 		el.str("status", status)
 		el.str("message", msg)
 		el.num("duration_ms", ms)
@@ -293,6 +320,9 @@ func (r *Run) SaveArtifact(call *gateway.Call, name, mimeType string, data []byt
 		return gateway.Artifact{}, fmt.Errorf("artifact name %q is not allowed", file)
 	}
 	path := filepath.Join(r.ArchiveDir(), file)
+	if err := os.MkdirAll(r.ArchiveDir(), 0o755); err != nil {
+		return gateway.Artifact{}, fmt.Errorf("saving artifact: %w", err)
+	}
 	if err := writeFileSync(path, data); err != nil {
 		return gateway.Artifact{}, fmt.Errorf("saving artifact: %w", err)
 	}
@@ -339,8 +369,10 @@ func (r *Run) ReadArtifact(uri string) ([]byte, string, error) {
 	return data, mt, nil
 }
 
-// Close writes the run.stopped event, syncs and closes the record files.
-// Calls must have finished (see [gateway.Pipeline.Shutdown]).
+// Close writes the run.stopped event, syncs and closes the record files,
+// and puts the stop time and status ("stopped", or what [Run.SetStatus]
+// said) in the manifest. Calls must have finished (see
+// [gateway.Pipeline.Shutdown]).
 func (r *Run) Close() error {
 	var err error
 	r.closeOnce.Do(func() {
@@ -348,8 +380,69 @@ func (r *Run) Close() error {
 		r.checkFiles() // a replacement since the last check is restored before the end
 		r.Event("run.stopped", map[string]any{"write_errors": r.writeErrors.Load()})
 		err = r.closeFiles()
+		r.updateManifest(func(m *Manifest) {
+			m.Stopped = stamp(time.Now())
+			if m.Status == "" {
+				m.Status = "stopped"
+			}
+		})
 	})
 	return err
+}
+
+// SetStatus says how the run ends ("signal", "error: ..."), for the
+// manifest written by Close.
+func (r *Run) SetStatus(status string) {
+	r.manifestMu.Lock()
+	r.manifest.Status = status
+	r.manifestMu.Unlock()
+}
+
+// updateManifest changes the manifest and rewrites run.json atomically
+// (a new file renamed over the old one).
+func (r *Run) updateManifest(f func(*Manifest)) {
+	r.manifestMu.Lock()
+	defer r.manifestMu.Unlock()
+	f(&r.manifest)
+	b, _ := json.MarshalIndent(r.manifest, "", "  ")
+	path := filepath.Join(r.dir, "run.json")
+	tmp := path + ".tmp"
+	_ = os.Remove(tmp)
+	if err := writeFileSync(tmp, append(b, '\n')); err != nil {
+		r.log.Warn("run archive: cannot update run.json", "err", err)
+		return
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		r.log.Warn("run archive: cannot update run.json", "err", err)
+	}
+}
+
+// redactArgs is a command line as the manifest keeps it: the value of a
+// flag that looks like a secret (--token=x, --token x) is replaced.
+func redactArgs(args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		name, _, hasValue := strings.Cut(a, "=")
+		if !looksSecret(name) {
+			continue
+		}
+		if hasValue {
+			out[i] = name + "=[REDACTED]"
+		} else if i+1 < len(out) {
+			out[i+1] = "[REDACTED]"
+		}
+	}
+	return out
+}
+
+func looksSecret(flag string) bool {
+	f := strings.ToLower(strings.TrimLeft(flag, "-"))
+	for _, w := range []string{"token", "secret", "password", "key", "auth"} {
+		if strings.Contains(f, w) && strings.HasPrefix(flag, "-") {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Run) closeFiles() error {

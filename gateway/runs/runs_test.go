@@ -60,9 +60,14 @@ func TestLayoutAndIDs(t *testing.T) {
 	if !runIDRE.MatchString(r.ID()) {
 		t.Errorf("run ID %q does not match %s", r.ID(), runIDRE)
 	}
-	for _, p := range []string{"run.json", "events.jsonl", "logs/tools.jsonl", "logs/errors.jsonl", "workspace", "deliverables", "archive"} {
+	for _, p := range []string{"run.json", "events.jsonl", "logs/tools.jsonl", "logs/errors.jsonl"} {
 		if _, err := os.Stat(filepath.Join(r.Dir(), p)); err != nil {
 			t.Errorf("missing %s: %v", p, err)
+		}
+	}
+	for _, p := range []string{"workspace", "deliverables", "archive"} { // not until used
+		if _, err := os.Stat(filepath.Join(r.Dir(), p)); err == nil {
+			t.Errorf("an empty %s/ was created", p)
 		}
 	}
 	a, b := NewID(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), NewID(time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC))

@@ -48,6 +48,7 @@ func Defaults() []byte { return append([]byte(nil), defaultsYAML...) }
 // Config is toolgate's configuration. The koanf tags are the keys.
 type Config struct {
 	RunsDir     string             `koanf:"runs_dir"`
+	Runs        Runs               `koanf:"runs"`
 	Log         Log                `koanf:"log"`
 	Limits      Limits             `koanf:"limits"`
 	Sandbox     Sandbox            `koanf:"sandbox"`
@@ -149,6 +150,14 @@ type Log struct {
 	Level  string `koanf:"level"`
 	Format string `koanf:"format"`
 	File   string `koanf:"file"`
+}
+
+// Runs is the run archive's retention, applied when serve or call starts:
+// runs beyond the Keep newest, or older than MaxAge, are removed (never a
+// live one). Zero turns either off.
+type Runs struct {
+	Keep   int           `koanf:"keep"`
+	MaxAge time.Duration `koanf:"max_age"`
 }
 
 // Limits are the pipeline's limits.
@@ -484,6 +493,12 @@ func (c *Config) check() error {
 	}
 	if !strings.HasPrefix(c.HTTP.Path, "/") || c.HTTP.Path == "/healthz" {
 		bad("http.path", "must start with / and not be /healthz, got %q", c.HTTP.Path)
+	}
+	if c.Runs.Keep < 0 {
+		bad("runs.keep", "must not be negative (0: keep any number), got %d", c.Runs.Keep)
+	}
+	if c.Runs.MaxAge < 0 {
+		bad("runs.max_age", "must not be negative (0: any age), got %s", c.Runs.MaxAge)
 	}
 	if c.HTTP.MaxBodyMemory > 0 && c.HTTP.MaxBodyMemory < c.HTTP.MaxBodyBytes {
 		bad("http.max_body_memory", "must be at least http.max_body_bytes (%d), got %d", c.HTTP.MaxBodyBytes, c.HTTP.MaxBodyMemory)

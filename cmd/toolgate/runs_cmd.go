@@ -1,0 +1,339 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
+	"github.com/toolgate/toolgate/gateway/runs"
+)
+
+func init() {
+	commands = append(commands, &command{
+		name:  "runs",
+		args:  "list | show RUN | tail [RUN] | open RUN CALL | prune (--keep N | --older-than DURATION) [--yes]",
+		short: "browse the run archive: runs, their calls, a call's full record; prune old runs",
+		flags: func(fs *pflag.FlagSet) {
+			configFlags(fs)
+			fs.Bool("json", false, "print JSON (list, show, open)")
+			fs.Int("keep", 0, "prune: keep the N newest runs")
+			fs.String("older-than", "", "prune: remove runs started longer ago than this (e.g. 720h)")
+			fs.Bool("yes", false, "prune: remove them (without it, only say what would go)")
+		},
+		run: runRuns,
+	})
+}
+
+// runsTailPoll is how often `runs tail` looks for new calls.
+const runsTailPoll = 250 * time.Millisecond
+
+func runRuns(e *env, fs *pflag.FlagSet, args []string) error {
+	if len(args) == 0 {
+		return usagef("usage: toolgate runs list | show RUN | tail [RUN] | open RUN CALL | prune --keep N | --older-than DURATION [--yes]")
+	}
+	cfg, err := loadConfig(fs, configFlagKeys)
+	if err != nil {
+		return err
+	}
+	dir := cfg.ResolvedRunsDir()
+	asJSON, _ := fs.GetBool("json")
+	switch sub, rest := args[0], args[1:]; sub {
+	case "list":
+		return runsList(e, dir, asJSON)
+	case "show":
+		if len(rest) != 1 {
+			return usagef("usage: toolgate runs show RUN (an id, a unique prefix, or latest)")
+		}
+		return runsShow(e, dir, rest[0], asJSON)
+	case "tail":
+		if len(rest) > 1 {
+			return usagef("usage: toolgate runs tail [RUN]")
+		}
+		return runsTail(e, dir, strings.Join(rest, ""))
+	case "open":
+		if len(rest) != 2 {
+			return usagef("usage: toolgate runs open RUN CALL (a call id or a unique prefix)")
+		}
+		return runsOpen(e, dir, rest[0], rest[1], asJSON)
+	case "prune":
+		return runsPrune(e, fs, dir)
+	default:
+		return usagef("unknown runs command %q: list, show, tail, open or prune", sub)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func runsList(e *env, dir string, asJSON bool) error {
+	list, err := runs.List(dir)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if list == nil {
+			list = []runs.Summary{}
+		}
+		return writeJSON(e.stdout, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(e.stdout, "No runs in %s yet.\n", dir)
+		return nil
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tCOMMAND\tCLIENT\tSTARTED\tDURATION\tCALLS\tERRORS\tARTIFACTS\tCANDIDATES")
+	for _, s := range list {
+		dur := "unfinished"
+		switch {
+		case s.Live:
+			dur = "live " + s.Duration(now).Round(time.Second).String()
+		case s.Stopped != "":
+			dur = s.Duration(now).Round(time.Millisecond).String()
+		}
+		started := s.Started
+		if t, err := time.Parse(time.RFC3339Nano, s.Started); err == nil {
+			started = t.Local().Format("2006-01-02 15:04:05")
+		}
+		cmd := strings.Join(s.Command[min(1, len(s.Command)):], " ")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", s.ID, dash(truncate(cmd, 40)), dash(s.Client), started, dur, s.Calls, s.Errors, s.Artifacts, s.Candidates)
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+func runsShow(e *env, dir, ref string, asJSON bool) error {
+	run, err := runs.Resolve(dir, ref)
+	if err != nil {
+		return err
+	}
+	calls, err := runs.Records(filepath.Join(run, "logs", "tools.jsonl"))
+	if err != nil {
+		return err
+	}
+	s := runs.Summarize(run)
+	if asJSON {
+		if calls == nil {
+			calls = []map[string]any{}
+		}
+		return writeJSON(e.stdout, map[string]any{"run": s, "calls": calls})
+	}
+	fmt.Fprintf(e.stdout, "run %s (%s)  %d calls, %d errors\n\n", s.ID, dash(strings.Join(s.Command, " ")), s.Calls, s.Errors)
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tCALL\tTOOL\tSTATUS\tMS\tBRIEF")
+	for _, c := range calls {
+		printCall(tw, c)
+	}
+	return tw.Flush()
+}
+
+func printCall(w io.Writer, c map[string]any) {
+	str := func(k string) string { s, _ := c[k].(string); return s }
+	t := str("time")
+	if tm, err := time.Parse(time.RFC3339Nano, t); err == nil {
+		t = tm.Local().Format("15:04:05.000")
+	}
+	ms, _ := c["duration_ms"].(float64)
+	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.1f\t%s\n", t, str("call_id"), str("tool"), str("status"), ms, truncate(strings.ReplaceAll(str("brief"), "\n", " "), 80))
+}
+
+// runsTail follows a run's calls as they finish, until the run stops or
+// the user interrupts.
+func runsTail(e *env, dir, ref string) error {
+	run, err := runs.Resolve(dir, ref)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(run, "logs", "tools.jsonl")
+	fmt.Fprintf(e.stderr, "following %s (Ctrl-C stops)\n", filepath.Base(run))
+	seen := 0
+	tick := time.NewTicker(runsTailPoll)
+	defer tick.Stop()
+	for {
+		calls, err := runs.Records(path)
+		if err != nil {
+			return err
+		}
+		for _, c := range calls[seen:] {
+			printCall(e.stdout, c)
+		}
+		seen = len(calls)
+		if s := runs.Summarize(run); !s.Live {
+			fmt.Fprintf(e.stderr, "run %s is not running (%s)\n", s.ID, dash(s.Status))
+			return nil
+		}
+		select {
+		case <-e.ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func runsOpen(e *env, dir, ref, callRef string, asJSON bool) error {
+	run, err := runs.Resolve(dir, ref)
+	if err != nil {
+		return err
+	}
+	calls, err := runs.Records(filepath.Join(run, "logs", "tools.jsonl"))
+	if err != nil {
+		return err
+	}
+	var rec map[string]any
+	var matches []string
+	for _, c := range calls {
+		id, _ := c["call_id"].(string)
+		if id == callRef {
+			rec, matches = c, []string{id}
+			break
+		}
+		if strings.HasPrefix(id, callRef) {
+			rec = c
+			matches = append(matches, id)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return fmt.Errorf("no call %q in run %s (toolgate runs show %s lists them)", callRef, filepath.Base(run), filepath.Base(run))
+	case 1:
+	default:
+		return fmt.Errorf("%q matches %d calls: give more of the id", callRef, len(matches))
+	}
+	id := matches[0]
+	events, err := runs.Records(filepath.Join(run, "events.jsonl"))
+	if err != nil {
+		return err
+	}
+	var mine []map[string]any
+	for _, ev := range events {
+		if ev["call_id"] == id {
+			mine = append(mine, ev)
+		}
+	}
+	var files []string
+	if arts, ok := rec["artifacts"].([]any); ok {
+		for _, a := range arts {
+			if m, ok := a.(map[string]any); ok {
+				if name, ok := m["name"].(string); ok {
+					files = append(files, filepath.Join(run, "archive", filepath.Base(name)))
+				}
+			}
+		}
+	}
+	if asJSON {
+		if mine == nil {
+			mine = []map[string]any{}
+		}
+		if files == nil {
+			files = []string{}
+		}
+		return writeJSON(e.stdout, map[string]any{"record": rec, "events": mine, "artifact_files": files})
+	}
+	fmt.Fprintf(e.stdout, "call %s in run %s\n\nrecord:\n", id, filepath.Base(run))
+	b, _ := json.MarshalIndent(rec, "  ", "  ")
+	fmt.Fprintf(e.stdout, "  %s\n\nevents:\n", b)
+	for _, ev := range mine {
+		b, _ := json.Marshal(ev)
+		fmt.Fprintf(e.stdout, "  %s\n", b)
+	}
+	if len(files) > 0 {
+		fmt.Fprintln(e.stdout, "\nartifact files:")
+		for _, f := range files {
+			fmt.Fprintf(e.stdout, "  %s\n", f)
+		}
+	}
+	return nil
+}
+
+func runsPrune(e *env, fs *pflag.FlagSet, dir string) error {
+	keep, _ := fs.GetInt("keep")
+	olderThan, _ := fs.GetString("older-than")
+	yes, _ := fs.GetBool("yes")
+	var age time.Duration
+	if olderThan != "" {
+		var err error
+		if age, err = time.ParseDuration(olderThan); err != nil || age <= 0 {
+			return usagef("--older-than: %q is not a positive duration (like 720h for 30 days)", olderThan)
+		}
+	}
+	if keep <= 0 && age == 0 {
+		return usagef("runs prune needs --keep N (N > 0) or --older-than DURATION")
+	}
+	if keep <= 0 {
+		keep = -1 // not asked
+	}
+	gone, err := runs.Prunable(dir, keep, age, time.Now())
+	if err != nil {
+		return err
+	}
+	if len(gone) == 0 {
+		fmt.Fprintln(e.stdout, "Nothing to prune.")
+		return nil
+	}
+	for _, s := range gone {
+		if !yes {
+			fmt.Fprintf(e.stdout, "would remove %s (%d calls)\n", s.ID, s.Calls)
+			continue
+		}
+		if err := runs.Remove(dir, s); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "removed %s (%d calls)\n", s.ID, s.Calls)
+	}
+	if !yes {
+		fmt.Fprintf(e.stdout, "%d runs would be removed; run again with --yes to remove them.\n", len(gone))
+	}
+	return nil
+}
+
+// applyRetention removes the runs runs.keep and runs.max_age leave out,
+// before a new run starts (never a live run). Failures are logged, not
+// fatal: retention must not stop the gateway from serving.
+func (a *app) applyRetention(cfg *config.Config) {
+	if cfg.Runs.Keep <= 0 && cfg.Runs.MaxAge <= 0 {
+		return
+	}
+	dir := cfg.ResolvedRunsDir()
+	keep := cfg.Runs.Keep - 1 // room for the run about to start
+	if cfg.Runs.Keep == 0 {
+		keep = -1 // off
+	}
+	gone, err := runs.Prunable(dir, keep, cfg.Runs.MaxAge, time.Now())
+	if err != nil {
+		a.log.Warn("run retention", "err", err)
+		return
+	}
+	for _, s := range gone {
+		if err := runs.Remove(dir, s); err != nil {
+			a.log.Warn("run retention: cannot remove a run", "run", s.ID, "err", err)
+			continue
+		}
+		a.log.Debug("run retention: removed a run", "run", s.ID, "keep", cfg.Runs.Keep, "max_age", cfg.Runs.MaxAge)
+	}
+	if len(gone) > 0 {
+		a.log.Info("run retention: removed old runs (runs.keep, runs.max_age)", "removed", len(gone))
+	}
+}

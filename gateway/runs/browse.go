@@ -1,0 +1,203 @@
+package runs
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Browsing the archive: what `toolgate runs` shows, and retention. Only
+// files are read; a run being written is read up to its last whole line.
+
+// Summary is one run as `toolgate runs list` shows it.
+type Summary struct {
+	Manifest
+	Dir        string `json:"dir"`
+	Live       bool   `json:"live"` // not stopped, and its process is running
+	Calls      int    `json:"calls"`
+	Errors     int    `json:"errors"`
+	Artifacts  int    `json:"artifacts"`
+	Candidates int    `json:"memory_candidates"`
+}
+
+// Duration is how long the run lasted (until now for a live run, zero for
+// one that ended without stopping).
+func (s Summary) Duration(now time.Time) time.Duration {
+	start, err := time.Parse(time.RFC3339Nano, s.Started)
+	if err != nil {
+		return 0
+	}
+	if stop, err := time.Parse(time.RFC3339Nano, s.Stopped); err == nil {
+		return stop.Sub(start)
+	}
+	if s.Live {
+		return now.Sub(start)
+	}
+	return 0
+}
+
+// candidatesFile is the memory toolset's candidate file in a run's archive
+// (memory.CandidatesFile; named here to keep this package free of it).
+const candidatesFile = "memory-candidates.jsonl"
+
+// List returns the runs under runsDir, newest first.
+func List(runsDir string) ([]Summary, error) {
+	ents, err := os.ReadDir(runsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	for _, e := range ents {
+		if !e.IsDir() || !runIDRE.MatchString(e.Name()) {
+			continue
+		}
+		out = append(out, Summarize(filepath.Join(runsDir, e.Name())))
+	}
+	slices.SortFunc(out, func(a, b Summary) int { return strings.Compare(b.ID, a.ID) })
+	return out, nil
+}
+
+// Summarize reads one run directory.
+func Summarize(dir string) Summary {
+	s := Summary{Dir: dir}
+	s.ID = filepath.Base(dir)
+	if b, err := os.ReadFile(filepath.Join(dir, "run.json")); err == nil {
+		_ = json.Unmarshal(b, &s.Manifest)
+	}
+	s.Live = s.Stopped == "" && processRunning(s.PID)
+	s.Calls = countLines(filepath.Join(dir, "logs", "tools.jsonl"))
+	s.Errors = countLines(filepath.Join(dir, "logs", "errors.jsonl"))
+	s.Candidates = countLines(filepath.Join(dir, "archive", candidatesFile))
+	if ents, err := os.ReadDir(filepath.Join(dir, "archive")); err == nil {
+		for _, e := range ents {
+			if !e.IsDir() && e.Name() != candidatesFile {
+				s.Artifacts++
+			}
+		}
+	}
+	return s
+}
+
+func countLines(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := f.Read(buf)
+		for _, c := range buf[:k] {
+			if c == '\n' {
+				n++
+			}
+		}
+		if err != nil {
+			return n
+		}
+	}
+}
+
+// Resolve finds a run by id, unique id prefix, or "latest".
+func Resolve(runsDir, ref string) (string, error) {
+	list, err := List(runsDir)
+	if err != nil {
+		return "", err
+	}
+	if len(list) == 0 {
+		return "", fmt.Errorf("no runs in %s", runsDir)
+	}
+	if ref == "" || ref == "latest" {
+		return list[0].Dir, nil
+	}
+	var found []string
+	for _, s := range list {
+		if s.ID == ref {
+			return s.Dir, nil
+		}
+		if strings.HasPrefix(s.ID, ref) {
+			found = append(found, s.ID)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no run %q in %s (toolgate runs list shows them)", ref, runsDir)
+	case 1:
+		return filepath.Join(runsDir, found[0]), nil
+	}
+	return "", fmt.Errorf("%q matches %d runs (%s): give more of the id", ref, len(found), strings.Join(found[:min(3, len(found))], ", "))
+}
+
+// Records reads a run's JSON lines file (say logs/tools.jsonl), skipping a
+// line that is not whole yet.
+func Records(path string) ([]map[string]any, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out, sc.Err()
+}
+
+// Prunable lists the runs retention removes: beyond the keep newest
+// (keep >= 0; negative turns it off), or started longer than maxAge ago
+// (maxAge > 0). A live run is never among them, nor counted.
+func Prunable(runsDir string, keep int, maxAge time.Duration, now time.Time) ([]Summary, error) {
+	list, err := List(runsDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	i := -1
+	for _, s := range list {
+		if s.Live {
+			continue
+		}
+		i++
+		old := false
+		if maxAge > 0 {
+			if start, err := time.Parse(time.RFC3339Nano, s.Started); err == nil && now.Sub(start) > maxAge {
+				old = true
+			} else if err != nil {
+				if t, err := time.Parse("20060102T150405Z", s.ID[:16]); err == nil && now.Sub(t) > maxAge {
+					old = true
+				}
+			}
+		}
+		if old || keep >= 0 && i >= keep {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// Remove deletes a run directory under runsDir (its name checked, so that
+// nothing else can be removed).
+func Remove(runsDir string, s Summary) error {
+	if !runIDRE.MatchString(filepath.Base(s.Dir)) || filepath.Dir(s.Dir) != filepath.Clean(runsDir) {
+		return fmt.Errorf("not a run directory of %s: %s", runsDir, s.Dir)
+	}
+	return os.RemoveAll(s.Dir)
+}

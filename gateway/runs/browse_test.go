@@ -1,0 +1,84 @@
+package runs
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// TestManifestAndBrowse (issue 10): run.json has the command, config,
+// first client, stop time and status; List is newest first with counts;
+// Prunable never names a live run; artifacts create archive/ when used.
+func TestManifestAndBrowse(t *testing.T) {
+	dir := t.TempDir()
+	var ids []string
+	for i := range 3 {
+		r, err := Open(dir, &Options{Version: "v1", Command: []string{"toolgate", "serve", "--token=abc"}, Config: "/etc/toolgate.yaml"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID())
+		call := &gateway.Call{ID: "c1", Name: "echo", Client: "claude-code 1.0", Arguments: json.RawMessage(`{"text":"x"}`), Started: time.Now()}
+		_ = r.CallStarted(call)
+		r.CallFinished(call, gateway.Errorf("boom"), time.Millisecond)
+		if i == 0 {
+			if _, err := r.SaveArtifact(call, "out.txt", "text/plain", []byte("data")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i < 2 {
+			r.SetStatus("signal")
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			defer r.Close() // live: this process
+		}
+		time.Sleep(1100 * time.Millisecond) // run ids are per second
+	}
+	list, err := List(dir)
+	if err != nil || len(list) != 3 {
+		t.Fatalf("List: %v %v", list, err)
+	}
+	if list[0].ID != ids[2] || list[2].ID != ids[0] {
+		t.Errorf("not newest first: %s %s %s", list[0].ID, list[1].ID, list[2].ID)
+	}
+	old := list[2]
+	if old.Client != "claude-code 1.0" || old.Config != "/etc/toolgate.yaml" || old.Status != "signal" || old.Stopped == "" ||
+		len(old.Command) != 3 || old.Command[2] != "--token=[REDACTED]" || old.Calls != 1 || old.Errors != 1 || old.Artifacts != 1 || old.Live {
+		t.Errorf("summary of a stopped run: %+v", old)
+	}
+	if !list[0].Live || list[0].Stopped != "" {
+		t.Errorf("the open run is not live: %+v", list[0])
+	}
+	errs, _ := Records(filepath.Join(old.Dir, "logs", "errors.jsonl"))
+	if len(errs) != 1 || errs[0]["client"] != "claude-code 1.0" || errs[0]["arguments"] == nil {
+		t.Errorf("errors.jsonl line: %v", errs)
+	}
+	if _, err := os.Stat(filepath.Join(list[1].Dir, "archive")); err == nil {
+		t.Error("archive/ exists in a run that saved no artifact")
+	}
+	gone, _ := Prunable(dir, 0, 0, time.Now())
+	if len(gone) != 2 {
+		t.Errorf("keep 0 prunes %d runs, want the 2 stopped ones (never the live one)", len(gone))
+	}
+	gone, _ = Prunable(dir, 1, 0, time.Now())
+	if len(gone) != 1 || gone[0].ID != ids[0] {
+		t.Errorf("keep 1: %v", gone)
+	}
+	if got, err := Resolve(dir, "latest"); err != nil || filepath.Base(got) != ids[2] {
+		t.Errorf("latest: %s %v", got, err)
+	}
+	for _, s := range gone {
+		if err := Remove(dir, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if list, _ := List(dir); len(list) != 2 {
+		t.Errorf("%d runs after removing one", len(list))
+	}
+}
