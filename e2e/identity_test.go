@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,5 +44,32 @@ func TestIdentityInRecords(t *testing.T) {
 	rec := awaitRecord(10*time.Second, func() []ToolRecord { return e2.liveTools(t) }, "echo")
 	if rec == nil || rec.Identity != "local" {
 		t.Errorf("stdio record: %+v", rec)
+	}
+}
+
+// TestIdentityPolicy (issue 14): policy.identities rules apply to the
+// calls of the matching bearer token only, and the denial names the rule.
+func TestIdentityPolicy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t,
+		set("http.auth.tokens", []any{
+			map[string]any{"name": "ci", "token": "ci-token-0123456789"},
+			map[string]any{"name": "alice", "token": "alice-token-0123456789"},
+		}),
+		set("policy.identities", []any{map[string]any{"match": map[string]any{"name": "ci"}, "tools": map[string]any{"deny": []string{"echo"}}}}),
+	)
+	s := e.StartHTTP(t)
+	for _, tc := range []struct{ token, want string }{
+		{"ci-token-0123456789", "policy.identities[0].tools.deny"},
+		{"alice-token-0123456789", "hello"},
+	} {
+		auth := map[string]string{"Authorization": "Bearer " + tc.token}
+		id := initSession(t, s, auth)
+		h := sessionHeader(id)
+		h["Authorization"] = auth["Authorization"]
+		code, _, body := post(t, s.URL, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`, h)
+		if code != http.StatusOK || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %s", tc.token, code, tail(body, 300))
+		}
 	}
 }

@@ -110,6 +110,11 @@ func withCall(ctx context.Context, c *Call) context.Context {
 	return context.WithValue(ctx, callKey{}, c)
 }
 
+// AsCaller returns ctx as the context of a call by c's caller (its
+// session and identity), for asking the policy what it would decide for
+// that caller without making a call (`toolgate policy --as`).
+func AsCaller(ctx context.Context, c *Call) context.Context { return withCall(ctx, c) }
+
 // View narrows the catalog for the clients of one profile: which tools they
 // see and may call. A view only narrows: a tool it admits is still
 // validated and authorized like any other, so a profile never widens the

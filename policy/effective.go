@@ -58,6 +58,9 @@ type Config struct {
 	// CustomCapabilities are capability names beyond the built-in ones that
 	// the configuration may use. Any other unknown name is an error.
 	CustomCapabilities []string `koanf:"custom_capabilities"`
+	// Identities are rules for the calls of particular callers (see
+	// [Identity]).
+	Identities []Identity `koanf:"identities"`
 }
 
 // Approval is the `policy.approval:` section: which calls need a person's
@@ -221,6 +224,7 @@ func cloneConfig(c Config) Config {
 	}
 	out.Destructive.Allow = slices.Clone(c.Destructive.Allow)
 	out.CustomCapabilities = slices.Clone(c.CustomCapabilities)
+	out.Identities = slices.Clone(c.Identities) // entries are not changed after New
 	return out
 }
 
@@ -238,36 +242,13 @@ func (e *Effective) validate() error {
 			e.custom = append(e.custom, name)
 		}
 	}
-	// enabling says whether a list enables capabilities (shell.exec is
-	// refused there) or denies them.
-	checkCaps := func(key string, caps []string, enabling bool) error {
-		for i, name := range caps {
-			k := fmt.Sprintf("%s[%d]", key, i)
-			if !e.known(name) {
-				return fmt.Errorf("%s: unknown capability %q (known: %s; declare others in policy.custom_capabilities)",
-					k, name, strings.Join(e.knownList(), ", "))
-			}
-			if enabling && slices.Contains(runtimeDenied, name) {
-				return fmt.Errorf("%s: %s is denied by the runtime and cannot be enabled by configuration", k, name)
-			}
-		}
-		return nil
-	}
-	checkGlobs := func(key string, globs []string) error {
-		for i, g := range globs {
-			if err := checkGlob(g); err != nil {
-				return fmt.Errorf("%s[%d]: %w", key, i, err)
-			}
-		}
-		return nil
-	}
-	if err := checkCaps("policy.capabilities.allow", c.Capabilities.Allow, true); err != nil {
+	if err := e.checkCaps("policy.capabilities.allow", c.Capabilities.Allow, true); err != nil {
 		return err
 	}
-	if err := checkCaps("policy.capabilities.deny", c.Capabilities.Deny, false); err != nil {
+	if err := e.checkCaps("policy.capabilities.deny", c.Capabilities.Deny, false); err != nil {
 		return err
 	}
-	if err := checkCaps("policy.capabilities.requestable", c.Capabilities.Requestable, true); err != nil {
+	if err := e.checkCaps("policy.capabilities.requestable", c.Capabilities.Requestable, true); err != nil {
 		return err
 	}
 	if err := checkGlobs("policy.tools.allow", c.Tools.Allow); err != nil {
@@ -287,7 +268,7 @@ func (e *Effective) validate() error {
 		if err := checkGlobs(key+".tools", g.Tools); err != nil {
 			return err
 		}
-		if err := checkCaps(key+".capabilities", g.Capabilities, true); err != nil {
+		if err := e.checkCaps(key+".capabilities", g.Capabilities, true); err != nil {
 			return err
 		}
 	}
@@ -309,6 +290,9 @@ func (e *Effective) validate() error {
 	case "", "deny", "ask":
 	default:
 		return fmt.Errorf("policy.destructive.default: %q is neither \"deny\" nor \"ask\"", c.Destructive.Default)
+	}
+	if err := e.validateIdentities(); err != nil {
+		return err
 	}
 	if err := checkGlobs("policy.approval.tools", c.Approval.Tools); err != nil {
 		return err
@@ -422,7 +406,11 @@ func (e *Effective) Decide(ctx context.Context, t *gateway.Tool) gateway.Decisio
 		}
 	}
 
-	// 2. Configuration denies.
+	// 2. Configuration denies, the caller's identity's among them.
+	idRules := e.identityRules(identityOf(ctx))
+	if rule, reason, ok := e.identityDeny(idRules, t.Name); ok {
+		return deny(LayerConfig, rule, nil, reason)
+	}
 	for _, g := range e.cfg.Tools.Deny {
 		if matchGlob(g, t.Name) {
 			return deny(LayerConfig, "policy.tools.deny:"+g, nil,
@@ -441,6 +429,9 @@ func (e *Effective) Decide(ctx context.Context, t *gateway.Tool) gateway.Decisio
 	var ask *enabler // the rule that asks a person, if any
 	if t.Permissions.Resolved().Destructive {
 		destructive = e.destructiveEnabler(t.Name)
+		if destructive == nil {
+			destructive = e.identityDestructive(idRules, t.Name)
+		}
 		if destructive == nil && e.cfg.Destructive.Default == "ask" {
 			ask = &enabler{LayerConfig, RuleAskDestructive, rankDestructive}
 		} else if destructive == nil {
@@ -459,6 +450,9 @@ func (e *Effective) Decide(ctx context.Context, t *gateway.Tool) gateway.Decisio
 	best := enabler{layer: LayerRuntime, rule: RuleNoCapabilities, rank: -1}
 	for _, c := range needed {
 		en := e.capabilityEnabler(session, t.Name, c)
+		if en == nil {
+			en = e.identityCapability(idRules, t.Name, c)
+		}
 		if en == nil {
 			missing = append(missing, c)
 			continue
@@ -692,4 +686,30 @@ func (e *Effective) SkillGrants() []SkillGrant {
 		return strings.Compare(a.Session+"\x00"+a.Capability+"\x00"+a.Skill, b.Session+"\x00"+b.Capability+"\x00"+b.Skill)
 	})
 	return out
+}
+
+// checkCaps checks a list of capability names; enabling says whether the
+// list enables capabilities (shell.exec is refused there) or denies them.
+func (e *Effective) checkCaps(key string, caps []string, enabling bool) error {
+	for i, name := range caps {
+		k := fmt.Sprintf("%s[%d]", key, i)
+		if !e.known(name) {
+			return fmt.Errorf("%s: unknown capability %q (known: %s; declare others in policy.custom_capabilities)",
+				k, name, strings.Join(e.knownList(), ", "))
+		}
+		if enabling && slices.Contains(runtimeDenied, name) {
+			return fmt.Errorf("%s: %s is denied by the runtime and cannot be enabled by configuration", k, name)
+		}
+	}
+	return nil
+}
+
+// checkGlobs checks a list of tool-name globs.
+func checkGlobs(key string, globs []string) error {
+	for i, g := range globs {
+		if err := checkGlob(g); err != nil {
+			return fmt.Errorf("%s[%d]: %w", key, i, err)
+		}
+	}
+	return nil
 }

@@ -52,5 +52,14 @@ func (e *Effective) Unmatched(names []string) []UnmatchedGlob {
 			check(g.key(i)+".tools", g.Tools)
 		}
 	}
+	for i, id := range c.Identities {
+		key := fmt.Sprintf("policy.identities[%d]", i)
+		check(key+".tools.allow", id.Tools.Allow)
+		check(key+".tools.deny", id.Tools.Deny)
+		check(key+".destructive.allow", id.Destructive.Allow)
+		for j, g := range id.Grants {
+			check(fmt.Sprintf("%s.grants[%d].tools", key, j), g.Tools)
+		}
+	}
 	return out
 }

@@ -243,3 +243,21 @@ func TestServeBindFailureLeavesNoRun(t *testing.T) {
 		t.Errorf("a run directory was left: %v", ents)
 	}
 }
+
+// TestPolicyAs (issue 14): `toolgate policy --as NAME` decides as that
+// caller, with policy.identities applied.
+func TestPolicyAs(t *testing.T) {
+	const cfg = "policy:\n  identities:\n    - match: {name: ci}\n      tools: {deny: [write_file]}\n"
+	code, out, errOut := run(t, cfg, "policy", "--as", "ci")
+	if code != exitOK || !strings.Contains(out, "policy.identities[0].tools.deny:write_file") {
+		t.Fatalf("policy --as ci: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = run(t, cfg, "policy")
+	if code != exitOK || strings.Contains(out, "policy.identities[0].tools.deny:write_file") {
+		t.Errorf("policy without --as applies the identity's rule:\n%s", out)
+	}
+	code, _, errOut = run(t, "policy:\n  identities:\n    - match: {scope: x}\n", "policy")
+	if code != exitUsage || !strings.Contains(errOut, "policy.identities[0].match.scope") {
+		t.Errorf("an unknown match key: exit %d %s", code, errOut)
+	}
+}

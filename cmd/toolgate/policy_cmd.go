@@ -4,17 +4,19 @@ import (
 	"encoding/json"
 
 	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/policy"
 )
 
 func init() {
 	commands = append(commands, &command{
 		name:  "policy",
-		args:  "[--json] [--config FILE]",
+		args:  "[--as NAME] [--json] [--config FILE]",
 		short: "print the effective permission policy: every tool, its decision, and the layer and rule that decided",
 		flags: func(fs *pflag.FlagSet) {
 			configFlags(fs)
 			fs.Bool("json", false, "print JSON")
+			fs.String("as", "", "decide as this caller: a token name of http.auth.tokens, local or anonymous (policy.identities apply)")
 		},
 		run: runPolicy,
 	})
@@ -34,7 +36,15 @@ func runPolicy(e *env, fs *pflag.FlagSet, args []string) error {
 	for _, en := range a.catalog.Entries() {
 		tools = append(tools, policy.ExplainTool{Name: en.Tool.Name, Toolset: en.Toolset, Tool: en.Tool, Upstream: upstreams[en.Toolset]})
 	}
-	report := a.policy.Explain(e.ctx, tools)
+	ctx := e.ctx
+	if as, _ := fs.GetString("as"); as != "" {
+		identity := as
+		if as != "local" && as != "anonymous" {
+			identity = "token:" + as
+		}
+		ctx = gateway.AsCaller(ctx, &gateway.Call{Identity: identity})
+	}
+	report := a.policy.Explain(ctx, tools)
 	if asJSON, _ := fs.GetBool("json"); asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
