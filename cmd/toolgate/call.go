@@ -52,10 +52,7 @@ func runCall(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 
 	if asJSON, _ := fs.GetBool("json"); asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(gateway.ToMCPResult(call.ID, res)); err != nil {
+		if err := writeJSON(e.stdout, gateway.ToMCPResult(call.ID, res)); err != nil {
 			return err
 		}
 	} else {

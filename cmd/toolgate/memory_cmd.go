@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	iofs "io/fs"
@@ -59,10 +58,7 @@ func runMemory(e *env, fs *pflag.FlagSet, args []string) error {
 		return nil
 	}
 	if asJSON, _ := fs.GetBool("json"); asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if jerr := enc.Encode(report); jerr != nil {
+		if jerr := writeJSON(e.stdout, report); jerr != nil {
 			return jerr
 		}
 	} else if werr := report.WriteText(e.stdout); werr != nil {

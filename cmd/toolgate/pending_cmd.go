@@ -156,10 +156,7 @@ func runPending(e *env, fs *pflag.FlagSet, args []string) error {
 		list.Pending = []operator.Item{}
 	}
 	if asJSON, _ := fs.GetBool("json"); asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(list)
+		return writeJSON(e.stdout, list)
 	}
 	if len(list.Pending) == 0 {
 		fmt.Fprintln(e.stdout, "No calls are waiting.")

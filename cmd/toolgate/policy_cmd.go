@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/policy"
@@ -46,10 +44,7 @@ func runPolicy(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	report := a.policy.Explain(ctx, tools)
 	if asJSON, _ := fs.GetBool("json"); asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(report)
+		return writeJSON(e.stdout, report)
 	}
 	return report.WriteText(e.stdout)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
+	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/gateway/runs"
 )
 
@@ -68,13 +69,6 @@ func runRuns(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 func runsList(e *env, dir string, asJSON bool) error {
 	list, err := runs.List(dir)
 	if err != nil {
@@ -106,23 +100,9 @@ func runsList(e *env, dir string, asJSON bool) error {
 			started = t.Local().Format("2006-01-02 15:04:05")
 		}
 		cmd := strings.Join(s.Command[min(1, len(s.Command)):], " ")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", s.ID, dash(truncate(cmd, 40)), dash(s.Client), started, dur, s.Calls, s.Errors, s.Artifacts, s.Candidates)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", s.ID, orNone(gateway.Truncate(cmd, 40)), orNone(s.Client), started, dur, s.Calls, s.Errors, s.Artifacts, s.Candidates)
 	}
 	return tw.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func truncate(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }
 
 func runsShow(e *env, dir, ref string, asJSON bool) error {
@@ -141,7 +121,7 @@ func runsShow(e *env, dir, ref string, asJSON bool) error {
 		}
 		return writeJSON(e.stdout, map[string]any{"run": s, "calls": calls})
 	}
-	fmt.Fprintf(e.stdout, "run %s (%s)  %d calls, %d errors\n\n", s.ID, dash(strings.Join(s.Command, " ")), s.Calls, s.Errors)
+	fmt.Fprintf(e.stdout, "run %s (%s)  %d calls, %d errors\n\n", s.ID, orNone(strings.Join(s.Command, " ")), s.Calls, s.Errors)
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tCALL\tTOOL\tSTATUS\tMS\tBRIEF")
 	for _, c := range calls {
@@ -157,7 +137,7 @@ func printCall(w io.Writer, c map[string]any) {
 		t = tm.Local().Format("15:04:05.000")
 	}
 	ms, _ := c["duration_ms"].(float64)
-	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.1f\t%s\n", t, str("call_id"), str("tool"), str("status"), ms, truncate(strings.ReplaceAll(str("brief"), "\n", " "), 80))
+	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.1f\t%s\n", t, str("call_id"), str("tool"), str("status"), ms, gateway.Truncate(strings.ReplaceAll(str("brief"), "\n", " "), 80))
 }
 
 // runsTail follows a run's calls as they finish, until the run stops or
@@ -182,7 +162,7 @@ func runsTail(e *env, dir, ref string) error {
 		}
 		seen = len(calls)
 		if s := runs.Summarize(run); !s.Live {
-			fmt.Fprintf(e.stderr, "run %s is not running (%s)\n", s.ID, dash(s.Status))
+			fmt.Fprintf(e.stderr, "run %s is not running (%s)\n", s.ID, orNone(s.Status))
 			return nil
 		}
 		select {

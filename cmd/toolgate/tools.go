@@ -72,14 +72,11 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 		if conflicts == nil {
 			conflicts = []gateway.Conflict{}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
 		unmatched := a.unmatchedGlobs()
 		if unmatched == nil {
 			unmatched = []policy.UnmatchedGlob{}
 		}
-		return enc.Encode(map[string]any{"tools": nonNilInfos(infos), "toolsets": a.catalog.Toolsets(), "conflicts": conflicts, "unmatched_globs": unmatched})
+		return writeJSON(e.stdout, map[string]any{"tools": nonNilInfos(infos), "toolsets": a.catalog.Toolsets(), "conflicts": conflicts, "unmatched_globs": unmatched})
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tTOOLSET\tDECISION\tRULE\tCAPABILITIES\tHINTS")
