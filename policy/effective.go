@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolgate/toolgate/gateway"
@@ -129,6 +130,7 @@ const (
 	RuleNotEnabled          = "capability.not_enabled"
 	RuleAllowAllDestructive = "policy.destructive.allow_all_tools_dangerously"
 	RuleAskDestructive      = "policy.destructive.default:ask"
+	RuleDestructiveTooWide  = "policy.destructive.allow:too_wide"
 )
 
 // Effective is the effective permission policy: runtime safe defaults,
@@ -182,6 +184,12 @@ type Effective struct {
 type grantStore struct {
 	mu     sync.RWMutex
 	grants map[string]map[string][]string
+
+	// destructive is the catalog's destructive tools by toolset, for the
+	// rule that a destructive.allow glob may not enable all of a
+	// toolset's (see [Effective.SetDestructiveTools]). Shared across
+	// versions like the grants: it describes the catalog, not the config.
+	destructive atomic.Pointer[map[string][]string]
 }
 
 var _ gateway.Policy = (*Effective)(nil)
@@ -439,6 +447,9 @@ func (e *Effective) Decide(ctx context.Context, t *gateway.Tool) gateway.Decisio
 			if t.Permissions.ReadOnly == nil && t.Permissions.Destructive == nil {
 				why = "it has no hints, and MCP treats such a tool as destructive"
 			}
+			if reason := e.tooWideReason(t.Name); reason != "" {
+				return deny(LayerConfig, RuleDestructiveTooWide, nil, reason)
+			}
 			return deny(LayerRuntime, RuleDestructive, nil,
 				fmt.Sprintf("the tool is destructive (%s), and destructive tools are denied unless policy.destructive.allow lists a glob matching %q", why, t.Name))
 		}
@@ -517,7 +528,7 @@ func (e *Effective) sandboxNote() string {
 // destructiveEnabler returns the rule that enables a destructive tool, or nil.
 func (e *Effective) destructiveEnabler(name string) *enabler {
 	for _, g := range e.cfg.Destructive.Allow {
-		if matchGlob(g, name) {
+		if matchGlob(g, name) && e.tooWide(g, name) == "" {
 			return &enabler{LayerConfig, "policy.destructive.allow:" + g, rankDestructive}
 		}
 	}

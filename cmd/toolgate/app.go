@@ -192,6 +192,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	a.policy = policy.NewLive(eff)
 
 	a.catalog = gateway.NewCatalog(a.log)
+	a.catalog.OnChange(a.tellPolicyDestructive)
 	if a.run != nil {
 		a.catalog.OnConflict(func(c gateway.Conflict) {
 			a.run.Event("catalog.name_conflict", map[string]any{
@@ -457,3 +458,16 @@ func (describeOnly) SaveArtifact(*gateway.Call, string, string, []byte) (gateway
 }
 
 func (describeOnly) ReadArtifact(string) ([]byte, string, error) { return nil, "", errDescribeOnly }
+
+// tellPolicyDestructive gives the policy the catalog's destructive tools
+// by toolset (see policy.Effective.SetDestructiveTools); called after every
+// catalog change, outside the catalog's lock.
+func (a *app) tellPolicyDestructive() {
+	sets := map[string][]string{}
+	for _, e := range a.catalog.Entries() {
+		if e.Tool.Permissions.Resolved().Destructive {
+			sets[e.Toolset] = append(sets[e.Toolset], e.Tool.Name)
+		}
+	}
+	a.policy.Current().SetDestructiveTools(sets)
+}
