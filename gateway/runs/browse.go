@@ -62,8 +62,27 @@ func List(runsDir string) ([]Summary, error) {
 		}
 		out = append(out, Summarize(filepath.Join(runsDir, e.Name())))
 	}
-	slices.SortFunc(out, func(a, b Summary) int { return strings.Compare(b.ID, a.ID) })
+	// Newest first by start time (to the nanosecond: run IDs have seconds,
+	// and two runs may start in one), then by ID.
+	slices.SortFunc(out, func(a, b Summary) int {
+		if c := strings.Compare(startKey(b), startKey(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
 	return out, nil
+}
+
+// startKey sorts runs by start time: the manifest's, in a fixed-width
+// form, or the second in the run ID when the manifest is unreadable.
+func startKey(s Summary) string {
+	if t, err := time.Parse(time.RFC3339Nano, s.Started); err == nil {
+		return t.UTC().Format("20060102T150405.000000000")
+	}
+	if len(s.ID) >= 15 {
+		return s.ID[:15] + ".000000000"
+	}
+	return s.ID
 }
 
 // Summarize reads one run directory.

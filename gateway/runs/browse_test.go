@@ -38,7 +38,6 @@ func TestManifestAndBrowse(t *testing.T) {
 		} else {
 			defer r.Close() // live: this process
 		}
-		time.Sleep(1100 * time.Millisecond) // run ids are per second
 	}
 	list, err := List(dir)
 	if err != nil || len(list) != 3 {
