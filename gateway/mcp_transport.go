@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -62,6 +63,8 @@ type HTTPOptions struct {
 	// MaxBodyBytes caps a request body; a larger one gets 413. If zero,
 	// 4 MiB.
 	MaxBodyBytes int64
+	// OAuth, if set, accepts OAuth access tokens too (see [OAuthOptions]).
+	OAuth *OAuthOptions
 	// Tokens, if any, are the bearer tokens accepted; a request without
 	// one of them gets 401. Compared in constant time. A token's name is
 	// the caller's identity ("token:NAME") in records, and the owner of
@@ -168,6 +171,10 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 		})))
 	}
 	mux.HandleFunc("/healthz", g.health)
+	if opts.OAuth != nil {
+		mux.HandleFunc("GET "+metadataPath, g.serveMetadata)
+		mux.HandleFunc("GET "+metadataPath+opts.Path, g.serveMetadata)
+	}
 	if opts.Metrics != nil {
 		mux.Handle("/metrics", g.wrap(opts.Metrics))
 	}
@@ -250,9 +257,13 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 			httpError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not allowed", origin))
 			return
 		}
-		identity, ok := g.identify(r)
-		if !ok {
-			g.log.Warn("http request refused", "reason", "missing or invalid bearer token", "remote", r.RemoteAddr)
+		identity, err := g.identify(r)
+		if err != nil {
+			g.log.Warn("http request refused", "reason", "missing or invalid bearer token", "err", err, "remote", r.RemoteAddr)
+			if g.opts.OAuth != nil {
+				g.challenge(w, r, err)
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
 			httpError(w, http.StatusUnauthorized, "missing or invalid bearer token")
 			return
@@ -273,18 +284,19 @@ func (g *httpGuard) wrapMCP(next http.Handler) http.Handler {
 // authorized reports whether the request carries an accepted token (or
 // none is needed).
 func (g *httpGuard) authorized(r *http.Request) bool {
-	_, ok := g.identify(r)
-	return ok
+	_, err := g.identify(r)
+	return err == nil
 }
 
 // identify checks the bearer token in constant time: both sides are
 // hashed first, so neither the token's content nor its length leaks
 // through timing, and every configured token is compared. The identity is
 // "token:" and the token's name, or "anonymous" when no tokens are
-// configured.
-func (g *httpGuard) identify(r *http.Request) (string, bool) {
-	if len(g.tokens) == 0 {
-		return "anonymous", true
+// configured; a token that is none of them is checked as an OAuth access
+// token when OAuth is on.
+func (g *httpGuard) identify(r *http.Request) (string, error) {
+	if len(g.tokens) == 0 && g.opts.OAuth == nil {
+		return "anonymous", nil
 	}
 	auth := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(auth, " ")
@@ -298,10 +310,13 @@ func (g *httpGuard) identify(r *http.Request) (string, bool) {
 		match |= eq
 		which = subtle.ConstantTimeSelect(eq, i, which)
 	}
-	if match != 1 || !ok {
-		return "", false
+	switch {
+	case match == 1 && ok:
+		return "token:" + g.tokenNames[which], nil
+	case g.opts.OAuth != nil && ok && token != "":
+		return g.verifyOAuth(r.Context(), strings.TrimSpace(token))
 	}
-	return "token:" + g.tokenNames[which], true
+	return "", errors.New("missing or invalid bearer token")
 }
 
 func (g *httpGuard) health(w http.ResponseWriter, r *http.Request) {

@@ -30,6 +30,16 @@ type Identity struct {
 // command line), or "anonymous" (HTTP without tokens).
 type IdentityMatch struct {
 	Name string `koanf:"name"`
+	// Subject is an OAuth access token's subject (sub).
+	Subject string `koanf:"subject"`
+}
+
+// matches reports whether the entry is for identity.
+func (m IdentityMatch) matches(identity string) bool {
+	if m.Subject != "" {
+		return identity == "sub:"+m.Subject
+	}
+	return m.Name == identityName(identity)
 }
 
 // identityName is the name an identity is matched by: "token:ci" is "ci".
@@ -52,7 +62,7 @@ func (e *Effective) identityRules(identity string) []int {
 	}
 	var out []int
 	for i, id := range e.cfg.Identities {
-		if id.Match.Name == identityName(identity) {
+		if id.Match.matches(identity) {
 			out = append(out, i)
 		}
 	}
@@ -62,8 +72,8 @@ func (e *Effective) identityRules(identity string) []int {
 func (e *Effective) validateIdentities() error {
 	for i, id := range e.cfg.Identities {
 		key := fmt.Sprintf("policy.identities[%d]", i)
-		if id.Match.Name == "" {
-			return fmt.Errorf("%s.match.name: required (a token name of http.auth.tokens, local or anonymous)", key)
+		if (id.Match.Name == "") == (id.Match.Subject == "") {
+			return fmt.Errorf("%s.match: give name (a token name of http.auth.tokens, local or anonymous) or subject (an OAuth token's sub), one of them", key)
 		}
 		if err := checkGlobs(key+".tools.allow", id.Tools.Allow); err != nil {
 			return err
@@ -101,7 +111,7 @@ func (e *Effective) identityDeny(rules []int, name string) (rule, reason string,
 		for _, g := range e.cfg.Identities[i].Tools.Deny {
 			if matchGlob(g, name) {
 				return fmt.Sprintf("policy.identities[%d].tools.deny:%s", i, g),
-					fmt.Sprintf("the tool name matches glob %q of policy.identities[%d].tools.deny (identity %s)", g, i, e.cfg.Identities[i].Match.Name), true
+					fmt.Sprintf("the tool name matches glob %q of policy.identities[%d].tools.deny", g, i), true
 			}
 		}
 	}

@@ -51,7 +51,7 @@ func TestIdentityRules(t *testing.T) {
 		}
 	}
 	bad := Config{Identities: []Identity{{}}}
-	if _, err := New(bad, nil); err == nil || !strings.Contains(err.Error(), "policy.identities[0].match.name: required") {
+	if _, err := New(bad, nil); err == nil || !strings.Contains(err.Error(), "policy.identities[0].match: give name") {
 		t.Errorf("an identity without a name: %v", err)
 	}
 	wide := Identity{Match: IdentityMatch{Name: "x"}}

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/policy"
+	"strings"
 )
 
 func init() {
@@ -14,7 +15,7 @@ func init() {
 		flags: func(fs *pflag.FlagSet) {
 			configFlags(fs)
 			fs.Bool("json", false, "print JSON")
-			fs.String("as", "", "decide as this caller: a token name of http.auth.tokens, local or anonymous (policy.identities apply)")
+			fs.String("as", "", "decide as this caller: a token name of http.auth.tokens, sub:SUBJECT (OAuth), local or anonymous (policy.identities apply)")
 		},
 		run: runPolicy,
 	})
@@ -37,7 +38,7 @@ func runPolicy(e *env, fs *pflag.FlagSet, args []string) error {
 	ctx := e.ctx
 	if as, _ := fs.GetString("as"); as != "" {
 		identity := as
-		if as != "local" && as != "anonymous" {
+		if as != "local" && as != "anonymous" && !strings.HasPrefix(as, "sub:") {
 			identity = "token:" + as
 		}
 		ctx = gateway.AsCaller(ctx, &gateway.Call{Identity: identity})

@@ -48,8 +48,8 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		if tokens, err = cfg.Tokens(); err != nil {
 			return usageError{err.Error()}
 		}
-		if !config.IsLoopback(cfg.HTTP.Addr) && len(tokens) == 0 && !cfg.HTTP.Auth.AllowUnauthenticatedRemote {
-			return usagef("refusing to serve %s (not a loopback address) without bearer tokens: set http.auth.tokens or http.auth.token_env, or set http.auth.allow_unauthenticated_remote: true", cfg.HTTP.Addr)
+		if !config.IsLoopback(cfg.HTTP.Addr) && len(tokens) == 0 && !cfg.HTTP.Auth.OAuth.Enabled() && !cfg.HTTP.Auth.AllowUnauthenticatedRemote {
+			return usagef("refusing to serve %s (not a loopback address) without bearer tokens: set http.auth.tokens, http.auth.token_env or http.auth.oauth, or set http.auth.allow_unauthenticated_remote: true", cfg.HTTP.Addr)
 		}
 	}
 	// Bind before anything else is started or written: a serve that cannot
@@ -176,7 +176,12 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens [
 	if len(origins) == 0 {
 		origins = nil // the loopback origins
 	}
+	oauthOpts, err := a.oauthOptions(e.ctx)
+	if err != nil {
+		return err
+	}
 	handler, closeSessions := srv.HTTPHandler(gateway.HTTPOptions{
+		OAuth:                 oauthOpts,
 		Path:                  cfg.HTTP.Path,
 		AllowedOrigins:        origins,
 		AllowedHosts:          hosts,

@@ -208,7 +208,21 @@ type Auth struct {
 	Tokens                     []Token `koanf:"tokens"`
 	TokenEnv                   string  `koanf:"token_env"`
 	AllowUnauthenticatedRemote bool    `koanf:"allow_unauthenticated_remote"`
+	OAuth                      OAuth   `koanf:"oauth"`
 }
+
+// OAuth makes the HTTP transport an OAuth 2.1 resource server: JWT access
+// tokens of Issuer for Audience (this endpoint's URL) are accepted.
+type OAuth struct {
+	Issuer          string   `koanf:"issuer"`
+	Audience        string   `koanf:"audience"`
+	JWKSURL         string   `koanf:"jwks_url"`
+	ScopesSupported []string `koanf:"scopes_supported"`
+	RequiredScopes  []string `koanf:"required_scopes"`
+}
+
+// Enabled reports whether OAuth is configured.
+func (o OAuth) Enabled() bool { return o.Issuer != "" }
 
 // Token is one bearer token of http.auth.tokens: a plain string (named by
 // its place, "1", "2"...), or {name, token} or {name, token_env}. The name
@@ -493,6 +507,11 @@ func (c *Config) check() error {
 	}
 	if !strings.HasPrefix(c.HTTP.Path, "/") || c.HTTP.Path == "/healthz" {
 		bad("http.path", "must start with / and not be /healthz, got %q", c.HTTP.Path)
+	}
+	if o := c.HTTP.Auth.OAuth; o.Enabled() && o.Audience == "" {
+		bad("http.auth.oauth.audience", "is required with an issuer: the URL of this MCP endpoint, which tokens must name in aud")
+	} else if !o.Enabled() && (o.Audience != "" || o.JWKSURL != "" || len(o.RequiredScopes) > 0) {
+		bad("http.auth.oauth.issuer", "is required: the other oauth keys do nothing without it")
 	}
 	if c.Runs.Keep < 0 {
 		bad("runs.keep", "must not be negative (0: keep any number), got %d", c.Runs.Keep)

@@ -1,0 +1,238 @@
+// Package oauth makes toolgate an OAuth 2.1 resource server, as the MCP
+// authorization specification (2025-11-25) asks of an HTTP MCP server: it
+// checks JWT access tokens issued by an authorization server toolgate
+// trusts, and describes itself with Protected Resource Metadata (RFC
+// 9728) so that clients can find that server.
+//
+// Nothing here is home-made cryptography: signatures are checked by
+// github.com/golang-jwt/jwt/v5 against the issuer's JSON Web Key Set,
+// fetched, cached and refreshed by github.com/MicahParks/keyfunc/v3 (an
+// unknown key id triggers a refresh at most once every 10 seconds, so a
+// key rotation is picked up at once and a flood of made-up key ids costs
+// nothing). The checks: an allow-list of asymmetric algorithms (never
+// "none", never an HMAC algorithm, which would let the public key act as
+// a shared secret), the issuer, the audience (the resource URI, RFC
+// 8707), and exp and nbf with 30 s of clock skew; exp is required.
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
+)
+
+// Algorithms are the signature algorithms accepted.
+var Algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// Leeway is the clock skew tolerated on exp and nbf.
+const Leeway = 30 * time.Second
+
+// Options configure [New].
+type Options struct {
+	// Issuer is the authorization server's issuer identifier; tokens must
+	// carry it as iss.
+	Issuer string
+	// Audience is this resource's URI (the MCP endpoint's URL); tokens
+	// must name it in aud.
+	Audience string
+	// JWKSURL is where the issuer's keys are. If empty, it is discovered
+	// from the issuer's metadata (RFC 8414, then OpenID Connect
+	// discovery).
+	JWKSURL string
+	// HTTPClient fetches metadata and keys. If nil, a client with a 10 s
+	// timeout.
+	HTTPClient *http.Client
+	// Logger receives key refresh failures.
+	Logger *slog.Logger
+}
+
+// Verifier checks access tokens.
+type Verifier struct {
+	opts   Options
+	kf     keyfunc.Keyfunc
+	parser *jwt.Parser
+}
+
+// Principal is who a valid token speaks for.
+type Principal struct {
+	Subject  string
+	ClientID string
+	Scopes   []string
+}
+
+// New prepares a verifier: it discovers the key set's URL if needed and
+// starts fetching the keys (refreshed hourly until ctx ends).
+func New(ctx context.Context, o Options) (*Verifier, error) {
+	if o.Issuer == "" || o.Audience == "" {
+		return nil, errors.New("oauth: issuer and audience are required")
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.JWKSURL == "" {
+		u, err := discoverJWKS(ctx, o.HTTPClient, o.Issuer)
+		if err != nil {
+			return nil, err
+		}
+		o.JWKSURL = u
+	}
+	if err := secureURL(o.JWKSURL); err != nil {
+		return nil, fmt.Errorf("oauth: jwks_url: %w", err)
+	}
+	log := o.Logger
+	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{o.JWKSURL}, keyfunc.Override{
+		Client:            o.HTTPClient,
+		RefreshUnknownKID: rate.NewLimiter(rate.Every(10*time.Second), 1),
+		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+			return func(_ context.Context, err error) {
+				log.Warn("oauth: cannot refresh the issuer's keys", "url", u, "err", err)
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("oauth: the issuer's keys at %s: %w", o.JWKSURL, err)
+	}
+	return &Verifier{opts: o, kf: kf, parser: jwt.NewParser(
+		jwt.WithValidMethods(Algorithms),
+		jwt.WithIssuer(o.Issuer),
+		jwt.WithAudience(o.Audience),
+		jwt.WithLeeway(Leeway),
+		jwt.WithExpirationRequired(),
+	)}, nil
+}
+
+// claims are the registered claims plus the ones that carry scopes and
+// the client.
+type claims struct {
+	jwt.RegisteredClaims
+	Scope    string `json:"scope"`
+	Scp      any    `json:"scp"`
+	ClientID string `json:"client_id"`
+	AZP      string `json:"azp"`
+}
+
+// Verify checks a token and returns who it speaks for. The error says why
+// a token is refused, without echoing it.
+func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) {
+	var c claims
+	if _, err := v.parser.ParseWithClaims(token, &c, v.kf.KeyfuncCtx(ctx)); err != nil {
+		return Principal{}, fmt.Errorf("invalid access token: %w", err)
+	}
+	p := Principal{Subject: c.Subject, ClientID: c.ClientID}
+	if p.ClientID == "" {
+		p.ClientID = c.AZP
+	}
+	p.Scopes = strings.Fields(c.Scope)
+	switch s := c.Scp.(type) {
+	case string:
+		p.Scopes = append(p.Scopes, strings.Fields(s)...)
+	case []any:
+		for _, x := range s {
+			if str, ok := x.(string); ok {
+				p.Scopes = append(p.Scopes, str)
+			}
+		}
+	}
+	if p.Subject == "" {
+		return Principal{}, errors.New("invalid access token: no subject")
+	}
+	return p, nil
+}
+
+// HasScopes reports whether p has every scope of want.
+func (p Principal) HasScopes(want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(p.Scopes, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// discoverJWKS reads the issuer's metadata for its jwks_uri: RFC 8414
+// first, then OpenID Connect discovery.
+func discoverJWKS(ctx context.Context, hc *http.Client, issuer string) (string, error) {
+	if err := secureURL(issuer); err != nil {
+		return "", fmt.Errorf("oauth: issuer: %w", err)
+	}
+	u, err := url.Parse(issuer)
+	if err != nil {
+		return "", fmt.Errorf("oauth: issuer: %w", err)
+	}
+	path := strings.TrimSuffix(u.Path, "/")
+	candidates := []string{
+		u.Scheme + "://" + u.Host + "/.well-known/oauth-authorization-server" + path,
+		strings.TrimSuffix(issuer, "/") + "/.well-known/openid-configuration",
+	}
+	var errs []error
+	for _, c := range candidates {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c, nil)
+		if err != nil {
+			return "", err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var meta struct {
+			Issuer  string `json:"issuer"`
+			JWKSURI string `json:"jwks_uri"`
+		}
+		err = json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&meta)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || err != nil || meta.JWKSURI == "" {
+			errs = append(errs, fmt.Errorf("%s: HTTP %d, jwks_uri %q (%v)", c, resp.StatusCode, meta.JWKSURI, err))
+			continue
+		}
+		if meta.Issuer != "" && strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+			return "", fmt.Errorf("oauth: the metadata at %s names issuer %q, not %q", c, meta.Issuer, issuer)
+		}
+		return meta.JWKSURI, nil
+	}
+	return "", fmt.Errorf("oauth: cannot discover the issuer's keys (set http.auth.oauth.jwks_url): %w", errors.Join(errs...))
+}
+
+// secureURL accepts https URLs, and http ones on loopback only.
+func secureURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%q is not a URL", s)
+	}
+	if u.Scheme == "https" {
+		return nil
+	}
+	host := u.Hostname()
+	if u.Scheme == "http" && (host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1") {
+		return nil
+	}
+	return fmt.Errorf("%q must be https (http only on loopback)", s)
+}
+
+// ResourceMetadata is the Protected Resource Metadata document (RFC 9728)
+// of the MCP endpoint at resource.
+func ResourceMetadata(resource, issuer string, scopes []string) map[string]any {
+	m := map[string]any{
+		"resource":                 resource,
+		"authorization_servers":    []string{issuer},
+		"bearer_methods_supported": []string{"header"},
+	}
+	if len(scopes) > 0 {
+		m["scopes_supported"] = scopes
+	}
+	return m
+}

@@ -1,0 +1,138 @@
+package oauth
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// issuer is a loopback authorization server: its metadata (RFC 8414) and
+// its key set, which can rotate.
+type issuer struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	keys map[string]*rsa.PrivateKey
+}
+
+func newIssuer(t *testing.T) *issuer {
+	t.Helper()
+	is := &issuer{keys: map[string]*rsa.PrivateKey{}}
+	is.addKey(t, "k1")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": is.srv.URL, "jwks_uri": is.srv.URL + "/jwks"})
+	})
+	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
+		is.mu.Lock()
+		defer is.mu.Unlock()
+		var keys []map[string]any
+		for kid, k := range is.keys {
+			keys = append(keys, map[string]any{"kty": "RSA", "kid": kid, "alg": "RS256", "use": "sig",
+				"n": base64.RawURLEncoding.EncodeToString(k.N.Bytes()),
+				"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(k.E)).Bytes())})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"keys": keys})
+	})
+	is.srv = httptest.NewServer(mux)
+	t.Cleanup(is.srv.Close)
+	return is
+}
+
+func (is *issuer) addKey(t *testing.T, kid string) {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is.mu.Lock()
+	is.keys[kid] = k
+	is.mu.Unlock()
+}
+
+func (is *issuer) sign(t *testing.T, kid string, claims jwt.MapClaims) string {
+	t.Helper()
+	is.mu.Lock()
+	k := is.keys[kid]
+	is.mu.Unlock()
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+	tok.Header["kid"] = kid
+	s, err := tok.SignedString(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestVerify (issue 14): a token is accepted only when signed by the
+// issuer's key with an allowed algorithm, for this audience, in time;
+// a rotated key is picked up; "none", HMAC with the public key, another
+// issuer's key, other audiences and expired tokens are refused.
+func TestVerify(t *testing.T) {
+	is := newIssuer(t)
+	const aud = "http://127.0.0.1:8765/mcp"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	v, err := New(ctx, Options{Issuer: is.srv.URL, Audience: aud}) // keys discovered (RFC 8414)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	good := func() jwt.MapClaims {
+		return jwt.MapClaims{"iss": is.srv.URL, "aud": aud, "sub": "alice", "exp": now.Add(time.Hour).Unix(), "scope": "tools:read tools:write", "client_id": "cli"}
+	}
+	p, err := v.Verify(ctx, is.sign(t, "k1", good()))
+	if err != nil || p.Subject != "alice" || p.ClientID != "cli" || !p.HasScopes([]string{"tools:write"}) {
+		t.Fatalf("a good token: %+v %v", p, err)
+	}
+
+	is.addKey(t, "k2") // rotation: a new kid is fetched on first sight
+	if _, err := v.Verify(ctx, is.sign(t, "k2", good())); err != nil {
+		t.Errorf("a token of the rotated key: %v", err)
+	}
+
+	mod := func(f func(jwt.MapClaims)) jwt.MapClaims { c := good(); f(c); return c }
+	rsaPub := x509.MarshalPKCS1PublicKey(&is.keys["k1"].PublicKey)
+	hmac := jwt.NewWithClaims(jwt.SigningMethodHS256, good())
+	hmac.Header["kid"] = "k1"
+	hmacTok, _ := hmac.SignedString(rsaPub)
+	none := jwt.NewWithClaims(jwt.SigningMethodNone, good())
+	noneTok, _ := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	foreign := jwt.NewWithClaims(jwt.SigningMethodES256, good())
+	foreign.Header["kid"] = "k1"
+	foreignTok, _ := foreign.SignedString(ec)
+	for name, tok := range map[string]string{
+		"expired":          is.sign(t, "k1", mod(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Hour).Unix() })),
+		"no exp":           is.sign(t, "k1", mod(func(c jwt.MapClaims) { delete(c, "exp") })),
+		"not yet valid":    is.sign(t, "k1", mod(func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() })),
+		"other audience":   is.sign(t, "k1", mod(func(c jwt.MapClaims) { c["aud"] = "http://elsewhere/mcp" })),
+		"other issuer":     is.sign(t, "k1", mod(func(c jwt.MapClaims) { c["iss"] = "http://127.0.0.1:1/" })),
+		"no subject":       is.sign(t, "k1", mod(func(c jwt.MapClaims) { delete(c, "sub") })),
+		"alg none":         noneTok,
+		"HMAC, public key": hmacTok,
+		"another key":      foreignTok,
+		"garbage":          "not.a.token",
+	} {
+		if _, err := v.Verify(ctx, tok); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else if strings.Contains(err.Error(), tok) {
+			t.Errorf("%s: the error echoes the token", name)
+		}
+	}
+	if _, err := New(ctx, Options{Issuer: "http://example.com", Audience: aud}); err == nil || !strings.Contains(err.Error(), "https") {
+		t.Errorf("a plain-http issuer off loopback: %v", err)
+	}
+}

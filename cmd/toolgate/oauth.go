@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+
+	"github.com/toolgate/toolgate/adapters/oauth"
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// oauthOptions builds the HTTP transport's OAuth resource server from
+// http.auth.oauth, or nil when it is off. The issuer's keys are fetched
+// now, so that a wrong jwks_url or issuer is an error at start.
+func (a *app) oauthOptions(ctx context.Context) (*gateway.OAuthOptions, error) {
+	o := a.cfg.HTTP.Auth.OAuth
+	if !o.Enabled() {
+		return nil, nil
+	}
+	v, err := oauth.New(ctx, oauth.Options{Issuer: o.Issuer, Audience: o.Audience, JWKSURL: o.JWKSURL, Logger: a.log})
+	if err != nil {
+		return nil, err
+	}
+	a.log.Info("OAuth resource server on", "issuer", o.Issuer, "audience", o.Audience)
+	return &gateway.OAuthOptions{
+		Verifier:       oauthVerifier{v},
+		RequiredScopes: o.RequiredScopes,
+		Metadata:       oauth.ResourceMetadata(o.Audience, o.Issuer, o.ScopesSupported),
+	}, nil
+}
+
+// oauthVerifier adapts the oauth package's verifier to the gateway's
+// interface: the identity is the token's subject.
+type oauthVerifier struct{ v *oauth.Verifier }
+
+func (o oauthVerifier) Verify(ctx context.Context, token string) (string, []string, error) {
+	p, err := o.v.Verify(ctx, token)
+	if err != nil {
+		return "", nil, err
+	}
+	return "sub:" + p.Subject, p.Scopes, nil
+}

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// TestOAuthResourceServer (issue 14): toolgate as an OAuth 2.1 resource
+// server in front of a loopback authorization server: 401 with the
+// Protected Resource Metadata's address, the metadata itself, 403
+// insufficient_scope, and a valid token's subject as the caller's identity
+// in the records.
+func TestOAuthResourceServer(t *testing.T) {
+	t.Parallel()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []any{map[string]any{"kty": "RSA", "kid": "k1", "alg": "RS256", "use": "sig",
+			"n": base64.RawURLEncoding.EncodeToString(key.N.Bytes()),
+			"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(key.E)).Bytes())}}})
+	}))
+	defer as.Close()
+	const aud = "http://127.0.0.1/toolgate-test/mcp"
+	e := newEnv(t,
+		set("http.auth.oauth.issuer", as.URL),
+		set("http.auth.oauth.audience", aud),
+		set("http.auth.oauth.jwks_url", as.URL+"/jwks"),
+		set("http.auth.oauth.scopes_supported", []string{"tools:call"}),
+		set("http.auth.oauth.required_scopes", []string{"tools:call"}),
+	)
+	s := e.StartHTTP(t)
+	token := func(scope string) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": as.URL, "aud": aud, "sub": "alice",
+			"scope": scope, "exp": time.Now().Add(time.Hour).Unix()})
+		tok.Header["kid"] = "k1"
+		str, err := tok.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return str
+	}
+
+	code, h, _ := post(t, s.URL, initializeBody, nil)
+	meta := s.Base + "/.well-known/oauth-protected-resource/mcp"
+	if code != http.StatusUnauthorized || !strings.Contains(h.Get("WWW-Authenticate"), `resource_metadata="`+meta+`"`) {
+		t.Errorf("no token: %d %q", code, h.Get("WWW-Authenticate"))
+	}
+	resp, err := httpClient.Get(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prm map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&prm)
+	resp.Body.Close()
+	if prm["resource"] != aud || !strings.Contains(mustJSON(prm["authorization_servers"]), as.URL) {
+		t.Errorf("protected resource metadata: %v", prm)
+	}
+	code, h, _ = post(t, s.URL, initializeBody, map[string]string{"Authorization": "Bearer " + token("tools:read")})
+	if code != http.StatusForbidden || !strings.Contains(h.Get("WWW-Authenticate"), `error="insufficient_scope"`) || !strings.Contains(h.Get("WWW-Authenticate"), `scope="tools:call"`) {
+		t.Errorf("a token without the scope: %d %q", code, h.Get("WWW-Authenticate"))
+	}
+	code, h, _ = post(t, s.URL, initializeBody, map[string]string{"Authorization": "Bearer " + token("tools:call")[:40] + "x"})
+	if code != http.StatusUnauthorized || !strings.Contains(h.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Errorf("a broken token: %d %q", code, h.Get("WWW-Authenticate"))
+	}
+
+	auth := map[string]string{"Authorization": "Bearer " + token("tools:call tools:read")}
+	id := initSession(t, s, auth)
+	hdr := sessionHeader(id)
+	hdr["Authorization"] = auth["Authorization"]
+	if code, _, body := post(t, s.URL, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"as alice"}}}`, hdr); code != http.StatusOK || !strings.Contains(body, "as alice") {
+		t.Fatalf("a call with a good token: %d %s", code, body)
+	}
+	rec := awaitRecord(10*time.Second, func() []ToolRecord { return e.liveTools(t) }, "echo")
+	if rec == nil || rec.Identity != "sub:alice" {
+		t.Errorf("the record's identity: %+v", rec)
+	}
+}
