@@ -17,6 +17,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzJSONRPCHTTP \
 	./gateway:FuzzToolArguments \
 	./gateway/runs:FuzzAppendString \
+	./adapters/upstream:FuzzLineLimiter \
 	./toolsets/filesystem:FuzzMatcher \
 	./adapters/clientconfig:FuzzParse \
 	./cmd/toolgate/internal/config:FuzzLoadConfigFile
