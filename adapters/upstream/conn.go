@@ -209,7 +209,7 @@ func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error
 
 // close ends the connection: the stdio child's process group is sent
 // SIGTERM, then SIGKILL after a short grace, then the transport is closed
-// (which reaps the child; for HTTP it ends the session with DELETE).
+// (for HTTP it ends the session with DELETE); stop reaps the child.
 func (c *conn) close() {
 	c.closeOnce.Do(func() {
 		c.markDead(errClosed)

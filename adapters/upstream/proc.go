@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"io"
 	"log/slog"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
 )
 
 // process is the child of a stdio upstream: it builds the exec.Cmd for the
@@ -179,8 +180,8 @@ func (p *process) PID() int {
 // stop ends the process group: SIGTERM to the group, up to grace for the
 // child to exit, then SIGKILL to the group (whatever ignored SIGTERM,
 // grandchildren included). The child stays unreaped (a zombie) until the
-// transport's Close waits for it, so its process group ID cannot be
-// reused before the SIGKILL is sent.
+// SIGKILL has been sent, so its process group ID cannot be reused before;
+// then stop reaps it.
 func (p *process) stop(grace time.Duration) {
 	p.mu.Lock()
 	if p.stderrW != nil { // started() never ran
