@@ -39,6 +39,7 @@ func TestOAuthResourceServer(t *testing.T) {
 		set("http.auth.oauth.jwks_url", as.URL+"/jwks"),
 		set("http.auth.oauth.scopes_supported", []string{"tools:call"}),
 		set("http.auth.oauth.required_scopes", []string{"tools:call"}),
+		set("policy.identities", []any{map[string]any{"match": map[string]any{"scope": "tools:read"}, "tools": map[string]any{"deny": []string{"sleep"}}}}),
 	)
 	s := e.StartHTTP(t)
 	token := func(scope string) string {
@@ -82,6 +83,10 @@ func TestOAuthResourceServer(t *testing.T) {
 	hdr["Authorization"] = auth["Authorization"]
 	if code, _, body := post(t, s.URL, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"as alice"}}}`, hdr); code != http.StatusOK || !strings.Contains(body, "as alice") {
 		t.Fatalf("a call with a good token: %d %s", code, body)
+	}
+	// A rule for the token's scope applies to its calls.
+	if code, _, body := post(t, s.URL, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1}}}`, hdr); code != http.StatusOK || !strings.Contains(body, "policy.identities[0].tools.deny") {
+		t.Errorf("a call a scope rule denies: %d %s", code, body)
 	}
 	rec := awaitRecord(10*time.Second, func() []ToolRecord { return e.liveTools(t) }, "echo")
 	if rec == nil || rec.Identity != "sub:alice" {

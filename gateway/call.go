@@ -26,6 +26,9 @@ type Call struct {
 	// HTTP transport, "anonymous" over HTTP without tokens, "local" for
 	// stdio and the command line.
 	Identity string
+	// Scopes are an OAuth caller's scopes (policy.identities may match
+	// them).
+	Scopes []string
 	// View, if set, is the profile the call came through: the resolve
 	// stage answers a tool it does not admit as not found.
 	View View

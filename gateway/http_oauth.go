@@ -68,10 +68,10 @@ func (g *httpGuard) challenge(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // verifyOAuth checks token with the verifier and the required scopes.
-func (g *httpGuard) verifyOAuth(ctx context.Context, token string) (string, error) {
+func (g *httpGuard) verifyOAuth(ctx context.Context, token string) (string, []string, error) {
 	identity, scopes, err := g.opts.OAuth.Verifier.Verify(ctx, token)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	for _, s := range g.opts.OAuth.RequiredScopes {
 		found := false
@@ -79,8 +79,8 @@ func (g *httpGuard) verifyOAuth(ctx context.Context, token string) (string, erro
 			found = found || have == s
 		}
 		if !found {
-			return "", errInsufficientScope
+			return "", nil, errInsufficientScope
 		}
 	}
-	return identity, nil
+	return identity, scopes, nil
 }

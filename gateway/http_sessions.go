@@ -199,6 +199,14 @@ func (m ownedManager) Terminate(id string) (bool, error) {
 
 type identityKey struct{}
 
+// scopesKey carries an OAuth caller's scopes.
+type scopesKey struct{}
+
+func scopesFrom(ctx context.Context) []string {
+	s, _ := ctx.Value(scopesKey{}).([]string)
+	return s
+}
+
 // identityFrom is the identity of a request: "token:NAME" or "anonymous"
 // as the HTTP guard found it, "local" for stdio, "" when none was set.
 func identityFrom(ctx context.Context) string {

@@ -333,7 +333,7 @@ func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Too
 	if v == nil && m.opts.ToolFilter == nil && !perSession {
 		return tools
 	}
-	cctx := withCall(ctx, &Call{Session: session, Client: client, Identity: identity})
+	cctx := withCall(ctx, &Call{Session: session, Client: client, Identity: identity, Scopes: scopesFrom(ctx)})
 	lv, _ := v.(ListingView)
 	out := tools[:0:0]
 	for _, mt := range tools {
@@ -400,6 +400,7 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 		}
 	}
 	call.Session, call.Client, call.Identity = caller(ctx)
+	call.Scopes = scopesFrom(ctx)
 	reqCtx := ctx
 	ctx, client := m.withClient(ctx, call, "")
 	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
@@ -434,6 +435,7 @@ func (m *MCPServer) recordUnknownTool(ctx context.Context, _ any, method mcp.MCP
 		return
 	}
 	call.Session, call.Client, call.Identity = caller(ctx)
+	call.Scopes = scopesFrom(ctx)
 	m.opts.Pipeline.RecordOutside(call, NotFoundResult(call.Name))
 }
 
@@ -464,6 +466,7 @@ func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) err
 	}
 	call := &Call{Name: req.Params.Name, Arguments: req.Params.Arguments}
 	call.Session, call.Client, call.Identity = caller(ctx)
+	call.Scopes = scopesFrom(ctx)
 	res := NotFoundResult(call.Name)
 	res.Message += ": " + why
 	m.opts.Pipeline.RecordOutside(call, res)

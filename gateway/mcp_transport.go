@@ -257,7 +257,7 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 			httpError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not allowed", origin))
 			return
 		}
-		identity, err := g.identify(r)
+		identity, scopes, err := g.identify(r)
 		if err != nil {
 			g.log.Warn("http request refused", "reason", "missing or invalid bearer token", "err", err, "remote", r.RemoteAddr)
 			if g.opts.OAuth != nil {
@@ -268,7 +268,11 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 			httpError(w, http.StatusUnauthorized, "missing or invalid bearer token")
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, identity))
+		ctx := context.WithValue(r.Context(), identityKey{}, identity)
+		if len(scopes) > 0 {
+			ctx = context.WithValue(ctx, scopesKey{}, scopes)
+		}
+		r = r.WithContext(ctx)
 		next.ServeHTTP(w, r)
 	})
 }
@@ -284,7 +288,7 @@ func (g *httpGuard) wrapMCP(next http.Handler) http.Handler {
 // authorized reports whether the request carries an accepted token (or
 // none is needed).
 func (g *httpGuard) authorized(r *http.Request) bool {
-	_, err := g.identify(r)
+	_, _, err := g.identify(r)
 	return err == nil
 }
 
@@ -294,9 +298,9 @@ func (g *httpGuard) authorized(r *http.Request) bool {
 // "token:" and the token's name, or "anonymous" when no tokens are
 // configured; a token that is none of them is checked as an OAuth access
 // token when OAuth is on.
-func (g *httpGuard) identify(r *http.Request) (string, error) {
+func (g *httpGuard) identify(r *http.Request) (identity string, scopes []string, err error) {
 	if len(g.tokens) == 0 && g.opts.OAuth == nil {
-		return "anonymous", nil
+		return "anonymous", nil, nil
 	}
 	auth := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(auth, " ")
@@ -312,11 +316,11 @@ func (g *httpGuard) identify(r *http.Request) (string, error) {
 	}
 	switch {
 	case match == 1 && ok:
-		return "token:" + g.tokenNames[which], nil
+		return "token:" + g.tokenNames[which], nil, nil
 	case g.opts.OAuth != nil && ok && token != "":
 		return g.verifyOAuth(r.Context(), strings.TrimSpace(token))
 	}
-	return "", errors.New("missing or invalid bearer token")
+	return "", nil, errors.New("missing or invalid bearer token")
 }
 
 func (g *httpGuard) health(w http.ResponseWriter, r *http.Request) {

@@ -415,7 +415,7 @@ func (e *Effective) Decide(ctx context.Context, t *gateway.Tool) gateway.Decisio
 	}
 
 	// 2. Configuration denies, the caller's identity's among them.
-	idRules := e.identityRules(identityOf(ctx))
+	idRules := e.identityRules(ctx)
 	if rule, reason, ok := e.identityDeny(idRules, t.Name); ok {
 		return deny(LayerConfig, rule, nil, reason)
 	}

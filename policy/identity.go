@@ -32,14 +32,23 @@ type IdentityMatch struct {
 	Name string `koanf:"name"`
 	// Subject is an OAuth access token's subject (sub).
 	Subject string `koanf:"subject"`
+	// Scope is an OAuth scope the caller's token must have. With Name or
+	// Subject too, both must hold.
+	Scope string `koanf:"scope"`
 }
 
-// matches reports whether the entry is for identity.
-func (m IdentityMatch) matches(identity string) bool {
-	if m.Subject != "" {
-		return identity == "sub:"+m.Subject
+// matches reports whether the entry is for the caller.
+func (m IdentityMatch) matches(identity string, scopes []string) bool {
+	if m.Scope != "" && !slices.Contains(scopes, m.Scope) {
+		return false
 	}
-	return m.Name == identityName(identity)
+	switch {
+	case m.Subject != "":
+		return identity == "sub:"+m.Subject
+	case m.Name != "":
+		return m.Name == identityName(identity)
+	}
+	return m.Scope != ""
 }
 
 // identityName is the name an identity is matched by: "token:ci" is "ci".
@@ -47,22 +56,16 @@ func identityName(identity string) string {
 	return strings.TrimPrefix(identity, "token:")
 }
 
-func identityOf(ctx context.Context) string {
-	if c := gateway.CallFrom(ctx); c != nil {
-		return c.Identity
-	}
-	return ""
-}
-
 // identityRules returns the indexes of the policy.identities entries that
-// match identity.
-func (e *Effective) identityRules(identity string) []int {
-	if len(e.cfg.Identities) == 0 || identity == "" {
+// match the caller of ctx.
+func (e *Effective) identityRules(ctx context.Context) []int {
+	c := gateway.CallFrom(ctx)
+	if len(e.cfg.Identities) == 0 || c == nil || c.Identity == "" {
 		return nil
 	}
 	var out []int
 	for i, id := range e.cfg.Identities {
-		if id.Match.matches(identity) {
+		if id.Match.matches(c.Identity, c.Scopes) {
 			out = append(out, i)
 		}
 	}
@@ -72,8 +75,8 @@ func (e *Effective) identityRules(identity string) []int {
 func (e *Effective) validateIdentities() error {
 	for i, id := range e.cfg.Identities {
 		key := fmt.Sprintf("policy.identities[%d]", i)
-		if (id.Match.Name == "") == (id.Match.Subject == "") {
-			return fmt.Errorf("%s.match: give name (a token name of http.auth.tokens, local or anonymous) or subject (an OAuth token's sub), one of them", key)
+		if id.Match.Name != "" && id.Match.Subject != "" || id.Match == (IdentityMatch{}) {
+			return fmt.Errorf("%s.match: give name (a token name of http.auth.tokens, local or anonymous) or subject (an OAuth token's sub), and/or scope (an OAuth scope)", key)
 		}
 		if err := checkGlobs(key+".tools.allow", id.Tools.Allow); err != nil {
 			return err

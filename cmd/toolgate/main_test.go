@@ -256,8 +256,17 @@ func TestPolicyAs(t *testing.T) {
 	if code != exitOK || strings.Contains(out, "policy.identities[0].tools.deny:write_file") {
 		t.Errorf("policy without --as applies the identity's rule:\n%s", out)
 	}
-	code, _, errOut = run(t, "policy:\n  identities:\n    - match: {scope: x}\n", "policy")
-	if code != exitUsage || !strings.Contains(errOut, "policy.identities[0].match.scope") {
+	code, _, errOut = run(t, "policy:\n  identities:\n    - match: {claim: x}\n", "policy")
+	if code != exitUsage || !strings.Contains(errOut, "policy.identities[0].match.claim") {
 		t.Errorf("an unknown match key: exit %d %s", code, errOut)
+	}
+	const scoped = "policy:\n  identities:\n    - match: {scope: tools:write}\n      destructive: {allow: [nothing_*]}\n      tools: {deny: [grep_files]}\n"
+	code, out, errOut = run(t, scoped, "policy", "--as", "sub=alice,scope=tools:write")
+	if code != exitOK || !strings.Contains(out, "policy.identities[0].tools.deny:grep_files") {
+		t.Errorf("policy --as with a scope: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = run(t, scoped, "policy", "--as", "sub=alice,scope=tools:read")
+	if code != exitOK || strings.Contains(out, "policy.identities[0].tools.deny:grep_files") {
+		t.Errorf("policy --as without the scope applies the rule:\n%s", out)
 	}
 }

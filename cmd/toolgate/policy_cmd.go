@@ -15,7 +15,7 @@ func init() {
 		flags: func(fs *pflag.FlagSet) {
 			configFlags(fs)
 			fs.Bool("json", false, "print JSON")
-			fs.String("as", "", "decide as this caller: a token name of http.auth.tokens, sub:SUBJECT (OAuth), local or anonymous (policy.identities apply)")
+			fs.String("as", "", "decide as this caller: a token name of http.auth.tokens, local, anonymous, or 'sub=alice,scope=tools:read' for an OAuth caller (policy.identities apply)")
 		},
 		run: runPolicy,
 	})
@@ -37,15 +37,45 @@ func runPolicy(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	ctx := e.ctx
 	if as, _ := fs.GetString("as"); as != "" {
-		identity := as
-		if as != "local" && as != "anonymous" && !strings.HasPrefix(as, "sub:") {
-			identity = "token:" + as
+		caller, err := parseAs(as)
+		if err != nil {
+			return err
 		}
-		ctx = gateway.AsCaller(ctx, &gateway.Call{Identity: identity})
+		ctx = gateway.AsCaller(ctx, caller)
 	}
 	report := a.policy.Explain(ctx, tools)
 	if asJSON, _ := fs.GetBool("json"); asJSON {
 		return writeJSON(e.stdout, report)
 	}
 	return report.WriteText(e.stdout)
+}
+
+// parseAs reads --as: a bare name (a token name, local, anonymous), or
+// comma-separated keys: name=, sub=, scope= (repeatable).
+func parseAs(as string) (*gateway.Call, error) {
+	if !strings.Contains(as, "=") {
+		identity := as
+		if as != "local" && as != "anonymous" {
+			identity = "token:" + as
+		}
+		return &gateway.Call{Identity: identity}, nil
+	}
+	c := &gateway.Call{}
+	for _, part := range strings.Split(as, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch k {
+		case "name":
+			c.Identity = "token:" + v
+		case "sub":
+			c.Identity = "sub:" + v
+		case "scope":
+			c.Scopes = append(c.Scopes, strings.Fields(v)...)
+		default:
+			return nil, usagef("--as: unknown key %q (name=, sub=, scope=)", k)
+		}
+	}
+	if c.Identity == "" {
+		c.Identity = "anonymous"
+	}
+	return c, nil
 }
