@@ -55,6 +55,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// Logger receives key refresh failures.
 	Logger *slog.Logger
+	// Introspection, if its URL is set, checks tokens that are not JWTs
+	// (RFC 7662).
+	Introspection Introspection
 }
 
 // Verifier checks access tokens.
@@ -62,6 +65,7 @@ type Verifier struct {
 	opts   Options
 	kf     keyfunc.Keyfunc
 	parser *jwt.Parser
+	intro  *introspector // nil without an introspection endpoint
 }
 
 // Principal is who a valid token speaks for.
@@ -106,7 +110,14 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oauth: the issuer's keys at %s: %w", o.JWKSURL, err)
 	}
-	return &Verifier{opts: o, kf: kf, parser: jwt.NewParser(
+	var intro *introspector
+	if o.Introspection.URL != "" {
+		if err := secureURL(o.Introspection.URL); err != nil {
+			return nil, fmt.Errorf("oauth: introspection_url: %w", err)
+		}
+		intro = &introspector{cfg: o.Introspection, audience: o.Audience, issuer: o.Issuer, hc: o.HTTPClient, cache: map[[32]byte]cached{}}
+	}
+	return &Verifier{opts: o, kf: kf, intro: intro, parser: jwt.NewParser(
 		jwt.WithValidMethods(Algorithms),
 		jwt.WithIssuer(o.Issuer),
 		jwt.WithAudience(o.Audience),
@@ -128,6 +139,9 @@ type claims struct {
 // Verify checks a token and returns who it speaks for. The error says why
 // a token is refused, without echoing it.
 func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) {
+	if v.intro != nil && !isJWT(token) {
+		return v.intro.verify(ctx, token)
+	}
 	var c claims
 	if _, err := v.parser.ParseWithClaims(token, &c, v.kf.KeyfuncCtx(ctx)); err != nil {
 		return Principal{}, fmt.Errorf("invalid access token: %w", err)

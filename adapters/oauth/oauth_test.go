@@ -136,3 +136,57 @@ func TestVerify(t *testing.T) {
 		t.Errorf("a plain-http issuer off loopback: %v", err)
 	}
 }
+
+// TestIntrospection (issue 14): opaque tokens are checked by RFC 7662
+// introspection: active, for this audience, in time; answers are cached.
+func TestIntrospection(t *testing.T) {
+	is := newIssuer(t)
+	const aud = "http://127.0.0.1:8765/mcp"
+	var mu sync.Mutex
+	calls := 0
+	intro := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		if u, p, _ := r.BasicAuth(); u != "toolgate" || p != "s3cret" {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		_ = r.ParseForm()
+		switch r.PostForm.Get("token") {
+		case "opaque-good":
+			_ = json.NewEncoder(w).Encode(map[string]any{"active": true, "sub": "bob", "scope": "tools:call", "aud": aud, "iss": is.srv.URL, "exp": time.Now().Add(time.Hour).Unix()})
+		case "opaque-other-aud":
+			_ = json.NewEncoder(w).Encode(map[string]any{"active": true, "sub": "bob", "aud": "http://elsewhere/mcp"})
+		default:
+			_ = json.NewEncoder(w).Encode(map[string]any{"active": false})
+		}
+	}))
+	defer intro.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	v, err := New(ctx, Options{Issuer: is.srv.URL, Audience: aud,
+		Introspection: Introspection{URL: intro.URL, ClientID: "toolgate", ClientSecret: "s3cret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		p, err := v.Verify(ctx, "opaque-good")
+		if err != nil || p.Subject != "bob" || !p.HasScopes([]string{"tools:call"}) {
+			t.Fatalf("an active opaque token: %+v %v", p, err)
+		}
+	}
+	mu.Lock()
+	if calls != 1 {
+		t.Errorf("%d introspection calls for three uses of one token, want 1 (cached)", calls)
+	}
+	mu.Unlock()
+	for _, tok := range []string{"opaque-revoked", "opaque-other-aud"} {
+		if _, err := v.Verify(ctx, tok); err == nil {
+			t.Errorf("%s: accepted", tok)
+		}
+	}
+	if _, err := v.Verify(ctx, is.sign(t, "k1", jwt.MapClaims{"iss": is.srv.URL, "aud": aud, "sub": "alice", "exp": time.Now().Add(time.Hour).Unix()})); err != nil {
+		t.Errorf("a JWT still goes through signature checks: %v", err)
+	}
+}

@@ -219,6 +219,12 @@ type OAuth struct {
 	JWKSURL         string   `koanf:"jwks_url"`
 	ScopesSupported []string `koanf:"scopes_supported"`
 	RequiredScopes  []string `koanf:"required_scopes"`
+	// IntrospectionURL, if set, checks tokens that are not JWTs by RFC
+	// 7662 introspection, as IntrospectionClientID with the secret in the
+	// environment variable IntrospectionSecretEnv.
+	IntrospectionURL       string `koanf:"introspection_url"`
+	IntrospectionClientID  string `koanf:"introspection_client_id"`
+	IntrospectionSecretEnv string `koanf:"introspection_client_secret_env"`
 }
 
 // Enabled reports whether OAuth is configured.
