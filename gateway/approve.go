@@ -81,6 +81,7 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 			call.Decision = &approved
 			fields["scope"] = a.Scope
 			p.event("approval.granted", call, fields)
+			stageEvent(ctx, "approved")
 			return next(ctx, call)
 		}
 		denied := *d

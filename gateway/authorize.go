@@ -17,6 +17,7 @@ func (p *Pipeline) authorizeStage(next Handler) Handler {
 		if !d.Allow && !d.Ask {
 			return DeniedResult(call.Name, d)
 		}
+		stageEvent(ctx, "authorized")
 		return next(ctx, call)
 	}
 }

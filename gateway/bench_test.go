@@ -12,6 +12,8 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"sync"
 	"testing"
 	"time"
@@ -124,6 +126,14 @@ func BenchmarkPipeline(b *testing.B) {
 		{"full", func(b *testing.B) gateway.Options {
 			r := benchRun(b)
 			return gateway.Options{Tools: cat, Policy: benchPolicy(b), Recorder: r, Artifacts: r}
+		}},
+		// Traces on: the OTel SDK with a batching exporter that drops what
+		// it is sent, so that the span's cost is measured, not an export.
+		{"full+traces", func(b *testing.B) gateway.Options {
+			r := benchRun(b)
+			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+			b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+			return gateway.Options{Tools: cat, Policy: benchPolicy(b), Recorder: r, Artifacts: r, Tracer: tp.Tracer("bench")}
 		}},
 	}
 	for _, v := range variants {

@@ -401,6 +401,9 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 	}
 	call.Session, call.Client, call.Identity = caller(ctx)
 	call.Scopes = scopesFrom(ctx)
+	if req.Params.Meta != nil && m.opts.Pipeline.Tracing() {
+		ctx = withMetaTrace(ctx, req.Params.Meta.AdditionalFields)
+	}
 	reqCtx := ctx
 	ctx, client := m.withClient(ctx, call, "")
 	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {

@@ -99,6 +99,9 @@ type HTTPOptions struct {
 	// Metrics, if set, is served at /metrics behind the same checks as the
 	// MCP endpoint (Host, Origin, bearer token).
 	Metrics http.Handler
+	// TraceHeaders continues a caller's W3C trace context from the
+	// request's traceparent header (set when tracing is on).
+	TraceHeaders bool
 	// Health, if set, returns the details /healthz shows to authorized
 	// callers (everyone when there are no tokens).
 	Health func() any
@@ -269,6 +272,9 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 			return
 		}
 		ctx := context.WithValue(r.Context(), identityKey{}, identity)
+		if g.opts.TraceHeaders {
+			ctx = withHeaderTrace(ctx, r.Header)
+		}
 		if len(scopes) > 0 {
 			ctx = context.WithValue(ctx, scopesKey{}, scopes)
 		}

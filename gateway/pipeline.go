@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Handler handles a call and always returns a Result: failures are error
@@ -72,11 +73,15 @@ type Options struct {
 	// Logger receives one line per call and the pipeline's own problems.
 	// If nil, logs are discarded.
 	Logger *slog.Logger
+	// Tracer, if set, makes every call an OpenTelemetry span (trace.go).
+	// If nil, there is no trace stage.
+	Tracer trace.Tracer
 }
 
 // Pipeline runs every tool call, built-in or upstream, through the same
 // stages, in this order:
 //
+//	trace      the call's span, when a Tracer is set (trace.go)
 //	record     tool.started, then tool.completed / tool.failed and the call's line (record.go)
 //	resolve    find the tool, or a not-found result (resolve.go)
 //	validate   decode the arguments and check them against the schema (validate.go)
@@ -130,14 +135,18 @@ func NewPipeline(options *Options) *Pipeline {
 	p := &Pipeline{opts: opts, log: log}
 	p.limits.Store(&Limits{CallTimeout: opts.CallTimeout, MaxOutputBytes: opts.MaxOutputBytes})
 	p.kill, p.killCancel = context.WithCancel(context.Background())
-	p.handler = Chain(p.execute,
+	stages := []Middleware{
 		p.recordStage,
 		p.resolveStage,
 		p.validateStage,
 		p.authorizeStage,
 		p.approveStage,
 		p.summarizeStage,
-	)
+	}
+	if opts.Tracer != nil {
+		stages = append([]Middleware{p.traceStage}, stages...)
+	}
+	p.handler = Chain(p.execute, stages...)
 	return p
 }
 

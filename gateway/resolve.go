@@ -37,6 +37,7 @@ func (p *Pipeline) resolveStage(next Handler) Handler {
 			return res
 		}
 		call.Tool, call.Toolset = t, toolset
+		stageEvent(ctx, "resolved")
 		return next(ctx, call)
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/toolgate/toolgate/gateway"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // What an upstream sends is bounded per message (upstreams[].max_result_bytes):
@@ -226,6 +229,10 @@ type limitTransport struct {
 }
 
 func (t limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if trace.SpanContextFromContext(req.Context()).IsValid() {
+		req = req.Clone(req.Context()) // a RoundTripper must not change the caller's request
+		gateway.InjectTraceHeaders(req.Context(), req.Header)
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err

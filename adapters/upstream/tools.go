@@ -194,6 +194,7 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName string, call *gate
 		}()
 		params["_meta"] = map[string]any{"progressToken": tok}
 	}
+	addTraceMeta(ctx, params)
 	raw, err := c.request(ctx, string(mcp.MethodToolsCall), params)
 	if err != nil {
 		var rpc *rpcError
@@ -475,4 +476,18 @@ func (u *Upstream) readResource(ctx context.Context, uri string) ([]gateway.Reso
 		return nil, fmt.Errorf("upstream %q: decoding resources/read result: %w", u.name, err)
 	}
 	return wire.Contents, nil
+}
+
+// addTraceMeta puts the caller's trace context (when there is one) into
+// the _meta of an upstream request's params, so the upstream's spans join
+// the caller's trace.
+func addTraceMeta(ctx context.Context, params map[string]any) {
+	meta, _ := params["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	gateway.InjectTrace(ctx, meta)
+	if len(meta) > 0 {
+		params["_meta"] = meta
+	}
 }

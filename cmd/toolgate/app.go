@@ -32,13 +32,15 @@ type app struct {
 	log      *slog.Logger
 	logClose io.Closer
 
-	run      *runs.Run // nil when the command records nothing
-	globs    globWarner
-	tempDir  string // a throwaway directory when there is no run
-	sandbox  *policy.Sandbox
-	catalog  *gateway.Catalog
-	policy   *policy.Live // replaced whole on reload
-	pipeline *gateway.Pipeline
+	run   *runs.Run // nil when the command records nothing
+	globs globWarner
+	// traceShutdown flushes and closes the trace provider (nil when traces are off).
+	traceShutdown func(context.Context) error
+	tempDir       string // a throwaway directory when there is no run
+	sandbox       *policy.Sandbox
+	catalog       *gateway.Catalog
+	policy        *policy.Live // replaced whole on reload
+	pipeline      *gateway.Pipeline
 	// metrics, when enabled, observes every call (nil when off).
 	metrics *telemetry.Metrics
 	// queue holds calls waiting for an operator (nil when nothing can wait).
@@ -224,7 +226,12 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	}
 
 	recorder = a.withRecent(a.withMetrics(recorder))
+	tracer, err := a.startTracing(ctx)
+	if err != nil {
+		return nil, err
+	}
 	a.pipeline = gateway.NewPipeline(&gateway.Options{
+		Tracer:         tracer,
 		Tools:          a.catalog,
 		Policy:         a.policy,
 		Recorder:       recorder,
@@ -421,6 +428,11 @@ func (a *app) shutdown() error {
 	}
 	for _, c := range a.retired {
 		errs = append(errs, c.Close())
+	}
+	if a.traceShutdown != nil {
+		tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, a.traceShutdown(tctx)) // the last spans are exported
+		cancel()
 	}
 	if a.run != nil {
 		errs = append(errs, a.run.Close())

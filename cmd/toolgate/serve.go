@@ -182,6 +182,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens [
 	}
 	handler, closeSessions := srv.HTTPHandler(gateway.HTTPOptions{
 		OAuth:                 oauthOpts,
+		TraceHeaders:          cfg.Traces.Enabled,
 		Path:                  cfg.HTTP.Path,
 		AllowedOrigins:        origins,
 		AllowedHosts:          hosts,

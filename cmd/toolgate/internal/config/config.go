@@ -62,6 +62,7 @@ type Config struct {
 	Profiles    map[string]Profile `koanf:"profiles"`
 	Discovery   Discovery          `koanf:"discovery"`
 	Metrics     Metrics            `koanf:"metrics"`
+	Traces      Traces             `koanf:"traces"`
 	Definitions []Definition       `koanf:"definitions"`
 	Admin       Admin              `koanf:"admin"`
 	// UpstreamsFrom names other clients' MCP server lists whose servers
@@ -101,6 +102,14 @@ type Admin struct {
 	Addr     string   `koanf:"addr"`
 	Tokens   []string `koanf:"tokens"`
 	TokenEnv string   `koanf:"token_env"`
+}
+
+// Traces configures OpenTelemetry traces. The exporter (OTLP over HTTP)
+// is configured by the standard OTEL_* environment variables
+// (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS,
+// OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER...).
+type Traces struct {
+	Enabled bool `koanf:"enabled"`
 }
 
 // Metrics configures Prometheus metrics.

@@ -1,0 +1,103 @@
+package gateway
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Traces (OpenTelemetry): with [Options.Tracer] set, every call is one
+// span, "tools/call NAME", the outermost stage, with the pipeline's stages
+// as events on it (resolved, validated, authorized, approved, executed)
+// and the outcome as attributes and status. A caller's W3C trace context
+// is continued: from the request's _meta (traceparent, tracestate, as the
+// 2026-07-28 revision allows) or, over HTTP, from the request's headers;
+// and it is passed on to upstreams in the _meta of their tools/call (and
+// the headers of HTTP upstreams). With no Tracer there is no stage at
+// all, and the stage events cost one context lookup.
+
+// propagator is the W3C trace context, used without touching OTel's
+// global state.
+var propagator = propagation.TraceContext{}
+
+// traceStage is the span of a call.
+func (p *Pipeline) traceStage(next Handler) Handler {
+	tracer := p.opts.Tracer
+	return func(ctx context.Context, call *Call) *Result {
+		ctx, span := tracer.Start(ctx, "tools/call "+call.Name, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", call.Name)))
+		defer span.End()
+		res := next(ctx, call)
+		span.SetAttributes(
+			attribute.String("toolgate.call_id", call.ID),
+			attribute.String("toolgate.toolset", call.Toolset),
+			attribute.String("toolgate.status", res.Status()),
+			attribute.String("toolgate.identity", call.Identity),
+		)
+		if call.Decision != nil {
+			span.SetAttributes(attribute.String("toolgate.decision.rule", call.Decision.Rule))
+		}
+		if res.IsError {
+			span.SetStatus(codes.Error, res.Status())
+		}
+		return res
+	}
+}
+
+// stageEvent marks a pipeline stage on the call's span, if it has one.
+func stageEvent(ctx context.Context, name string) {
+	if s := trace.SpanFromContext(ctx); s.IsRecording() {
+		s.AddEvent(name)
+	}
+}
+
+// mapCarrier reads and writes trace context in a _meta map.
+type mapCarrier map[string]any
+
+func (m mapCarrier) Get(k string) string { s, _ := m[k].(string); return s }
+func (m mapCarrier) Set(k, v string)     { m[k] = v }
+func (m mapCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// withMetaTrace continues the trace context of a request's _meta, if any.
+func withMetaTrace(ctx context.Context, meta map[string]any) context.Context {
+	if _, ok := meta["traceparent"]; !ok {
+		return ctx
+	}
+	return propagator.Extract(ctx, mapCarrier(meta))
+}
+
+// InjectTrace writes the trace context of ctx's span into meta (an
+// upstream request's _meta), when there is one.
+func InjectTrace(ctx context.Context, meta map[string]any) {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		propagator.Inject(ctx, mapCarrier(meta))
+	}
+}
+
+// InjectTraceHeaders writes the trace context of ctx's span into HTTP
+// headers, when there is one.
+func InjectTraceHeaders(ctx context.Context, h map[string][]string) {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		propagator.Inject(ctx, propagation.HeaderCarrier(h))
+	}
+}
+
+// withHeaderTrace continues the trace context of HTTP request headers.
+func withHeaderTrace(ctx context.Context, h map[string][]string) context.Context {
+	if len(h["Traceparent"]) == 0 {
+		return ctx
+	}
+	return propagator.Extract(ctx, propagation.HeaderCarrier(h))
+}
+
+// Tracing reports whether the pipeline makes spans of calls.
+func (p *Pipeline) Tracing() bool { return p.opts.Tracer != nil }
