@@ -92,4 +92,12 @@ func TestOAuthResourceServer(t *testing.T) {
 	if rec == nil || rec.Identity != "sub:alice" {
 		t.Errorf("the record's identity: %+v", rec)
 	}
+
+	// The official Go SDK client, on both protocol eras, with the token.
+	for _, era := range []string{era2025, era2026} {
+		cs := s.Connect(t, era, &ConnectOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token("tools:call")}}})
+		if res := call(t, cs, "echo", map[string]any{"text": "sdk " + era}); res.IsError || !strings.Contains(textOf(res), "sdk "+era) {
+			t.Errorf("Go SDK client (%s): %s", era, textOf(res))
+		}
+	}
 }
