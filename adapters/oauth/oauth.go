@@ -9,7 +9,7 @@
 // fetched, cached and refreshed by github.com/MicahParks/keyfunc/v3 (an
 // unknown key id triggers a refresh at most once every 10 seconds, so a
 // key rotation is picked up at once and a flood of made-up key ids costs
-// nothing). The checks: an allow-list of asymmetric algorithms (never
+// nothing: beyond that rate they are refused within 100 ms). The checks: an allow-list of asymmetric algorithms (never
 // "none", never an HMAC algorithm, which would let the public key act as
 // a shared secret), the issuer, the audience (the resource URI, RFC
 // 8707), and exp and nbf with 30 s of clock skew; exp is required.
@@ -101,6 +101,9 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{o.JWKSURL}, keyfunc.Override{
 		Client:            o.HTTPClient,
 		RefreshUnknownKID: rate.NewLimiter(rate.Every(10*time.Second), 1),
+		// A token with an unknown kid beyond that rate is refused at once,
+		// not held: a flood of made-up kids must not tie up requests.
+		RateLimitWaitMax: 100 * time.Millisecond,
 		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
 			return func(_ context.Context, err error) {
 				log.Warn("oauth: cannot refresh the issuer's keys", "url", u, "err", err)

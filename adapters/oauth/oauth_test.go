@@ -114,7 +114,13 @@ func TestVerify(t *testing.T) {
 	foreign := jwt.NewWithClaims(jwt.SigningMethodES256, good())
 	foreign.Header["kid"] = "k1"
 	foreignTok, _ := foreign.SignedString(ec)
+	goodTok := is.sign(t, "k1", good())
+	parts := strings.Split(goodTok, ".")
+	evil, _ := json.Marshal(mod(func(c jwt.MapClaims) { c["sub"] = "mallory" }))
+	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString(evil) + "." + parts[2]
 	for name, tok := range map[string]string{
+		"tampered payload": tampered,
+		"unknown kid":      mustSignWithNewKey(t, good()),
 		"expired":          is.sign(t, "k1", mod(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Hour).Unix() })),
 		"no exp":           is.sign(t, "k1", mod(func(c jwt.MapClaims) { delete(c, "exp") })),
 		"not yet valid":    is.sign(t, "k1", mod(func(c jwt.MapClaims) { c["nbf"] = now.Add(time.Hour).Unix() })),
@@ -189,4 +195,21 @@ func TestIntrospection(t *testing.T) {
 	if _, err := v.Verify(ctx, is.sign(t, "k1", jwt.MapClaims{"iss": is.srv.URL, "aud": aud, "sub": "alice", "exp": time.Now().Add(time.Hour).Unix()})); err != nil {
 		t.Errorf("a JWT still goes through signature checks: %v", err)
 	}
+}
+
+// mustSignWithNewKey signs with a key the issuer never published, under a
+// kid it does not know: the verifier refreshes its keys (at its bounded
+// rate) and still refuses.
+func mustSignWithNewKey(t *testing.T, c jwt.MapClaims) string {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
+	tok.Header["kid"] = "never-published"
+	s, err := tok.SignedString(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
