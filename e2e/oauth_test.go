@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,19 @@ func TestOAuthResourceServer(t *testing.T) {
 	rec := awaitRecord(10*time.Second, func() []ToolRecord { return e.liveTools(t) }, "echo")
 	if rec == nil || rec.Identity != "sub:alice" {
 		t.Errorf("the record's identity: %+v", rec)
+	}
+
+	// The TypeScript SDK client with the token in its headers; without the
+	// scope it cannot connect.
+	var o tsObservations
+	runNode(t, "sdk-client.mjs", map[string]any{"transport": "http", "url": s.URL, "headers": map[string]string{"Authorization": "Bearer " + token("tools:call")}}, &o)
+	if !o.Connected || !slices.Contains(o.Steps.List.Names, "echo") {
+		t.Errorf("TypeScript SDK client with a token: connected %v, tools %v, error %v", o.Connected, o.Steps.List.Names, o.Error)
+	}
+	var refused tsObservations
+	runNode(t, "sdk-client.mjs", map[string]any{"transport": "http", "url": s.URL, "headers": map[string]string{"Authorization": "Bearer " + token("tools:read")}}, &refused)
+	if refused.Connected {
+		t.Error("TypeScript SDK client connected with a token that lacks the required scope")
 	}
 
 	// The official Go SDK client, on both protocol eras, with the token.

@@ -5,6 +5,7 @@
 //   {"transport": "stdio", "bin": "/path/toolgate", "config": "/path/toolgate.yaml", "cwd": "/dir", "env": {...}}
 //   {"transport": "http", "url": "http://127.0.0.1:PORT/mcp"}
 //   optional: "bigFile": "big.txt" (a file in the sandbox large enough to become an artifact)
+//   optional: "headers": {"Authorization": "Bearer ..."} (HTTP: sent with every request)
 //
 // Prints one JSON object with what it observed on stdout; diagnostics on
 // stderr. Every step is bounded and its failure recorded, never thrown.
@@ -41,7 +42,7 @@ if (opts.transport === 'stdio') {
     stderr: 'ignore',
   });
 } else {
-  transport = new StreamableHTTPClientTransport(new URL(opts.url));
+  transport = new StreamableHTTPClientTransport(new URL(opts.url), { requestInit: { headers: opts.headers ?? {} } });
 }
 const client = new Client({ name: 'toolgate-e2e-ts', version: '1.0.0' }, { capabilities: {} });
 
