@@ -40,7 +40,7 @@ peers:
 
 # Real programs some e2e tests use, installed from Debian's packages when
 # missing (CI runs as root on a fresh machine), as command:package pairs.
-DEB_TOOLS := promtool:prometheus chromium:chromium
+DEB_TOOLS := promtool:prometheus chromium:chromium haproxy:haproxy
 
 services:
 	@missing=""; for t in $(DEB_TOOLS); do \

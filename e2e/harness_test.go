@@ -707,6 +707,7 @@ type ToolRecord struct {
 	Toolset   string          `json:"toolset"`
 	Session   string          `json:"session"`
 	Identity  string          `json:"identity"`
+	Replica   string          `json:"replica"`
 	Arguments json.RawMessage `json:"arguments"`
 	Status    string          `json:"status"`
 	IsError   bool            `json:"is_error"`

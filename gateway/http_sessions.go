@@ -48,15 +48,20 @@ type httpSession struct {
 // sessionTable is the set of live 2025-era sessions. Its lock is never
 // held while calling out (to mcp-go, to a listener).
 type sessionTable struct {
-	max int
+	max    int
+	sealer *sealer // nil: ids are random and known only here
 
 	mu       sync.Mutex
 	byID     map[string]*httpSession
 	reserved int // initialize requests admitted, not yet minted
+	// ended are sealed ids ended here (DELETE, eviction, expiry), so that
+	// this replica does not adopt them again. Other replicas cannot know:
+	// a sealed id stays usable there, by its owner only, until it ages out.
+	ended map[string]bool
 }
 
-func newSessionTable(max int) *sessionTable {
-	return &sessionTable{max: max, byID: map[string]*httpSession{}}
+func newSessionTable(max int, sealer *sealer) *sessionTable {
+	return &sessionTable{max: max, sealer: sealer, byID: map[string]*httpSession{}}
 }
 
 var (
@@ -64,11 +69,21 @@ var (
 	errNotYourSession = errors.New("session belongs to another identity")
 )
 
-// acquire marks a request of owner on session id in progress.
+// acquire marks a request of owner on session id in progress. A sealed
+// id this replica has not seen is adopted when it opens (http_sealed.go).
 func (t *sessionTable) acquire(id, owner string) (*httpSession, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, ok := t.byID[id]
+	if !ok && t.sealer != nil && !t.ended[id] {
+		if sealed, err := t.sealer.open(id); err == nil {
+			s = &httpSession{owner: sealed.Owner, lastUsed: time.Now()}
+			if sealed.Owner == owner && len(t.byID)+t.reserved < t.max {
+				t.byID[id] = s // adopted; past max_sessions it is served without being kept
+			}
+			ok = true
+		}
+	}
 	if !ok {
 		return nil, errUnknownSession
 	}
@@ -139,9 +154,14 @@ func (t *sessionTable) unreserve() {
 
 // mint registers a new session of owner, in the slot res holds (if any).
 func (t *sessionTable) mint(owner string, res *reservation) string {
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	id := "tg-" + hex.EncodeToString(b)
+	var id string
+	if t.sealer != nil {
+		id = t.sealer.seal(owner)
+	} else {
+		b := make([]byte, 24)
+		_, _ = rand.Read(b)
+		id = "tg-" + hex.EncodeToString(b)
+	}
 	t.mu.Lock()
 	if res != nil && res.minted.CompareAndSwap(false, true) && t.reserved > 0 {
 		t.reserved--
@@ -154,6 +174,12 @@ func (t *sessionTable) mint(owner string, res *reservation) string {
 func (t *sessionTable) remove(id string) {
 	t.mu.Lock()
 	delete(t.byID, id)
+	if t.sealer != nil {
+		if t.ended == nil || len(t.ended) > 4*t.max {
+			t.ended = map[string]bool{} // bounded; older ids may come back only to their owner
+		}
+		t.ended[id] = true
+	}
 	t.mu.Unlock()
 }
 
@@ -185,8 +211,14 @@ func (m ownedManager) Generate() string { return m.t.mint(m.owner, m.res) }
 
 func (m ownedManager) Validate(id string) (bool, error) {
 	m.t.mu.Lock()
-	defer m.t.mu.Unlock()
-	if _, ok := m.t.byID[id]; !ok {
+	_, ok := m.t.byID[id]
+	ended := m.t.ended[id]
+	m.t.mu.Unlock()
+	if !ok && m.t.sealer != nil && !ended {
+		_, err := m.t.sealer.open(id) // the guard checked its owner
+		ok = err == nil
+	}
+	if !ok {
 		return false, errUnknownSession
 	}
 	return false, nil

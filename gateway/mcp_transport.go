@@ -72,6 +72,10 @@ type HTTPOptions struct {
 	Tokens []BearerToken
 	// SessionIdleTTL ends sessions idle this long. If zero, 30 minutes.
 	SessionIdleTTL time.Duration
+	// SessionKeys, if any, seal session ids so that any replica sharing
+	// them serves a session (http_sealed.go); the first key seals, every
+	// key opens. Each is 32 bytes.
+	SessionKeys [][]byte
 	// MaxSessions bounds the 2025-era sessions alive at once; a new one
 	// ends the least recently used idle session, and with none idle,
 	// initialize gets 503. If zero, [DefaultMaxSessions].
@@ -144,8 +148,12 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 	if heartbeat > 30*time.Second {
 		heartbeat = 30 * time.Second
 	}
+	sealer, err := newSealer(opts.SessionKeys)
+	if err != nil { // the configuration checks keys first
+		panic("gateway: HTTPOptions.SessionKeys: " + err.Error())
+	}
 	g := &httpGuard{opts: opts, log: m.log, tokens: hashTokens(opts.Tokens), tokenNames: tokenNames(opts.Tokens),
-		sessions: newSessionTable(opts.MaxSessions),
+		sessions: newSessionTable(opts.MaxSessions, sealer),
 		streams:  &limiter{max: int64(opts.MaxStreams)},
 		inFlight: &limiter{max: int64(opts.MaxInFlight)},
 		bodyMem:  &limiter{max: opts.MaxBodyMemory},

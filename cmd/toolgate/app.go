@@ -165,7 +165,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	if opts.record {
 		a.applyRetention(cfg) // before this run exists: it is never a candidate
 		a.run, err = runs.Open(cfg.ResolvedRunsDir(), &runs.Options{Version: version(), Logger: a.log,
-			Command: append([]string{"toolgate"}, opts.command...), Config: opts.configFile})
+			Command: append([]string{"toolgate"}, opts.command...), Config: opts.configFile, Replica: cfg.ReplicaID})
 		if err != nil {
 			return nil, err
 		}

@@ -180,9 +180,14 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens [
 	if err != nil {
 		return err
 	}
+	sessionKeys, err := cfg.SessionKeys()
+	if err != nil {
+		return usageError{err.Error()}
+	}
 	handler, closeSessions := srv.HTTPHandler(gateway.HTTPOptions{
 		OAuth:                 oauthOpts,
 		TraceHeaders:          cfg.Traces.Enabled,
+		SessionKeys:           sessionKeys,
 		Path:                  cfg.HTTP.Path,
 		AllowedOrigins:        origins,
 		AllowedHosts:          hosts,

@@ -50,6 +50,8 @@ type Run struct {
 	stopGuard   chan struct{}
 	closeOnce   sync.Once
 
+	replica string
+
 	manifestMu sync.Mutex
 	manifest   Manifest
 	sawClient  atomic.Bool
@@ -63,6 +65,7 @@ type Manifest struct {
 	Version string   `json:"version"`
 	Command []string `json:"command,omitempty"`
 	Config  string   `json:"config,omitempty"`
+	Replica string   `json:"replica,omitempty"`
 	// Client is the first client that called a tool ("name version").
 	Client string `json:"client,omitempty"`
 	// Stopped and Status are set when the run closes: a run without them
@@ -78,6 +81,9 @@ type Options struct {
 	Version string
 	Command []string
 	Config  string
+	// Replica, if set, names this gateway among replicas behind a load
+	// balancer: it is in the manifest and in every record and event.
+	Replica string
 	// Logger receives write failures. If nil, they are discarded (but
 	// still counted, see [Run.WriteErrors]).
 	Logger *slog.Logger
@@ -120,9 +126,9 @@ func Open(runsDir string, opts *Options) (*Run, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("run archive: cannot create %s: %w", filepath.Join(dir, "logs"), err)
 	}
-	r := &Run{id: id, dir: dir, runsDir: abs, log: o.Logger}
+	r := &Run{id: id, dir: dir, runsDir: abs, log: o.Logger, replica: o.Replica}
 	r.manifest = Manifest{ID: id, Started: now.UTC().Format(time.RFC3339Nano), PID: os.Getpid(), Version: o.Version,
-		Command: redactArgs(o.Command), Config: o.Config}
+		Command: redactArgs(o.Command), Config: o.Config, Replica: o.Replica}
 	manifest, _ := json.MarshalIndent(r.manifest, "", "  ")
 	if err := writeFileSync(filepath.Join(dir, "run.json"), append(manifest, '\n')); err != nil {
 		os.RemoveAll(dir)
@@ -138,7 +144,11 @@ func Open(runsDir string, opts *Options) (*Run, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("run archive: %w", err)
 	}
-	if err := r.events.writeLine(map[string]any{"time": stamp(now), "type": "run.started", "run_id": id, "pid": os.Getpid(), "version": o.Version}); err != nil {
+	started := map[string]any{"time": stamp(now), "type": "run.started", "run_id": id, "pid": os.Getpid(), "version": o.Version}
+	if o.Replica != "" {
+		started["replica"] = o.Replica
+	}
+	if err := r.events.writeLine(started); err != nil {
 		r.closeFiles()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("run archive: cannot write to %s (unwritable directory or full disk?): %w", dir, err)
@@ -189,6 +199,9 @@ func (r *Run) Event(typ string, fields map[string]any) {
 	line["time"] = stamp(time.Now())
 	line["type"] = typ
 	line["run_id"] = r.id
+	if r.replica != "" {
+		line["replica"] = r.replica
+	}
 	r.write(r.events, line)
 }
 
@@ -214,6 +227,7 @@ func (r *Run) writeBuilt(f *lineFile, l *line) error {
 func (r *Run) common(l *line, now string, call *gateway.Call) {
 	l.str("time", now)
 	l.str("run_id", r.id)
+	l.strOmit("replica", r.replica)
 	l.str("call_id", call.ID)
 	l.str("tool", call.Name)
 }
@@ -225,6 +239,7 @@ func (r *Run) CallStarted(call *gateway.Call) error {
 	l.str("time", stamp(call.Started))
 	l.str("type", "tool.started")
 	l.str("run_id", r.id)
+	l.strOmit("replica", r.replica)
 	l.str("call_id", call.ID)
 	l.str("tool", call.Name)
 	l.strOmit("session", gateway.SessionRef(call.Session))
@@ -254,6 +269,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		ev.str("type", "tool.completed")
 	}
 	ev.str("run_id", r.id)
+	ev.strOmit("replica", r.replica)
 	ev.str("call_id", call.ID)
 	ev.str("tool", call.Name)
 	ev.strOmit("toolset", call.Toolset)

@@ -13,6 +13,7 @@ package config
 
 import (
 	_ "embed"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -47,8 +48,11 @@ func Defaults() []byte { return append([]byte(nil), defaultsYAML...) }
 
 // Config is toolgate's configuration. The koanf tags are the keys.
 type Config struct {
-	RunsDir     string             `koanf:"runs_dir"`
-	Runs        Runs               `koanf:"runs"`
+	RunsDir string `koanf:"runs_dir"`
+	Runs    Runs   `koanf:"runs"`
+	// ReplicaID names this gateway among replicas behind a load balancer;
+	// it is in every record. Empty: none (one gateway).
+	ReplicaID   string             `koanf:"replica_id"`
 	Log         Log                `koanf:"log"`
 	Limits      Limits             `koanf:"limits"`
 	Sandbox     Sandbox            `koanf:"sandbox"`
@@ -203,6 +207,10 @@ type HTTP struct {
 	AllowedHosts   []string      `koanf:"allowed_hosts"`
 	MaxBodyBytes   int64         `koanf:"max_body_bytes"`
 	SessionIdleTTL time.Duration `koanf:"session_idle_ttl"`
+	// SessionKeysEnv names the environment variable holding the session
+	// keys (comma-separated, base64, 32 bytes each; the first seals): with
+	// them, session ids are sealed and any replica serves any session.
+	SessionKeysEnv string        `koanf:"session_keys_env"`
 	MaxSessions    int           `koanf:"max_sessions"`
 	MaxStreams     int           `koanf:"max_streams"`
 	MaxBodyMemory  int64         `koanf:"max_body_memory"`
@@ -744,6 +752,32 @@ func tokensOf(list []string, envName, key string) ([]string, error) {
 		}
 	}
 	return tokens, nil
+}
+
+// SessionKeys returns the session keys http.session_keys_env names, or
+// none.
+func (c *Config) SessionKeys() ([][]byte, error) {
+	name := c.HTTP.SessionKeysEnv
+	if name == "" {
+		return nil, nil
+	}
+	v, ok := os.LookupEnv(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return nil, fmt.Errorf("http.session_keys_env: environment variable %s is not set", name)
+	}
+	var keys [][]byte
+	for i, k := range strings.Split(v, ",") {
+		k = strings.TrimSpace(k)
+		b, err := base64.StdEncoding.DecodeString(k)
+		if err != nil {
+			b, err = base64.RawURLEncoding.DecodeString(k)
+		}
+		if err != nil || len(b) != 32 {
+			return nil, fmt.Errorf("http.session_keys_env: key %d of %s is not 32 bytes in base64 (make one with: head -c 32 /dev/urandom | base64)", i+1, name)
+		}
+		keys = append(keys, b)
+	}
+	return keys, nil
 }
 
 // AdminTokens returns the admin API's bearer tokens (admin.tokens and the

@@ -1,0 +1,48 @@
+package gateway
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestSealedSessions: a sealed id opens on any table sharing a key, for
+// its owner only; keys rotate (the new key first, the old still opens);
+// a tampered id, an id under an unknown key, and an ended id do not open.
+func TestSealedSessions(t *testing.T) {
+	oldKey, newKey, otherKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32), bytes.Repeat([]byte{3}, 32)
+	mk := func(keys ...[]byte) *sessionTable {
+		s, err := newSealer(keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newSessionTable(10, s)
+	}
+	a := mk(oldKey)
+	id := a.mint("token:alice", nil)
+	if !strings.HasPrefix(id, sealedPrefix) {
+		t.Fatalf("id %q is not sealed", id)
+	}
+	b := mk(newKey, oldKey) // rotated: seals with the new key, opens both
+	if _, err := b.acquire(id, "token:alice"); err != nil {
+		t.Errorf("another replica, rotated keys: %v", err)
+	}
+	if _, err := b.acquire(id, "token:bob"); err != errNotYourSession {
+		t.Errorf("another identity: %v, want errNotYourSession", err)
+	}
+	if _, err := mk(otherKey).acquire(id, "token:alice"); err != errUnknownSession {
+		t.Errorf("a replica without the key: %v", err)
+	}
+	tampered := id[:len(id)-2] + map[bool]string{true: "AA", false: "BB"}[!strings.HasSuffix(id, "AA")]
+	if _, err := b.acquire(tampered, "token:alice"); err != errUnknownSession {
+		t.Errorf("a tampered id: %v", err)
+	}
+	c := mk(oldKey)
+	c.remove(id) // ended here (DELETE)
+	if _, err := c.acquire(id, "token:alice"); err != errUnknownSession {
+		t.Errorf("an id ended on this replica: %v", err)
+	}
+	if _, err := newSealer([][]byte{[]byte("short")}); err == nil {
+		t.Error("a short key accepted")
+	}
+}
