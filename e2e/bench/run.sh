@@ -85,6 +85,14 @@ if [ -n "$SCALE_K" ]; then
 		say "upstreamscale failed:"; tail -5 "$OUT/scale.stderr" | tee -a "$SUMMARY"; }
 fi
 
+section "replicas behind HAProxy: 1 vs 3 on calls that wait"
+if command -v haproxy >/dev/null; then
+	TOOLGATE_BENCH_REPLICAS=1 timeout 300 $GO test -count=1 -v -run '^TestReplicaThroughput$' ./e2e >"$OUT/replicas.txt" 2>&1 || true
+	grep -o 'calls that wait.*' "$OUT/replicas.txt" | tee -a "$SUMMARY" || say "replica throughput: see $OUT/replicas.txt"
+else
+	say "skipped: haproxy is not installed (make services installs it)"
+fi
+
 if [ "$FUZZTIME" != "0" ]; then
 	section "fuzz targets ($FUZZTIME each)"
 	# go test writes a failing input to gateway/testdata/fuzz, where it
