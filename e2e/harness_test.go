@@ -702,11 +702,16 @@ type Archive struct {
 
 // ToolRecord is one line of logs/tools.jsonl.
 type ToolRecord struct {
-	CallID    string          `json:"call_id"`
-	Tool      string          `json:"tool"`
-	Toolset   string          `json:"toolset"`
-	Session   string          `json:"session"`
-	Identity  string          `json:"identity"`
+	CallID    string `json:"call_id"`
+	Tool      string `json:"tool"`
+	Toolset   string `json:"toolset"`
+	Session   string `json:"session"`
+	Identity  string `json:"identity"`
+	Principal *struct {
+		ClientID string              `json:"client_id"`
+		Scopes   []string            `json:"scopes"`
+		Claims   map[string][]string `json:"claims"`
+	} `json:"principal"`
 	Replica   string          `json:"replica"`
 	Arguments json.RawMessage `json:"arguments"`
 	Status    string          `json:"status"`

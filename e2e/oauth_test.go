@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -40,12 +41,21 @@ func TestOAuthResourceServer(t *testing.T) {
 		set("http.auth.oauth.jwks_url", as.URL+"/jwks"),
 		set("http.auth.oauth.scopes_supported", []string{"tools:call"}),
 		set("http.auth.oauth.required_scopes", []string{"tools:call"}),
-		set("policy.identities", []any{map[string]any{"match": map[string]any{"scope": "tools:read"}, "tools": map[string]any{"deny": []string{"sleep"}}}}),
+		set("http.auth.oauth.record_claims", []string{"groups"}),
+		set("profiles", map[string]any{"readers": map[string]any{"tools": []string{"echo"}}}),
+		set("policy.identities", []any{
+			map[string]any{"match": map[string]any{"scope": "tools:read"}, "tools": map[string]any{"deny": []string{"sleep"}}},
+			map[string]any{"match": map[string]any{"claim": map[string]any{"groups": "guests"}}, "profile": "readers"},
+		}),
 	)
 	s := e.StartHTTP(t)
-	token := func(scope string) string {
-		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": as.URL, "aud": aud, "sub": "alice",
-			"scope": scope, "exp": time.Now().Add(time.Hour).Unix()})
+	signed := func(sub, scope string, groups ...string) string {
+		claims := jwt.MapClaims{"iss": as.URL, "aud": aud, "sub": sub, "client_id": "e2e-client",
+			"scope": scope, "exp": time.Now().Add(time.Hour).Unix(), "email": "not-recorded@example.com"}
+		if groups != nil {
+			claims["groups"] = groups
+		}
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
 		tok.Header["kid"] = "k1"
 		str, err := tok.SignedString(key)
 		if err != nil {
@@ -53,6 +63,7 @@ func TestOAuthResourceServer(t *testing.T) {
 		}
 		return str
 	}
+	token := func(scope string) string { return signed("alice", scope) }
 
 	code, h, _ := post(t, s.URL, initializeBody, nil)
 	meta := s.Base + "/.well-known/oauth-protected-resource/mcp"
@@ -90,8 +101,39 @@ func TestOAuthResourceServer(t *testing.T) {
 		t.Errorf("a call a scope rule denies: %d %s", code, body)
 	}
 	rec := awaitRecord(10*time.Second, func() []ToolRecord { return e.liveTools(t) }, "echo")
-	if rec == nil || rec.Identity != "sub:alice" {
-		t.Errorf("the record's identity: %+v", rec)
+	if rec == nil || rec.Identity != "sub:alice" || rec.Principal == nil || rec.Principal.ClientID != "e2e-client" ||
+		!slices.Equal(rec.Principal.Scopes, []string{"tools:call", "tools:read"}) || rec.Principal.Claims != nil {
+		t.Errorf("the record's identity and principal: %+v", rec)
+	}
+
+	// A caller in group guests is confined to profile readers on the plain
+	// endpoint: it lists and calls echo only, and its records keep the
+	// groups claim (http.auth.oauth.record_claims) and not the email.
+	guest := s.Connect(t, era2025, &ConnectOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + signed("gina", "tools:call", "staff", "guests")}}})
+	if lt, err := guest.ListTools(t.Context(), nil); err != nil || len(lt.Tools) != 1 || lt.Tools[0].Name != "echo" {
+		t.Errorf("the guest's tools/list: %v %v", lt, err)
+	}
+	if _, err := guest.CallTool(callCtx(t), &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 1}}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("the guest calling a tool outside its profile: %v", err)
+	}
+	if res := call(t, guest, "echo", map[string]any{"text": "as gina"}); res.IsError {
+		t.Errorf("the guest calling echo: %s", textOf(res))
+	}
+	ginas := func() []ToolRecord {
+		var out []ToolRecord
+		for _, r := range e.liveTools(t) {
+			if r.Identity == "sub:gina" {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	gr := awaitRecord(10*time.Second, ginas, "echo")
+	if gr == nil || gr.Principal == nil || !slices.Equal(gr.Principal.Claims["groups"], []string{"staff", "guests"}) || len(gr.Principal.Claims) != 1 {
+		t.Errorf("the guest's record: %+v", gr)
+	}
+	if sr := awaitRecord(10*time.Second, ginas, "sleep"); sr == nil || sr.Status != "not_found" {
+		t.Errorf("the guest's refused call is not recorded as not_found: %+v", sr)
 	}
 
 	// The TypeScript SDK client with the token in its headers; without the

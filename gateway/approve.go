@@ -120,5 +120,8 @@ func (p *Pipeline) event(typ string, call *Call, fields map[string]any) {
 	if call.Identity != "" {
 		fields["identity"] = call.Identity
 	}
+	if call.Principal != nil {
+		fields["principal"] = call.Principal.Record()
+	}
 	er.Event(typ, fields)
 }

@@ -26,9 +26,9 @@ type Call struct {
 	// HTTP transport, "anonymous" over HTTP without tokens, "local" for
 	// stdio and the command line.
 	Identity string
-	// Scopes are an OAuth caller's scopes (policy.identities may match
-	// them).
-	Scopes []string
+	// Principal is what an OAuth caller's access token says of it (nil
+	// for every other caller): policy.identities match it, records keep it.
+	Principal *Principal
 	// View, if set, is the profile the call came through: the resolve
 	// stage answers a tool it does not admit as not found.
 	View View

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -19,9 +20,66 @@ import (
 // The client's token is never passed on to upstreams.
 
 // TokenVerifier checks an OAuth access token. The identity names the
-// caller in records ("sub:alice"); scopes are the token's.
+// caller in records ("sub:alice").
 type TokenVerifier interface {
-	Verify(ctx context.Context, token string) (identity string, scopes []string, err error)
+	Verify(ctx context.Context, token string) (identity string, p *Principal, err error)
+}
+
+// Principal is what a verified OAuth access token says of its caller,
+// beside the subject (which is the call's identity, "sub:alice").
+type Principal struct {
+	ClientID string
+	Scopes   []string
+	// Claims are the token's other string (and string list) claims, such
+	// as groups: policy.identities can match them.
+	Claims map[string][]string
+	// Recorded names the claims that records keep
+	// (http.auth.oauth.record_claims).
+	Recorded []string
+}
+
+// HasScope reports whether the token grants scope s.
+func (p *Principal) HasScope(s string) bool {
+	return p != nil && slices.Contains(p.Scopes, s)
+}
+
+// HasClaim reports whether the token's claim name has the value v (is v,
+// or is a list holding v).
+func (p *Principal) HasClaim(name, v string) bool {
+	return p != nil && slices.Contains(p.Claims[name], v)
+}
+
+// PrincipalRecord is what records keep of a [Principal].
+type PrincipalRecord struct {
+	ClientID string              `json:"client_id,omitempty"`
+	Scopes   []string            `json:"scopes,omitempty"`
+	Claims   map[string][]string `json:"claims,omitempty"`
+}
+
+// Record is what records keep of p: the client id, the scopes and the
+// recorded claims (nil for a nil p).
+func (p *Principal) Record() *PrincipalRecord {
+	if p == nil {
+		return nil
+	}
+	return &PrincipalRecord{ClientID: p.ClientID, Scopes: p.Scopes, Claims: p.recordedClaims()}
+}
+
+// recordedClaims are the claims that records keep, nil when none.
+func (p *Principal) recordedClaims() map[string][]string {
+	if p == nil || len(p.Recorded) == 0 {
+		return nil
+	}
+	var out map[string][]string
+	for _, name := range p.Recorded {
+		if v, ok := p.Claims[name]; ok {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[name] = v
+		}
+	}
+	return out
 }
 
 // OAuthOptions configure OAuth on the HTTP transport.
@@ -68,19 +126,15 @@ func (g *httpGuard) challenge(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // verifyOAuth checks token with the verifier and the required scopes.
-func (g *httpGuard) verifyOAuth(ctx context.Context, token string) (string, []string, error) {
-	identity, scopes, err := g.opts.OAuth.Verifier.Verify(ctx, token)
+func (g *httpGuard) verifyOAuth(ctx context.Context, token string) (string, *Principal, error) {
+	identity, p, err := g.opts.OAuth.Verifier.Verify(ctx, token)
 	if err != nil {
 		return "", nil, err
 	}
 	for _, s := range g.opts.OAuth.RequiredScopes {
-		found := false
-		for _, have := range scopes {
-			found = found || have == s
-		}
-		if !found {
+		if !p.HasScope(s) {
 			return "", nil, errInsufficientScope
 		}
 	}
-	return identity, scopes, nil
+	return identity, p, nil
 }

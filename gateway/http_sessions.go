@@ -231,12 +231,12 @@ func (m ownedManager) Terminate(id string) (bool, error) {
 
 type identityKey struct{}
 
-// scopesKey carries an OAuth caller's scopes.
-type scopesKey struct{}
+// principalKey carries an OAuth caller's [Principal].
+type principalKey struct{}
 
-func scopesFrom(ctx context.Context) []string {
-	s, _ := ctx.Value(scopesKey{}).([]string)
-	return s
+func principalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
 }
 
 // identityFrom is the identity of a request: "token:NAME" or "anonymous"

@@ -53,6 +53,10 @@ type MCPOptions struct {
 	// --profile); over HTTP, [HTTPOptions.Profiles] serve others on their
 	// own paths. Tools outside the view are not listed and not found.
 	View View
+	// CallerView, if set, is the view a caller is confined to whatever
+	// endpoint it comes through (the profile of its identity, from
+	// policy.identities), nil for none. It narrows the endpoint's view.
+	CallerView func(call *Call) View
 	// ToolMeta, if set, adds _meta members to a tool in tools/list (for
 	// example its permission decision). It is called with a context
 	// carrying no call when the list is built, and again per tools/list
@@ -327,13 +331,14 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 // are decided for the caller: the context they get carries a [Call] with
 // the caller's session, so that session-scoped policy (skill grants) counts.
 func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	v := m.viewOf(ctx)
 	session, client, identity := caller(ctx)
+	who := &Call{Session: session, Client: client, Identity: identity, Principal: principalFrom(ctx)}
+	v := m.viewFor(ctx, who)
 	perSession := m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && session != "" && m.opts.SessionMeta(session)
 	if v == nil && m.opts.ToolFilter == nil && !perSession {
 		return tools
 	}
-	cctx := withCall(ctx, &Call{Session: session, Client: client, Identity: identity, Scopes: scopesFrom(ctx)})
+	cctx := withCall(ctx, who)
 	lv, _ := v.(ListingView)
 	out := tools[:0:0]
 	for _, mt := range tools {
@@ -386,11 +391,44 @@ func (m *MCPServer) viewOf(ctx context.Context) View {
 	return m.opts.View
 }
 
+// viewFor is the view of a request by caller: its endpoint's, narrowed
+// by the caller's own (CallerView).
+func (m *MCPServer) viewFor(ctx context.Context, caller *Call) View {
+	v := m.viewOf(ctx)
+	if m.opts.CallerView == nil {
+		return v
+	}
+	return Narrow(v, m.opts.CallerView(caller))
+}
+
+// Narrow is the view that admits what both a and b admit (either may be
+// nil: the whole catalog); it lists as a does when a is a [ListingView].
+func Narrow(a, b View) View {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		return b
+	}
+	return narrowed{a, b}
+}
+
+type narrowed struct{ a, b View }
+
+func (n narrowed) Name() string            { return n.a.Name() + "+" + n.b.Name() }
+func (n narrowed) Admits(tool string) bool { return n.a.Admits(tool) && n.b.Admits(tool) }
+func (n narrowed) Lists(tool string) bool {
+	if lv, ok := n.a.(ListingView); ok {
+		return lv.Lists(tool)
+	}
+	return true
+}
+
 // handleCall is the handler of every tool: it runs the call through the
 // pipeline and maps the result. It never returns a Go error, so every
 // outcome, failures included, reaches the model as a tool result.
 func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req), View: m.viewOf(ctx), RequestState: req.Params.RequestState}
+	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req), RequestState: req.Params.RequestState}
 	if len(req.Params.InputResponses) > 0 {
 		call.InputResponses = make(map[string]json.RawMessage, len(req.Params.InputResponses))
 		for id, r := range req.Params.InputResponses {
@@ -400,7 +438,8 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 		}
 	}
 	call.Session, call.Client, call.Identity = caller(ctx)
-	call.Scopes = scopesFrom(ctx)
+	call.Principal = principalFrom(ctx)
+	call.View = m.viewFor(ctx, call)
 	if req.Params.Meta != nil && m.opts.Pipeline.Tracing() {
 		ctx = withMetaTrace(ctx, req.Params.Meta.AdditionalFields)
 	}
@@ -438,7 +477,7 @@ func (m *MCPServer) recordUnknownTool(ctx context.Context, _ any, method mcp.MCP
 		return
 	}
 	call.Session, call.Client, call.Identity = caller(ctx)
-	call.Scopes = scopesFrom(ctx)
+	call.Principal = principalFrom(ctx)
 	m.opts.Pipeline.RecordOutside(call, NotFoundResult(call.Name))
 }
 
@@ -469,7 +508,7 @@ func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) err
 	}
 	call := &Call{Name: req.Params.Name, Arguments: req.Params.Arguments}
 	call.Session, call.Client, call.Identity = caller(ctx)
-	call.Scopes = scopesFrom(ctx)
+	call.Principal = principalFrom(ctx)
 	res := NotFoundResult(call.Name)
 	res.Message += ": " + why
 	m.opts.Pipeline.RecordOutside(call, res)

@@ -268,7 +268,7 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 			httpError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not allowed", origin))
 			return
 		}
-		identity, scopes, err := g.identify(r)
+		identity, principal, err := g.identify(r)
 		if err != nil {
 			g.log.Warn("http request refused", "reason", "missing or invalid bearer token", "err", err, "remote", r.RemoteAddr)
 			if g.opts.OAuth != nil {
@@ -283,8 +283,8 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 		if g.opts.TraceHeaders {
 			ctx = withHeaderTrace(ctx, r.Header)
 		}
-		if len(scopes) > 0 {
-			ctx = context.WithValue(ctx, scopesKey{}, scopes)
+		if principal != nil {
+			ctx = context.WithValue(ctx, principalKey{}, principal)
 		}
 		r = r.WithContext(ctx)
 		next.ServeHTTP(w, r)
@@ -312,7 +312,7 @@ func (g *httpGuard) authorized(r *http.Request) bool {
 // "token:" and the token's name, or "anonymous" when no tokens are
 // configured; a token that is none of them is checked as an OAuth access
 // token when OAuth is on.
-func (g *httpGuard) identify(r *http.Request) (identity string, scopes []string, err error) {
+func (g *httpGuard) identify(r *http.Request) (identity string, p *Principal, err error) {
 	if len(g.tokens) == 0 && g.opts.OAuth == nil {
 		return "anonymous", nil, nil
 	}

@@ -109,6 +109,9 @@ type Options struct {
 	// Logger receives skill grants and configuration warnings. If nil,
 	// logs are discarded.
 	Logger *slog.Logger
+	// Profiles are the configuration's profiles by name, which
+	// policy.identities[].profile names.
+	Profiles map[string]*Profile
 }
 
 // Layer names used in decisions.
@@ -169,10 +172,11 @@ const (
 //
 // An Effective is safe for concurrent use.
 type Effective struct {
-	cfg    Config
-	roots  []string
-	log    *slog.Logger
-	custom []string
+	cfg      Config
+	roots    []string
+	profiles map[string]*Profile
+	log      *slog.Logger
+	custom   []string
 
 	// g holds the capabilities skills were granted, per session; it is
 	// shared with the policy that replaces this one on reload ([Live]).
@@ -207,10 +211,11 @@ func New(cfg Config, opts *Options) (*Effective, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	e := &Effective{
-		cfg:   cloneConfig(cfg),
-		roots: slices.Clone(opts.SandboxRoots),
-		log:   log,
-		g:     &grantStore{grants: map[string]map[string][]string{}},
+		cfg:      cloneConfig(cfg),
+		roots:    slices.Clone(opts.SandboxRoots),
+		profiles: opts.Profiles,
+		log:      log,
+		g:        &grantStore{grants: map[string]map[string][]string{}},
 	}
 	if err := e.validate(); err != nil {
 		return nil, err
@@ -416,6 +421,9 @@ func (e *Effective) Decide(ctx context.Context, t *gateway.Tool) gateway.Decisio
 
 	// 2. Configuration denies, the caller's identity's among them.
 	idRules := e.identityRules(ctx)
+	if rule, reason, ok := e.identityProfileDeny(idRules, t.Name); ok {
+		return deny(LayerConfig, rule, nil, reason)
+	}
 	if rule, reason, ok := e.identityDeny(idRules, t.Name); ok {
 		return deny(LayerConfig, rule, nil, reason)
 	}

@@ -23,6 +23,10 @@ type Identity struct {
 		Allow []string `koanf:"allow"`
 	} `koanf:"destructive"`
 	Grants []Grant `koanf:"grants"`
+	// Profile, if set, names a profile (config profiles) that the
+	// identity's calls and listings are confined to, whatever endpoint it
+	// connects through.
+	Profile string `koanf:"profile"`
 }
 
 // IdentityMatch says which callers an [Identity] entry is for. Name is a
@@ -32,15 +36,24 @@ type IdentityMatch struct {
 	Name string `koanf:"name"`
 	// Subject is an OAuth access token's subject (sub).
 	Subject string `koanf:"subject"`
-	// Scope is an OAuth scope the caller's token must have. With Name or
-	// Subject too, both must hold.
+	// Scope is an OAuth scope the caller's token must have.
 	Scope string `koanf:"scope"`
+	// Claim lists OAuth token claims the caller's token must have, each
+	// with the value given (a claim that is a list must hold it):
+	// {groups: ops}.
+	Claim map[string]string `koanf:"claim"`
 }
 
-// matches reports whether the entry is for the caller.
-func (m IdentityMatch) matches(identity string, scopes []string) bool {
-	if m.Scope != "" && !slices.Contains(scopes, m.Scope) {
+// matches reports whether the entry is for the caller: every condition it
+// gives holds.
+func (m IdentityMatch) matches(identity string, p *gateway.Principal) bool {
+	if m.Scope != "" && !p.HasScope(m.Scope) {
 		return false
+	}
+	for name, v := range m.Claim {
+		if !p.HasClaim(name, v) {
+			return false
+		}
 	}
 	switch {
 	case m.Subject != "":
@@ -48,7 +61,12 @@ func (m IdentityMatch) matches(identity string, scopes []string) bool {
 	case m.Name != "":
 		return m.Name == identityName(identity)
 	}
-	return m.Scope != ""
+	return true
+}
+
+// empty reports whether the match gives no condition.
+func (m IdentityMatch) empty() bool {
+	return m.Name == "" && m.Subject == "" && m.Scope == "" && len(m.Claim) == 0
 }
 
 // identityName is the name an identity is matched by: "token:ci" is "ci".
@@ -65,7 +83,7 @@ func (e *Effective) identityRules(ctx context.Context) []int {
 	}
 	var out []int
 	for i, id := range e.cfg.Identities {
-		if id.Match.matches(c.Identity, c.Scopes) {
+		if id.Match.matches(c.Identity, c.Principal) {
 			out = append(out, i)
 		}
 	}
@@ -75,8 +93,16 @@ func (e *Effective) identityRules(ctx context.Context) []int {
 func (e *Effective) validateIdentities() error {
 	for i, id := range e.cfg.Identities {
 		key := fmt.Sprintf("policy.identities[%d]", i)
-		if id.Match.Name != "" && id.Match.Subject != "" || id.Match == (IdentityMatch{}) {
-			return fmt.Errorf("%s.match: give name (a token name of http.auth.tokens, local or anonymous) or subject (an OAuth token's sub), and/or scope (an OAuth scope)", key)
+		if id.Match.Name != "" && id.Match.Subject != "" || id.Match.empty() {
+			return fmt.Errorf("%s.match: give name (a token name of http.auth.tokens, local or anonymous) or subject (an OAuth token's sub), and/or scope (an OAuth scope), and/or claim ({groups: ops}: OAuth token claims)", key)
+		}
+		for name, v := range id.Match.Claim {
+			if name == "" || v == "" {
+				return fmt.Errorf("%s.match.claim: give a claim name and the value it must have, as in {groups: ops}", key)
+			}
+		}
+		if id.Profile != "" && e.profiles[id.Profile] == nil {
+			return fmt.Errorf("%s.profile: %q is not a profile (define it under profiles)", key, id.Profile)
 		}
 		if err := checkGlobs(key+".tools.allow", id.Tools.Allow); err != nil {
 			return err
@@ -106,6 +132,59 @@ func (e *Effective) validateIdentities() error {
 		}
 	}
 	return nil
+}
+
+// identityProfileDeny is the rule that denies the tool because it is
+// outside a profile the caller's identity is confined to, if any.
+func (e *Effective) identityProfileDeny(rules []int, name string) (rule, reason string, ok bool) {
+	for _, i := range rules {
+		if p := e.cfg.Identities[i].Profile; p != "" && !e.profiles[p].Admits(name) {
+			return fmt.Sprintf("policy.identities[%d].profile:%s", i, p),
+				fmt.Sprintf("the tool is not in profile %q, which policy.identities[%d] confines this caller to", p, i), true
+		}
+	}
+	return "", "", false
+}
+
+// IdentityView is the view the caller of call is confined to by the
+// profiles of the policy.identities entries it matches (every one of them
+// must admit a tool), or nil when none names a profile. The gateway lists
+// and resolves tools through it; [Effective.Decide] denies what it leaves
+// out, whatever path a call takes.
+func (e *Effective) IdentityView(call *gateway.Call) gateway.View {
+	if len(e.cfg.Identities) == 0 {
+		return nil
+	}
+	var v identityView
+	for _, i := range e.identityRules(gateway.AsCaller(context.Background(), call)) {
+		if p := e.cfg.Identities[i].Profile; p != "" {
+			v = append(v, e.profiles[p])
+		}
+	}
+	if v == nil {
+		return nil
+	}
+	return v
+}
+
+// identityView admits what every one of its profiles admits.
+type identityView []*Profile
+
+func (v identityView) Name() string {
+	names := make([]string, len(v))
+	for i, p := range v {
+		names[i] = p.Name()
+	}
+	return strings.Join(names, "+")
+}
+
+func (v identityView) Admits(tool string) bool {
+	for _, p := range v {
+		if !p.Admits(tool) {
+			return false
+		}
+	}
+	return true
 }
 
 // identityDeny is the identity's deny rule for the tool, if any.

@@ -60,3 +60,63 @@ func TestIdentityRules(t *testing.T) {
 		t.Errorf("an identity enabling every destructive tool: %v", err)
 	}
 }
+
+// TestIdentityClaimsAndProfile (issue 14): an entry matches an OAuth
+// caller by scope and by token claims (a list claim holding the value),
+// every condition must hold; an entry's profile confines the caller: the
+// view admits only the profile's tools and Decide denies the others, naming
+// the entry, whatever path the call takes.
+func TestIdentityClaimsAndProfile(t *testing.T) {
+	readers, err := NewProfile("readers", []string{"read_*"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg Config
+	ops := Identity{Match: IdentityMatch{Claim: map[string]string{"groups": "ops"}, Scope: "tools:write"}}
+	ops.Destructive.Allow = []string{"delete_file"}
+	guest := Identity{Match: IdentityMatch{Claim: map[string]string{"groups": "guests"}}, Profile: "readers"}
+	cfg.Identities = []Identity{ops, guest}
+	e, err := New(cfg, &Options{Profiles: map[string]*Profile{"readers": readers}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	del := testTool(t, "delete_file", []string{FSWrite}, gateway.Hints{ReadOnly: gateway.Bool(false), Destructive: gateway.Bool(true), OpenWorld: gateway.Bool(false)})
+	read := testTool(t, "read_file", []string{FSRead}, readOnly)
+	caller := func(scopes string, groups ...string) *gateway.Call {
+		return &gateway.Call{Identity: "sub:alice", Principal: &gateway.Principal{Scopes: strings.Fields(scopes), Claims: map[string][]string{"groups": groups}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		c     *gateway.Call
+		tool  *gateway.Tool
+		allow bool
+		rule  string
+	}{
+		{"group and scope", caller("tools:write", "dev", "ops"), del, true, "policy.identities[0].destructive.allow:delete_file"},
+		{"group without scope", caller("tools:read", "ops"), del, false, RuleDestructive},
+		{"scope without group", caller("tools:write", "dev"), del, false, RuleDestructive},
+		{"static token", &gateway.Call{Identity: "token:ops"}, del, false, RuleDestructive},
+		{"guest outside profile", caller("tools:write", "guests", "ops"), del, false, "policy.identities[1].profile:readers"},
+		{"guest in profile", caller("", "guests"), read, true, RuleSafeDefaults},
+	} {
+		d := e.Decide(gateway.AsCaller(context.Background(), tc.c), tc.tool)
+		if d.Allow != tc.allow || d.Rule != tc.rule {
+			t.Errorf("%s: allow %v rule %q (%s), want %v %q", tc.name, d.Allow, d.Rule, d.Reason, tc.allow, tc.rule)
+		}
+	}
+	v := e.IdentityView(caller("", "guests"))
+	if v == nil || v.Admits("delete_file") || !v.Admits("read_file") || v.Name() != "readers" {
+		t.Errorf("the guests' view: %v", v)
+	}
+	if v := e.IdentityView(caller("", "dev")); v != nil {
+		t.Errorf("a caller of no profile has view %v", v)
+	}
+	if _, err := New(Config{Identities: []Identity{{Match: IdentityMatch{Name: "ci"}, Profile: "nope"}}}, nil); err == nil ||
+		!strings.Contains(err.Error(), `policy.identities[0].profile: "nope" is not a profile (define it under profiles)`) {
+		t.Errorf("an unknown profile: %v", err)
+	}
+	if _, err := New(Config{Identities: []Identity{{Match: IdentityMatch{Claim: map[string]string{"groups": ""}}}}}, nil); err == nil ||
+		!strings.Contains(err.Error(), "policy.identities[0].match.claim") {
+		t.Errorf("a claim without a value: %v", err)
+	}
+}

@@ -62,7 +62,10 @@ func (l *Live) Replace(next *Effective) []SkillGrant {
 func (l *Live) Decide(ctx context.Context, t *gateway.Tool) gateway.Decision {
 	return l.cur.Load().Decide(ctx, t)
 }
-func (l *Live) HideDenied() bool                     { return l.cur.Load().HideDenied() }
+func (l *Live) HideDenied() bool { return l.cur.Load().HideDenied() }
+func (l *Live) IdentityView(c *gateway.Call) gateway.View {
+	return l.cur.Load().IdentityView(c)
+}
 func (l *Live) SandboxRoots() []string               { return l.cur.Load().SandboxRoots() }
 func (l *Live) NeedsApproval() bool                  { return l.cur.Load().NeedsApproval() }
 func (l *Live) ApprovalChannel() string              { return l.cur.Load().ApprovalChannel() }

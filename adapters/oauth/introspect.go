@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -105,17 +106,23 @@ func (in *introspector) ask(ctx context.Context, token string) (Principal, time.
 	if resp.StatusCode != http.StatusOK {
 		return Principal{}, time.Time{}, fmt.Errorf("token introspection: HTTP %d", resp.StatusCode)
 	}
-	var r struct {
-		Active   bool   `json:"active"`
-		Sub      string `json:"sub"`
-		Scope    string `json:"scope"`
-		ClientID string `json:"client_id"`
-		Iss      string `json:"iss"`
-		Aud      any    `json:"aud"`
-		Exp      int64  `json:"exp"`
-		Nbf      int64  `json:"nbf"`
+	body, err := io.ReadAll(http.MaxBytesReader(nil, resp.Body, 1<<20))
+	if err != nil {
+		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w", err)
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&r); err != nil {
+	var r struct {
+		Active bool   `json:"active"`
+		Sub    string `json:"sub"`
+		Iss    string `json:"iss"`
+		Aud    any    `json:"aud"`
+		Exp    int64  `json:"exp"`
+		Nbf    int64  `json:"nbf"`
+	}
+	var all map[string]any
+	if err := json.Unmarshal(body, &r); err != nil {
+		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w", err)
+	}
+	if err := json.Unmarshal(body, &all); err != nil {
 		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w", err)
 	}
 	now := time.Now()
@@ -148,5 +155,5 @@ func (in *introspector) ask(ctx context.Context, token string) (Principal, time.
 	case r.Nbf != 0 && now.Add(Leeway).Before(time.Unix(r.Nbf, 0)):
 		return Principal{}, time.Time{}, errors.New("invalid access token: not yet valid")
 	}
-	return Principal{Subject: r.Sub, ClientID: r.ClientID, Scopes: strings.Fields(r.Scope)}, exp, nil
+	return principalOf(all), exp, nil
 }

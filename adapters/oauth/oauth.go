@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,6 +74,9 @@ type Principal struct {
 	Subject  string
 	ClientID string
 	Scopes   []string
+	// Claims are the token's other claims of simple values, for policy
+	// (groups, email, ...).
+	Claims map[string][]string
 }
 
 // New prepares a verifier: it discovers the key set's URL if needed and
@@ -129,45 +133,101 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 	)}, nil
 }
 
-// claims are the registered claims plus the ones that carry scopes and
-// the client.
-type claims struct {
-	jwt.RegisteredClaims
-	Scope    string `json:"scope"`
-	Scp      any    `json:"scp"`
-	ClientID string `json:"client_id"`
-	AZP      string `json:"azp"`
-}
-
 // Verify checks a token and returns who it speaks for. The error says why
 // a token is refused, without echoing it.
 func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) {
 	if v.intro != nil && !isJWT(token) {
 		return v.intro.verify(ctx, token)
 	}
-	var c claims
-	if _, err := v.parser.ParseWithClaims(token, &c, v.kf.KeyfuncCtx(ctx)); err != nil {
+	c := jwt.MapClaims{}
+	if _, err := v.parser.ParseWithClaims(token, c, v.kf.KeyfuncCtx(ctx)); err != nil {
 		return Principal{}, fmt.Errorf("invalid access token: %w", err)
 	}
-	p := Principal{Subject: c.Subject, ClientID: c.ClientID}
-	if p.ClientID == "" {
-		p.ClientID = c.AZP
-	}
-	p.Scopes = strings.Fields(c.Scope)
-	switch s := c.Scp.(type) {
-	case string:
-		p.Scopes = append(p.Scopes, strings.Fields(s)...)
-	case []any:
-		for _, x := range s {
-			if str, ok := x.(string); ok {
-				p.Scopes = append(p.Scopes, str)
-			}
-		}
-	}
+	p := principalOf(c)
 	if p.Subject == "" {
 		return Principal{}, errors.New("invalid access token: no subject")
 	}
 	return p, nil
+}
+
+// principalOf reads a principal from a token's claims (or an
+// introspection response, which uses the same names): sub, client_id (else
+// azp), scope (and scp, a string or a list, as some issuers send), and the
+// other claims whose values are strings, numbers, booleans or lists of
+// them, bounded: at most [MaxClaims] claims of [MaxClaimValues] values of
+// [MaxClaimValueLen] bytes each (longer values are dropped).
+func principalOf(c map[string]any) Principal {
+	str := func(k string) string { s, _ := c[k].(string); return s }
+	p := Principal{Subject: str("sub"), ClientID: str("client_id")}
+	if p.ClientID == "" {
+		p.ClientID = str("azp")
+	}
+	p.Scopes = strings.Fields(str("scope"))
+	for _, s := range claimValues(c["scp"]) {
+		p.Scopes = append(p.Scopes, strings.Fields(s)...)
+	}
+	names := make([]string, 0, len(c))
+	for k := range c {
+		if !registered[k] {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		if len(p.Claims) == MaxClaims {
+			break
+		}
+		if vs := claimValues(c[k]); len(vs) > 0 && len(k) <= MaxClaimValueLen {
+			if p.Claims == nil {
+				p.Claims = map[string][]string{}
+			}
+			p.Claims[k] = vs
+		}
+	}
+	return p
+}
+
+// Bounds on the claims kept of a token.
+const (
+	MaxClaims        = 32
+	MaxClaimValues   = 64
+	MaxClaimValueLen = 256
+)
+
+// registered are the claims a [Principal] has fields for, or that say
+// nothing of the caller.
+var registered = map[string]bool{"iss": true, "sub": true, "aud": true, "exp": true, "nbf": true, "iat": true, "jti": true,
+	"scope": true, "scp": true, "client_id": true, "azp": true, "active": true, "token_type": true}
+
+// claimValues are a claim's values as strings: a string, number or
+// boolean is one value, a list gives its elements of those kinds.
+func claimValues(v any) []string {
+	one := func(v any) (string, bool) {
+		switch x := v.(type) {
+		case string:
+			return x, len(x) <= MaxClaimValueLen
+		case bool:
+			return fmt.Sprint(x), true
+		case float64:
+			return strconv.FormatFloat(x, 'f', -1, 64), true
+		case json.Number:
+			return x.String(), true
+		}
+		return "", false
+	}
+	if list, ok := v.([]any); ok {
+		var out []string
+		for _, x := range list {
+			if s, ok := one(x); ok && len(out) < MaxClaimValues {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	if s, ok := one(v); ok {
+		return []string{s}
+	}
+	return nil
 }
 
 // HasScopes reports whether p has every scope of want.

@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -96,6 +97,18 @@ func TestVerify(t *testing.T) {
 	p, err := v.Verify(ctx, is.sign(t, "k1", good()))
 	if err != nil || p.Subject != "alice" || p.ClientID != "cli" || !p.HasScopes([]string{"tools:write"}) {
 		t.Fatalf("a good token: %+v %v", p, err)
+	}
+	// Claims of simple values are kept for policy, bounded; the registered
+	// ones are not among them.
+	withClaims := good()
+	withClaims["groups"] = []any{"dev", "ops", map[string]any{"nested": true}}
+	withClaims["email_verified"] = true
+	withClaims["profile"] = map[string]any{"x": 1}
+	withClaims["huge"] = strings.Repeat("x", MaxClaimValueLen+1)
+	p, err = v.Verify(ctx, is.sign(t, "k1", withClaims))
+	want := map[string][]string{"groups": {"dev", "ops"}, "email_verified": {"true"}}
+	if err != nil || !reflect.DeepEqual(p.Claims, want) {
+		t.Errorf("claims %v (%v), want %v", p.Claims, err, want)
 	}
 
 	is.addKey(t, "k2") // rotation: a new kid is fetched on first sight

@@ -187,7 +187,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	if a.sandbox, shownRoots, err = a.newSandbox(cfg); err != nil {
 		return nil, err
 	}
-	eff, err := policy.New(cfg.EffectivePolicy(), &policy.Options{SandboxRoots: shownRoots, Logger: a.log})
+	eff, err := policy.New(cfg.EffectivePolicy(), &policy.Options{SandboxRoots: shownRoots, Logger: a.log, Profiles: cfg.PolicyProfiles()})
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}

@@ -256,9 +256,27 @@ func TestPolicyAs(t *testing.T) {
 	if code != exitOK || strings.Contains(out, "policy.identities[0].tools.deny:write_file") {
 		t.Errorf("policy without --as applies the identity's rule:\n%s", out)
 	}
+	code, _, errOut = run(t, "policy:\n  identities:\n    - match: {group: x}\n", "policy")
+	if code != exitUsage || !strings.Contains(errOut, "policy.identities[0].match.group") {
+		t.Errorf("an unknown match key: exit %d %s", code, errOut)
+	}
 	code, _, errOut = run(t, "policy:\n  identities:\n    - match: {claim: x}\n", "policy")
 	if code != exitUsage || !strings.Contains(errOut, "policy.identities[0].match.claim") {
-		t.Errorf("an unknown match key: exit %d %s", code, errOut)
+		t.Errorf("a claim match that is not a map: exit %d %s", code, errOut)
+	}
+	// A claim match confining a group to a profile: --as claim.NAME=VALUE.
+	const grouped = "profiles:\n  readers: {tools: [read_file]}\npolicy:\n  identities:\n    - match: {claim: {groups: guests}}\n      profile: readers\n"
+	code, out, errOut = run(t, grouped, "policy", "--as", "sub=gina,claim.groups=guests")
+	if code != exitOK || !strings.Contains(out, "policy.identities[0].profile:readers") || !strings.Contains(out, `write_file: deny: the tool is not in profile "readers"`) {
+		t.Errorf("policy --as a guest: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = run(t, grouped, "policy", "--as", "sub=gina,claim.groups=staff")
+	if code != exitOK || strings.Contains(out, "profile:readers") {
+		t.Errorf("policy --as another group is confined:\n%s", out)
+	}
+	code, _, errOut = run(t, "policy:\n  identities:\n    - match: {name: ci}\n      profile: nope\n", "policy")
+	if code != exitUsage || !strings.Contains(errOut, `policy.identities[0].profile: "nope" is not a profile (define it under profiles)`) {
+		t.Errorf("an unknown profile: exit %d %s", code, errOut)
 	}
 	const scoped = "policy:\n  identities:\n    - match: {scope: tools:write}\n      destructive: {allow: [nothing_*]}\n      tools: {deny: [grep_files]}\n"
 	code, out, errOut = run(t, scoped, "policy", "--as", "sub=alice,scope=tools:write")

@@ -30,20 +30,24 @@ func (a *app) oauthOptions(ctx context.Context) (*gateway.OAuthOptions, error) {
 	}
 	a.log.Info("OAuth resource server on", "issuer", o.Issuer, "audience", o.Audience)
 	return &gateway.OAuthOptions{
-		Verifier:       oauthVerifier{v},
+		Verifier:       oauthVerifier{v, o.RecordClaims},
 		RequiredScopes: o.RequiredScopes,
 		Metadata:       oauth.ResourceMetadata(o.Audience, o.Issuer, o.ScopesSupported),
 	}, nil
 }
 
 // oauthVerifier adapts the oauth package's verifier to the gateway's
-// interface: the identity is the token's subject.
-type oauthVerifier struct{ v *oauth.Verifier }
+// interface: the identity is the token's subject; records keep the
+// claims of http.auth.oauth.record_claims.
+type oauthVerifier struct {
+	v        *oauth.Verifier
+	recorded []string
+}
 
-func (o oauthVerifier) Verify(ctx context.Context, token string) (string, []string, error) {
+func (o oauthVerifier) Verify(ctx context.Context, token string) (string, *gateway.Principal, error) {
 	p, err := o.v.Verify(ctx, token)
 	if err != nil {
 		return "", nil, err
 	}
-	return "sub:" + p.Subject, p.Scopes, nil
+	return "sub:" + p.Subject, &gateway.Principal{ClientID: p.ClientID, Scopes: p.Scopes, Claims: p.Claims, Recorded: o.recorded}, nil
 }

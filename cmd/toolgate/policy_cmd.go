@@ -51,7 +51,7 @@ func runPolicy(e *env, fs *pflag.FlagSet, args []string) error {
 }
 
 // parseAs reads --as: a bare name (a token name, local, anonymous), or
-// comma-separated keys: name=, sub=, scope= (repeatable).
+// comma-separated keys: name=, sub=, scope= and claim.NAME= (repeatable).
 func parseAs(as string) (*gateway.Call, error) {
 	if !strings.Contains(as, "=") {
 		identity := as
@@ -60,7 +60,8 @@ func parseAs(as string) (*gateway.Call, error) {
 		}
 		return &gateway.Call{Identity: identity}, nil
 	}
-	c := &gateway.Call{}
+	p := &gateway.Principal{Claims: map[string][]string{}}
+	c := &gateway.Call{Principal: p}
 	for _, part := range strings.Split(as, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
 		switch k {
@@ -69,9 +70,13 @@ func parseAs(as string) (*gateway.Call, error) {
 		case "sub":
 			c.Identity = "sub:" + v
 		case "scope":
-			c.Scopes = append(c.Scopes, strings.Fields(v)...)
+			p.Scopes = append(p.Scopes, strings.Fields(v)...)
 		default:
-			return nil, usagef("--as: unknown key %q (name=, sub=, scope=)", k)
+			name, ok := strings.CutPrefix(k, "claim.")
+			if !ok || name == "" {
+				return nil, usagef("--as: unknown key %q (name=, sub=, scope=, claim.NAME=)", k)
+			}
+			p.Claims[name] = append(p.Claims[name], v)
 		}
 	}
 	if c.Identity == "" {

@@ -254,9 +254,9 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 			cur.Sandbox = next.Sandbox
 		}
 	}
-	policyChanged := changed["policy"] || changed["sandbox"]
+	policyChanged := changed["policy"] || changed["sandbox"] || changed["profiles"] // policy.identities name profiles
 	if policyChanged {
-		eff, err := policy.New(next.EffectivePolicy(), &policy.Options{SandboxRoots: roots, Logger: a.log})
+		eff, err := policy.New(next.EffectivePolicy(), &policy.Options{SandboxRoots: roots, Logger: a.log, Profiles: next.PolicyProfiles()})
 		if err != nil { // checked with the configuration: not expected
 			a.log.Error("config reload: policy", "err", err)
 			later = append(later, "policy")

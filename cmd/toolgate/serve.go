@@ -87,6 +87,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		Artifacts:    a.run,
 		ToolFilter:   a.toolFilter(),
 		View:         view,
+		CallerView:   a.policy.IdentityView,
 		ToolMeta:     a.toolMeta,
 		SessionMeta:  a.policy.HasSessionGrants,
 		OnSessionEnd: a.forgetSession,

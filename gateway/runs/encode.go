@@ -113,6 +113,13 @@ func (l *line) value(k string, v any) {
 	l.b = append(l.b, b...)
 }
 
+// principal writes what records keep of an OAuth caller, if any.
+func (l *line) principal(p *gateway.Principal) {
+	if p != nil {
+		l.value("principal", p.Record())
+	}
+}
+
 func (l *line) decision(d *gateway.Decision) {
 	if d == nil {
 		return

@@ -245,6 +245,7 @@ func (r *Run) CallStarted(call *gateway.Call) error {
 	l.strOmit("session", gateway.SessionRef(call.Session))
 	l.strOmit("client", call.Client)
 	l.strOmit("identity", call.Identity)
+	l.principal(call.Principal)
 	if call.Client != "" && !r.sawClient.Load() && r.sawClient.CompareAndSwap(false, true) {
 		r.updateManifest(func(m *Manifest) { m.Client = call.Client })
 	}
@@ -276,6 +277,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 	ev.strOmit("session", gateway.SessionRef(call.Session))
 	ev.strOmit("client", call.Client)
 	ev.strOmit("identity", call.Identity)
+	ev.principal(call.Principal)
 	ev.str("status", status)
 	ev.num("duration_ms", ms)
 	ev.decision(call.Decision)
@@ -290,6 +292,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 	tl.strOmit("session", gateway.SessionRef(call.Session))
 	tl.strOmit("client", call.Client)
 	tl.strOmit("identity", call.Identity)
+	tl.principal(call.Principal)
 	tl.raw("arguments", gateway.RecordArguments(call))
 	tl.str("status", status)
 	tl.boolean("is_error", res.IsError)
@@ -312,6 +315,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		el.strOmit("toolset", call.Toolset)
 		el.strOmit("client", call.Client)
 		el.strOmit("identity", call.Identity)
+		el.principal(call.Principal)
 		el.raw("arguments", gateway.RecordArguments(call))
 		el.str("status", status)
 		el.str("message", msg)

@@ -230,7 +230,8 @@ func (d *Discovery) call(ctx context.Context, outer *gateway.Call) (*gateway.Res
 	}
 	// The real call: same caller, same profile; its own ID, record,
 	// validation and policy decision.
-	inner := &gateway.Call{Name: p.Name, Arguments: p.Arguments, Session: outer.Session, Client: outer.Client, View: outer.View}
+	inner := &gateway.Call{Name: p.Name, Arguments: p.Arguments, Session: outer.Session, Client: outer.Client,
+		Identity: outer.Identity, Principal: outer.Principal, View: outer.View}
 	res := (*c).Call(ctx, inner)
 	if res.Extras == nil {
 		res.Extras = map[string]any{}

@@ -140,6 +140,25 @@ func TestCallToolIsTheRealCall(t *testing.T) {
 	}
 }
 
+// TestCallToolKeepsTheCaller: call_tool's inner call is the outer call's
+// caller (identity and OAuth principal), so that identity rules hold
+// through it.
+func TestCallToolKeepsTheCaller(t *testing.T) {
+	d, cat, _ := fixture(t, 2, Options{Mode: ModeSearch})
+	var seen []string
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: gateway.PolicyFunc(func(ctx context.Context, tl *gateway.Tool) gateway.Decision {
+		c := gateway.CallFrom(ctx)
+		seen = append(seen, fmt.Sprintf("%s %s %v", tl.Name, c.Identity, c.Principal.HasScope("s")))
+		return gateway.Decision{Allow: true}
+	})})
+	d.Bind(p)
+	res := p.Call(context.Background(), &gateway.Call{Name: CallTool, Arguments: json.RawMessage(`{"name":"t1"}`),
+		Identity: "sub:alice", Principal: &gateway.Principal{Scopes: []string{"s"}}})
+	if res.IsError || len(seen) != 2 || seen[1] != "t1 sub:alice true" {
+		t.Errorf("call_tool(t1): %s; the policy saw %q", res.OutputText(), seen)
+	}
+}
+
 // TestFindToolsKeepsToTheView: find_tools never returns a tool the
 // caller's view leaves out.
 func TestFindToolsKeepsToTheView(t *testing.T) {

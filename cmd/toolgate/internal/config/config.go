@@ -242,6 +242,8 @@ type OAuth struct {
 	IntrospectionURL       string `koanf:"introspection_url"`
 	IntrospectionClientID  string `koanf:"introspection_client_id"`
 	IntrospectionSecretEnv string `koanf:"introspection_client_secret_env"`
+	// RecordClaims are the token claims kept in records.
+	RecordClaims []string `koanf:"record_claims"`
 }
 
 // Enabled reports whether OAuth is configured.
@@ -564,7 +566,7 @@ func (c *Config) check() error {
 			bad(fmt.Sprintf("upstreams[%d].grant", i), "needs a non-empty prefix: grants apply to the tools named <prefix>__*")
 		}
 	}
-	if _, err := policy.New(c.EffectivePolicy(), nil); err != nil {
+	if _, err := policy.New(c.EffectivePolicy(), &policy.Options{Profiles: c.PolicyProfiles()}); err != nil {
 		errs = append(errs, err)
 	}
 	for name, p := range c.Profiles {
@@ -645,6 +647,18 @@ func (c *Config) ResolvedRunsDir() string {
 		return expandHome(c.RunsDir)
 	}
 	return filepath.Join(stateDir(), "runs")
+}
+
+// PolicyProfiles are the profiles as policy.identities[].profile names
+// them (a profile with bad globs is left out: validation reports it).
+func (c *Config) PolicyProfiles() map[string]*policy.Profile {
+	out := make(map[string]*policy.Profile, len(c.Profiles))
+	for name, p := range c.Profiles {
+		if prof, err := policy.NewProfile(name, p.Tools, p.Deny); err == nil {
+			out[name] = prof
+		}
+	}
+	return out
 }
 
 // EffectivePolicy is the policy configuration with each upstream's grant
