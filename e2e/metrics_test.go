@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -90,6 +91,42 @@ func TestMetrics(t *testing.T) {
 	check.Stdin = strings.NewReader(body)
 	if out, err := check.CombinedOutput(); err != nil {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+
+	// An upstream (an inner toolgate over stdio): a call that times out
+	// counts as its failed call, a kill -9 as its restart, and an edit of
+	// the configuration as a reload.
+	inner := newInner(t)
+	eu := newEnv(t, set("metrics.enabled", true), set("http.auth.tokens", []string{token}), set("limits.call_timeout", "500ms"), inner.upstreamOpt(4))
+	su := eu.StartHTTP(t)
+	ucs := su.Connect(t, era2026, &ConnectOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
+	if res := call(t, ucs, "inner__echo", map[string]any{"text": "up"}); res.IsError {
+		t.Fatalf("inner__echo: %s", textOf(res))
+	}
+	if res := call(t, ucs, "inner__sleep", map[string]any{"ms": 3000}); !res.IsError {
+		t.Errorf("inner__sleep past its timeout succeeded")
+	}
+	first := inner.runs(t)
+	if len(first) != 1 {
+		t.Fatalf("inner runs %+v", first)
+	}
+	_ = syscall.Kill(first[0].PID, syscall.SIGKILL)
+	eu.rewriteConfig(t, set("policy.tools.deny", []string{"sleep"}))
+	if !waitFor(30*time.Second, func() bool {
+		body = getMetrics(t, su.Base+"/metrics", token)
+		return strings.Contains(body, `toolgate_upstream_restarts_total{upstream="inner"} 1`) &&
+			strings.Contains(body, `toolgate_config_reloads_total{result="ok"} 1`) &&
+			strings.Contains(body, `toolgate_toolset_up{toolset="inner"} 1`)
+	}) {
+		t.Errorf("no restart, reload or upstream up counted:\n%s", grepLines(body, "toolgate_", 200))
+	}
+	if !strings.Contains(body, `toolgate_upstream_call_errors_total{status="timeout",upstream="inner"} 1`) {
+		t.Errorf("the upstream's timed out call is not counted:\n%s", grepLines(body, "toolgate_upstream", 50))
+	}
+	check = exec.Command(promtool, "check", "metrics")
+	check.Stdin = strings.NewReader(body)
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics (with an upstream): %v\n%s", err, out)
 	}
 
 	// A listener of its own (metrics.addr), for stdio serves too.

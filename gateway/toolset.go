@@ -44,6 +44,16 @@ type ToolsetStatus struct {
 	// Warnings are configuration of the toolset that is valid but
 	// probably a mistake, such as an allow glob that matches no tool.
 	Warnings []string `json:"warnings,omitempty"`
+	// Upstream is set for the toolset of an upstream MCP server.
+	Upstream *UpstreamStatus `json:"upstream,omitempty"`
+}
+
+// UpstreamStatus is what an upstream toolset reports beside its state.
+type UpstreamStatus struct {
+	Transport string `json:"transport"`
+	// Restarts is how many times the connection was lost and
+	// re-established (or is being re-established).
+	Restarts int `json:"restarts"`
 }
 
 // Unofferer is implemented by toolsets that deliberately do not offer some

@@ -728,7 +728,8 @@ func (u *Upstream) Status() gateway.ToolsetStatus {
 		parts = append(parts, fmt.Sprintf("%d tools not offered: %s", len(names), strings.Join(names, "; ")))
 	}
 	parts = append(parts, u.notes...)
-	return gateway.ToolsetStatus{State: u.state, Detail: strings.Join(parts, "; "), Warnings: slices.Clone(u.warnings)}
+	return gateway.ToolsetStatus{State: u.state, Detail: strings.Join(parts, "; "), Warnings: slices.Clone(u.warnings),
+		Upstream: &gateway.UpstreamStatus{Transport: u.kind, Restarts: u.restarts}}
 }
 
 // Restarts is how many times the connection was lost and re-established

@@ -75,7 +75,8 @@ type app struct {
 	// roots (for upstreams with forward_roots).
 	clientRoots atomic.Pointer[func(context.Context) ([]gateway.ClientRoot, error)]
 	// reloads, in serve, reloads the configuration on change (reload.go).
-	reloads *reloader
+	reloads      *reloader
+	reloadCounts reloadCounts
 	// upSources are the upstreams' prompt and resource sources by name;
 	// set at start, then changed only by the reloader's goroutine.
 	upSources map[string]*upstreamSource

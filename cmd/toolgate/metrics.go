@@ -22,7 +22,7 @@ func (a *app) withMetrics(rec gateway.Recorder) gateway.Recorder {
 	if !a.cfg.Metrics.Enabled {
 		return rec
 	}
-	src := telemetry.Sources{Toolsets: a.catalog.Toolsets}
+	src := telemetry.Sources{Toolsets: a.catalog.Toolsets, Reloads: a.reloadCounts.counts}
 	if a.run != nil {
 		src.RecordWriteErrors = a.run.WriteErrors
 	}

@@ -49,6 +49,13 @@ type reloader struct {
 	last       atomic.Pointer[reloadResult]
 }
 
+// reloadCounts are the reloads of a serve by result, for metrics.
+type reloadCounts struct{ ok, failed atomic.Int64 }
+
+func (c *reloadCounts) counts() map[string]int64 {
+	return map[string]int64{"ok": c.ok.Load(), "error": c.failed.Load()}
+}
+
 // watch reloads on every debounced change of one of files and on SIGHUP,
 // until ctx ends.
 func (r *reloader) watch(ctx context.Context, files []string) error {
@@ -163,6 +170,11 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 	defer func() {
 		r.last.Store(res)
 		r.a.writeLastReload(res)
+		if res.OK {
+			r.a.reloadCounts.ok.Add(1)
+		} else {
+			r.a.reloadCounts.failed.Add(1)
+		}
 	}()
 	next, err := r.load()
 	if err != nil {

@@ -16,6 +16,8 @@ package telemetry
 
 import (
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,6 +44,10 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	inFlight prometheus.Gauge
 	records  prometheus.Counter
+	// failed counts the calls that failed while executing, by toolset and
+	// status; the upstreams' are reported at scrape time, when the
+	// catalog says which toolsets are upstreams.
+	failed sync.Map // [2]string{toolset, status} -> *atomic.Int64
 }
 
 // New registers toolgate's metrics (and the Go runtime's and process's)
@@ -74,7 +80,7 @@ func New(src Sources) *Metrics {
 		}, func() float64 { return float64(src.RecordWriteErrors()) }))
 	}
 	if src.Toolsets != nil {
-		m.reg.MustRegister(&toolsetCollector{list: src.Toolsets})
+		m.reg.MustRegister(&toolsetCollector{list: src.Toolsets, failed: &m.failed})
 	}
 	if src.Reloads != nil {
 		m.reg.MustRegister(&reloadCollector{count: src.Reloads})
@@ -114,13 +120,26 @@ func (m *Metrics) CallFinished(call *gateway.Call, res *gateway.Result, elapsed 
 	m.calls.WithLabelValues(tool, toolset, status, decision).Inc()
 	m.duration.WithLabelValues(toolset, status).Observe(elapsed.Seconds())
 	m.records.Inc()
+	if executionFailed[status] && toolset != "" {
+		n, _ := m.failed.LoadOrStore([2]string{toolset, status}, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+	}
+}
+
+// executionFailed are the statuses of calls that failed while the toolset
+// ran them (not refused before).
+var executionFailed = map[string]bool{
+	string(gateway.KindToolError): true, string(gateway.KindTimeout): true, string(gateway.KindCancelled): true,
+	string(gateway.KindRuntime): true, string(gateway.KindUnavailable): true,
 }
 
 var _ gateway.Recorder = (*Metrics)(nil)
 
-// toolsetCollector reports each toolset's state at scrape time.
+// toolsetCollector reports each toolset's state at scrape time, and the
+// upstreams' restarts and failed calls.
 type toolsetCollector struct {
-	list func() []gateway.ToolsetInfo
+	list   func() []gateway.ToolsetInfo
+	failed *sync.Map
 }
 
 var (
@@ -128,14 +147,22 @@ var (
 		"1 when the toolset is ready (an upstream connected and listing its tools), else 0.", []string{"toolset"}, nil)
 	toolsetToolsDesc = prometheus.NewDesc("toolgate_toolset_tools",
 		"Tools the toolset serves.", []string{"toolset"}, nil)
+	upstreamRestartsDesc = prometheus.NewDesc("toolgate_upstream_restarts_total",
+		"Times the upstream's connection was lost and re-established (a stdio server restarted, say).", []string{"upstream"}, nil)
+	upstreamFailedDesc = prometheus.NewDesc("toolgate_upstream_call_errors_total",
+		"Calls to the upstream's tools that failed while it ran them, by status (tool_error, timeout, cancelled, runtime_error, unavailable).",
+		[]string{"upstream", "status"}, nil)
 )
 
 func (c *toolsetCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- toolsetUpDesc
 	ch <- toolsetToolsDesc
+	ch <- upstreamRestartsDesc
+	ch <- upstreamFailedDesc
 }
 
 func (c *toolsetCollector) Collect(ch chan<- prometheus.Metric) {
+	upstreams := map[string]bool{}
 	for _, ts := range c.list() {
 		up := 0.0
 		if ts.Status.State == "ready" {
@@ -143,7 +170,18 @@ func (c *toolsetCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(toolsetUpDesc, prometheus.GaugeValue, up, ts.Name)
 		ch <- prometheus.MustNewConstMetric(toolsetToolsDesc, prometheus.GaugeValue, float64(ts.Tools), ts.Name)
+		if u := ts.Status.Upstream; u != nil {
+			upstreams[ts.Name] = true
+			ch <- prometheus.MustNewConstMetric(upstreamRestartsDesc, prometheus.CounterValue, float64(u.Restarts), ts.Name)
+		}
 	}
+	c.failed.Range(func(k, v any) bool {
+		key := k.([2]string)
+		if upstreams[key[0]] {
+			ch <- prometheus.MustNewConstMetric(upstreamFailedDesc, prometheus.CounterValue, float64(v.(*atomic.Int64).Load()), key[0], key[1])
+		}
+		return true
+	})
 }
 
 // reloadCollector reports configuration reloads by result.

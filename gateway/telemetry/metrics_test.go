@@ -159,3 +159,67 @@ func (failing) CallStarted(*gateway.Call) error                            { ret
 func (failing) CallFinished(*gateway.Call, *gateway.Result, time.Duration) {}
 
 var errDiskFull = errors.New("disk full")
+
+// upstreamToolset is a toolset that reports itself as an upstream.
+type upstreamToolset struct {
+	*gateway.SimpleToolset
+	restarts int
+}
+
+func (u upstreamToolset) Status() gateway.ToolsetStatus {
+	return gateway.ToolsetStatus{State: "ready", Upstream: &gateway.UpstreamStatus{Transport: "stdio", Restarts: u.restarts}}
+}
+
+// TestUpstreamMetrics: an upstream's restarts and the calls that failed
+// while it ran them are reported per upstream; a built-in toolset's failed
+// calls are not upstream errors, and refusals before execution are not
+// either.
+func TestUpstreamMetrics(t *testing.T) {
+	ctx := context.Background()
+	fail := func(name string) *gateway.Tool {
+		tl, err := gateway.NewDynamicTool(gateway.ToolDef{Name: name}, func(context.Context, map[string]any) (*gateway.Result, error) {
+			return gateway.Error("broken", ""), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tl
+	}
+	up, _ := gateway.NewToolset("kg", fail("kg__read"))
+	builtin, _ := gateway.NewToolset("diag", fail("oops"))
+	cat := gateway.NewCatalog(nil)
+	if err := cat.Add(ctx, upstreamToolset{up, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Add(ctx, builtin); err != nil {
+		t.Fatal(err)
+	}
+	m := telemetry.New(telemetry.Sources{Toolsets: cat.Toolsets, Reloads: func() map[string]int64 { return map[string]int64{"ok": 4, "error": 1} }})
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: denyTool("nothing"), Recorder: m})
+	for range 2 {
+		p.Call(ctx, &gateway.Call{Name: "kg__read"})
+	}
+	p.Call(ctx, &gateway.Call{Name: "kg__read", Arguments: json.RawMessage(`[]`)}) // refused before running
+	p.Call(ctx, &gateway.Call{Name: "oops"})
+	fams := scrape(t, m.Handler())
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"toolgate_upstream_call_errors_total", map[string]string{"upstream": "kg", "status": "tool_error"}, 2},
+		{"toolgate_upstream_restarts_total", map[string]string{"upstream": "kg"}, 2},
+		{"toolgate_config_reloads_total", map[string]string{"result": "ok"}, 4},
+		{"toolgate_config_reloads_total", map[string]string{"result": "error"}, 1},
+	} {
+		if got, ok := value(fams, c.name, c.labels); !ok || got != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+	if f := fams["toolgate_upstream_call_errors_total"]; f == nil || len(f.Metric) != 1 {
+		t.Errorf("upstream call errors: %v, want kg's only", f)
+	}
+	if _, ok := value(fams, "toolgate_upstream_restarts_total", map[string]string{"upstream": "diag"}); ok {
+		t.Error("a built-in toolset has upstream restarts")
+	}
+}
