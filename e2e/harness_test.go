@@ -495,6 +495,10 @@ type ConnectOptions struct {
 	Client *mcp.ClientOptions
 	// HTTPHeader is added to every HTTP request (e.g. Authorization).
 	HTTPHeader http.Header
+	// Reconnect keeps the SDK's default reconnection of a broken stream
+	// (5 attempts), as a real client has; without it a broken stream ends
+	// the session at once, so that a test sees every failure.
+	Reconnect bool
 }
 
 // Connect connects a Go SDK client speaking the given protocol era
@@ -511,11 +515,15 @@ func (s *Server) Connect(t *testing.T, era string, opts *ConnectOptions) *mcp.Cl
 		in, out := s.Pipes(t)
 		transport = &mcp.IOTransport{Reader: io.NopCloser(out), Writer: in}
 	case "http":
-		transport = &mcp.StreamableClientTransport{
+		st := &mcp.StreamableClientTransport{
 			Endpoint:   s.URL,
 			HTTPClient: &http.Client{Transport: &recordingRoundTripper{log: s.Wire, header: opts.HTTPHeader}},
 			MaxRetries: -1,
 		}
+		if opts.Reconnect {
+			st.MaxRetries = 0
+		}
+		transport = st
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate-e2e", Version: "1.0.0"}, opts.Client)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)

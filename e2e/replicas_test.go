@@ -1,15 +1,18 @@
 package e2e
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -76,6 +79,122 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		}
 	}
 	t.Logf("calls per replica %v", got)
+}
+
+// TestReplicasKillUnderLoad (issue 14 §4): clients of both eras keep
+// calling a tool that waits (sleep 20 ms) through HAProxy while one of
+// three replicas is killed. Only calls in flight at the kill may fail;
+// every call started after it succeeds, the 2025-era sessions included
+// (sealed ids: a survivor serves them); and every call that succeeded has
+// its record on some replica, none twice.
+func TestReplicasKillUnderLoad(t *testing.T) {
+	t.Parallel()
+	lb, reps, envs := startReplicas(t, 3)
+	const workers26, workers25 = 6, 3
+	type outcome struct {
+		era        string
+		start, end time.Time
+		err        string
+	}
+	var (
+		mu       sync.Mutex
+		outcomes []outcome
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	worker := func(era string, cs *mcp.ClientSession) {
+		defer wg.Done()
+		for n := 0; n < 2000; n++ { // bounded: stop ends it long before
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			o := outcome{era: era, start: time.Now()}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 20}})
+			cancel()
+			o.end = time.Now()
+			switch {
+			case err != nil:
+				o.err = err.Error()
+			case res.IsError:
+				o.err = textOf(res)
+			}
+			mu.Lock()
+			outcomes = append(outcomes, o)
+			mu.Unlock()
+		}
+	}
+	for range workers26 {
+		cs := lb.Connect(t, era2026, nil)
+		wg.Add(1)
+		go worker("2026", cs)
+	}
+	for range workers25 {
+		// As a real client: a broken standalone stream (its replica died)
+		// is reconnected, and a survivor serves the sealed session.
+		cs := lb.Connect(t, era2025, &ConnectOptions{Reconnect: true})
+		wg.Add(1)
+		go worker("2025", cs)
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(outcomes) }
+	if !waitFor(20*time.Second, func() bool { return count() >= 150 }) {
+		t.Fatalf("only %d calls before the kill", count())
+	}
+	killed := time.Now()
+	_ = reps[0].cmd.Process.Signal(syscall.SIGKILL)
+	reps[0].Wait(5 * time.Second)
+	after := count()
+	if !waitFor(30*time.Second, func() bool { return count() >= after+300 }) {
+		t.Errorf("only %d calls after the kill", count()-after)
+	}
+	close(stop)
+	wg.Wait()
+
+	succeeded := map[string]int{}
+	var failedInFlight, failedAfter []outcome
+	for _, o := range outcomes {
+		switch {
+		case o.err == "":
+			succeeded[o.era]++
+		case o.start.Before(killed) && o.end.After(killed):
+			failedInFlight = append(failedInFlight, o)
+		default:
+			failedAfter = append(failedAfter, o)
+		}
+	}
+	for _, o := range failedAfter {
+		t.Errorf("a %s-era call that started %v after the kill failed: %s", o.era, o.start.Sub(killed).Round(time.Millisecond), o.err)
+	}
+	if len(failedInFlight) > workers26+workers25 {
+		t.Errorf("%d calls in flight at the kill failed, more than there were clients", len(failedInFlight))
+	}
+	// Every success has its record: the survivors' and the killed
+	// replica's (written before it answered) together hold at least as
+	// many ok records as there were successes, and at most that plus the
+	// calls in flight at the kill (a call may have run on the killed
+	// replica and then again after HAProxy's retry).
+	ok, per := 0, []int{}
+	for _, e := range envs {
+		n := 0
+		for _, r := range e.liveTools(t) {
+			if r.Tool == "sleep" && r.Status == "ok" {
+				n++
+			}
+		}
+		per = append(per, n)
+		ok += n
+	}
+	total := succeeded["2025"] + succeeded["2026"]
+	if ok < total || ok > total+workers26+workers25 {
+		t.Errorf("%d ok records (per replica %v) for %d successful calls", ok, per, total)
+	}
+	if per[1] == 0 || per[2] == 0 {
+		t.Errorf("records per replica %v: the survivors did not share the load", per)
+	}
+	t.Logf("calls: %d ok (2026 %d, 2025 %d), %d failed in flight at the kill; ok records per replica %v",
+		total, succeeded["2026"], succeeded["2025"], len(failedInFlight), per)
 }
 
 func nonZero(ns []int) int {
@@ -166,36 +285,62 @@ backend toolgates
 
 // TestReplicaThroughput is a load measurement, not a check (run by `make
 // bench`, or with TOOLGATE_BENCH_REPLICAS=1): calls that wait (an upstream
-// tool sleeping 20 ms, each replica's upstream limited to 8 calls at once)
-// through HAProxy, to one replica and to three; it reports the ratio of
-// their throughputs (the target is at least 2.5).
+// tool sleeping 20 ms, each replica's upstream limited to 8 calls at once,
+// which is what bounds one replica) from 48 clients through HAProxy, to one
+// replica and to three, in alternating windows of 3 s (3 rounds); it
+// reports each setup's median throughput and their ratio (the target is
+// at least 2.5). Both setups, HAProxy and the clients share this machine's
+// cores, so the ratio is a floor of what separate machines would give.
 func TestReplicaThroughput(t *testing.T) {
 	if os.Getenv("TOOLGATE_BENCH_REPLICAS") != "1" {
 		t.Skip("a measurement: set TOOLGATE_BENCH_REPLICAS=1 (make bench does)")
 	}
-	const workers, perWorker = 48, 10
-	measure := func(n int) float64 {
+	const workers, rounds, window = 48, 3, 3 * time.Second
+	setup := func(n int) []*mcp.ClientSession {
 		inner := newInner(t)
 		lb, _, _ := startReplicas(t, n, inner.upstreamOpt(8))
 		var sessions []*mcp.ClientSession
 		for range workers {
 			sessions = append(sessions, lb.Connect(t, era2026, nil))
 		}
-		start := time.Now()
+		return sessions
+	}
+	measure := func(sessions []*mcp.ClientSession) float64 {
+		var done, failed atomic.Int64
+		deadline := time.Now().Add(window)
 		var wg sync.WaitGroup
 		for _, cs := range sessions {
 			wg.Go(func() {
-				for range perWorker {
-					if res := call(t, cs, "inner__sleep", map[string]any{"ms": 20}); res.IsError {
-						t.Errorf("a call failed: %s", textOf(res))
-						return
+				for time.Now().Before(deadline) {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "inner__sleep", Arguments: map[string]any{"ms": 20}})
+					cancel()
+					if err != nil || res.IsError {
+						failed.Add(1)
+						continue
 					}
+					done.Add(1)
 				}
 			})
 		}
+		start := time.Now()
 		wg.Wait()
-		return float64(workers*perWorker) / time.Since(start).Seconds()
+		if n := failed.Load(); n > 0 {
+			t.Errorf("%d calls failed", n)
+		}
+		return float64(done.Load()) / time.Since(start).Seconds()
 	}
-	one, three := measure(1), measure(3)
-	t.Logf("calls that wait 20 ms, %d clients: 1 replica %.0f calls/s, 3 replicas %.0f calls/s, ratio %.2f (target >= 2.5)", workers, one, three, three/one)
+	one, three := setup(1), setup(3)
+	measure(one) // warm up both
+	measure(three)
+	var r1, r3 []float64
+	for range rounds {
+		r1 = append(r1, measure(one))
+		r3 = append(r3, measure(three))
+	}
+	slices.Sort(r1)
+	slices.Sort(r3)
+	m1, m3 := r1[rounds/2], r3[rounds/2]
+	t.Logf("calls that wait 20 ms, %d clients: 1 replica %.0f calls/s, 3 replicas %.0f calls/s (medians of %d windows of %s), ratio %.2f (target >= 2.5)",
+		workers, m1, m3, rounds, window, m3/m1)
 }
