@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/gateway/runs"
+	"github.com/toolgate/toolgate/gateway/telemetry"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolsets/diagnostics"
 )
@@ -134,6 +135,13 @@ func BenchmarkPipeline(b *testing.B) {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 			b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 			return gateway.Options{Tools: cat, Policy: benchPolicy(b), Recorder: r, Artifacts: r, Tracer: tp.Tracer("bench")}
+		}},
+		// Metrics on: the Prometheus observer beside the run archive, as
+		// serve wires it (metrics.enabled).
+		{"full+metrics", func(b *testing.B) gateway.Options {
+			r := benchRun(b)
+			m := telemetry.New(telemetry.Sources{Toolsets: cat.Toolsets})
+			return gateway.Options{Tools: cat, Policy: benchPolicy(b), Recorder: telemetry.Recorders(r, m), Artifacts: r}
 		}},
 	}
 	for _, v := range variants {
