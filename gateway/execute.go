@@ -14,15 +14,19 @@ var errCallDeadline = errors.New("call deadline exceeded")
 
 // execute runs the tool's handler: the terminal handler of the pipeline.
 //
-// The handler runs in its own goroutine under a context with the call's
-// deadline (the tool's Timeout, else the pipeline's CallTimeout), which is
-// also cancelled when the client cancels (notifications/cancelled, an HTTP
-// disconnect) or the gateway's shutdown grace ends. Only this stage can
-// wait; the stages before it decide at once and need no cancellation.
-// execute returns as soon as the handler returns or the context ends,
-// whichever is first, so a handler that ignores its context cannot hold
-// the call past its deadline; its eventual result is dropped. A panic in the handler becomes a runtime
-// error result, as does a nil result.
+// The handler runs under a context with the call's deadline (the tool's
+// Timeout, else the pipeline's CallTimeout), which is also cancelled when
+// the client cancels (notifications/cancelled, an HTTP disconnect) or the
+// gateway's shutdown grace ends. Only this stage can wait; the stages
+// before it decide at once and need no cancellation.
+//
+// A handler that does not declare [Tool.HonoursContext] runs in a
+// goroutine of its own, and execute returns as soon as the handler returns
+// or the context ends, whichever is first, so a handler that ignores its
+// context cannot hold the call past its deadline; its eventual result is
+// dropped. A handler that honours its context runs on the calling
+// goroutine: no goroutine, channel or fresh stack per call. A panic in the
+// handler becomes a runtime error result, as does a nil result.
 func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
 	timeout := p.limitsOf(call).CallTimeout
 	if call.Tool.Timeout > 0 {
@@ -34,27 +38,11 @@ func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
 	stop := context.AfterFunc(p.kill, cancel)
 	defer stop()
 
+	if call.Tool.HonoursContext {
+		return p.runHandler(ctx, call, timeout)
+	}
 	done := make(chan *Result, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				p.log.Error("tool panicked", "call_id", call.ID, "tool", call.Name, "panic", r, "stack", string(debug.Stack()))
-				done <- RuntimeErrorResult(call.Name, fmt.Errorf("panic: %v", r))
-			}
-		}()
-		res, err := call.Tool.handler(ctx, call)
-		switch {
-		case err != nil && ctx.Err() != nil:
-			done <- ctxResult(ctx, call, timeout)
-		case err != nil:
-			done <- RuntimeErrorResult(call.Name, err)
-		case res == nil:
-			done <- RuntimeErrorResult(call.Name, errors.New("the tool returned no result"))
-		default:
-			done <- res
-		}
-	}()
-
+	go func() { done <- p.runHandler(ctx, call, timeout) }()
 	select {
 	case res := <-done:
 		return res
@@ -67,6 +55,27 @@ func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
 		}
 		return ctxResult(ctx, call, timeout)
 	}
+}
+
+// runHandler runs the tool's handler and turns what it returns (an error,
+// nothing, a panic) into a result.
+func (p *Pipeline) runHandler(ctx context.Context, call *Call, timeout time.Duration) (res *Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("tool panicked", "call_id", call.ID, "tool", call.Name, "panic", r, "stack", string(debug.Stack()))
+			res = RuntimeErrorResult(call.Name, fmt.Errorf("panic: %v", r))
+		}
+	}()
+	res, err := call.Tool.handler(ctx, call)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctxResult(ctx, call, timeout)
+	case err != nil:
+		return RuntimeErrorResult(call.Name, err)
+	case res == nil:
+		return RuntimeErrorResult(call.Name, errors.New("the tool returned no result"))
+	}
+	return res
 }
 
 // ctxResult is the result of a call whose context ended.

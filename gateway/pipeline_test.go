@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -129,11 +130,34 @@ var denyShell = PolicyFunc(func(_ context.Context, t *Tool) Decision {
 	return Decision{Allow: true, Layer: "default", Rule: "allow"}
 })
 
-func newTestPipeline(t *testing.T, rec Recorder, arts ArtifactStore) *Pipeline {
+// inlineTools are handlers of testTools declaring that they honour their
+// context, which the pipeline runs on the calling goroutine: their
+// outcomes must be the same.
+func inlineTools(t *testing.T, base *SimpleToolset) *SimpleToolset {
+	t.Helper()
+	all, _ := base.Tools(context.Background())
+	var tools []*Tool
+	for _, tl := range all {
+		if !slices.Contains([]string{"sleep", "panics", "nothing", "fails"}, tl.Name) {
+			continue
+		}
+		tools = append(tools, Must(NewTool(ToolDef{Name: tl.Name + "_inline", InputSchema: tl.InputSchema,
+			Permissions: tl.Permissions, HonoursContext: true}, tl.Handler())))
+	}
+	ts, err := NewToolset("inline", tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func newTestPipeline(t *testing.T, rec Recorder, arts ArtifactStore, more ...Toolset) *Pipeline {
 	t.Helper()
 	cat := NewCatalog(nil)
-	if err := cat.Add(context.Background(), testTools(t)); err != nil {
-		t.Fatal(err)
+	for _, ts := range append([]Toolset{testTools(t)}, more...) {
+		if err := cat.Add(context.Background(), ts); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return NewPipeline(&Options{Tools: cat, Policy: denyShell, Recorder: rec, Artifacts: arts, CallTimeout: 2 * time.Second, MaxOutputBytes: 4096})
 }
@@ -156,6 +180,11 @@ func TestPipelineOutcomes(t *testing.T) {
 		{name: "panic", tool: "panics", args: `{}`, wantError: true, wantKind: KindRuntime, wantInMsg: "panic: boom"},
 		{name: "nil result", tool: "nothing", args: `{}`, wantError: true, wantKind: KindRuntime, wantInMsg: "returned no result"},
 		{name: "go error", tool: "fails", args: `{}`, wantError: true, wantKind: KindRuntime, wantInMsg: "disk on fire"},
+		{name: "inline ok", tool: "sleep_inline", args: `{"ms":1}`, wantOut: "slept"},
+		{name: "inline timeout", tool: "sleep_inline", args: `{"ms":5000}`, wantError: true, wantKind: KindTimeout, wantInMsg: "timed out after 2s"},
+		{name: "inline panic", tool: "panics_inline", args: `{}`, wantError: true, wantKind: KindRuntime, wantInMsg: "panic: boom"},
+		{name: "inline nil result", tool: "nothing_inline", args: `{}`, wantError: true, wantKind: KindRuntime, wantInMsg: "returned no result"},
+		{name: "inline go error", tool: "fails_inline", args: `{}`, wantError: true, wantKind: KindRuntime, wantInMsg: "disk on fire"},
 	}
 	rec := newMemRecorder()
 	arts := &memArtifacts{}
@@ -163,7 +192,7 @@ func TestPipelineOutcomes(t *testing.T) {
 		// In a bubble, the timeouts (2s, 30ms) pass in fake time, at once.
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				checkOutcome(t, newTestPipeline(t, rec, arts), rec, tc)
+				checkOutcome(t, newTestPipeline(t, rec, arts, inlineTools(t, testTools(t))), rec, tc)
 				// Let a handler the pipeline gave up on (stubborn) end, in
 				// fake time, so that the bubble ends with no goroutine left.
 				time.Sleep(time.Hour)

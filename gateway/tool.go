@@ -49,6 +49,13 @@ type Tool struct {
 	Annotations json.RawMessage
 	// Icons, when set, are the tool's MCP icons, as given.
 	Icons json.RawMessage
+	// HonoursContext says the handler returns promptly once its context
+	// ends (the call's deadline, cancellation, shutdown). The pipeline
+	// then runs it on the calling goroutine; any other handler runs on a
+	// goroutine of its own that the pipeline stops waiting for at the
+	// deadline, which costs a goroutine, a channel and that goroutine's
+	// stack growth per call.
+	HonoursContext bool
 
 	handler ToolHandler
 	schema  *jsonschema.Schema
@@ -147,6 +154,8 @@ type ToolDef struct {
 	Meta         map[string]json.RawMessage
 	Annotations  json.RawMessage
 	Icons        json.RawMessage
+	// HonoursContext: see [Tool.HonoursContext].
+	HonoursContext bool
 }
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -179,18 +188,19 @@ func NewTool(def ToolDef, h ToolHandler) (*Tool, error) {
 		}
 	}
 	return &Tool{
-		Name:         def.Name,
-		Title:        def.Title,
-		Description:  def.Description,
-		InputSchema:  bytes.Clone(def.InputSchema),
-		OutputSchema: bytes.Clone(def.OutputSchema),
-		Permissions:  def.Permissions,
-		Timeout:      def.Timeout,
-		Meta:         def.Meta,
-		Annotations:  bytes.Clone(def.Annotations),
-		Icons:        bytes.Clone(def.Icons),
-		handler:      h,
-		schema:       sch,
+		Name:           def.Name,
+		Title:          def.Title,
+		Description:    def.Description,
+		InputSchema:    bytes.Clone(def.InputSchema),
+		OutputSchema:   bytes.Clone(def.OutputSchema),
+		Permissions:    def.Permissions,
+		Timeout:        def.Timeout,
+		Meta:           def.Meta,
+		Annotations:    bytes.Clone(def.Annotations),
+		Icons:          bytes.Clone(def.Icons),
+		HonoursContext: def.HonoursContext,
+		handler:        h,
+		schema:         sch,
 	}, nil
 }
 

@@ -33,6 +33,9 @@ func New() (*gateway.SimpleToolset, error) {
 		Name:        "echo",
 		Description: "Return the given text unchanged. For checking that calls reach the gateway.",
 		Permissions: gateway.Permissions{Hints: hints},
+		// It returns at once, and sleep waits on its context: both run on
+		// the calling goroutine.
+		HonoursContext: true,
 	}, func(ctx context.Context, p echoParams) (*gateway.Result, error) {
 		return gateway.OkText(p.Text).WithBrief("Echoed " + gateway.Plural(len(p.Text), "byte", "bytes")), nil
 	})
@@ -40,9 +43,10 @@ func New() (*gateway.SimpleToolset, error) {
 		return nil, err
 	}
 	sleep, err := gateway.NewTypedTool(gateway.ToolDef{
-		Name:        "sleep",
-		Description: "Sleep for the given time, reporting progress in steps; stops early when cancelled. For checking progress, cancellation and timeouts.",
-		Permissions: gateway.Permissions{Hints: hints},
+		Name:           "sleep",
+		Description:    "Sleep for the given time, reporting progress in steps; stops early when cancelled. For checking progress, cancellation and timeouts.",
+		Permissions:    gateway.Permissions{Hints: hints},
+		HonoursContext: true,
 	}, func(ctx context.Context, p sleepParams) (*gateway.Result, error) {
 		steps := p.Steps
 		if steps <= 0 {
