@@ -30,8 +30,9 @@ type TokenVerifier interface {
 type Principal struct {
 	ClientID string
 	Scopes   []string
-	// Claims are the token's other string (and string list) claims, such
-	// as groups: policy.identities can match them.
+	// Claims are the token's other claims of simple values (strings,
+	// numbers, booleans, lists of them) as text, such as groups:
+	// policy.identities can match them.
 	Claims map[string][]string
 	// Recorded names the claims that records keep
 	// (http.auth.oauth.record_claims).
