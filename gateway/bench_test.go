@@ -12,6 +12,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"sync"
@@ -293,4 +294,82 @@ func TestBenchSetup(t *testing.T) {
 	if res.IsError || res.OutputText() != "hello, toolgate" {
 		t.Fatalf("echo through the full pipeline: %+v", res)
 	}
+}
+
+// listSchema is the input schema of every tool of BenchmarkToolsList: the
+// size and shape of a real server's tool.
+const listSchema = `{"type":"object","properties":{"query":{"type":"string","minLength":1,"maxLength":256,"description":"Free-text query; supports label:NAME and author:LOGIN"},"state":{"type":"string","enum":["open","closed","all"],"default":"open","description":"Issue state filter"},"limit":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"Maximum number of issues to return"}},"required":["query"],"additionalProperties":false}`
+
+// BenchmarkToolsList measures tools/list of 2,000 tools (20 upstreams of
+// 100, as the scale benchmark has them) handled and encoded: by a bare
+// mcp-go server and by toolgate's mirror as served.
+func BenchmarkToolsList(b *testing.B) {
+	const n = 2000
+	desc := "Search the issue tracker for issues matching a query. Returns at most limit issues, newest first, with their number, title and state."
+	msg := json.RawMessage(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	ctx := context.Background()
+	run := func(b *testing.B, s *server.MCPServer) {
+		out, err := json.Marshal(s.HandleMessage(ctx, msg))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var resp struct {
+			Result struct {
+				Tools []json.RawMessage `json:"tools"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(out, &resp); err != nil || len(resp.Result.Tools) < n {
+			b.Fatalf("tools/list listed %d tools (%v)", len(resp.Result.Tools), err)
+		}
+		b.ReportAllocs()
+		b.SetBytes(int64(len(out)))
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := json.Marshal(s.HandleMessage(ctx, msg)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+	}
+	b.Run("bare-mcp-go", func(b *testing.B) {
+		s := server.NewMCPServer("bare", "1.0.0", server.WithToolCapabilities(true))
+		var tools []server.ServerTool
+		for i := range n {
+			tools = append(tools, server.ServerTool{Tool: mcp.NewToolWithRawSchema(fmt.Sprintf("u%02d__search_%03d", i/100, i%100), desc, json.RawMessage(listSchema)),
+				Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil }})
+		}
+		s.AddTools(tools...)
+		run(b, s)
+		reportBaseline(b, "list")
+	})
+	b.Run("toolgate", func(b *testing.B) {
+		cat := benchCatalog(b)
+		for u := range n / 100 {
+			var tools []*gateway.Tool
+			for i := range 100 {
+				t, err := gateway.NewTool(gateway.ToolDef{Name: fmt.Sprintf("u%02d__search_%03d", u, i), Description: desc, InputSchema: json.RawMessage(listSchema)},
+					func(context.Context, *gateway.Call) (*gateway.Result, error) { return gateway.OkText(""), nil })
+				if err != nil {
+					b.Fatal(err)
+				}
+				tools = append(tools, t)
+			}
+			ts, err := gateway.NewToolset(fmt.Sprintf("u%02d", u), tools...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := cat.Add(ctx, ts); err != nil {
+				b.Fatal(err)
+			}
+		}
+		r := benchRun(b)
+		pol := benchPolicy(b)
+		m := gateway.NewMCPServer(&gateway.MCPOptions{
+			Name: "toolgate", Version: "bench", Catalog: cat,
+			Pipeline: gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: pol, Recorder: r, Artifacts: r}), Artifacts: r,
+			ToolFilter: func(ctx context.Context, t *gateway.Tool) bool { return true },
+		})
+		run(b, m.MCPGoServer())
+		reportRatio(b, "list")
+	})
 }
