@@ -42,6 +42,16 @@ type IdentityMatch struct {
 	// with the value given (a claim that is a list must hold it):
 	// {groups: ops}.
 	Claim map[string]string `koanf:"claim"`
+	// Claims is the same as a list, for claim names a configuration key
+	// cannot hold (namespaced ones with dots, such as
+	// https://example.com/groups): [{name: ..., value: ops}].
+	Claims []ClaimMatch `koanf:"claims"`
+}
+
+// ClaimMatch is one entry of match.claims.
+type ClaimMatch struct {
+	Name  string `koanf:"name"`
+	Value string `koanf:"value"`
 }
 
 // matches reports whether the entry is for the caller: every condition it
@@ -52,6 +62,11 @@ func (m IdentityMatch) matches(identity string, p *gateway.Principal) bool {
 	}
 	for name, v := range m.Claim {
 		if !p.HasClaim(name, v) {
+			return false
+		}
+	}
+	for _, c := range m.Claims {
+		if !p.HasClaim(c.Name, c.Value) {
 			return false
 		}
 	}
@@ -66,7 +81,7 @@ func (m IdentityMatch) matches(identity string, p *gateway.Principal) bool {
 
 // empty reports whether the match gives no condition.
 func (m IdentityMatch) empty() bool {
-	return m.Name == "" && m.Subject == "" && m.Scope == "" && len(m.Claim) == 0
+	return m.Name == "" && m.Subject == "" && m.Scope == "" && len(m.Claim) == 0 && len(m.Claims) == 0
 }
 
 // identityName is the name an identity is matched by: "token:ci" is "ci".
@@ -94,11 +109,16 @@ func (e *Effective) validateIdentities() error {
 	for i, id := range e.cfg.Identities {
 		key := fmt.Sprintf("policy.identities[%d]", i)
 		if id.Match.Name != "" && id.Match.Subject != "" || id.Match.empty() {
-			return fmt.Errorf("%s.match: give name (a token name of http.auth.tokens, local or anonymous) or subject (an OAuth token's sub), and/or scope (an OAuth scope), and/or claim ({groups: ops}: OAuth token claims)", key)
+			return fmt.Errorf("%s.match: give name (a token name of http.auth.tokens, local or anonymous) or subject (an OAuth token's sub), and/or scope (an OAuth scope), and/or claim ({groups: ops}: OAuth token claims; claims: [{name, value}] for names with dots)", key)
 		}
 		for name, v := range id.Match.Claim {
 			if name == "" || v == "" {
 				return fmt.Errorf("%s.match.claim: give a claim name and the value it must have, as in {groups: ops}", key)
+			}
+		}
+		for j, c := range id.Match.Claims {
+			if c.Name == "" || c.Value == "" {
+				return fmt.Errorf("%s.match.claims[%d]: give name and value, as in {name: https://example.com/groups, value: ops}", key, j)
 			}
 		}
 		if id.Profile != "" && e.profiles[id.Profile] == nil {

@@ -75,7 +75,10 @@ func TestIdentityClaimsAndProfile(t *testing.T) {
 	ops := Identity{Match: IdentityMatch{Claim: map[string]string{"groups": "ops"}, Scope: "tools:write"}}
 	ops.Destructive.Allow = []string{"delete_file"}
 	guest := Identity{Match: IdentityMatch{Claim: map[string]string{"groups": "guests"}}, Profile: "readers"}
-	cfg.Identities = []Identity{ops, guest}
+	// A namespaced claim, which a configuration key cannot name.
+	admins := Identity{Match: IdentityMatch{Claims: []ClaimMatch{{Name: "https://example.com/roles", Value: "admin"}}}}
+	admins.Destructive.Allow = []string{"delete_file"}
+	cfg.Identities = []Identity{ops, guest, admins}
 	e, err := New(cfg, &Options{Profiles: map[string]*Profile{"readers": readers}})
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +101,8 @@ func TestIdentityClaimsAndProfile(t *testing.T) {
 		{"static token", &gateway.Call{Identity: "token:ops"}, del, false, RuleDestructive},
 		{"guest outside profile", caller("tools:write", "guests", "ops"), del, false, "policy.identities[1].profile:readers"},
 		{"guest in profile", caller("", "guests"), read, true, RuleSafeDefaults},
+		{"namespaced claim", &gateway.Call{Identity: "sub:root", Principal: &gateway.Principal{Claims: map[string][]string{"https://example.com/roles": {"admin"}}}},
+			del, true, "policy.identities[2].destructive.allow:delete_file"},
 	} {
 		d := e.Decide(gateway.AsCaller(context.Background(), tc.c), tc.tool)
 		if d.Allow != tc.allow || d.Rule != tc.rule {

@@ -274,6 +274,12 @@ func TestPolicyAs(t *testing.T) {
 	if code != exitOK || strings.Contains(out, "profile:readers") {
 		t.Errorf("policy --as another group is confined:\n%s", out)
 	}
+	// A namespaced claim (dots in its name) through the list form.
+	const namespaced = "policy:\n  identities:\n    - match: {claims: [{name: \"https://example.com/roles\", value: admin}]}\n      tools: {deny: [write_file]}\n"
+	code, out, errOut = run(t, namespaced, "policy", "--as", "sub=root,claim.https://example.com/roles=admin")
+	if code != exitOK || !strings.Contains(out, "policy.identities[0].tools.deny:write_file") {
+		t.Errorf("policy --as with a namespaced claim: exit %d\n%s\n%s", code, out, errOut)
+	}
 	code, _, errOut = run(t, "policy:\n  identities:\n    - match: {name: ci}\n      profile: nope\n", "policy")
 	if code != exitUsage || !strings.Contains(errOut, `policy.identities[0].profile: "nope" is not a profile (define it under profiles)`) {
 		t.Errorf("an unknown profile: exit %d %s", code, errOut)
