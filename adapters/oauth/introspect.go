@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -106,54 +105,34 @@ func (in *introspector) ask(ctx context.Context, token string) (Principal, time.
 	if resp.StatusCode != http.StatusOK {
 		return Principal{}, time.Time{}, fmt.Errorf("token introspection: HTTP %d", resp.StatusCode)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, resp.Body, 1<<20))
-	if err != nil {
+	var r map[string]any
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&r); err != nil {
 		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w", err)
 	}
-	var r struct {
-		Active bool   `json:"active"`
-		Sub    string `json:"sub"`
-		Iss    string `json:"iss"`
-		Aud    any    `json:"aud"`
-		Exp    int64  `json:"exp"`
-		Nbf    int64  `json:"nbf"`
-	}
-	var all map[string]any
-	if err := json.Unmarshal(body, &r); err != nil {
-		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w", err)
-	}
-	if err := json.Unmarshal(body, &all); err != nil {
-		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w", err)
-	}
-	now := time.Now()
-	var aud []string
-	switch a := r.Aud.(type) {
-	case string:
-		aud = []string{a}
-	case []any:
-		for _, x := range a {
-			if s, ok := x.(string); ok {
-				aud = append(aud, s)
-			}
+	p := principalOf(r)
+	iss, _ := r["iss"].(string)
+	aud := claimValues(r["aud"])
+	unix := func(k string) time.Time { // exp, nbf: seconds since the epoch
+		if f, ok := r[k].(float64); ok && f != 0 {
+			return time.Unix(int64(f), 0)
 		}
+		return time.Time{}
 	}
-	var exp time.Time
-	if r.Exp != 0 {
-		exp = time.Unix(r.Exp, 0)
-	}
+	exp, nbf := unix("exp"), unix("nbf")
+	now := time.Now()
 	switch {
-	case !r.Active:
+	case r["active"] != true:
 		return Principal{}, time.Time{}, errors.New("invalid access token: not active")
-	case r.Sub == "":
+	case p.Subject == "":
 		return Principal{}, time.Time{}, errors.New("invalid access token: no subject")
-	case r.Iss != "" && strings.TrimSuffix(r.Iss, "/") != strings.TrimSuffix(in.issuer, "/"):
+	case iss != "" && strings.TrimSuffix(iss, "/") != strings.TrimSuffix(in.issuer, "/"):
 		return Principal{}, time.Time{}, errors.New("invalid access token: another issuer")
 	case len(aud) > 0 && !slices.Contains(aud, in.audience):
 		return Principal{}, time.Time{}, errors.New("invalid access token: another audience")
 	case !exp.IsZero() && now.After(exp.Add(Leeway)):
 		return Principal{}, time.Time{}, errors.New("invalid access token: expired")
-	case r.Nbf != 0 && now.Add(Leeway).Before(time.Unix(r.Nbf, 0)):
+	case !nbf.IsZero() && now.Add(Leeway).Before(nbf):
 		return Principal{}, time.Time{}, errors.New("invalid access token: not yet valid")
 	}
-	return principalOf(all), exp, nil
+	return p, exp, nil
 }

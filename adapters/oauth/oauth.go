@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -63,7 +64,6 @@ type Options struct {
 
 // Verifier checks access tokens.
 type Verifier struct {
-	opts   Options
 	kf     keyfunc.Keyfunc
 	parser *jwt.Parser
 	intro  *introspector // nil without an introspection endpoint
@@ -124,7 +124,7 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 		}
 		intro = &introspector{cfg: o.Introspection, audience: o.Audience, issuer: o.Issuer, hc: o.HTTPClient, cache: map[[32]byte]cached{}}
 	}
-	return &Verifier{opts: o, kf: kf, intro: intro, parser: jwt.NewParser(
+	return &Verifier{kf: kf, intro: intro, parser: jwt.NewParser(
 		jwt.WithValidMethods(Algorithms),
 		jwt.WithIssuer(o.Issuer),
 		jwt.WithAudience(o.Audience),
@@ -230,16 +230,6 @@ func claimValues(v any) []string {
 	return nil
 }
 
-// HasScopes reports whether p has every scope of want.
-func (p Principal) HasScopes(want []string) bool {
-	for _, w := range want {
-		if !slices.Contains(p.Scopes, w) {
-			return false
-		}
-	}
-	return true
-}
-
 // discoverJWKS reads the issuer's metadata for its jwks_uri: RFC 8414
 // first, then OpenID Connect discovery.
 func discoverJWKS(ctx context.Context, hc *http.Client, issuer string) (string, error) {
@@ -294,7 +284,7 @@ func secureURL(s string) error {
 		return nil
 	}
 	host := u.Hostname()
-	if u.Scheme == "http" && (host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1") {
+	if ip := net.ParseIP(host); u.Scheme == "http" && (host == "localhost" || ip != nil && ip.IsLoopback()) {
 		return nil
 	}
 	return fmt.Errorf("%q must be https (http only on loopback)", s)

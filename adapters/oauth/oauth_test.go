@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -95,7 +96,7 @@ func TestVerify(t *testing.T) {
 		return jwt.MapClaims{"iss": is.srv.URL, "aud": aud, "sub": "alice", "exp": now.Add(time.Hour).Unix(), "scope": "tools:read tools:write", "client_id": "cli"}
 	}
 	p, err := v.Verify(ctx, is.sign(t, "k1", good()))
-	if err != nil || p.Subject != "alice" || p.ClientID != "cli" || !p.HasScopes([]string{"tools:write"}) {
+	if err != nil || p.Subject != "alice" || p.ClientID != "cli" || !slices.Contains(p.Scopes, "tools:write") {
 		t.Fatalf("a good token: %+v %v", p, err)
 	}
 	// Claims of simple values are kept for policy, bounded; the registered
@@ -158,6 +159,21 @@ func TestVerify(t *testing.T) {
 
 // TestIntrospection (issue 14): opaque tokens are checked by RFC 7662
 // introspection: active, for this audience, in time; answers are cached.
+// TestSecureURL: keys, metadata and introspection are fetched over https,
+// or plain http to this machine only; a host name that merely starts like
+// a loopback address is not this machine.
+func TestSecureURL(t *testing.T) {
+	for u, ok := range map[string]bool{
+		"https://issuer.example/": true, "http://127.0.0.1:8080/jwks": true, "http://[::1]/jwks": true,
+		"http://localhost/jwks": true, "http://127.evil.example/jwks": false, "http://issuer.example/": false,
+		"ftp://127.0.0.1/": false, "not a url": false,
+	} {
+		if err := secureURL(u); (err == nil) != ok {
+			t.Errorf("secureURL(%q) = %v, want ok %v", u, err, ok)
+		}
+	}
+}
+
 func TestIntrospection(t *testing.T) {
 	is := newIssuer(t)
 	const aud = "http://127.0.0.1:8765/mcp"
@@ -191,7 +207,7 @@ func TestIntrospection(t *testing.T) {
 	}
 	for range 3 {
 		p, err := v.Verify(ctx, "opaque-good")
-		if err != nil || p.Subject != "bob" || !p.HasScopes([]string{"tools:call"}) {
+		if err != nil || p.Subject != "bob" || !slices.Contains(p.Scopes, "tools:call") {
 			t.Fatalf("an active opaque token: %+v %v", p, err)
 		}
 	}
