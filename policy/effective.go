@@ -420,7 +420,7 @@ func (e *Effective) Decide(ctx context.Context, t *gateway.Tool) gateway.Decisio
 	}
 
 	// 2. Configuration denies, the caller's identity's among them.
-	idRules := e.identityRules(ctx)
+	idRules := e.identityRules(gateway.CallFrom(ctx))
 	if rule, reason, ok := e.identityProfileDeny(idRules, t.Name); ok {
 		return deny(LayerConfig, rule, nil, reason)
 	}

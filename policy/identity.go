@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,9 +89,8 @@ func identityName(identity string) string {
 }
 
 // identityRules returns the indexes of the policy.identities entries that
-// match the caller of ctx.
-func (e *Effective) identityRules(ctx context.Context) []int {
-	c := gateway.CallFrom(ctx)
+// match the caller of c (nil: none).
+func (e *Effective) identityRules(c *gateway.Call) []int {
 	if len(e.cfg.Identities) == 0 || c == nil || c.Identity == "" {
 		return nil
 	}
@@ -172,39 +170,13 @@ func (e *Effective) identityProfileDeny(rules []int, name string) (rule, reason 
 // and resolves tools through it; [Effective.Decide] denies what it leaves
 // out, whatever path a call takes.
 func (e *Effective) IdentityView(call *gateway.Call) gateway.View {
-	if len(e.cfg.Identities) == 0 {
-		return nil
-	}
-	var v identityView
-	for _, i := range e.identityRules(gateway.AsCaller(context.Background(), call)) {
+	var v gateway.View
+	for _, i := range e.identityRules(call) {
 		if p := e.cfg.Identities[i].Profile; p != "" {
-			v = append(v, e.profiles[p])
+			v = gateway.Narrow(v, e.profiles[p])
 		}
-	}
-	if v == nil {
-		return nil
 	}
 	return v
-}
-
-// identityView admits what every one of its profiles admits.
-type identityView []*Profile
-
-func (v identityView) Name() string {
-	names := make([]string, len(v))
-	for i, p := range v {
-		names[i] = p.Name()
-	}
-	return strings.Join(names, "+")
-}
-
-func (v identityView) Admits(tool string) bool {
-	for _, p := range v {
-		if !p.Admits(tool) {
-			return false
-		}
-	}
-	return true
 }
 
 // identityDeny is the identity's deny rule for the tool, if any.

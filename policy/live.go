@@ -62,17 +62,15 @@ func (l *Live) Replace(next *Effective) []SkillGrant {
 func (l *Live) Decide(ctx context.Context, t *gateway.Tool) gateway.Decision {
 	return l.cur.Load().Decide(ctx, t)
 }
-func (l *Live) HideDenied() bool { return l.cur.Load().HideDenied() }
-func (l *Live) IdentityView(c *gateway.Call) gateway.View {
-	return l.cur.Load().IdentityView(c)
-}
-func (l *Live) SandboxRoots() []string               { return l.cur.Load().SandboxRoots() }
-func (l *Live) NeedsApproval() bool                  { return l.cur.Load().NeedsApproval() }
-func (l *Live) ApprovalChannel() string              { return l.cur.Load().ApprovalChannel() }
-func (l *Live) ApprovalTimeout() time.Duration       { return l.cur.Load().ApprovalTimeout() }
-func (l *Live) HasSessionGrants(session string) bool { return l.cur.Load().HasSessionGrants(session) }
-func (l *Live) ForgetSession(session string)         { l.cur.Load().ForgetSession(session) }
-func (l *Live) SkillGrants() []SkillGrant            { return l.cur.Load().SkillGrants() }
+func (l *Live) HideDenied() bool                          { return l.cur.Load().HideDenied() }
+func (l *Live) IdentityView(c *gateway.Call) gateway.View { return l.cur.Load().IdentityView(c) }
+func (l *Live) SandboxRoots() []string                    { return l.cur.Load().SandboxRoots() }
+func (l *Live) NeedsApproval() bool                       { return l.cur.Load().NeedsApproval() }
+func (l *Live) ApprovalChannel() string                   { return l.cur.Load().ApprovalChannel() }
+func (l *Live) ApprovalTimeout() time.Duration            { return l.cur.Load().ApprovalTimeout() }
+func (l *Live) HasSessionGrants(session string) bool      { return l.cur.Load().HasSessionGrants(session) }
+func (l *Live) ForgetSession(session string)              { l.cur.Load().ForgetSession(session) }
+func (l *Live) SkillGrants() []SkillGrant                 { return l.cur.Load().SkillGrants() }
 func (l *Live) Explain(ctx context.Context, entries []ExplainTool) Report {
 	return l.cur.Load().Explain(ctx, entries)
 }
