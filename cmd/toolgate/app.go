@@ -188,7 +188,11 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	if a.sandbox, shownRoots, err = a.newSandbox(cfg); err != nil {
 		return nil, err
 	}
-	eff, err := policy.New(cfg.EffectivePolicy(), &policy.Options{SandboxRoots: shownRoots, Logger: a.log, Profiles: cfg.PolicyProfiles()})
+	profiles, err := cfg.PolicyProfiles()
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	eff, err := policy.New(cfg.EffectivePolicy(), &policy.Options{SandboxRoots: shownRoots, Logger: a.log, Profiles: profiles})
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}

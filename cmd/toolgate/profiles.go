@@ -58,12 +58,12 @@ func (a *app) viewsOf(cfg *config.Config) (plain gateway.View, named map[string]
 		}
 		return v
 	}
+	profiles, err := cfg.PolicyProfiles()
+	if err != nil {
+		return nil, nil, usageError{err.Error()}
+	}
 	named = map[string]gateway.View{}
-	for name, p := range cfg.Profiles {
-		prof, err := policy.NewProfile(name, p.Tools, p.Deny)
-		if err != nil {
-			return nil, nil, usageError{err.Error()}
-		}
+	for name, prof := range profiles {
 		named[name] = wrap(prof)
 	}
 	plain = named["default"]

@@ -268,7 +268,11 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 	}
 	policyChanged := changed["policy"] || changed["sandbox"] || changed["profiles"] // policy.identities name profiles
 	if policyChanged {
-		eff, err := policy.New(next.EffectivePolicy(), &policy.Options{SandboxRoots: roots, Logger: a.log, Profiles: next.PolicyProfiles()})
+		profiles, err := next.PolicyProfiles()
+		var eff *policy.Effective
+		if err == nil {
+			eff, err = policy.New(next.EffectivePolicy(), &policy.Options{SandboxRoots: roots, Logger: a.log, Profiles: profiles})
+		}
 		if err != nil { // checked with the configuration: not expected
 			a.log.Error("config reload: policy", "err", err)
 			later = append(later, "policy")

@@ -566,13 +566,12 @@ func (c *Config) check() error {
 			bad(fmt.Sprintf("upstreams[%d].grant", i), "needs a non-empty prefix: grants apply to the tools named <prefix>__*")
 		}
 	}
-	if _, err := policy.New(c.EffectivePolicy(), &policy.Options{Profiles: c.PolicyProfiles()}); err != nil {
+	profiles, err := c.PolicyProfiles()
+	if err != nil {
 		errs = append(errs, err)
 	}
-	for name, p := range c.Profiles {
-		if _, err := policy.NewProfile(name, p.Tools, p.Deny); err != nil {
-			errs = append(errs, err)
-		}
+	if _, err := policy.New(c.EffectivePolicy(), &policy.Options{Profiles: profiles}); err != nil {
+		errs = append(errs, err)
 	}
 	if !slices.Contains([]string{"all", "search", "auto"}, c.Discovery.Mode) {
 		bad("discovery.mode", "%q is not one of all, search, auto", c.Discovery.Mode)
@@ -649,16 +648,22 @@ func (c *Config) ResolvedRunsDir() string {
 	return filepath.Join(stateDir(), "runs")
 }
 
-// PolicyProfiles are the profiles as policy.identities[].profile names
-// them (a profile with bad globs is left out: validation reports it).
-func (c *Config) PolicyProfiles() map[string]*policy.Profile {
+// PolicyProfiles builds the profiles by name: the views clients connect
+// through, and what policy.identities[].profile names. The error names
+// every profile with a bad name or glob.
+func (c *Config) PolicyProfiles() (map[string]*policy.Profile, error) {
 	out := make(map[string]*policy.Profile, len(c.Profiles))
-	for name, p := range c.Profiles {
-		if prof, err := policy.NewProfile(name, p.Tools, p.Deny); err == nil {
-			out[name] = prof
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(c.Profiles)) {
+		p := c.Profiles[name]
+		prof, err := policy.NewProfile(name, p.Tools, p.Deny)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
+		out[name] = prof
 	}
-	return out
+	return out, errors.Join(errs...)
 }
 
 // EffectivePolicy is the policy configuration with each upstream's grant
