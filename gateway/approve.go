@@ -81,7 +81,7 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 			call.Decision = &approved
 			fields["scope"] = a.Scope
 			p.event("approval.granted", call, fields)
-			stageEvent(ctx, "approved")
+			p.stageEvent(ctx, "approved")
 			return next(ctx, call)
 		}
 		denied := *d
@@ -114,14 +114,6 @@ func (p *Pipeline) event(typ string, call *Call, fields map[string]any) {
 		return
 	}
 	fields["call_id"], fields["tool"] = call.ID, call.Name
-	if call.Session != "" {
-		fields["session"] = SessionRef(call.Session)
-	}
-	if call.Identity != "" {
-		fields["identity"] = call.Identity
-	}
-	if call.Principal != nil {
-		fields["principal"] = call.Principal.Record()
-	}
+	callerFields(fields, call)
 	er.Event(typ, fields)
 }

@@ -17,7 +17,7 @@ func (p *Pipeline) authorizeStage(next Handler) Handler {
 		if !d.Allow && !d.Ask {
 			return DeniedResult(call.Name, d)
 		}
-		stageEvent(ctx, "authorized")
+		p.stageEvent(ctx, "authorized")
 		return next(ctx, call)
 	}
 }

@@ -109,6 +109,23 @@ func CallFrom(ctx context.Context) *Call {
 	return c
 }
 
+// callerFields puts who made the call into an event's fields: identity,
+// session (as its [SessionRef]), client and OAuth principal, when known.
+func callerFields(fields map[string]any, c *Call) {
+	if c.Identity != "" {
+		fields["identity"] = c.Identity
+	}
+	if c.Session != "" {
+		fields["session"] = SessionRef(c.Session)
+	}
+	if c.Client != "" {
+		fields["client"] = c.Client
+	}
+	if c.Principal != nil {
+		fields["principal"] = c.Principal.Record()
+	}
+}
+
 func withCall(ctx context.Context, c *Call) context.Context {
 	return context.WithValue(ctx, callKey{}, c)
 }

@@ -67,13 +67,12 @@ func newSealer(keys [][]byte) (*sealer, error) {
 type sealedSession struct {
 	Owner   string `json:"o"`
 	Created int64  `json:"t"`
-	Nonce   string `json:"n"` // makes every id unique
 }
 
+// seal makes a session id of owner: the AEAD's random nonce, which also
+// makes every id unique, then the sealed owner and creation time.
 func (s *sealer) seal(owner string) string {
-	r := make([]byte, 9)
-	_, _ = rand.Read(r)
-	plain, _ := json.Marshal(sealedSession{Owner: owner, Created: time.Now().Unix(), Nonce: base64.RawURLEncoding.EncodeToString(r)})
+	plain, _ := json.Marshal(sealedSession{Owner: owner, Created: time.Now().Unix()})
 	a := s.aeads[0]
 	nonce := make([]byte, a.NonceSize())
 	_, _ = rand.Read(nonce)

@@ -23,6 +23,9 @@ func TestSealedSessions(t *testing.T) {
 	if !strings.HasPrefix(id, sealedPrefix) {
 		t.Fatalf("id %q is not sealed", id)
 	}
+	if again := a.mint("token:alice", nil); again == id {
+		t.Errorf("two sessions of one owner in one second got the same id %q", id)
+	}
 	b := mk(newKey, oldKey) // rotated: seals with the new key, opens both
 	if _, err := b.acquire(id, "token:alice"); err != nil {
 		t.Errorf("another replica, rotated keys: %v", err)

@@ -331,10 +331,9 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 // are decided for the caller: the context they get carries a [Call] with
 // the caller's session, so that session-scoped policy (skill grants) counts.
 func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	session, client, identity := caller(ctx)
-	who := &Call{Session: session, Client: client, Identity: identity, Principal: principalFrom(ctx)}
+	who := withCaller(ctx, &Call{})
 	v := m.viewFor(ctx, who)
-	perSession := m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && session != "" && m.opts.SessionMeta(session)
+	perSession := m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && who.Session != "" && m.opts.SessionMeta(who.Session)
 	if v == nil && m.opts.ToolFilter == nil && !perSession {
 		return tools
 	}
@@ -437,8 +436,7 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 			}
 		}
 	}
-	call.Session, call.Client, call.Identity = caller(ctx)
-	call.Principal = principalFrom(ctx)
+	withCaller(ctx, call)
 	call.View = m.viewFor(ctx, call)
 	if req.Params.Meta != nil && m.opts.Pipeline.Tracing() {
 		ctx = withMetaTrace(ctx, req.Params.Meta.AdditionalFields)
@@ -476,9 +474,7 @@ func (m *MCPServer) recordUnknownTool(ctx context.Context, _ any, method mcp.MCP
 	default:
 		return
 	}
-	call.Session, call.Client, call.Identity = caller(ctx)
-	call.Principal = principalFrom(ctx)
-	m.opts.Pipeline.RecordOutside(call, NotFoundResult(call.Name))
+	m.opts.Pipeline.RecordOutside(withCaller(ctx, call), NotFoundResult(call.Name))
 }
 
 // refuseUnoffered answers a call to a tool a toolset deliberately does not
@@ -506,9 +502,7 @@ func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) err
 	if why == "" {
 		return nil
 	}
-	call := &Call{Name: req.Params.Name, Arguments: req.Params.Arguments}
-	call.Session, call.Client, call.Identity = caller(ctx)
-	call.Principal = principalFrom(ctx)
+	call := withCaller(ctx, &Call{Name: req.Params.Name, Arguments: req.Params.Arguments})
 	res := NotFoundResult(call.Name)
 	res.Message += ": " + why
 	m.opts.Pipeline.RecordOutside(call, res)
@@ -529,15 +523,18 @@ func rawArguments(req mcp.CallToolRequest) json.RawMessage {
 	return b
 }
 
-// caller names the session, client and identity of a request, when known.
-func caller(ctx context.Context) (session, client, identity string) {
-	identity = identityFrom(ctx)
-	if identity == "" {
-		identity = "local" // stdio: the user's own client
+// withCaller sets call's caller from the request's context: its session,
+// client (name/version), identity and OAuth principal, when known; it
+// returns call.
+func withCaller(ctx context.Context, call *Call) *Call {
+	call.Identity = identityFrom(ctx)
+	if call.Identity == "" {
+		call.Identity = "local" // stdio: the user's own client
 	}
+	call.Principal = principalFrom(ctx)
 	var info *mcp.Implementation
 	if s := server.ClientSessionFromContext(ctx); s != nil {
-		session = s.SessionID()
+		call.Session = s.SessionID()
 		if ci, ok := s.(server.SessionWithClientInfo); ok {
 			i := ci.GetClientInfo()
 			info = &i
@@ -547,12 +544,12 @@ func caller(ctx context.Context) (session, client, identity string) {
 		info = pi.ClientInfo
 	}
 	if info != nil && info.Name != "" {
-		client = info.Name
+		call.Client = info.Name
 		if info.Version != "" {
-			client += "/" + info.Version
+			call.Client += "/" + info.Version
 		}
 	}
-	return session, client, identity
+	return call
 }
 
 // mcpProgress sends a call's progress as notifications/progress with the

@@ -185,14 +185,7 @@ func (c *mcpClient) record(method string, fields map[string]any, elapsed time.Du
 	} else if c.what != "" {
 		fields["request"] = c.what
 	}
-	session, client, identity := caller(c.ctx)
-	fields["identity"] = identity
-	if session != "" {
-		fields["session"] = SessionRef(session)
-	}
-	if client != "" {
-		fields["client"] = client
-	}
+	callerFields(fields, withCaller(c.ctx, &Call{}))
 	fields["duration_ms"] = elapsed.Milliseconds()
 	if err != nil {
 		fields["status"] = "error"

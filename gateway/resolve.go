@@ -37,7 +37,7 @@ func (p *Pipeline) resolveStage(next Handler) Handler {
 			return res
 		}
 		call.Tool, call.Toolset = t, toolset
-		stageEvent(ctx, "resolved")
+		p.stageEvent(ctx, "resolved")
 		return next(ctx, call)
 	}
 }

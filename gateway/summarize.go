@@ -42,7 +42,7 @@ func (p *Pipeline) summarizeStage(next Handler) Handler {
 	}
 	return func(ctx context.Context, call *Call) *Result {
 		res := next(ctx, call)
-		stageEvent(ctx, "executed")
+		p.stageEvent(ctx, "executed")
 		if outputSize(res.Output) <= p.limitsOf(call).MaxOutputBytes {
 			return res
 		}

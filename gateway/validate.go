@@ -26,7 +26,7 @@ func (p *Pipeline) validateStage(next Handler) Handler {
 				return InvalidArgumentsResult(call.Name, msg)
 			}
 		}
-		stageEvent(ctx, "validated")
+		p.stageEvent(ctx, "validated")
 		return next(ctx, call)
 	}
 }
