@@ -113,10 +113,14 @@ func (l *line) value(k string, v any) {
 	l.b = append(l.b, b...)
 }
 
-// principal writes what records keep of an OAuth caller, if any.
-func (l *line) principal(p *gateway.Principal) {
-	if p != nil {
-		l.value("principal", p.Record())
+// caller writes who made the call: session (as its ref), client,
+// identity, and what records keep of an OAuth caller's principal.
+func (l *line) caller(call *gateway.Call) {
+	l.strOmit("session", gateway.SessionRef(call.Session))
+	l.strOmit("client", call.Client)
+	l.strOmit("identity", call.Identity)
+	if call.Principal != nil {
+		l.value("principal", call.Principal.Record())
 	}
 }
 
