@@ -121,7 +121,11 @@ func (m *Metrics) CallFinished(call *gateway.Call, res *gateway.Result, elapsed 
 	m.duration.WithLabelValues(toolset, status).Observe(elapsed.Seconds())
 	m.records.Inc()
 	if executionFailed[status] && toolset != "" {
-		n, _ := m.failed.LoadOrStore([2]string{toolset, status}, new(atomic.Int64))
+		key := [2]string{toolset, status}
+		n, ok := m.failed.Load(key)
+		if !ok {
+			n, _ = m.failed.LoadOrStore(key, new(atomic.Int64))
+		}
 		n.(*atomic.Int64).Add(1)
 	}
 }
