@@ -32,17 +32,17 @@ type app struct {
 	log      *slog.Logger
 	logClose io.Closer
 
-	run   *runs.Run // nil when the command records nothing
-	globs globWarner
-	// traceShutdown flushes and closes the trace provider (nil when traces are off).
-	traceShutdown func(context.Context) error
-	tempDir       string // a throwaway directory when there is no run
-	sandbox       *policy.Sandbox
-	catalog       *gateway.Catalog
-	policy        *policy.Live // replaced whole on reload
-	pipeline      *gateway.Pipeline
+	run      *runs.Run // nil when the command records nothing
+	globs    globWarner
+	tempDir  string // a throwaway directory when there is no run
+	sandbox  *policy.Sandbox
+	catalog  *gateway.Catalog
+	policy   *policy.Live // replaced whole on reload
+	pipeline *gateway.Pipeline
 	// metrics, when enabled, observes every call (nil when off).
 	metrics *telemetry.Metrics
+	// traceShutdown flushes and closes the trace provider (nil when traces are off).
+	traceShutdown func(context.Context) error
 	// queue holds calls waiting for an operator (nil when nothing can wait).
 	queue *operator.Queue
 	// approvals asks a person about calls (nil when no rule asks).

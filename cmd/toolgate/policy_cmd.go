@@ -1,10 +1,11 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/policy"
-	"strings"
 )
 
 func init() {
