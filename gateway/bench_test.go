@@ -238,33 +238,22 @@ func toolgateMCPServer(b *testing.B, minimal bool) *server.MCPServer {
 // toolgate's mirror (with a minimal pipeline, and as served).
 func BenchmarkMCPCall(b *testing.B) {
 	msg := json.RawMessage(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":` + string(benchArgs) + `}}`)
-	ctx := context.Background()
 	run := func(b *testing.B, s *server.MCPServer) {
-		// One call outside the timer checks that the call succeeds.
-		out, err := json.Marshal(s.HandleMessage(ctx, msg))
-		if err != nil {
-			b.Fatal(err)
-		}
-		var resp struct {
-			Result *struct {
-				IsError bool `json:"isError"`
-				Content []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(out, &resp); err != nil || resp.Result == nil || resp.Result.IsError ||
-			len(resp.Result.Content) == 0 || resp.Result.Content[0].Text != "hello, toolgate" {
-			b.Fatalf("unexpected response %s (%v)", out, err)
-		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if _, err := json.Marshal(s.HandleMessage(ctx, msg)); err != nil {
-				b.Fatal(err)
+		benchMessage(b, s, msg, func(out []byte) error {
+			var resp struct {
+				Result *struct {
+					IsError bool `json:"isError"`
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"result"`
 			}
-		}
-		b.StopTimer()
+			if err := json.Unmarshal(out, &resp); err != nil || resp.Result == nil || resp.Result.IsError ||
+				len(resp.Result.Content) == 0 || resp.Result.Content[0].Text != "hello, toolgate" {
+				return fmt.Errorf("unexpected response %s (%v)", out, err)
+			}
+			return nil
+		})
 	}
 	b.Run("bare-mcp-go", func(b *testing.B) {
 		run(b, bareMCPServer())
@@ -278,6 +267,29 @@ func BenchmarkMCPCall(b *testing.B) {
 		run(b, toolgateMCPServer(b, false))
 		reportRatio(b, "mcp")
 	})
+}
+
+// benchMessage measures one JSON-RPC message handled by s and its response
+// encoded, as a transport does, after checking the response once outside
+// the timer. b.SetBytes is the response's size.
+func benchMessage(b *testing.B, s *server.MCPServer, msg json.RawMessage, check func(out []byte) error) {
+	ctx := context.Background()
+	out, err := json.Marshal(s.HandleMessage(ctx, msg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := check(out); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(out)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := json.Marshal(s.HandleMessage(ctx, msg)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
 }
 
 // The benchmarks' tools must keep working as the product changes: one
@@ -309,27 +321,17 @@ func BenchmarkToolsList(b *testing.B) {
 	msg := json.RawMessage(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	ctx := context.Background()
 	run := func(b *testing.B, s *server.MCPServer) {
-		out, err := json.Marshal(s.HandleMessage(ctx, msg))
-		if err != nil {
-			b.Fatal(err)
-		}
-		var resp struct {
-			Result struct {
-				Tools []json.RawMessage `json:"tools"`
-			} `json:"result"`
-		}
-		if err := json.Unmarshal(out, &resp); err != nil || len(resp.Result.Tools) < n {
-			b.Fatalf("tools/list listed %d tools (%v)", len(resp.Result.Tools), err)
-		}
-		b.ReportAllocs()
-		b.SetBytes(int64(len(out)))
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if _, err := json.Marshal(s.HandleMessage(ctx, msg)); err != nil {
-				b.Fatal(err)
+		benchMessage(b, s, msg, func(out []byte) error {
+			var resp struct {
+				Result struct {
+					Tools []json.RawMessage `json:"tools"`
+				} `json:"result"`
 			}
-		}
-		b.StopTimer()
+			if err := json.Unmarshal(out, &resp); err != nil || len(resp.Result.Tools) < n {
+				return fmt.Errorf("tools/list listed %d tools (%v)", len(resp.Result.Tools), err)
+			}
+			return nil
+		})
 	}
 	b.Run("bare-mcp-go", func(b *testing.B) {
 		s := server.NewMCPServer("bare", "1.0.0", server.WithToolCapabilities(true))
