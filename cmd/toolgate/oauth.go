@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/toolgate/toolgate/adapters/oauth"
 	"github.com/toolgate/toolgate/gateway"
@@ -16,14 +15,11 @@ func (a *app) oauthOptions(ctx context.Context) (*gateway.OAuthOptions, error) {
 	if !o.Enabled() {
 		return nil, nil
 	}
-	intro := oauth.Introspection{URL: o.IntrospectionURL, ClientID: o.IntrospectionClientID}
-	if o.IntrospectionSecretEnv != "" {
-		secret, ok := os.LookupEnv(o.IntrospectionSecretEnv)
-		if !ok {
-			return nil, usagef("http.auth.oauth.introspection_client_secret_env: environment variable %s is not set", o.IntrospectionSecretEnv)
-		}
-		intro.ClientSecret = secret
+	secret, err := a.cfg.IntrospectionSecret()
+	if err != nil {
+		return nil, usageError{err.Error()}
 	}
+	intro := oauth.Introspection{URL: o.IntrospectionURL, ClientID: o.IntrospectionClientID, ClientSecret: secret}
 	v, err := oauth.New(ctx, oauth.Options{Issuer: o.Issuer, Audience: o.Audience, JWKSURL: o.JWKSURL, Logger: a.log, Introspection: intro})
 	if err != nil {
 		return nil, err

@@ -759,30 +759,45 @@ func (c *Config) Tokens() ([]gateway.BearerToken, error) {
 // environment variable envName names (key names the setting in errors).
 func tokensOf(list []string, envName, key string) ([]string, error) {
 	tokens := slices.Clone(list)
-	if envName != "" {
-		v, ok := os.LookupEnv(envName)
-		if !ok || strings.TrimSpace(v) == "" {
-			return nil, fmt.Errorf("%s: environment variable %s is not set", key, envName)
-		}
-		for _, t := range strings.Split(v, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				tokens = append(tokens, t)
-			}
+	v, err := secretEnv(key, envName)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range strings.Split(v, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			tokens = append(tokens, t)
 		}
 	}
 	return tokens, nil
+}
+
+// secretEnv is the value of the environment variable name, which the
+// setting key names ("" when name is empty); an unset or blank variable is
+// an error naming both.
+func secretEnv(key, name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	v, ok := os.LookupEnv(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return "", fmt.Errorf("%s: environment variable %s is not set", key, name)
+	}
+	return v, nil
+}
+
+// IntrospectionSecret is the OAuth introspection client's secret, from
+// the variable http.auth.oauth.introspection_client_secret_env names.
+func (c *Config) IntrospectionSecret() (string, error) {
+	return secretEnv("http.auth.oauth.introspection_client_secret_env", c.HTTP.Auth.OAuth.IntrospectionSecretEnv)
 }
 
 // SessionKeys returns the session keys http.session_keys_env names, or
 // none.
 func (c *Config) SessionKeys() ([][]byte, error) {
 	name := c.HTTP.SessionKeysEnv
-	if name == "" {
-		return nil, nil
-	}
-	v, ok := os.LookupEnv(name)
-	if !ok || strings.TrimSpace(v) == "" {
-		return nil, fmt.Errorf("http.session_keys_env: environment variable %s is not set", name)
+	v, err := secretEnv("http.session_keys_env", name)
+	if err != nil || v == "" {
+		return nil, err
 	}
 	var keys [][]byte
 	for i, k := range strings.Split(v, ",") {

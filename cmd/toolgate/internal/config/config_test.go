@@ -262,3 +262,30 @@ func TestNamedTokens(t *testing.T) {
 		t.Errorf("duplicate names: %v", err)
 	}
 }
+
+// TestSecretsFromTheEnvironment: every secret read from a variable a
+// setting names (tokens, session keys, the introspection secret) is an
+// error naming the setting and the variable when the variable is unset.
+func TestSecretsFromTheEnvironment(t *testing.T) {
+	const unset = "TOOLGATE_TEST_SURELY_UNSET_VAR"
+	c := &Config{}
+	c.HTTP.Auth.TokenEnv = unset
+	c.HTTP.SessionKeysEnv = unset
+	c.HTTP.Auth.OAuth.IntrospectionSecretEnv = unset
+	_, tokErr := c.Tokens()
+	_, keyErr := c.SessionKeys()
+	_, secErr := c.IntrospectionSecret()
+	for key, err := range map[string]error{"http.auth.token_env": tokErr, "http.session_keys_env": keyErr,
+		"http.auth.oauth.introspection_client_secret_env": secErr} {
+		if err == nil || err.Error() != key+": environment variable "+unset+" is not set" {
+			t.Errorf("%s: %v", key, err)
+		}
+	}
+	t.Setenv(unset, "s3cret")
+	if s, err := c.IntrospectionSecret(); s != "s3cret" || err != nil {
+		t.Errorf("set: %q %v", s, err)
+	}
+	if s, err := (&Config{}).IntrospectionSecret(); s != "" || err != nil {
+		t.Errorf("none named: %q %v", s, err)
+	}
+}
