@@ -169,6 +169,7 @@ func TestPipelineOutcomes(t *testing.T) {
 		{name: "not found", tool: "nope", args: `{}`, wantError: true, wantKind: KindNotFound, wantInMsg: "Tool `nope` not found"},
 		{name: "parse error", tool: "echo", args: `{"path":`, wantError: true, wantKind: KindParse, wantInMsg: "not valid JSON"},
 		{name: "not an object", tool: "echo", args: `[1,2]`, wantError: true, wantKind: KindParse, wantInMsg: "must be a JSON object, got array"},
+		{name: "form feed before the object", tool: "echo", args: "\f{\"path\":\"a\"}", wantError: true, wantKind: KindParse, wantInMsg: "not valid JSON"},
 		{name: "trailing data", tool: "echo", args: `{"path":"a"} {}`, wantError: true, wantKind: KindParse, wantInMsg: "trailing data"},
 		{name: "over maximum", tool: "echo", args: `{"path":"a","limit":5000}`, wantError: true, wantKind: KindInvalid, wantInMsg: "at '/limit': maximum 1000, got 5000"},
 		{name: "missing required", tool: "echo", args: `{}`, wantError: true, wantKind: KindInvalid, wantInMsg: "at '/': missing required property 'path'"},

@@ -34,7 +34,9 @@ func (p *Pipeline) validateStage(next Handler) Handler {
 // DecodeArguments decodes raw call arguments: a JSON object, with numbers
 // kept as json.Number. Empty or null arguments are an empty object.
 func DecodeArguments(raw json.RawMessage) (map[string]any, error) {
-	raw = bytes.TrimSpace(raw)
+	// Only JSON's own whitespace (RFC 8259): bytes.TrimSpace also drops a
+	// form feed, which every later decoder of the same bytes refuses.
+	raw = bytes.Trim(raw, " \t\r\n")
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return map[string]any{}, nil
 	}
