@@ -720,7 +720,10 @@ type ToolRecord struct {
 		Scopes   []string            `json:"scopes"`
 		Claims   map[string][]string `json:"claims"`
 	} `json:"principal"`
-	Replica   string          `json:"replica"`
+	Replica string `json:"replica"`
+	Task    *struct {
+		ID string `json:"id"`
+	} `json:"task"`
 	Arguments json.RawMessage `json:"arguments"`
 	Status    string          `json:"status"`
 	IsError   bool            `json:"is_error"`

@@ -38,6 +38,10 @@ type Call struct {
 	// gateway minted for that round, echoed back.
 	InputResponses map[string]json.RawMessage
 	RequestState   string
+	// Task is set when the client called the tool as a task (2025-11-25
+	// tasks): the call runs in the background and the client polls the
+	// task for its result.
+	Task *CallTask
 
 	// Tool and Toolset are set by the resolve stage.
 	Tool    *Tool
@@ -53,6 +57,27 @@ type Call struct {
 
 	// limits are the pipeline's limits when the call started.
 	limits *Limits
+	// pipeline is the pipeline the call is in, for [CallEvent].
+	pipeline *Pipeline
+}
+
+// CallTask is the task a call runs as.
+type CallTask struct {
+	// ID is the task's id, as the client polls it (empty if unknown).
+	ID string `json:"id,omitempty"`
+	// TTLMs is how long, in milliseconds, the client asked the task to be
+	// kept once created (zero: the server's choice).
+	TTLMs int64 `json:"ttl_ms,omitempty"`
+}
+
+// CallEvent records an event about the call of ctx (with its ID, tool
+// and caller) in the run archive, when the pipeline's recorder keeps
+// events. Handlers use it for steps of a call worth keeping, such as the
+// states of an upstream task. Outside a call it does nothing.
+func CallEvent(ctx context.Context, typ string, fields map[string]any) {
+	if c := CallFrom(ctx); c != nil && c.pipeline != nil {
+		c.pipeline.event(typ, c, fields)
+	}
 }
 
 // limitsOf is the call's limits, or the pipeline's for a call that did

@@ -73,6 +73,9 @@ type MCPOptions struct {
 	// ListDebounce is how long catalog changes settle before clients get
 	// one tools/list_changed. If zero, 50ms.
 	ListDebounce time.Duration
+	// MaxTasks bounds the tasks (calls made as MCP tasks) running at once;
+	// one more is refused. If zero, [DefaultMaxTasks].
+	MaxTasks int
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -81,9 +84,10 @@ type MCPOptions struct {
 // [NewMCPServer], then serve it with [MCPServer.ServeStdio] or
 // [MCPServer.HTTPHandler].
 type MCPServer struct {
-	opts MCPOptions
-	log  *slog.Logger
-	srv  *server.MCPServer
+	opts  MCPOptions
+	log   *slog.Logger
+	srv   *server.MCPServer
+	tasks *taskTable
 
 	syncMu   sync.Mutex // guards debounce
 	debounce *time.Timer
@@ -138,12 +142,16 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &MCPServer{opts: opts, log: log, subs: map[string]*subscription{}, sessSubs: map[string]map[string]bool{}}
+	m := &MCPServer{opts: opts, log: log, tasks: newTaskTable(), subs: map[string]*subscription{}, sessSubs: map[string]map[string]bool{}}
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(m.recordUnknownTool)
 	hooks.AddOnRequestInitialization(m.refuseUnoffered)
 	hooks.AddOnRequestInitialization(m.interceptSubscription)
+	hooks.AddOnRequestInitialization(m.checkTaskRequest)
+	hooks.AddBeforeCallTool(m.tasks.before)
+	hooks.AddAfterCallTool(m.tasks.after)
+	hooks.AddOnError(m.tasks.failed)
 	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
 		m.sessMu.Lock()
 		m.sessions = append(m.sessions, s)
@@ -170,6 +178,7 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 		server.WithResourceRecovery(),
 		server.WithHooks(hooks),
 	}
+	srvOpts = append(srvOpts, m.taskServerOptions()...)
 	if opts.Instructions != "" {
 		srvOpts = append(srvOpts, server.WithInstructions(opts.Instructions))
 	}
@@ -293,6 +302,7 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 			IdempotentHint:  t.Permissions.Idempotent,
 			OpenWorldHint:   t.Permissions.OpenWorld,
 		},
+		Execution: mcpExecution(t),
 	}
 	if len(t.Annotations) > 0 {
 		// An upstream's annotations go out as it sent them (the five
@@ -434,6 +444,14 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 			if b, err := json.Marshal(r); err == nil {
 				call.InputResponses[id] = b
 			}
+		}
+	}
+	if req.Params.Task != nil {
+		// A call made as a task runs on past this request's answer.
+		tctx, task, stop := m.tasks.start(ctx, req.Params.Task)
+		if tctx != nil {
+			defer stop()
+			ctx, call.Task = tctx, task
 		}
 	}
 	withCaller(ctx, call)

@@ -191,6 +191,7 @@ func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
 
 	ctx = withCall(ctx, call)
 	call.limits = p.limits.Load()
+	call.pipeline = p
 
 	defer func() {
 		// The stages do not panic; this is the last line of defence so

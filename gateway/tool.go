@@ -56,6 +56,12 @@ type Tool struct {
 	// deadline, which costs a goroutine, a channel and that goroutine's
 	// stack growth per call.
 	HonoursContext bool
+	// TaskSupport says whether the tool may be called as an MCP task
+	// (2025-11-25 tasks: the client gets a task at once and polls it):
+	// "" (no), "optional" or "required". The MCP mirror runs such a call
+	// in the background through the whole pipeline, so the call's record
+	// spans the task; see docs/tasks.md.
+	TaskSupport string
 
 	handler ToolHandler
 	schema  *jsonschema.Schema
@@ -156,7 +162,15 @@ type ToolDef struct {
 	Icons        json.RawMessage
 	// HonoursContext: see [Tool.HonoursContext].
 	HonoursContext bool
+	// TaskSupport: see [Tool.TaskSupport].
+	TaskSupport string
 }
+
+// The values of [Tool.TaskSupport] that allow task calls.
+const (
+	TaskOptional = "optional"
+	TaskRequired = "required"
+)
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
@@ -187,6 +201,11 @@ func NewTool(def ToolDef, h ToolHandler) (*Tool, error) {
 			return nil, fmt.Errorf("tool %q: %w", def.Name, err)
 		}
 	}
+	switch def.TaskSupport {
+	case "", TaskOptional, TaskRequired:
+	default:
+		return nil, fmt.Errorf("tool %q: task support %q: must be empty, %q or %q", def.Name, def.TaskSupport, TaskOptional, TaskRequired)
+	}
 	return &Tool{
 		Name:           def.Name,
 		Title:          def.Title,
@@ -199,6 +218,7 @@ func NewTool(def ToolDef, h ToolHandler) (*Tool, error) {
 		Annotations:    bytes.Clone(def.Annotations),
 		Icons:          bytes.Clone(def.Icons),
 		HonoursContext: def.HonoursContext,
+		TaskSupport:    def.TaskSupport,
 		handler:        h,
 		schema:         sch,
 	}, nil

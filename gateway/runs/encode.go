@@ -114,13 +114,17 @@ func (l *line) value(k string, v any) {
 }
 
 // caller writes who made the call: session (as its ref), client,
-// identity, and what records keep of an OAuth caller's principal.
+// identity, and what records keep of an OAuth caller's principal; and
+// the task (its id) when it was called as one.
 func (l *line) caller(call *gateway.Call) {
 	l.strOmit("session", gateway.SessionRef(call.Session))
 	l.strOmit("client", call.Client)
 	l.strOmit("identity", call.Identity)
 	if call.Principal != nil {
 		l.value("principal", call.Principal.Record())
+	}
+	if call.Task != nil {
+		l.value("task", call.Task) // how it was called: as a task
 	}
 }
 

@@ -47,6 +47,8 @@ func New() (*gateway.SimpleToolset, error) {
 		Description:    "Sleep for the given time, reporting progress in steps; stops early when cancelled. For checking progress, cancellation and timeouts.",
 		Permissions:    gateway.Permissions{Hints: hints},
 		HonoursContext: true,
+		// A long sleep is what tasks are for: a client may call it as one.
+		TaskSupport: gateway.TaskOptional,
 	}, func(ctx context.Context, p sleepParams) (*gateway.Result, error) {
 		steps := p.Steps
 		if steps <= 0 {

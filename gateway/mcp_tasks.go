@@ -1,0 +1,277 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// MCP tasks (2025-11-25, experimental): a client may call a tool whose
+// [Tool.TaskSupport] allows it as a task. mcp-go keeps the task (its
+// status, its result for tasks/result, tasks/list, tasks/cancel) and runs
+// the tool's handler, the mirror's handleCall, in the background: the call
+// goes through the whole pipeline like any other, with [Call.Task] set, so
+// its record spans the task from creation to end and names it. The task's
+// own life (created, completed, failed, cancelled) is recorded as task.*
+// events with its id.
+//
+// mcp-go derives the background run's context from the request that
+// created the task, and that context ends as soon as the request is
+// answered, that is at once. So the mirror runs a task's call on a context
+// of its own, and [taskTable] ties that context to the task: mcp-go's hooks
+// around tools/call see the request before (its task params) and after
+// (the new task's id), the handler sees the same task params, and a
+// tasks/cancel of that id (mcp-go's task-cancelled hook) cancels the call.
+// Only tasks/cancel and the tool's deadline end it.
+//
+// Tasks are served to 2025-era callers. The 2026-07-28 revision moved
+// tasks into an extension (io.modelcontextprotocol/tasks) with another
+// wire form, which toolgate does not implement yet: such callers are
+// refused with a message that says so ([MCPServer.checkTaskRequest]).
+
+// DefaultMaxTasks bounds the tasks running at once when
+// [MCPOptions.MaxTasks] is zero.
+const DefaultMaxTasks = 64
+
+// taskServerOptions are mcp-go's options for serving tasks, with hooks
+// that record each task's life.
+func (m *MCPServer) taskServerOptions() []server.ServerOption {
+	max := m.opts.MaxTasks
+	if max <= 0 {
+		max = DefaultMaxTasks
+	}
+	hooks := &server.TaskHooks{}
+	// mcp-go calls these with its task table locked: they write a line to
+	// the run archive or cancel a context, and call nothing else.
+	hooks.AddOnTaskCreated(m.taskEvent("task.created"))
+	hooks.AddOnTaskCompleted(m.taskEvent("task.completed"))
+	hooks.AddOnTaskFailed(m.taskEvent("task.failed"))
+	hooks.AddOnTaskCancelled(m.taskEvent("task.cancelled"))
+	hooks.AddOnTaskCancelled(func(_ context.Context, tm server.TaskMetrics) { m.tasks.cancel(tm.TaskID) })
+	return []server.ServerOption{
+		server.WithTaskCapabilities(true, true, true),
+		server.WithMaxConcurrentTasks(max),
+		server.WithTaskHooks(hooks),
+	}
+}
+
+// taskEvent records one step of a task's life with its id, tool and
+// session, so that tasks/get answers can be matched to the archive.
+func (m *MCPServer) taskEvent(typ string) func(context.Context, server.TaskMetrics) {
+	return func(ctx context.Context, tm server.TaskMetrics) {
+		er, ok := m.opts.Pipeline.opts.Recorder.(EventRecorder)
+		if !ok {
+			return
+		}
+		fields := map[string]any{"task_id": tm.TaskID, "tool": tm.ToolName, "status": string(tm.Status)}
+		if tm.StatusMessage != "" {
+			fields["message"] = Truncate(tm.StatusMessage, 1024)
+		}
+		if tm.Duration > 0 {
+			fields["duration_ms"] = tm.Duration.Milliseconds()
+		}
+		if tm.Error != nil {
+			fields["error"] = Truncate(tm.Error.Error(), 1024)
+		}
+		callerFields(fields, withCaller(ctx, &Call{}))
+		if tm.SessionID != "" {
+			fields["session"] = SessionRef(tm.SessionID)
+		}
+		er.Event(typ, fields)
+	}
+}
+
+// mcpExecution is a tool's execution member in tools/list.
+func mcpExecution(t *Tool) *mcp.ToolExecution {
+	if t.TaskSupport == "" {
+		return nil
+	}
+	return &mcp.ToolExecution{TaskSupport: mcp.TaskSupport(t.TaskSupport)}
+}
+
+// taskTable ties the tasks mcp-go created to the calls running them:
+// see the note at the top of this file. A slot lives from the tools/call
+// request that asks for a task to the end of its call.
+type taskTable struct {
+	mu       sync.Mutex
+	byParams map[*mcp.TaskParams]*taskSlot
+	byID     map[string]*taskSlot
+}
+
+type taskSlot struct {
+	ready chan struct{} // closed once id is known, or the task was not created
+	id    string        // set before ready is closed
+
+	// guarded by taskTable.mu
+	cancelFn  context.CancelFunc
+	cancelled bool
+}
+
+func newTaskTable() *taskTable {
+	return &taskTable{byParams: map[*mcp.TaskParams]*taskSlot{}, byID: map[string]*taskSlot{}}
+}
+
+// before is mcp-go's before-tools/call hook: a request asking for a task
+// gets a slot, found again by its task params.
+func (t *taskTable) before(_ context.Context, _ any, req *mcp.CallToolRequest) {
+	if req.Params.Task == nil {
+		return
+	}
+	t.mu.Lock()
+	t.byParams[req.Params.Task] = &taskSlot{ready: make(chan struct{})}
+	t.mu.Unlock()
+}
+
+// after is mcp-go's after-tools/call hook: the answer to a request that
+// asked for a task names the task.
+func (t *taskTable) after(_ context.Context, _ any, req *mcp.CallToolRequest, result any) {
+	if req.Params.Task == nil {
+		return
+	}
+	cr, ok := result.(*mcp.CreateTaskResult)
+	if !ok {
+		t.drop(req.Params.Task)
+		return
+	}
+	t.mu.Lock()
+	s := t.byParams[req.Params.Task]
+	if s != nil {
+		s.id = cr.Task.TaskId
+		t.byID[s.id] = s
+	}
+	t.mu.Unlock()
+	if s != nil {
+		close(s.ready)
+	}
+}
+
+// failed is mcp-go's error hook: a tools/call that asked for a task and
+// was refused created none.
+func (t *taskTable) failed(_ context.Context, _ any, method mcp.MCPMethod, message any, _ error) {
+	if method != mcp.MethodToolsCall {
+		return
+	}
+	if req, ok := message.(*mcp.CallToolRequest); ok && req.Params.Task != nil {
+		t.drop(req.Params.Task)
+	}
+}
+
+// drop forgets the slot of a request that created no task.
+func (t *taskTable) drop(p *mcp.TaskParams) {
+	t.mu.Lock()
+	s := t.byParams[p]
+	delete(t.byParams, p)
+	t.mu.Unlock()
+	if s != nil {
+		close(s.ready)
+	}
+}
+
+// start returns the context a task's call runs on: ctx's values, not its
+// end, cancelled by tasks/cancel of the task or by the returned stop,
+// which the call must call when it ends. It returns nil if p is not the
+// params of a task being created.
+func (t *taskTable) start(ctx context.Context, p *mcp.TaskParams) (context.Context, *CallTask, func()) {
+	t.mu.Lock()
+	s := t.byParams[p]
+	t.mu.Unlock()
+	if s == nil {
+		return nil, nil, nil
+	}
+	// The hook that names the task runs as soon as mcp-go has answered
+	// the request, which it does without waiting for this handler.
+	timer := time.NewTimer(5 * time.Second)
+	select {
+	case <-s.ready:
+	case <-timer.C:
+	}
+	timer.Stop()
+	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	t.mu.Lock()
+	s.cancelFn = cancel
+	if s.cancelled {
+		cancel()
+	}
+	id := s.id
+	t.mu.Unlock()
+	task := &CallTask{ID: id}
+	if p.TTL != nil && *p.TTL > 0 {
+		task.TTLMs = *p.TTL
+	}
+	return tctx, task, func() {
+		cancel()
+		t.mu.Lock()
+		delete(t.byParams, p)
+		if id != "" {
+			delete(t.byID, id)
+		}
+		t.mu.Unlock()
+	}
+}
+
+// cancel cancels the call running the task id (tasks/cancel).
+func (t *taskTable) cancel(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.byID[id]; s != nil {
+		s.cancelled = true
+		if s.cancelFn != nil {
+			s.cancelFn()
+		}
+	}
+}
+
+// errModernTasks refuses tasks to 2026-07-28 callers.
+var errModernTasks = errors.New("toolgate serves MCP tasks to 2025-11-25 clients; the 2026-07-28 tasks extension (io.modelcontextprotocol/tasks) is not supported yet")
+
+// checkTaskRequest refuses, before mcp-go handles them, what toolgate
+// does not serve as a task: a task-augmented call of a tool that does not
+// declare task support (mcp-go would run it as a plain call, answering
+// something the client did not ask for), and the task methods and task
+// calls of 2026-07-28 callers (see the note at the top of this file),
+// whose requests name their protocol version in _meta. Refusing those
+// also keeps a caller without a session (which mcp-go lets see every
+// session's tasks) away from the task table.
+func (m *MCPServer) checkTaskRequest(_ context.Context, _ any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok || !bytes.Contains(raw, []byte(`"task`)) {
+		return nil
+	}
+	var head struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string                     `json:"name"`
+			Task json.RawMessage            `json:"task"`
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &head) != nil {
+		return nil
+	}
+	_, modern := head.Params.Meta[mcp.MetaKeyProtocolVersion]
+	asTask := len(head.Params.Task) > 0 && string(head.Params.Task) != "null"
+	switch head.Method {
+	case string(mcp.MethodTasksGet), string(mcp.MethodTasksList), string(mcp.MethodTasksResult), string(mcp.MethodTasksCancel):
+		if modern {
+			return errModernTasks
+		}
+	case string(mcp.MethodToolsCall):
+		if !asTask {
+			return nil
+		}
+		if modern {
+			return errModernTasks
+		}
+		if t, _, ok := m.opts.Catalog.Resolve(head.Params.Name); ok && t.TaskSupport == "" {
+			return fmt.Errorf("tool %q cannot be called as a task (it declares no execution.taskSupport); call it without \"task\"", head.Params.Name)
+		}
+	}
+	return nil
+}

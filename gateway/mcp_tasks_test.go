@@ -1,0 +1,284 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// taskRecorder keeps each finished call with its result, and events.
+type taskRecorder struct {
+	eventRecorder
+	cmu   sync.Mutex
+	calls map[string]*Call
+}
+
+func (r *taskRecorder) CallFinished(c *Call, res *Result, d time.Duration) {
+	r.eventRecorder.CallFinished(c, res, d)
+	r.cmu.Lock()
+	r.calls[c.ID] = c
+	r.cmu.Unlock()
+}
+
+// byTask returns the finished call that ran as the task id, and its result.
+func (r *taskRecorder) byTask(id string) (*Call, *Result) {
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
+	for cid, c := range r.calls {
+		if c.Task != nil && c.Task.ID == id {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return c, r.finished[cid]
+		}
+	}
+	return nil, nil
+}
+
+type taskFixture struct {
+	url     string
+	m       *MCPServer
+	rec     *taskRecorder
+	started <-chan struct{}
+	release chan<- struct{}
+	ended   <-chan error
+}
+
+// taskServer serves "wait" (may be called as a task: it runs until
+// released or cancelled) and "plain" (may not) over streamable HTTP.
+func taskServer(t *testing.T) *taskFixture {
+	t.Helper()
+	st, rel, end := make(chan struct{}, 4), make(chan struct{}, 4), make(chan error, 4)
+	obj := json.RawMessage(`{"type":"object"}`)
+	ts, err := NewToolset("t",
+		Must(NewTool(ToolDef{Name: "wait", InputSchema: obj, TaskSupport: TaskOptional}, func(ctx context.Context, call *Call) (*Result, error) {
+			st <- struct{}{}
+			select {
+			case <-rel:
+				end <- nil
+				return OkText("released"), nil
+			case <-ctx.Done():
+				end <- ctx.Err()
+				return nil, ctx.Err()
+			}
+		})),
+		Must(NewTool(ToolDef{Name: "plain", InputSchema: obj}, func(ctx context.Context, call *Call) (*Result, error) {
+			return OkText("plain"), nil
+		})),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := NewCatalog(nil)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	rec := &taskRecorder{eventRecorder: eventRecorder{memRecorder: newMemRecorder()}, calls: map[string]*Call{}}
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: rec, CallTimeout: 20 * time.Second})})
+	h, shutdown := m.HTTPHandler(HTTPOptions{})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		_ = shutdown(context.Background())
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return &taskFixture{url: srv.URL + "/mcp", m: m, rec: rec, started: st, release: rel, ended: end}
+}
+
+// request sends one raw request on the client's session.
+func request(t *testing.T, c *client.Client, method string, params any) (json.RawMessage, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := c.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(time.Now().UnixNano()), Method: method, Params: params})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		return nil, &ClientError{Code: resp.Error.Code, Message: resp.Error.Message}
+	}
+	return resp.Result, nil
+}
+
+type wireTask struct {
+	Task struct {
+		TaskID string `json:"taskId"`
+		Status string `json:"status"`
+	} `json:"task"`
+	TaskID string `json:"taskId"`
+	Status string `json:"status"`
+}
+
+func startTask(t *testing.T, c *client.Client, tool string) string {
+	t.Helper()
+	raw, err := request(t, c, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}, "task": map[string]any{"ttl": 60000}})
+	if err != nil {
+		t.Fatalf("task call: %v", err)
+	}
+	var cr wireTask
+	if err := json.Unmarshal(raw, &cr); err != nil || cr.Task.TaskID == "" {
+		t.Fatalf("task call answered %s (%v), want a CreateTaskResult", raw, err)
+	}
+	if cr.Task.Status != "working" {
+		t.Fatalf("new task status %q, want working", cr.Task.Status)
+	}
+	return cr.Task.TaskID
+}
+
+func taskStatus(t *testing.T, c *client.Client, id string) string {
+	t.Helper()
+	raw, err := request(t, c, "tasks/get", map[string]any{"taskId": id})
+	if err != nil {
+		t.Fatalf("tasks/get: %v", err)
+	}
+	var g wireTask
+	_ = json.Unmarshal(raw, &g)
+	return g.Status
+}
+
+func waitStatus(t *testing.T, c *client.Client, id, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := taskStatus(t, c, id)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s status %q, want %q", id, got, want)
+		}
+		time.Sleep(20 * time.Millisecond) // polling is how a task client waits
+	}
+}
+
+func eventsOf(rec *taskRecorder, typ, taskID string) int {
+	n := 0
+	for _, e := range rec.all() {
+		if e["type"] == typ && e["task_id"] == taskID {
+			n++
+		}
+	}
+	return n
+}
+
+func TestTaskRunsPastItsRequestAndIsRecorded(t *testing.T) {
+	f := taskServer(t)
+	rec, started, release, ended := f.rec, f.started, f.release, f.ended
+	c, _ := dialMCP(t, f.url)
+
+	// The listing says which tools may be called as tasks.
+	lres, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	support := map[string]string{}
+	for _, tl := range lres.Tools {
+		if tl.Execution != nil {
+			support[tl.Name] = string(tl.Execution.TaskSupport)
+		}
+	}
+	if support["wait"] != "optional" || support["plain"] != "" {
+		t.Fatalf("execution.taskSupport = %v, want wait optional and plain absent", support)
+	}
+
+	id := startTask(t, c, "wait")
+	<-started
+	// The request that created the task has been answered: the call must
+	// still be running (mcp-go's own task context ends with the request).
+	select {
+	case err := <-ended:
+		t.Fatalf("the task's call ended when its request was answered: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if s := taskStatus(t, c, id); s != "working" {
+		t.Fatalf("running task status %q, want working", s)
+	}
+	release <- struct{}{}
+	waitStatus(t, c, id, "completed")
+	raw, err := request(t, c, "tasks/result", map[string]any{"taskId": id})
+	if err != nil || !strings.Contains(string(raw), "released") {
+		t.Fatalf("tasks/result = %s, %v; want the tool's output", raw, err)
+	}
+	call, res := rec.byTask(id)
+	if call == nil || res == nil || res.Status() != "ok" || call.Task.TTLMs != 60000 {
+		t.Fatalf("record of task %s: call %+v result %+v; want an ok call naming the task and its TTL", id, call, res)
+	}
+	if eventsOf(rec, "task.created", id) != 1 || eventsOf(rec, "task.completed", id) != 1 {
+		t.Fatalf("events %v; want task.created and task.completed for %s", rec.all(), id)
+	}
+}
+
+func TestTaskCancelCancelsTheCall(t *testing.T) {
+	f := taskServer(t)
+	rec, started, ended := f.rec, f.started, f.ended
+	c, _ := dialMCP(t, f.url)
+	id := startTask(t, c, "wait")
+	<-started
+	if _, err := request(t, c, "tasks/cancel", map[string]any{"taskId": id}); err != nil {
+		t.Fatalf("tasks/cancel: %v", err)
+	}
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Fatal("the call ended released, want cancelled")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("tasks/cancel did not cancel the task's call")
+	}
+	if s := taskStatus(t, c, id); s != "cancelled" {
+		t.Fatalf("cancelled task status %q", s)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if call, res := rec.byTask(id); call != nil {
+			if res.Status() != string(KindCancelled) {
+				t.Fatalf("record of the cancelled task: %s", res.Status())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled task's call was not recorded")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if eventsOf(rec, "task.cancelled", id) != 1 {
+		t.Fatalf("events %v; want task.cancelled for %s", rec.all(), id)
+	}
+}
+
+func TestTaskRefusals(t *testing.T) {
+	f := taskServer(t)
+	c, _ := dialMCP(t, f.url)
+	_, err := request(t, c, "tools/call", map[string]any{"name": "plain", "arguments": map[string]any{}, "task": map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), "cannot be called as a task") {
+		t.Fatalf("task call of a tool without task support: %v, want a refusal saying so", err)
+	}
+	// Without a task the same tools answer as usual.
+	if out, isErr := callText(t, c, "plain", `{}`); isErr || out != "plain" {
+		t.Fatalf("plain call: %q %v", out, isErr)
+	}
+
+	for _, tc := range []struct {
+		name, msg string
+		refused   bool
+	}{
+		{"2026 tasks/get", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, true},
+		{"2026 task call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","task":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, true},
+		{"2026 plain call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false},
+		{"2025 tasks/get", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x"}}`, false},
+		{"2025 task call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","task":{"ttl":5}}}`, false},
+		{"2025 task call, no task support", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","task":{"ttl":5}}}`, true},
+	} {
+		err := f.m.checkTaskRequest(context.Background(), 1, json.RawMessage(tc.msg))
+		if (err != nil) != tc.refused {
+			t.Errorf("%s: refused = %v, want %v", tc.name, err, tc.refused)
+		}
+	}
+}
