@@ -74,15 +74,10 @@ func TestUpstreamEverything(t *testing.T) {
 	var refNames []string
 	for _, raw := range ref.tools() {
 		var tl struct {
-			Name      string `json:"name"`
-			Execution struct {
-				TaskSupport string `json:"taskSupport"`
-			} `json:"execution"`
+			Name string `json:"name"`
 		}
 		_ = json.Unmarshal(raw, &tl)
-		if tl.Execution.TaskSupport != "required" { // not offered by toolgate (documented)
-			refNames = append(refNames, "everything__"+tl.Name)
-		}
+		refNames = append(refNames, "everything__"+tl.Name)
 	}
 	refCall := func(name string, args any) map[string]json.RawMessage {
 		var r map[string]json.RawMessage
@@ -256,15 +251,18 @@ func TestUpstreamSchemaFidelity(t *testing.T) {
 		}
 		_ = json.Unmarshal(ref["execution"], &exec)
 		g, ok := gw["everything__"+name]
-		if exec.TaskSupport == "required" {
-			if ok {
-				t.Errorf("%s requires task-augmented calls but is offered", name)
-			}
-			continue
-		}
 		if !ok {
 			t.Errorf("upstream tool %s is not listed as everything__%s", name, name)
 			continue
+		}
+		// toolgate runs an upstream task itself for a caller that does not
+		// ask for one, so every task tool is optional to callers.
+		var gexec struct {
+			TaskSupport string `json:"taskSupport"`
+		}
+		_ = json.Unmarshal(g["execution"], &gexec)
+		if want := map[string]string{"optional": "optional", "required": "optional"}[exec.TaskSupport]; gexec.TaskSupport != want {
+			t.Errorf("%s: execution.taskSupport %q upstream, %q offered, want %q", name, exec.TaskSupport, gexec.TaskSupport, want)
 		}
 		for _, k := range []string{"inputSchema", "outputSchema", "annotations", "title", "description"} {
 			if !jsonEqual(g[k], ref[k]) {

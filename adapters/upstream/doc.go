@@ -37,9 +37,10 @@
 // and end with a hash of the original, and upstream names that map to the
 // same name get deterministic suffixes (reported in Status and the log).
 // Allow and deny globs on the upstream's own names filter both the
-// listing and calls. A tool whose schema does not compile, or that can
-// only be called as a task, is left out and reported ([Upstream.Unoffered],
-// Status); the others load. Hints come from the annotations (absent hints
+// listing and calls. A tool whose schema does not compile is left out
+// and reported ([Upstream.Unoffered], Status); the others load. A tool
+// the upstream runs as a task is offered to callers as one they may call
+// as a task or not (tasks.go). Hints come from the annotations (absent hints
 // are destructive and open-world) unless trust_annotations is false.
 //
 // Calls forward the raw arguments and return the raw result through

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -213,6 +214,8 @@ func TestServerEverything(t *testing.T) {
 				}
 			})
 
+			t.Run("task", func(t *testing.T) { testUpstreamTask(t, u) })
+
 			defer func() {
 				if kind != "stdio" {
 					return
@@ -297,15 +300,14 @@ func checkFidelity(t *testing.T, u *Upstream, raw json.RawMessage) {
 	}
 	name := mapName(u.Prefix(), rt.Name)
 	tl := findTool(u, name)
-	if rt.Execution.TaskSupport == "required" {
-		if tl != nil || !strings.Contains(u.Unoffered()[name], "task") {
-			t.Errorf("%s requires tasks: offered=%v, reason %q", rt.Name, tl != nil, u.Unoffered()[name])
-		}
-		return
-	}
 	if tl == nil {
 		t.Errorf("%s (%s) missing; unoffered: %q", rt.Name, name, u.Unoffered()[name])
 		return
+	}
+	// A tool the upstream runs as a task (always or on request) may be
+	// called as a task or not: toolgate runs the upstream task itself.
+	if want := map[string]string{"optional": "optional", "required": "optional"}[rt.Execution.TaskSupport]; tl.TaskSupport != want {
+		t.Errorf("%s: taskSupport %q upstream, %q offered; want %q", rt.Name, rt.Execution.TaskSupport, tl.TaskSupport, want)
 	}
 	if !bytes.Equal(tl.InputSchema, rt.InputSchema) {
 		t.Errorf("%s: inputSchema changed:\n got %s\nwant %s", rt.Name, tl.InputSchema, rt.InputSchema)
@@ -333,4 +335,87 @@ func checkFidelity(t *testing.T, u *Upstream, raw json.RawMessage) {
 			t.Errorf("%s: _meta[%s] %s, upstream sent %s", rt.Name, k, tl.Meta[k], v)
 		}
 	}
+}
+
+// taskEvents is a recorder that keeps the events of calls.
+type taskEvents struct {
+	mu     sync.Mutex
+	events []map[string]any
+}
+
+func (r *taskEvents) CallStarted(*gateway.Call) error                            { return nil }
+func (r *taskEvents) CallFinished(*gateway.Call, *gateway.Result, time.Duration) {}
+func (r *taskEvents) Event(typ string, fields map[string]any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fields["type"] = typ
+	r.events = append(r.events, fields)
+}
+
+func (r *taskEvents) of(typ string) []map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []map[string]any
+	for _, e := range r.events {
+		if e["type"] == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// testUpstreamTask calls server-everything's simulate-research-query,
+// which the upstream runs only as a task (execution.taskSupport:
+// required): once as a plain call, which toolgate turns into an upstream
+// task and waits for, and once as a caller's task cancelled mid-way,
+// which must cancel the upstream task.
+func testUpstreamTask(t *testing.T, u *Upstream) {
+	tool := findTool(u, "ev__simulate-research-query")
+	if tool == nil || tool.TaskSupport != gateway.TaskOptional {
+		t.Fatalf("simulate-research-query offered as %+v, want a tool callers may call as a task", tool)
+	}
+	rec := &taskEvents{}
+	cat := gateway.NewCatalog(nil)
+	_ = cat.Add(context.Background(), u)
+	pipe := gateway.NewPipeline(&gateway.Options{Tools: cat, Recorder: rec, CallTimeout: 30 * time.Second})
+
+	res := pipe.Call(context.Background(), &gateway.Call{Name: "ev__simulate-research-query", Arguments: json.RawMessage(`{"topic":"tides"}`)})
+	if out := mustOK(t, res); !strings.Contains(out, "Research Report: tides") {
+		t.Fatalf("result %q", out)
+	}
+	if _, ok := res.Meta[relatedTaskMeta]; ok {
+		t.Errorf("result _meta names the upstream's task: %s", res.Meta[relatedTaskMeta])
+	}
+	created := rec.of("task.upstream.created")
+	if len(created) != 1 || created[0]["upstream_task_id"] == "" || len(rec.of("task.upstream.result")) != 1 {
+		t.Fatalf("events %v; want the upstream task created and its result taken", rec.events)
+	}
+	if len(rec.of("task.upstream.status")) == 0 {
+		t.Errorf("no task.upstream.status event over a 4-stage task: %v", rec.events)
+	}
+
+	// As the caller's task, cancelled while the upstream works on it.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(rec.of("task.upstream.created")) < 2 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond) // into the upstream's second stage
+		cancel()
+	}()
+	res = pipe.Call(ctx, &gateway.Call{Name: "ev__simulate-research-query", Arguments: json.RawMessage(`{"topic":"cancel me"}`), Task: &gateway.CallTask{ID: "t1", TTLMs: 60000}})
+	if res.Kind != gateway.KindCancelled {
+		t.Fatalf("cancelled task call: %s %s", res.Status(), res.Message)
+	}
+	// The pipeline answers at the cancellation; the handler cancels the
+	// upstream task as it returns.
+	eventually(t, 5*time.Second, "task.upstream.cancel", func() bool { return len(rec.of("task.upstream.cancel")) == 1 })
+	id := rec.of("task.upstream.cancel")[0]["upstream_task_id"].(string)
+	c, _ := u.liveConn()
+	eventually(t, 10*time.Second, "the upstream task cancelled", func() bool {
+		raw, err := c.request(context.Background(), "tasks/get", map[string]any{"taskId": id})
+		var got wireTask
+		_ = json.Unmarshal(raw, &got)
+		return err == nil && got.Status == "cancelled"
+	})
 }

@@ -119,7 +119,7 @@ func TestNeverStarts(t *testing.T) {
 	if s := down.Status(); s.State != StateFailed || !strings.Contains(s.Detail, "refused") {
 		t.Errorf("down: %+v", s)
 	}
-	res, _ := down.callTool(context.Background(), "echo", &gateway.Call{Name: "down__echo"})
+	res, _ := down.callTool(context.Background(), "echo", "", &gateway.Call{Name: "down__echo"})
 	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "not connected") {
 		t.Errorf("call on a failed upstream: %s %q", res.Kind, res.Message)
 	}
@@ -198,7 +198,7 @@ func TestNoLeakedProcesses(t *testing.T) {
 	if u.Status().State != StateFailed {
 		t.Errorf("status after Close: %+v", u.Status())
 	}
-	res, _ := u.callTool(context.Background(), "echo", &gateway.Call{Name: "w__echo"})
+	res, _ := u.callTool(context.Background(), "echo", "", &gateway.Call{Name: "w__echo"})
 	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "closed") {
 		t.Errorf("call after Close: %s %q", res.Kind, res.Message)
 	}
@@ -250,7 +250,7 @@ func TestStartContextEnds(t *testing.T) {
 	cancel()
 	eventually(t, 10*time.Second, "the supervisor to stop", func() bool { return u.Status().State == StateFailed })
 	eventually(t, 10*time.Second, "the child to be gone", func() bool { return len(groupMembers(pid)) == 0 })
-	res, _ := u.callTool(context.Background(), "echo", &gateway.Call{Name: "c__echo"})
+	res, _ := u.callTool(context.Background(), "echo", "", &gateway.Call{Name: "c__echo"})
 	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "stopped: context canceled") {
 		t.Errorf("call after the supervisor stopped: %s %q", res.Kind, res.Message)
 	}

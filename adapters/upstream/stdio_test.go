@@ -531,7 +531,7 @@ func TestAllowDeny(t *testing.T) {
 		}
 	}
 	// The handler itself refuses a filtered name too.
-	res, _ := u.callTool(context.Background(), "pid", &gateway.Call{Name: "f__pid"})
+	res, _ := u.callTool(context.Background(), "pid", "", &gateway.Call{Name: "f__pid"})
 	if res == nil || res.Kind != gateway.KindNotFound {
 		t.Errorf("handler let a denied tool through: %+v", res)
 	}

@@ -22,6 +22,11 @@ import (
 // is dropped.
 const serverInfoMeta = "io.modelcontextprotocol/serverInfo"
 
+// relatedTaskMeta is the _meta member in which a task's result names its
+// task: an upstream task's id means nothing to the caller, so it is
+// dropped (the MCP mirror names the caller's own task, if any).
+const relatedTaskMeta = "io.modelcontextprotocol/related-task"
+
 // rawTool is the part of an upstream tools/list entry the gateway reads.
 // Schemas and _meta stay raw, so they pass through byte for byte.
 type rawTool struct {
@@ -47,6 +52,18 @@ type rawAnnotations struct {
 	OpenWorldHint   *bool  `json:"openWorldHint"`
 }
 
+// taskSupport is the tool's execution.taskSupport: "optional",
+// "required", or "" for any other value (forbidden, absent).
+func (rt rawTool) taskSupport() string {
+	if rt.Execution != nil {
+		switch rt.Execution.TaskSupport {
+		case gateway.TaskOptional, gateway.TaskRequired:
+			return rt.Execution.TaskSupport
+		}
+	}
+	return ""
+}
+
 func isNull(b json.RawMessage) bool {
 	b = bytes.TrimSpace(b)
 	return len(b) == 0 || string(b) == "null"
@@ -55,8 +72,8 @@ func isNull(b json.RawMessage) bool {
 // buildTools turns the raw tools/list entries into gateway tools: allowed
 // by the filter, named "<prefix>__<name>" (mapped, shortened, collisions
 // suffixed), with schemas, title and _meta unchanged. A tool that cannot
-// be served (its schema does not compile, it requires task-augmented
-// calls, its entry is malformed) is left out, and the reason kept for
+// be served (its schema does not compile, its entry is malformed) is
+// left out, and the reason kept for
 // Unoffered and Status; the others still load. It also returns notes on
 // renamed tools, and warnings on filter globs that match no tool.
 func (u *Upstream) buildTools(raws []json.RawMessage) ([]*gateway.Tool, map[string]string, []string, []string) {
@@ -101,11 +118,7 @@ func (u *Upstream) buildTools(raws []json.RawMessage) ([]*gateway.Tool, map[stri
 	tools := make([]*gateway.Tool, 0, len(defs))
 	for _, d := range defs {
 		name := served[d.Name]
-		if d.Execution != nil && d.Execution.TaskSupport == "required" {
-			unoffered[name] = "it can only be called as a task (execution.taskSupport: required), which toolgate does not support"
-			continue
-		}
-		t, err := gateway.NewTool(u.toolDef(name, d), u.handler(d.Name))
+		t, err := gateway.NewTool(u.toolDef(name, d), u.handler(d.Name, d.taskSupport()))
 		if err != nil {
 			unoffered[name] = "schema rejected: " + err.Error()
 			continue
@@ -135,6 +148,11 @@ func (u *Upstream) toolDef(name string, d rawTool) gateway.ToolDef {
 	if !isNull(d.Icons) {
 		def.Icons = d.Icons
 	}
+	if d.taskSupport() != "" {
+		// toolgate runs the upstream's task itself when the caller does
+		// not ask for one (tasks.go), so for callers the tool is optional.
+		def.TaskSupport = gateway.TaskOptional
+	}
 	def.Permissions.Capabilities = append([]string(nil), u.cfg.Capabilities...)
 	switch {
 	case !u.trust:
@@ -152,16 +170,20 @@ func (u *Upstream) toolDef(name string, d rawTool) gateway.ToolDef {
 	return def
 }
 
-func (u *Upstream) handler(upstreamName string) gateway.ToolHandler {
+// handler forwards calls of the upstream tool upstreamName, whose
+// execution.taskSupport is taskSupport.
+func (u *Upstream) handler(upstreamName, taskSupport string) gateway.ToolHandler {
 	return func(ctx context.Context, call *gateway.Call) (*gateway.Result, error) {
-		return u.callTool(ctx, upstreamName, call)
+		return u.callTool(ctx, upstreamName, taskSupport, call)
 	}
 }
 
 // callTool forwards one call: the raw arguments unchanged, a progress
 // token when the caller listens to progress, the raw result mapped with
-// [gateway.ResultFromMCP].
-func (u *Upstream) callTool(ctx context.Context, upstreamName string, call *gateway.Call) (*gateway.Result, error) {
+// [gateway.ResultFromMCP]. The upstream runs it as a task when the tool
+// requires that, or allows it and the caller asked for a task; toolgate
+// then waits for the task's result ([Upstream.awaitTask]).
+func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport string, call *gateway.Call) (*gateway.Result, error) {
 	name := call.Name
 	if name == "" {
 		name = mapName(u.prefix, upstreamName)
@@ -195,7 +217,14 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName string, call *gate
 		params["_meta"] = map[string]any{"progressToken": tok}
 	}
 	addTraceMeta(ctx, params)
+	asTask := taskSupport == gateway.TaskRequired || taskSupport == gateway.TaskOptional && call.Task != nil
+	if asTask {
+		params["task"] = upstreamTaskParams(call)
+	}
 	raw, err := c.request(ctx, string(mcp.MethodToolsCall), params)
+	if err == nil && asTask {
+		raw, err = u.awaitTask(ctx, c, call, raw)
+	}
 	if err != nil {
 		var rpc *rpcError
 		switch {
@@ -218,6 +247,9 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName string, call *gate
 		return gateway.RuntimeErrorResult(name, fmt.Errorf("upstream %q sent a tools/call result toolgate cannot read: %w", u.name, err)), nil
 	}
 	delete(res.Meta, serverInfoMeta)
+	if asTask {
+		delete(res.Meta, relatedTaskMeta) // the upstream's task, not the caller's
+	}
 	if len(res.Meta) == 0 {
 		res.Meta = nil
 	}
