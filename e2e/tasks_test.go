@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,15 +37,36 @@ type taskRun struct {
 // that call; the cancelled one cancels the upstream task too.
 func TestTasksThroughToolgate(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, upstreams(everythingStdio(t, "everything")), everythingPolicy)
-	s := e.StartHTTP(t)
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			testTasks(t, transport)
+		})
+	}
+}
+
+// testTasks runs each client against a toolgate of its own (over stdio,
+// the client starts it), so that each has a run archive of its own.
+func testTasks(t *testing.T, transport string) {
 	const tool = "everything__simulate-research-query"
+	run := func(arg map[string]any, out *taskRun) *Env {
+		e := newEnv(t, upstreams(everythingStdio(t, "everything")), everythingPolicy)
+		arg["tool"], arg["ttl"] = tool, 60000
+		if transport == "stdio" {
+			arg["transport"], arg["bin"], arg["config"], arg["cwd"] = "stdio", toolgateBin, e.ConfigPath, e.Dir
+			arg["env"] = map[string]string{"XDG_STATE_HOME": filepath.Join(e.Dir, "state"), "HOME": e.Dir}
+		} else {
+			arg["url"] = e.StartHTTP(t).URL
+		}
+		runNode(t, "task-client.mjs", arg, out)
+		if out.Error != "" {
+			t.Fatalf("TypeScript client: %s", out.Error)
+		}
+		return e
+	}
 
 	var done taskRun
-	runNode(t, "task-client.mjs", map[string]any{"url": s.URL, "tool": tool, "arguments": map[string]any{"topic": "tides"}, "ttl": 60000}, &done)
-	if done.Error != "" {
-		t.Fatalf("TypeScript client: %s", done.Error)
-	}
+	e := run(map[string]any{"arguments": map[string]any{"topic": "tides"}}, &done)
 	if done.TaskSupport == nil || *done.TaskSupport != "optional" {
 		t.Errorf("listed taskSupport %v, want optional", done.TaskSupport)
 	}
@@ -65,10 +89,7 @@ func TestTasksThroughToolgate(t *testing.T) {
 	}
 
 	var cancelled taskRun
-	runNode(t, "task-client.mjs", map[string]any{"url": s.URL, "tool": tool, "arguments": map[string]any{"topic": "cancel me"}, "ttl": 60000, "cancel": true, "cancelAfterMs": 1200}, &cancelled)
-	if cancelled.Error != "" {
-		t.Fatalf("TypeScript client: %s", cancelled.Error)
-	}
+	e = run(map[string]any{"arguments": map[string]any{"topic": "cancel me"}, "cancel": true, "cancelAfterMs": 1200}, &cancelled)
 	if cancelled.Before != "working" || cancelled.After != "cancelled" {
 		t.Fatalf("cancel run: %+v; want working, then cancelled", cancelled)
 	}
@@ -115,4 +136,49 @@ func callEvents(events []map[string]any, typ, callID string) int {
 		}
 	}
 	return n
+}
+
+// TestDefinitionAsTask: a definition-only tool called as a task by the
+// TypeScript client; the operator answers with `toolgate submit` while
+// the client polls, and the task completes with the answer.
+func TestDefinitionAsTask(t *testing.T) {
+	t.Parallel()
+	e, _ := definitionsEnv(t)
+	s := e.StartHTTP(t)
+	submitted := make(chan string, 1)
+	go func() {
+		var id string
+		waitFor(30*time.Second, func() bool {
+			out, err := e.command(callCtx(t), "pending", "--json").Output()
+			if err != nil {
+				return false
+			}
+			var p struct {
+				Pending []struct {
+					ID, Tool string
+				} `json:"pending"`
+			}
+			_ = json.Unmarshal(out, &p)
+			for _, c := range p.Pending {
+				if c.Tool == "ask_reviewer" {
+					id = c.ID
+				}
+			}
+			return id != ""
+		})
+		out, err := e.command(callCtx(t), "submit", id, `{"verdict":"approve"}`).CombinedOutput()
+		submitted <- fmt.Sprintf("%s %v", out, err)
+	}()
+	var r taskRun
+	runNode(t, "task-client.mjs", map[string]any{"url": s.URL, "tool": "ask_reviewer", "arguments": map[string]any{"release": "v2"}, "ttl": 120000}, &r)
+	t.Logf("submit: %s", <-submitted)
+	if r.Error != "" || r.TaskSupport == nil || *r.TaskSupport != "optional" {
+		t.Fatalf("task run: %+v", r)
+	}
+	if r.Result == nil || r.Result.IsError || len(r.Result.Content) == 0 || !strings.Contains(r.Result.Content[0].Text, "approve") {
+		t.Fatalf("task result %+v; want the operator's verdict", r.Result)
+	}
+	if rec := awaitTaskRecord(t, e, r.TaskID); rec == nil || rec.Status != "ok" || rec.Tool != "ask_reviewer" {
+		t.Fatalf("record of task %s: %+v", r.TaskID, rec)
+	}
 }

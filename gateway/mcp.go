@@ -469,7 +469,13 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 	}
 	res := m.opts.Pipeline.Call(ctx, call)
 	settle(reqCtx, client.lastSent.Load())
-	return ToMCPResult(call.ID, res), nil
+	out := ToMCPResult(call.ID, res)
+	if call.Task != nil && out.RawStructuredContent != nil {
+		// tasks/result copies StructuredContent only (mcp-go); the raw
+		// bytes as that value encode unchanged.
+		out.StructuredContent = out.RawStructuredContent
+	}
+	return out, nil
 }
 
 // progressSettle is how long after a request's last notification (progress,

@@ -63,7 +63,9 @@ func taskServer(t *testing.T) *taskFixture {
 			select {
 			case <-rel:
 				end <- nil
-				return OkText("released"), nil
+				res := OkText("released")
+				res.Structured = json.RawMessage(`{"n":1}`)
+				return res, nil
 			case <-ctx.Done():
 				end <- ctx.Err()
 				return nil, ctx.Err()
@@ -203,8 +205,8 @@ func TestTaskRunsPastItsRequestAndIsRecorded(t *testing.T) {
 	release <- struct{}{}
 	waitStatus(t, c, id, "completed")
 	raw, err := request(t, c, "tasks/result", map[string]any{"taskId": id})
-	if err != nil || !strings.Contains(string(raw), "released") {
-		t.Fatalf("tasks/result = %s, %v; want the tool's output", raw, err)
+	if err != nil || !strings.Contains(string(raw), "released") || !strings.Contains(string(raw), `"structuredContent":{"n":1}`) {
+		t.Fatalf("tasks/result = %s, %v; want the tool's output, structured content included", raw, err)
 	}
 	call, res := rec.byTask(id)
 	if call == nil || res == nil || res.Status() != "ok" || call.Task.TTLMs != 60000 {

@@ -1,8 +1,10 @@
 // The TypeScript SDK 1.x client (2025 era) calling a tool as an MCP task
-// (2025-11-25 tasks) over streamable HTTP.
+// (2025-11-25 tasks), over streamable HTTP or stdio.
 //
 // Usage: node task-client.mjs '{"url": "http://127.0.0.1:PORT/mcp", "tool": "NAME",
 //          "arguments": {...}, "ttl": 60000, "cancel": false}'
+//   or, over stdio: {"transport": "stdio", "bin": "/path/toolgate", "config": "/path/toolgate.yaml",
+//          "cwd": "/dir", "env": {...}, "tool": ...}
 //
 // Without "cancel": the SDK's own task stream (tools/call with a task,
 // tasks/get until the task ends, tasks/result). With "cancel": the task is
@@ -13,6 +15,7 @@
 // "before", "after", "listed", "error"}.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const opts = JSON.parse(process.argv[2] ?? '{}');
@@ -20,7 +23,13 @@ const out = { statuses: [] };
 const client = new Client({ name: 'toolgate-e2e-ts-tasks', version: '1.0.0' }, { capabilities: {} });
 const tasks = () => client.experimental.tasks;
 try {
-  await client.connect(new StreamableHTTPClientTransport(new URL(opts.url)), { timeout: 15000 });
+  const transport = opts.transport === 'stdio'
+    ? new StdioClientTransport({
+      command: opts.bin, args: ['serve', '--config', opts.config], cwd: opts.cwd,
+      env: { ...process.env, ...(opts.env ?? {}) }, stderr: 'ignore',
+    })
+    : new StreamableHTTPClientTransport(new URL(opts.url));
+  await client.connect(transport, { timeout: 15000 });
   const listed = await client.listTools();
   out.taskSupport = listed.tools.find((t) => t.name === opts.tool)?.execution?.taskSupport ?? null;
   const params = { name: opts.tool, arguments: opts.arguments ?? {} };

@@ -101,6 +101,9 @@ func New(opts Options) (*gateway.SimpleToolset, error) {
 			// does is the answerer's business, so the tool declares no
 			// capability and is not destructive by itself.
 			Permissions: gateway.Permissions{Hints: gateway.Hints{ReadOnly: gateway.Bool(false), Destructive: gateway.Bool(false), OpenWorld: gateway.Bool(false)}},
+			// A person may take minutes: a client may call it as a task
+			// and come back for the answer.
+			TaskSupport: gateway.TaskOptional,
 		}, func(ctx context.Context, call *gateway.Call) (*gateway.Result, error) {
 			return handle(ctx, opts, dd, call)
 		})
