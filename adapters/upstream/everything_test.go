@@ -419,3 +419,36 @@ func testUpstreamTask(t *testing.T, u *Upstream) {
 		return err == nil && got.Status == "cancelled"
 	})
 }
+
+// TestUpstreamTaskAsksForInput: server-everything's simulate-research-query
+// with an ambiguous topic stops in input_required and asks its client to
+// clarify, through tasks/result. With relay_elicitation the question
+// reaches the caller's client and its answer the upstream; without it,
+// toolgate does not declare elicitation upstream, so the upstream does
+// not ask and finishes without a clarification.
+func TestUpstreamTaskAsksForInput(t *testing.T) {
+	node, script := everything(t)
+	for _, relay := range []bool{true, false} {
+		t.Run(fmt.Sprintf("relay=%v", relay), func(t *testing.T) {
+			t.Parallel()
+			u := start(t, Config{Name: "ev", Command: node, Args: []string{script, "stdio"}, StartupTimeout: 20 * time.Second, RelayElicitation: relay}, nil, true)
+			g := newGW(t, u)
+			cl := &fakeClient{session: "A"}
+			res := g.call(gateway.WithClient(context.Background(), cl), "ev__simulate-research-query", `{"topic":"python","ambiguous":true}`)
+			out := mustOK(t, res)
+			_, asked := cl.got()
+			if relay {
+				if len(asked) != 1 || !strings.HasPrefix(asked[0], "elicitation/create") || !strings.Contains(asked[0], "multiple interpretations") {
+					t.Fatalf("asked the caller %q; want the upstream's elicitation", asked)
+				}
+				if !strings.Contains(out, "User accepted without selection") {
+					t.Errorf("report %q does not use the caller's answer", out)
+				}
+				return
+			}
+			if len(asked) != 0 || strings.Contains(out, "Clarification") {
+				t.Errorf("without the relay: asked %q, report %q; want no question and no clarification", asked, out)
+			}
+		})
+	}
+}
