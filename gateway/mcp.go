@@ -501,6 +501,51 @@ func (m *MCPServer) recordUnknownTool(ctx context.Context, _ any, method mcp.MCP
 	m.opts.Pipeline.RecordOutside(withCaller(ctx, call), NotFoundResult(call.Name))
 }
 
+// requestHead is what the hooks that act before mcp-go handles a request
+// (refuseUnoffered, interceptSubscription, checkTaskRequest) read of it.
+type requestHead struct {
+	Method string `json:"method"`
+	Params struct {
+		Name      string                     `json:"name"`
+		Arguments json.RawMessage            `json:"arguments"`
+		URI       string                     `json:"uri"`
+		Task      json.RawMessage            `json:"task"`
+		Meta      map[string]json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// hookHead decodes the head of a request mcp-go is about to handle, if the
+// message is raw JSON holding every one of markers (a cheap test that
+// spares most requests the decoding).
+func hookHead(message any, markers ...string) (*requestHead, bool) {
+	raw, ok := message.(json.RawMessage)
+	if !ok {
+		return nil, false
+	}
+	for _, mk := range markers {
+		if !bytes.Contains(raw, []byte(mk)) {
+			return nil, false
+		}
+	}
+	var h requestHead
+	if json.Unmarshal(raw, &h) != nil {
+		return nil, false // mcp-go says what is wrong
+	}
+	return &h, true
+}
+
+// modern reports whether the request is of the 2026-07-28 revision, which
+// names its protocol version in _meta.
+func (h *requestHead) modern() bool {
+	_, ok := h.Params.Meta[mcp.MetaKeyProtocolVersion]
+	return ok
+}
+
+// asTask reports whether the request asks to run as a task.
+func (h *requestHead) asTask() bool {
+	return len(h.Params.Task) > 0 && string(h.Params.Task) != "null"
+}
+
 // refuseUnoffered answers a call to a tool a toolset deliberately does not
 // offer with an error that says why (mcp-go would only say "not found"),
 // and records it.
@@ -508,18 +553,8 @@ func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) err
 	if !m.opts.Catalog.HasUnoffered() {
 		return nil
 	}
-	raw, ok := message.(json.RawMessage)
-	if !ok || !bytes.Contains(raw, []byte(`"tools/call"`)) {
-		return nil
-	}
-	var req struct {
-		Method string `json:"method"`
-		Params struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(raw, &req) != nil || req.Method != string(mcp.MethodToolsCall) {
+	req, ok := hookHead(message, `"tools/call"`)
+	if !ok || req.Method != string(mcp.MethodToolsCall) {
 		return nil
 	}
 	why := m.opts.Catalog.WhyNotFound(req.Params.Name)

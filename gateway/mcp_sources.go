@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -303,22 +302,9 @@ const subscriptionTimeout = 10 * time.Second
 // resources/unsubscribe of 2025-era clients before mcp-go acknowledges
 // them (2026-07-28 removed both; mcp-go refuses them itself).
 func (m *MCPServer) interceptSubscription(ctx context.Context, _ any, message any) error {
-	raw, ok := message.(json.RawMessage)
-	if !ok || !bytes.Contains(raw, []byte(`"resources/`)) || !bytes.Contains(raw, []byte(`subscribe"`)) {
-		return nil
-	}
-	var req struct {
-		Method string `json:"method"`
-		Params struct {
-			URI  string                     `json:"uri"`
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(raw, &req) != nil || req.Params.URI == "" {
-		return nil // mcp-go says what is wrong
-	}
-	if _, modern := req.Params.Meta[mcp.MetaKeyProtocolVersion]; modern {
-		return nil
+	req, ok := hookHead(message, `"resources/`, `subscribe"`)
+	if !ok || req.Params.URI == "" || req.modern() {
+		return nil // mcp-go says what is wrong, or refuses it (2026-07-28)
 	}
 	s := server.ClientSessionFromContext(ctx)
 	if s == nil {

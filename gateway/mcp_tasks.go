@@ -1,9 +1,7 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -240,37 +238,24 @@ var errModernTasks = errors.New("toolgate serves MCP tasks to 2025-11-25 clients
 // also keeps a caller without a session (which mcp-go lets see every
 // session's tasks) away from the task table.
 func (m *MCPServer) checkTaskRequest(_ context.Context, _ any, message any) error {
-	raw, ok := message.(json.RawMessage)
-	if !ok || !bytes.Contains(raw, []byte(`"task`)) {
+	req, ok := hookHead(message, `"task`)
+	if !ok {
 		return nil
 	}
-	var head struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string                     `json:"name"`
-			Task json.RawMessage            `json:"task"`
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(raw, &head) != nil {
-		return nil
-	}
-	_, modern := head.Params.Meta[mcp.MetaKeyProtocolVersion]
-	asTask := len(head.Params.Task) > 0 && string(head.Params.Task) != "null"
-	switch head.Method {
+	switch req.Method {
 	case string(mcp.MethodTasksGet), string(mcp.MethodTasksList), string(mcp.MethodTasksResult), string(mcp.MethodTasksCancel):
-		if modern {
+		if req.modern() {
 			return errModernTasks
 		}
 	case string(mcp.MethodToolsCall):
-		if !asTask {
-			return nil
-		}
-		if modern {
+		switch {
+		case !req.asTask():
+		case req.modern():
 			return errModernTasks
-		}
-		if t, _, ok := m.opts.Catalog.Resolve(head.Params.Name); ok && t.TaskSupport == "" {
-			return fmt.Errorf("tool %q cannot be called as a task (it declares no execution.taskSupport); call it without \"task\"", head.Params.Name)
+		default:
+			if t, _, ok := m.opts.Catalog.Resolve(req.Params.Name); ok && t.TaskSupport == "" {
+				return fmt.Errorf("tool %q cannot be called as a task (it declares no execution.taskSupport); call it without \"task\"", req.Params.Name)
+			}
 		}
 	}
 	return nil
