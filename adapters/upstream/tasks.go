@@ -87,18 +87,17 @@ func (u *Upstream) awaitTask(ctx context.Context, c *conn, call *gateway.Call, r
 		gateway.CallEvent(ctx, typ, f)
 	}
 	event("task.upstream.created", task, nil)
-	done := false
-	defer func() {
-		if done {
-			return
-		}
-		reason := "the call failed"
-		if err := context.Cause(ctx); err != nil {
-			reason = err.Error()
+	// giveUp ends the wait before the upstream task's result: the upstream
+	// is told to stop working on it.
+	giveUp := func(err error) (json.RawMessage, error) {
+		reason := err.Error()
+		if cause := context.Cause(ctx); cause != nil {
+			reason = cause.Error()
 		}
 		event("task.upstream.cancel", task, map[string]any{"reason": reason})
 		go u.cancelTask(c, task.TaskID)
-	}()
+		return nil, err
+	}
 
 	step := 0
 	for !task.terminal() && task.Status != "input_required" {
@@ -106,12 +105,12 @@ func (u *Upstream) awaitTask(ctx context.Context, c *conn, call *gateway.Call, r
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return giveUp(ctx.Err())
 		case <-t.C:
 		}
 		raw, err := c.request(ctx, string(mcp.MethodTasksGet), map[string]any{"taskId": task.TaskID})
 		if err != nil {
-			return nil, err
+			return giveUp(err)
 		}
 		var got wireTask
 		if err := json.Unmarshal(raw, &got); err != nil || got.Status == "" {
@@ -130,13 +129,12 @@ func (u *Upstream) awaitTask(ctx context.Context, c *conn, call *gateway.Call, r
 	// Done, or waiting on input that the upstream asks for while
 	// tasks/result is open: either way tasks/result answers at the end.
 	res, err := c.request(ctx, string(mcp.MethodTasksResult), map[string]any{"taskId": task.TaskID})
-	if err != nil {
-		if ctx.Err() == nil {
-			done = true // the upstream refused; there is nothing to cancel
-		}
-		return nil, err
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return giveUp(err)
+	case err != nil:
+		return nil, err // the upstream answered: there is nothing to cancel
 	}
-	done = true
 	event("task.upstream.result", task, nil)
 	return res, nil
 }
