@@ -9,6 +9,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -60,9 +61,18 @@ func asyncCall(t *testing.T, cs *mcp.ClientSession, name string, args any) <-cha
 // IDs by tool.
 func pendingIDs(t *testing.T, e *Env) map[string]string {
 	t.Helper()
-	out, err := e.command(callCtx(t), "pending", "--json").Output()
+	ids, err := pendingCalls(callCtx(t), e)
 	if err != nil {
-		t.Fatalf("toolgate pending: %v", err)
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// pendingCalls is pendingIDs without the test's failure, for goroutines.
+func pendingCalls(ctx context.Context, e *Env) (map[string]string, error) {
+	out, err := e.command(ctx, "pending", "--json").Output()
+	if err != nil {
+		return nil, fmt.Errorf("toolgate pending: %v", err)
 	}
 	var list struct {
 		Pending []struct {
@@ -70,13 +80,13 @@ func pendingIDs(t *testing.T, e *Env) map[string]string {
 		} `json:"pending"`
 	}
 	if err := json.Unmarshal(out, &list); err != nil {
-		t.Fatalf("toolgate pending --json: %v: %s", err, out)
+		return nil, fmt.Errorf("toolgate pending --json: %v: %s", err, out)
 	}
 	ids := map[string]string{}
 	for _, p := range list.Pending {
 		ids[p.Tool] = p.ID
 	}
-	return ids
+	return ids, nil
 }
 
 func TestDefinitionOnlyTools(t *testing.T) {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -146,27 +145,15 @@ func TestDefinitionAsTask(t *testing.T) {
 	e, _ := definitionsEnv(t)
 	s := e.StartHTTP(t)
 	submitted := make(chan string, 1)
+	ctx := callCtx(t)
 	go func() {
 		var id string
 		waitFor(30*time.Second, func() bool {
-			out, err := e.command(callCtx(t), "pending", "--json").Output()
-			if err != nil {
-				return false
-			}
-			var p struct {
-				Pending []struct {
-					ID, Tool string
-				} `json:"pending"`
-			}
-			_ = json.Unmarshal(out, &p)
-			for _, c := range p.Pending {
-				if c.Tool == "ask_reviewer" {
-					id = c.ID
-				}
-			}
+			ids, _ := pendingCalls(ctx, e)
+			id = ids["ask_reviewer"]
 			return id != ""
 		})
-		out, err := e.command(callCtx(t), "submit", id, `{"verdict":"approve"}`).CombinedOutput()
+		out, err := e.command(ctx, "submit", id, `{"verdict":"approve"}`).CombinedOutput()
 		submitted <- fmt.Sprintf("%s %v", out, err)
 	}()
 	var r taskRun
