@@ -79,6 +79,8 @@ func (m *MCPServer) taskEvent(typ string) func(context.Context, server.TaskMetri
 			fields["error"] = Truncate(tm.Error.Error(), 1024)
 		}
 		callerFields(fields, withCaller(ctx, &Call{}))
+		// mcp-go calls the completed and failed hooks without the
+		// request's context: the task itself names its session.
 		if tm.SessionID != "" {
 			fields["session"] = SessionRef(tm.SessionID)
 		}
