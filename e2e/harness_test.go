@@ -724,6 +724,8 @@ type ToolRecord struct {
 	Task    *struct {
 		ID string `json:"id"`
 	} `json:"task"`
+	Round     int             `json:"round"`    // a repeat answering round Round-1 (2026-07-28)
+	RoundOf   string          `json:"round_of"` // the call that began the exchange
 	Arguments json.RawMessage `json:"arguments"`
 	Status    string          `json:"status"`
 	IsError   bool            `json:"is_error"`

@@ -60,6 +60,18 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 			call.Decision = &denied
 			return DeniedResult(call.Name, denied)
 		}
+		if IsRoundState(call.RequestState) {
+			// The repeat of a round the tool asked: the call passed this
+			// stage before the tool ran (the round stage, next, refuses a
+			// state that is not this call's).
+			approved := *d
+			approved.Allow, approved.Ask = true, false
+			approved.Layer = "approval"
+			approved.Rule = "approval:round"
+			approved.Reason = fmt.Sprintf("approved in an earlier round of this call (approval asked by %s)", d.Rule)
+			call.Decision = &approved
+			return next(ctx, call)
+		}
 		if call.RequestState == "" { // not the answering round of an earlier request
 			p.event("approval.requested", call, map[string]any{"rule": d.Rule})
 		}

@@ -38,6 +38,9 @@ type Call struct {
 	// gateway minted for that round, echoed back.
 	InputResponses map[string]json.RawMessage
 	RequestState   string
+	// Round is set by the round stage when the call repeats an earlier
+	// round of its exchange (its RequestState was one the stage minted).
+	Round *Round
 	// Task is set when the client called the tool as a task (2025-11-25
 	// tasks): the call runs in the background and the client polls the
 	// task for its result.

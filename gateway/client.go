@@ -116,6 +116,21 @@ type EventRecorder interface {
 // results of their own requests (2026-07-28 multi round-trip).
 type roundsClient interface {
 	CanAskInRounds(method string) bool
+	RoundCapabilities() (json.RawMessage, bool)
+}
+
+// RoundCapabilities returns the client capabilities the client of the
+// request ctx belongs to declared with it, as JSON, when it speaks
+// 2026-07-28 (which declares them per request, and is asked through
+// rounds); false for a client of an earlier revision or none. An upstream
+// relay forwards them so that the upstream asks only what the caller can
+// answer.
+func RoundCapabilities(ctx context.Context) (json.RawMessage, bool) {
+	c, ok := ClientFrom(ctx).(roundsClient)
+	if !ok {
+		return nil, false
+	}
+	return c.RoundCapabilities()
 }
 
 // CanAskInRounds reports whether the client of the request ctx belongs to

@@ -437,15 +437,7 @@ func (n narrowed) Lists(tool string) bool {
 // pipeline and maps the result. It never returns a Go error, so every
 // outcome, failures included, reaches the model as a tool result.
 func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req), RequestState: req.Params.RequestState}
-	if len(req.Params.InputResponses) > 0 {
-		call.InputResponses = make(map[string]json.RawMessage, len(req.Params.InputResponses))
-		for id, r := range req.Params.InputResponses {
-			if b, err := json.Marshal(r); err == nil {
-				call.InputResponses[id] = b
-			}
-		}
-	}
+	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req), RequestState: req.Params.RequestState, InputResponses: rawResponses(req.Params.InputResponses)}
 	if req.Params.Task != nil {
 		// A call made as a task runs on past this request's answer.
 		tctx, task, stop := m.tasks.start(ctx, req.Params.Task)
@@ -469,6 +461,9 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 	}
 	res := m.opts.Pipeline.Call(ctx, call)
 	settle(reqCtx, client.lastSent.Load())
+	if res.Kind == KindRequestError {
+		return nil, errors.New(res.Message)
+	}
 	out := ToMCPResult(call.ID, res)
 	if call.Task != nil && out.RawStructuredContent != nil {
 		// tasks/result copies StructuredContent only (mcp-go); the raw

@@ -87,6 +87,19 @@ func (c *mcpClient) CanAskInRounds(method string) bool {
 	return false
 }
 
+// RoundCapabilities implements [RoundCapabilities].
+func (c *mcpClient) RoundCapabilities() (json.RawMessage, bool) {
+	caps, modern := c.capabilities()
+	if !modern {
+		return nil, false
+	}
+	b, err := json.Marshal(caps)
+	if err != nil {
+		return json.RawMessage(`{}`), true
+	}
+	return b, true
+}
+
 func (c *mcpClient) CanRequest(method string) bool {
 	return c.canRequest(method, "")
 }

@@ -119,10 +119,20 @@ func (m *MCPServer) syncPrompts() {
 func (m *MCPServer) promptHandler(p Prompt) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		cctx, client := m.withClient(ctx, nil, "prompt "+p.Name)
+		bind, round, err := m.promptRound(ctx, p.Name, req)
+		if err != nil {
+			return nil, err
+		}
+		if round != nil {
+			cctx = context.WithValue(cctx, promptRoundKey{}, round)
+		}
 		res, err := p.Get(cctx, req.Params.Arguments)
 		settle(ctx, client.lastSent.Load())
 		if err != nil {
 			return nil, err
+		}
+		if len(res.InputRequests) > 0 {
+			return m.promptInputRequired(bind, res)
 		}
 		out := &mcp.GetPromptResult{Description: res.Description, Messages: make([]mcp.PromptMessage, 0, len(res.Messages))}
 		for _, msg := range res.Messages {

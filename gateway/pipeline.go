@@ -98,6 +98,10 @@ type Pipeline struct {
 	opts    Options
 	log     *slog.Logger
 	handler Handler
+	// rounds seals and opens the request states of calls' rounds, and
+	// exchanges holds the calls waiting for a client's answer in one.
+	rounds    *roundKeys
+	exchanges exchanges
 	// limits are the per-call limits in force; [Pipeline.SetLimits]
 	// replaces them, and each call keeps the ones it started with.
 	limits atomic.Pointer[Limits]
@@ -132,7 +136,7 @@ func NewPipeline(options *Options) *Pipeline {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pipeline{opts: opts, log: log}
+	p := &Pipeline{opts: opts, log: log, rounds: newRoundKeys()}
 	p.limits.Store(&Limits{CallTimeout: opts.CallTimeout, MaxOutputBytes: opts.MaxOutputBytes})
 	p.kill, p.killCancel = context.WithCancel(context.Background())
 	stages := []Middleware{
@@ -141,6 +145,7 @@ func NewPipeline(options *Options) *Pipeline {
 		p.validateStage,
 		p.authorizeStage,
 		p.approveStage,
+		p.roundStage,
 		p.summarizeStage,
 	}
 	if opts.Tracer != nil {

@@ -60,6 +60,10 @@ const (
 	// KindInputRequired is not an error: this round of the call needs the
 	// client's answers ([Result.InputRequests]) before it can go on.
 	KindInputRequired Kind = "input_required"
+	// KindRequestError refuses the request itself: the client gets a
+	// JSON-RPC error, not a tool result (a round's request state that is
+	// forged or stale, an upstream's protocol error in a round).
+	KindRequestError Kind = "request_error"
 )
 
 // Status is the record form of the kind: "ok" for success.
@@ -322,6 +326,12 @@ func Truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// RequestErrorResult refuses the request with err (a JSON-RPC error to an
+// MCP client).
+func RequestErrorResult(err error) *Result {
+	return &Result{IsError: true, Kind: KindRequestError, Message: err.Error()}
 }
 
 // InputRequiredResult is a round of a call that needs the client's answers

@@ -29,10 +29,32 @@ type PromptArgument struct {
 	Required    bool
 }
 
-// PromptResult is a rendered prompt.
+// PromptResult is a rendered prompt, or a round of prompts/get that needs
+// the client's answers first (2026-07-28 multi round-trip, SEP-2322):
+// InputRequests (each a raw {"method", "params"} by id) and the source's
+// own RequestState, as in a tool's [Result]. The mirror seals the state
+// and hands it back to the source, with the client's answers, in the
+// [PromptRound] of the repeat.
 type PromptResult struct {
-	Description string
-	Messages    []PromptMessage
+	Description   string
+	Messages      []PromptMessage
+	InputRequests map[string]json.RawMessage
+	RequestState  string
+}
+
+// PromptRound is a client's answers to an earlier round of a prompts/get,
+// with the source's own state of that round.
+type PromptRound struct {
+	InputResponses map[string]json.RawMessage
+	RequestState   string
+}
+
+type promptRoundKey struct{}
+
+// PromptRoundFrom returns the round a prompts/get answers, or nil.
+func PromptRoundFrom(ctx context.Context) *PromptRound {
+	r, _ := ctx.Value(promptRoundKey{}).(*PromptRound)
+	return r
 }
 
 // PromptMessage is one message of a rendered prompt; Role is "user" or

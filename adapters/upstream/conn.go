@@ -70,6 +70,16 @@ var errStartupTimeout = errors.New("startup timed out")
 // is no server/discover probe) and the first listing, all within the
 // startup timeout.
 func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error) {
+	return u.open(ctx, false)
+}
+
+// open opens a connection of either era: modern is a 2026-07-28 one
+// (see modern.go), which begins with server/discover instead of
+// initialize and lists nothing.
+func (u *Upstream) open(ctx context.Context, modern bool) (_ *conn, _ *listings, err error) {
+	if modern && u.kind == TransportSSE {
+		return nil, nil, errNoModernSSE
+	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	c := &conn{u: u, ctx: cctx, cancel: cancel, dead: make(chan struct{}), kick: make(chan struct{}, 1), calls: map[*inflight]struct{}{}}
 	defer func() {
@@ -93,14 +103,23 @@ func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error
 	case TransportHTTP:
 		c.lateWindow = u.tune.lateWindow
 		c.hc = u.httpClient()
-		c.tr, err = transport.NewStreamableHTTP(u.cfg.URL,
+		hopts := []transport.StreamableHTTPCOption{
 			transport.WithHTTPHeaders(u.headers),
 			transport.WithHTTPBasicClient(c.hc),
 			transport.WithHTTPLogger(tlog),
+		}
+		if !modern {
 			// The GET stream carries list_changed and logs that are not
 			// tied to a request (legacy protocol revisions).
 			//lint:ignore SA1019 upstreams on 2025 protocol revisions still send list_changed and logs on the GET stream
-			transport.WithContinuousListening())
+			hopts = append(hopts, transport.WithContinuousListening())
+		}
+		var sh *transport.StreamableHTTP
+		sh, err = transport.NewStreamableHTTP(u.cfg.URL, hopts...)
+		if err == nil && modern {
+			sh.SetProtocolVersion(mcp.ProtocolVersion20260728)
+		}
+		c.tr = sh
 	case TransportSSE:
 		c.hc = u.httpClient()
 		c.tr, err = transport.NewSSE(u.cfg.URL,
@@ -163,6 +182,15 @@ func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error
 	}
 	if startErr != nil {
 		return fail("start", startErr)
+	}
+	if modern {
+		if err := c.discover(cctx); err != nil {
+			return fail("server/discover", err)
+		}
+		if !watchdog.Stop() {
+			return fail("startup", errStartupTimeout)
+		}
+		return c, nil, nil
 	}
 	init, err := c.client.Initialize(cctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
 		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
@@ -305,12 +333,18 @@ func (e *connError) Unwrap() error { return e.err }
 // over HTTP; the MCP spec asks for it on every transport), and on HTTP
 // the request is also dropped.
 func (c *conn) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return c.requestWith(ctx, method, params, nil)
+}
+
+// requestWith is request with HTTP headers (streamable HTTP only): the
+// standard headers of a 2026-07-28 request.
+func (c *conn) requestWith(ctx context.Context, method string, params any, header http.Header) (json.RawMessage, error) {
 	id := mcp.NewRequestId("tg-" + strconv.FormatInt(c.seq.Add(1), 10))
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	resp, err := c.tr.SendRequest(ctx, transport.JSONRPCRequest{
-		JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params,
+		JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params, Header: header,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -199,6 +199,20 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 		return gateway.UnavailableResult(name, why), nil
 	}
 	defer release()
+
+	asTask := taskSupport == gateway.TaskRequired || taskSupport == gateway.TaskOptional && call.Task != nil
+	// A 2026-07-28 caller's call goes over the connection of its era when
+	// the upstream speaks it (modern.go).
+	caps, modern := gateway.RoundCapabilities(ctx)
+	if modern && !asTask {
+		if mc := u.modernConn(ctx); mc != nil {
+			c = mc
+		} else {
+			modern = false
+		}
+	} else {
+		modern = false
+	}
 	defer c.track(ctx)()
 
 	args := json.RawMessage(bytes.TrimSpace(call.Arguments))
@@ -217,11 +231,22 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 		params["_meta"] = map[string]any{"progressToken": tok}
 	}
 	addTraceMeta(ctx, params)
-	asTask := taskSupport == gateway.TaskRequired || taskSupport == gateway.TaskOptional && call.Task != nil
 	if asTask {
 		params["task"] = upstreamTaskParams(call)
 	}
-	raw, err := c.request(ctx, string(mcp.MethodToolsCall), params)
+	round := len(call.InputResponses) > 0 || call.RequestState != ""
+	var raw json.RawMessage
+	if modern {
+		if len(call.InputResponses) > 0 {
+			params["inputResponses"] = call.InputResponses
+		}
+		if call.RequestState != "" {
+			params["requestState"] = call.RequestState
+		}
+		raw, err = c.modernRequest(ctx, string(mcp.MethodToolsCall), params, caps)
+	} else {
+		raw, err = c.request(ctx, string(mcp.MethodToolsCall), params)
+	}
 	if err == nil && asTask {
 		raw, err = u.awaitTask(ctx, c, call, raw)
 	}
@@ -230,6 +255,11 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err() // the pipeline reports the timeout or cancellation
+		case errors.As(err, &rpc) && modern && (round || rpc.Code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY):
+			// A refusal of the round itself (its answers, its state) or of
+			// the caller's capabilities is the caller's to see, as a
+			// protocol error, as it would be talking to the upstream.
+			return gateway.RequestErrorResult(fmt.Errorf("upstream %q refused the call of `%s`: JSON-RPC error %d: %s", u.name, name, rpc.Code, rpc.Message)), nil
 		case errors.As(err, &rpc):
 			msg := fmt.Sprintf("Upstream %q answered the call of `%s` with JSON-RPC error %d: %s", u.name, name, rpc.Code, rpc.Message)
 			if len(rpc.Data) > 0 && string(rpc.Data) != "null" {
@@ -242,7 +272,12 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 				u.name, u.errText(err))), nil
 		}
 	}
-	res, err := gateway.ResultFromMCP(raw)
+	var res *gateway.Result
+	if modern {
+		res, err = u.modernResult(name, raw)
+	} else {
+		res, err = gateway.ResultFromMCP(raw)
+	}
 	if err != nil {
 		return gateway.RuntimeErrorResult(name, fmt.Errorf("upstream %q sent a tools/call result toolgate cannot read: %w", u.name, err)), nil
 	}
@@ -423,7 +458,18 @@ func (u *Upstream) getPrompt(ctx context.Context, name string, args map[string]s
 	if args != nil {
 		params["arguments"] = args
 	}
-	raw, err := u.do(ctx, string(mcp.MethodPromptsGet), params)
+	if r := gateway.PromptRoundFrom(ctx); r != nil {
+		if len(r.InputResponses) > 0 {
+			params["inputResponses"] = r.InputResponses
+		}
+		if r.RequestState != "" {
+			params["requestState"] = r.RequestState
+		}
+	}
+	raw, modern, err := u.doModern(ctx, string(mcp.MethodPromptsGet), params)
+	if !modern {
+		raw, err = u.do(ctx, string(mcp.MethodPromptsGet), params)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -433,9 +479,15 @@ func (u *Upstream) getPrompt(ctx context.Context, name string, args map[string]s
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
 	}
 	if err := json.Unmarshal(raw, &wire); err != nil {
 		return nil, fmt.Errorf("upstream %q: decoding prompts/get result: %w", u.name, err)
+	}
+	if wire.ResultType == inputRequiredResponse {
+		return &gateway.PromptResult{InputRequests: wire.InputRequests, RequestState: wire.RequestState}, nil
 	}
 	res := &gateway.PromptResult{Description: wire.Description}
 	for i, m := range wire.Messages {

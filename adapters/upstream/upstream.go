@@ -131,6 +131,11 @@ type Upstream struct {
 	done      chan struct{}
 
 	relistMu sync.Mutex // one re-listing at a time
+
+	// The 2026-07-28 connection (modern.go), opened on demand.
+	modernMu     sync.Mutex
+	modern       *modernSlot
+	modernClosed bool
 }
 
 type listKind int
@@ -309,6 +314,7 @@ func (u *Upstream) Close() error {
 		cancel()
 		<-done
 	}
+	u.closeModern()
 	if u.relayed != nil {
 		u.relayed.Flush()
 	}
@@ -537,42 +543,50 @@ func (u *Upstream) scheduleRelist(k listKind) {
 
 // relisters fetch one kind of list from a connection and return how to
 // install it (called with u.mu held, only if the connection is still the
-// live one).
-var relisters = map[listKind]struct {
+// live one). It is set in init: the fetchers lead back to relist.
+var relisters map[listKind]relister
+
+type relister struct {
 	what  string
 	fetch func(ctx context.Context, u *Upstream, c *conn) (install func(), err error)
-}{
-	listTools: {"tools", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
-		raw, err := c.listTools(ctx)
-		if err != nil {
-			return nil, err
-		}
-		tools, unoffered, notes, warnings := u.buildTools(raw)
-		return func() {
-			u.logToolChanges(unoffered, notes, warnings)
-			u.tools, u.unoffered, u.notes, u.warnings = tools, unoffered, notes, warnings
-		}, nil
-	}},
-	listPrompts: {"prompts", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
-		raw, err := c.listPrompts(ctx)
-		if err != nil {
-			return nil, err
-		}
-		prompts, promptNames := u.buildPrompts(raw)
-		return func() { u.prompts, u.promptNames = prompts, promptNames }, nil
-	}},
-	listResources: {"resources", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
-		rs, err := c.listResources(ctx)
-		if err != nil {
-			return nil, err
-		}
-		ts, err := c.listTemplates(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("resource templates: %w", err)
-		}
-		resources, templates := u.buildResources(rs, ts)
-		return func() { u.resources, u.templates = resources, templates }, nil
-	}},
+}
+
+func init() { relisters = newRelisters() }
+
+func newRelisters() map[listKind]relister {
+	return map[listKind]relister{
+		listTools: {"tools", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
+			raw, err := c.listTools(ctx)
+			if err != nil {
+				return nil, err
+			}
+			tools, unoffered, notes, warnings := u.buildTools(raw)
+			return func() {
+				u.logToolChanges(unoffered, notes, warnings)
+				u.tools, u.unoffered, u.notes, u.warnings = tools, unoffered, notes, warnings
+			}, nil
+		}},
+		listPrompts: {"prompts", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
+			raw, err := c.listPrompts(ctx)
+			if err != nil {
+				return nil, err
+			}
+			prompts, promptNames := u.buildPrompts(raw)
+			return func() { u.prompts, u.promptNames = prompts, promptNames }, nil
+		}},
+		listResources: {"resources", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
+			rs, err := c.listResources(ctx)
+			if err != nil {
+				return nil, err
+			}
+			ts, err := c.listTemplates(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("resource templates: %w", err)
+			}
+			resources, templates := u.buildResources(rs, ts)
+			return func() { u.resources, u.templates = resources, templates }, nil
+		}},
+	}
 }
 
 // relist lists one kind again on the live connection and tells the

@@ -115,7 +115,8 @@ func (l *line) value(k string, v any) {
 
 // caller writes who made the call: session (as its ref), client,
 // identity, and what records keep of an OAuth caller's principal; and
-// the task (its id) when it was called as one.
+// the task (its id) when it was called as one; the round, when it
+// repeats an earlier one.
 func (l *line) caller(call *gateway.Call) {
 	l.strOmit("session", gateway.SessionRef(call.Session))
 	l.strOmit("client", call.Client)
@@ -125,6 +126,10 @@ func (l *line) caller(call *gateway.Call) {
 	}
 	if call.Task != nil {
 		l.value("task", call.Task) // how it was called: as a task
+	}
+	if call.Round != nil { // a repeat answering an earlier round (2026-07-28)
+		l.num("round", float64(call.Round.N))
+		l.str("round_of", call.Round.Of)
 	}
 }
 

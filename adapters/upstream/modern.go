@@ -1,0 +1,275 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// The 2026-07-28 connection.
+//
+// An upstream's main connection (conn.go) speaks 2025-11-25: it lists the
+// tools, carries the list_changed and log notifications, and serves the
+// callers of that era, relaying the upstream's server-to-client requests
+// (elicitation, sampling, roots) to them (relay.go). A caller of
+// 2026-07-28 cannot be sent requests: it is asked through the results of
+// its own calls (SEP-2322, resultType "input_required"), and it declares
+// its capabilities on every request. Over a 2025-11-25 connection neither
+// reaches the upstream.
+//
+// So the calls of 2026-07-28 callers go over a second connection of their
+// own era, opened on the first such call when the upstream speaks it
+// (server/discover names it among its supportedVersions): a second child
+// process for stdio, requests without a session for streamable HTTP; never
+// for legacy SSE. Every request on it carries the 2026-07-28 envelope:
+// _meta with the protocol version, toolgate's client info and the
+// caller's own client capabilities, and on HTTP the standard headers
+// (MCP-Protocol-Version, Mcp-Method, Mcp-Name). An input_required result
+// passes through as a [gateway.KindInputRequired] result (the pipeline's
+// round stage seals its request state, bound to the call and caller, and
+// records the round); the caller's repeat carries its inputResponses and
+// the upstream's own requestState back.
+//
+// When the upstream does not speak 2026-07-28 (the discover probe fails),
+// the 2025-11-25 connection serves these callers too, as before, and the
+// probe is not repeated. The connection has no ping (2026-07-28 has
+// none): a request that fails on it marks it dead, and the next call opens
+// a new one. Calls made as tasks keep to the main connection (toolgate
+// relays 2025-11-25 tasks; see tasks.go).
+//
+// Per-process state of a stdio upstream (a tool it adds at run time, say)
+// is per connection: the two children do not share it.
+
+var (
+	errNoModernSSE        = errors.New("the legacy SSE transport cannot carry protocol 2026-07-28")
+	errModernUnsupported  = errors.New("the upstream does not speak protocol 2026-07-28")
+	modernRetry           = 5 * time.Second // a failed probe (other than unsupported) is retried after this
+	modernVersion         = mcp.ProtocolVersion20260728
+	modernClientInfo      = map[string]string{"name": "toolgate", "version": version()}
+	emptyCapabilities     = json.RawMessage(`{}`)
+	inputRequiredResponse = string(mcp.ResultTypeInputRequired)
+)
+
+// modernSlot is the state of an upstream's 2026-07-28 connection: being
+// opened until done is closed, then c or err.
+type modernSlot struct {
+	done     chan struct{}
+	c        *conn
+	err      error
+	failedAt time.Time
+}
+
+// usable reports whether the slot can still be used; an opened slot
+// whose connection died, or whose probe failed for a reason other than
+// the upstream's era a while ago, is replaced.
+func (s *modernSlot) usable() bool {
+	select {
+	case <-s.done:
+	default:
+		return true // being opened
+	}
+	if s.c != nil {
+		return !s.c.isDead()
+	}
+	return errors.Is(s.err, errModernUnsupported) || errors.Is(s.err, errNoModernSSE) || time.Since(s.failedAt) < modernRetry
+}
+
+// modernConn returns the upstream's 2026-07-28 connection, opening it if
+// needed, or nil when there is none (the upstream does not speak it, or
+// it failed to open): the caller then uses the main connection.
+func (u *Upstream) modernConn(ctx context.Context) *conn {
+	u.modernMu.Lock()
+	if u.modernClosed {
+		u.modernMu.Unlock()
+		return nil
+	}
+	s := u.modern
+	var old *conn
+	if s == nil || !s.usable() {
+		if s != nil {
+			old = s.c
+		}
+		s = &modernSlot{done: make(chan struct{})}
+		u.modern = s
+		u.modernMu.Unlock()
+		if old != nil {
+			old.close()
+		}
+		// The connection outlives this call: Close ends it.
+		c, _, err := u.open(context.Background(), true)
+		switch {
+		case err == nil:
+			u.log.Info("upstream connected for 2026-07-28 callers", "protocol", c.protocol, "server", c.serverInfo.Name)
+		case errors.Is(err, errModernUnsupported), errors.Is(err, errNoModernSSE):
+			u.log.Info("2026-07-28 callers use the 2025-11-25 connection", "why", u.errText(err))
+		default:
+			u.log.Warn("opening the 2026-07-28 connection failed; its callers use the 2025-11-25 connection for now", "err", u.errText(err))
+		}
+		u.modernMu.Lock()
+		s.c, s.err, s.failedAt = c, err, time.Now()
+		closed := u.modernClosed
+		u.modernMu.Unlock()
+		close(s.done)
+		if closed && c != nil { // Close ran while it opened
+			c.close()
+			return nil
+		}
+		return c
+	}
+	u.modernMu.Unlock()
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return nil
+	}
+	if s.c == nil || s.c.isDead() {
+		return nil
+	}
+	return s.c
+}
+
+// closeModern ends the 2026-07-28 connection (Close).
+func (u *Upstream) closeModern() {
+	u.modernMu.Lock()
+	s := u.modern
+	u.modern, u.modernClosed = nil, true
+	u.modernMu.Unlock()
+	if s == nil {
+		return
+	}
+	<-s.done
+	if s.c != nil {
+		s.c.close()
+	}
+}
+
+// discover opens a 2026-07-28 connection: server/discover must name the
+// version among the upstream's supported ones.
+func (c *conn) discover(ctx context.Context) error {
+	raw, err := c.modernRequest(ctx, string(mcp.MethodServerDiscover), map[string]any{}, emptyCapabilities)
+	if err != nil {
+		var rpc *rpcError
+		if errors.As(err, &rpc) {
+			return fmt.Errorf("%w (server/discover: %d %s)", errModernUnsupported, rpc.Code, rpc.Message)
+		}
+		return err
+	}
+	var res struct {
+		SupportedVersions []string                   `json:"supportedVersions"`
+		Capabilities      mcp.ServerCapabilities     `json:"capabilities"`
+		ServerInfo        *mcp.Implementation        `json:"serverInfo"`
+		Meta              map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("%w (server/discover result: %v)", errModernUnsupported, err)
+	}
+	if !slices.Contains(res.SupportedVersions, modernVersion) {
+		return fmt.Errorf("%w (it supports %v)", errModernUnsupported, res.SupportedVersions)
+	}
+	c.protocol, c.caps = modernVersion, res.Capabilities
+	if res.ServerInfo != nil {
+		c.serverInfo = *res.ServerInfo
+	} else if si, ok := res.Meta[mcp.MetaKeyServerInfo]; ok {
+		_ = json.Unmarshal(si, &c.serverInfo)
+	}
+	return nil
+}
+
+// modernRequest sends one request of 2026-07-28: params (a JSON object,
+// which it extends) get the _meta envelope with caps as the client's
+// capabilities, and HTTP the standard headers. A request that fails for
+// want of a connection marks the connection dead: the next call opens a
+// new one.
+func (c *conn) modernRequest(ctx context.Context, method string, params map[string]any, caps json.RawMessage) (json.RawMessage, error) {
+	meta, _ := params["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[mcp.MetaKeyProtocolVersion] = modernVersion
+	meta[mcp.MetaKeyClientInfo] = modernClientInfo
+	meta[mcp.MetaKeyClientCapabilities] = caps
+	params["_meta"] = meta
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	var header http.Header
+	if c.hc != nil {
+		header = http.Header{}
+		for k, v := range mcp.StandardHeaders(modernVersion, mcp.MCPMethod(method), body) {
+			header.Set(k, v)
+		}
+		header.Set(mcp.HeaderProtocolVersion, modernVersion)
+	}
+	raw, err := c.requestWith(ctx, method, json.RawMessage(body), header)
+	var ce *connError
+	if errors.As(err, &ce) {
+		c.markDead(err)
+	}
+	return raw, err
+}
+
+// modernResult maps a 2026-07-28 tools/call result: an input_required
+// one becomes a [gateway.KindInputRequired] result with the upstream's
+// requests and state, anything else goes through [gateway.ResultFromMCP].
+func (u *Upstream) modernResult(name string, raw json.RawMessage) (*gateway.Result, error) {
+	var head struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, err
+	}
+	if head.ResultType != inputRequiredResponse {
+		return gateway.ResultFromMCP(raw)
+	}
+	return gateway.InputRequiredResult(head.InputRequests, head.RequestState, fmt.Sprintf(
+		"Upstream %q asks for input before `%s` can go on: answer its requests and repeat the call with the request state.", u.name, name)), nil
+}
+
+// doModern sends a request of a 2026-07-28 caller (prompts/get) over the
+// connection of its era, within the concurrency limit. modern is false
+// when the caller is of an earlier era or there is no such connection:
+// the request is then the main connection's ([Upstream.do]). Round
+// fields (inputResponses, requestState) are sent only here: the main
+// connection's era has none.
+func (u *Upstream) doModern(ctx context.Context, method string, params map[string]any) (_ json.RawMessage, modern bool, _ error) {
+	caps, ok := gateway.RoundCapabilities(ctx)
+	if !ok {
+		delete(params, "inputResponses")
+		delete(params, "requestState")
+		return nil, false, nil
+	}
+	c, release, why, err := u.acquire(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	if c == nil {
+		return nil, true, errors.New(why)
+	}
+	defer release()
+	mc := u.modernConn(ctx)
+	if mc == nil {
+		delete(params, "inputResponses")
+		delete(params, "requestState")
+		return nil, false, nil
+	}
+	defer mc.track(ctx)()
+	raw, err := mc.modernRequest(ctx, method, params, caps)
+	if err != nil {
+		var rpc *rpcError
+		if errors.As(err, &rpc) || ctx.Err() != nil {
+			return nil, true, fmt.Errorf("upstream %q: %w", u.name, err)
+		}
+		return nil, true, fmt.Errorf("upstream %q: %s", u.name, u.errText(err))
+	}
+	return raw, true, nil
+}

@@ -1,0 +1,203 @@
+//lint:file-ignore SA1019 sampling is deprecated in 2026-07-28 (SEP-2577) but still in it, and relaying it is what these tests check
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Multi round-trip (SEP-2322) through toolgate: the Go SDK's conformance
+// everything-server behind toolgate asks for elicitation and sampling in
+// its tools' results (input_required). A 2026-07-28 client answers through
+// the rounds of its own call (toolgate's connection of that era to the
+// upstream passes the rounds through, its state sealed); a 2025-11-25
+// client answers the same tools through elicitation/create and
+// sampling/createMessage (the upstream asks those over toolgate's
+// 2025-11-25 connection, and toolgate relays them). Both are real Go SDK
+// clients whose handlers answer; every round is in the run archive.
+func TestMultiRoundTripRelay(t *testing.T) {
+	t.Parallel()
+	everything := confBuildEverythingServer(t)
+	env := newEnv(t,
+		set("upstreams", []any{map[string]any{
+			"name":              "go",
+			"command":           everything,
+			"startup_timeout":   "20s",
+			"relay_sampling":    true,
+			"relay_elicitation": true,
+		}}),
+		set("policy.grants", []any{map[string]any{"tools": []string{"go__test_*"}, "capabilities": []string{"net"}}}),
+		set("policy.destructive.allow", []string{"go__test_*"}),
+	)
+	srv := env.StartHTTP(t)
+	confWaitUpstreamReady(t, srv, "go", 20*time.Second)
+
+	for _, era := range []string{era2026, era2025} {
+		t.Run(era, func(t *testing.T) {
+			var elicited, sampled atomic.Int32
+			cs := srv.Connect(t, era, &ConnectOptions{Client: &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					elicited.Add(1)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada " + era}}, nil
+				},
+				CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					sampled.Add(1)
+					return &mcp.CreateMessageResult{Role: "assistant", Model: "e2e", Content: &mcp.TextContent{Text: "Paris, says " + era}}, nil
+				},
+			}})
+			for _, c := range []struct {
+				tool, want string
+				asked      *atomic.Int32
+			}{
+				{"go__test_input_required_result_elicitation", "Hello, Ada " + era + "!", &elicited},
+				{"go__test_input_required_result_sampling", "Sampling response: Paris, says " + era, &sampled},
+			} {
+				before := c.asked.Load()
+				r := call(t, cs, c.tool, map[string]any{})
+				if r.IsError || textOf(r) != c.want {
+					t.Errorf("%s: %q (error %v); want %q", c.tool, textOf(r), r.IsError, c.want)
+				}
+				if c.asked.Load() != before+1 {
+					t.Errorf("%s: the client's handler was asked %d times; want once", c.tool, c.asked.Load()-before)
+				}
+			}
+		})
+	}
+
+	// The TypeScript SDK 2.x client's multi round-trip driver, likewise.
+	out := runRoundsClient(t, srv, "Ada ts", "go__test_input_required_result_elicitation", "go__test_input_required_result_sampling")
+	if c := out.Calls["go__test_input_required_result_elicitation"]; c.IsError || c.Text != "Hello, Ada ts!" {
+		t.Errorf("TypeScript client, elicitation: %+v", c)
+	}
+	if c := out.Calls["go__test_input_required_result_sampling"]; c.IsError || c.Text != "Sampling response: sampled for Ada ts" {
+		t.Errorf("TypeScript client, sampling: %+v", c)
+	}
+	if out.Asked.Elicitation != 1 || out.Asked.Sampling != 1 {
+		t.Errorf("TypeScript client's handlers asked %+v; want once each", out.Asked)
+	}
+
+	srv.Stop(t)
+	a := env.Archive(t)
+	byID := a.toolsByCallID(t)
+	var rounds2026, relayed2025 int
+	for _, ev := range a.Events {
+		typ, _ := ev["type"].(string)
+		id, _ := ev["call_id"].(string)
+		rec, ok := byID[id]
+		switch typ {
+		case "relay.input_required":
+			rounds2026++
+			if !ok || rec.Status != "input_required" || ev["round"] != float64(1) {
+				t.Errorf("relay.input_required %v: its call is recorded as %+v; want a call ending input_required, round 1", ev, rec)
+			}
+		case "relay.round":
+			of, _ := ev["of"].(string)
+			if !ok || rec.Status != "ok" || rec.Round != 2 || rec.RoundOf != of || byID[of].Status != "input_required" {
+				t.Errorf("relay.round %v: its call is recorded as %+v; want round 2 of the call that asked, ok", ev, rec)
+			}
+		case "relay.elicitation", "relay.sampling":
+			relayed2025++
+			if !ok || ev["status"] != "ok" {
+				t.Errorf("%s %v: not ok or without its call", typ, ev)
+			}
+		}
+	}
+	if rounds2026 != 4 || relayed2025 != 2 || a.eventTypes()["relay.round"] != 4 {
+		t.Errorf("events: %v; want 4 rounds asked and answered (2026-07-28: Go and TypeScript clients) and 2 requests relayed (2025-11-25)", a.eventTypes())
+	}
+}
+
+// roundsClientOut is what e2e/js/rounds-client.mjs prints.
+type roundsClientOut struct {
+	ProtocolVersion string `json:"protocolVersion"`
+	Calls           map[string]struct {
+		IsError bool            `json:"isError"`
+		Text    string          `json:"text"`
+		Thrown  json.RawMessage `json:"thrown"`
+	} `json:"calls"`
+	Asked struct {
+		Elicitation int `json:"elicitation"`
+		Sampling    int `json:"sampling"`
+	} `json:"asked"`
+	Error json.RawMessage `json:"error"`
+}
+
+// runRoundsClient runs the TypeScript SDK 2.x client of 2026-07-28
+// against srv, calling tools; name is what its handlers answer.
+func runRoundsClient(t *testing.T, srv *Server, name string, tools ...string) roundsClientOut {
+	t.Helper()
+	var out roundsClientOut
+	runNode(t, "rounds-client.mjs", map[string]any{"url": srv.URL, "tools": tools, "name": name,
+		"arguments": map[string]any{"ev__trigger-sampling-request": map[string]any{"prompt": "capital of France?"}}}, &out)
+	if out.Error != nil || out.ProtocolVersion != era2026 {
+		t.Fatalf("the TypeScript client (2026-07-28): %s, protocol %q", out.Error, out.ProtocolVersion)
+	}
+	return out
+}
+
+// The other bridge: an upstream that speaks only 2025-11-25 (the
+// reference server-everything) asks its caller with server-to-client
+// requests; a 2026-07-28 client, which cannot be sent requests, is asked
+// in the rounds of its call instead (toolgate keeps the call waiting
+// between them), by the Go SDK and the TypeScript SDK clients alike.
+func TestRoundsBridgeServerToClientRequests(t *testing.T) {
+	t.Parallel()
+	up := everythingStdio(t, "ev")
+	up["relay_sampling"], up["relay_elicitation"] = true, true
+	env := newEnv(t, set("upstreams", []any{up}))
+	srv := env.StartHTTP(t)
+	confWaitUpstreamReady(t, srv, "ev", 20*time.Second)
+
+	var elicited, sampled atomic.Int32
+	cs := srv.Connect(t, era2026, &ConnectOptions{Client: &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			elicited.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada go"}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			sampled.Add(1)
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "e2e", Content: &mcp.TextContent{Text: "sampled for Ada go"}}, nil
+		},
+	}})
+	if r := call(t, cs, "ev__trigger-elicitation-request", map[string]any{}); r.IsError || !strings.Contains(textOf(r), "Ada go") || elicited.Load() != 1 {
+		t.Errorf("Go SDK client, elicitation: %q (error %v), asked %d times; want the answer in the result, asked once", textOf(r), r.IsError, elicited.Load())
+	}
+	if r := call(t, cs, "ev__trigger-sampling-request", map[string]any{"prompt": "capital of France?"}); r.IsError || !strings.Contains(textOf(r), "sampled for Ada go") || sampled.Load() != 1 {
+		t.Errorf("Go SDK client, sampling: %q (error %v), asked %d times; want the answer in the result, asked once", textOf(r), r.IsError, sampled.Load())
+	}
+
+	out := runRoundsClient(t, srv, "Ada ts", "ev__trigger-elicitation-request", "ev__trigger-sampling-request")
+	if c := out.Calls["ev__trigger-elicitation-request"]; c.IsError || !strings.Contains(c.Text, "Ada ts") {
+		t.Errorf("TypeScript client, elicitation: %+v", c)
+	}
+	if c := out.Calls["ev__trigger-sampling-request"]; c.IsError || !strings.Contains(c.Text, "sampled for Ada ts") {
+		t.Errorf("TypeScript client, sampling: %+v", c)
+	}
+	if out.Asked.Elicitation != 1 || out.Asked.Sampling != 1 {
+		t.Errorf("TypeScript client's handlers asked %+v; want once each", out.Asked)
+	}
+
+	srv.Stop(t)
+	a := env.Archive(t)
+	byID := a.toolsByCallID(t)
+	for _, ev := range a.Events {
+		typ, _ := ev["type"].(string)
+		if typ != "relay.round" {
+			continue
+		}
+		rec := byID[ev["call_id"].(string)]
+		if rec.Status != "ok" || rec.Round != 2 || byID[rec.RoundOf].Status != "input_required" {
+			t.Errorf("round %v recorded as %+v; want ok, round 2 of a call that ended input_required", ev, rec)
+		}
+	}
+	if n := a.eventTypes(); n["relay.input_required"] != 4 || n["relay.round"] != 4 {
+		t.Errorf("events %v; want 4 rounds asked and answered", n)
+	}
+}

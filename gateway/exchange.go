@@ -1,0 +1,222 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+)
+
+// Exchanges: a tool's requests to a 2026-07-28 client, asked in rounds.
+//
+// A tool (an upstream relaying its server's elicitation/create or
+// sampling/createMessage, say) asks the calling client through
+// [RequestFromClient] and waits for the answer. A client of 2026-07-28
+// cannot be sent a request: it is asked through the result of its own
+// call, which ends input-required, and answers by repeating the call. So
+// for such a client (one that declared elicitation or sampling) the round
+// stage runs the rest of the call (summarize, execute) in an exchange that
+// outlives the round: when the tool asks, the round ends input-required
+// with the question, and the tool goes on waiting; the client's repeat
+// carries the answer to it, and that round ends with the tool's next
+// question or its result.
+//
+// The exchange is bound to its call by the sealed request state (the
+// round stage refuses a state of another call or caller) and lives as
+// long as the tool is allowed to run: the call's deadline ends it, and
+// with it a tool still waiting for an answer. It is held by the replica
+// that started it: a repeat that reaches another replica is refused
+// (the exchange is not there).
+//
+// A tool that never asks costs the client one goroutine per call and
+// nothing else: its result is the round's.
+
+// parkPrefix marks a tool's state that names an exchange (sealed by the
+// round stage before it leaves; never taken from a client unsealed).
+const parkPrefix = "tgx:"
+
+type exchange struct {
+	id     string
+	cancel context.CancelFunc
+	asks   chan *ask    // the tool's questions, one at a time
+	done   chan *Result // the tool's result (buffered)
+	// pending is the question the client is being asked. It is read and
+	// written only by the round that holds the exchange (see exchanges).
+	pending *ask
+	seq     atomic.Int64
+}
+
+type ask struct {
+	key    string
+	method string
+	params json.RawMessage
+	answer chan json.RawMessage // buffered
+}
+
+// exchanges holds the exchanges waiting for a client's repeat. A round
+// takes its exchange out while it works with it, so only one round at a
+// time touches one.
+type exchanges struct {
+	mu sync.Mutex
+	m  map[string]*exchange
+}
+
+func (x *exchanges) park(ex *exchange) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.m == nil {
+		x.m = map[string]*exchange{}
+	}
+	x.m[ex.id] = ex
+}
+
+func (x *exchanges) take(id string) *exchange {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	ex := x.m[id]
+	delete(x.m, id)
+	return ex
+}
+
+// canAskInRounds reports whether the caller is a 2026-07-28 client that
+// can be asked something in rounds.
+func canAskInRounds(ctx context.Context) bool {
+	return CanAskInRounds(ctx, MethodElicitation) || CanAskInRounds(ctx, MethodSampling)
+}
+
+// runExchange runs the rest of the call in a new exchange, and returns
+// the round's result: the tool's result, or its first question.
+func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *Result {
+	ex := &exchange{id: uuid.NewString(), asks: make(chan *ask), done: make(chan *Result, 1)}
+	// The tool runs past this round's request, until its own deadline
+	// (the execute stage's) or the exchange's end.
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ex.cancel = cancel
+	hctx = WithClient(hctx, &askingClient{inner: ClientFrom(ctx), ex: ex})
+	go func() {
+		res := next(hctx, call)
+		ex.done <- res
+		if p.exchanges.take(ex.id) != nil { // parked: no round will read it
+			cancel()
+			p.log.Warn("a call ended while its client was being asked; its result is dropped", "call_id", call.ID, "tool", call.Name, "status", res.Status())
+		}
+	}()
+	return p.awaitExchange(ctx, call, ex)
+}
+
+// resumeExchange hands the exchange named by a round's state the client's
+// answer and returns the round's result.
+func (p *Pipeline) resumeExchange(ctx context.Context, call *Call, id string) *Result {
+	ex := p.exchanges.take(id)
+	if ex == nil {
+		return RequestErrorResult(fmt.Errorf("call of %q: the exchange this request state continues has ended (the call ran past its deadline, or this replica did not start it); repeat the call without it to begin again", call.Name))
+	}
+	a := ex.pending
+	answer, ok := call.InputResponses[a.key]
+	if !ok {
+		// Not answered: ask again (SEP-2322 re-requests missing input).
+		return p.askRound(ex, a)
+	}
+	ex.pending = nil
+	a.answer <- answer
+	return p.awaitExchange(ctx, call, ex)
+}
+
+// awaitExchange waits for the tool's next question or its result. When
+// the round's own request ends first (the client went away), the
+// exchange ends too.
+func (p *Pipeline) awaitExchange(ctx context.Context, call *Call, ex *exchange) *Result {
+	select {
+	case res := <-ex.done:
+		ex.cancel()
+		return res
+	case a := <-ex.asks:
+		return p.askRound(ex, a)
+	case <-ctx.Done():
+		ex.cancel()
+		return <-ex.done // the execute stage ends the call at once
+	}
+}
+
+// askRound parks the exchange and ends the round input-required with the
+// tool's question.
+func (p *Pipeline) askRound(ex *exchange, a *ask) *Result {
+	ex.pending = a
+	req, err := json.Marshal(map[string]any{"method": a.method, "params": a.params})
+	if err != nil {
+		ex.cancel()
+		return RuntimeErrorResult("", fmt.Errorf("the tool's %s request does not encode: %w", a.method, err))
+	}
+	p.exchanges.park(ex)
+	return InputRequiredResult(map[string]json.RawMessage{a.key: req}, parkPrefix+ex.id,
+		fmt.Sprintf("The tool asks the client (%s): answer and repeat the call with the request state.", a.method))
+}
+
+// askingClient is the client a tool in an exchange sees: it asks the
+// requests a 2026-07-28 client can answer in rounds, and passes the rest
+// to the request's client.
+type askingClient struct {
+	inner Client
+	ex    *exchange
+}
+
+func (c *askingClient) SessionID() string {
+	if c.inner == nil {
+		return ""
+	}
+	return c.inner.SessionID()
+}
+
+func (c *askingClient) Log(level, logger string, data any) error {
+	if c.inner == nil {
+		return ErrNoClient
+	}
+	return c.inner.Log(level, logger, data)
+}
+
+func (c *askingClient) rounds() (roundsClient, bool) {
+	rc, ok := c.inner.(roundsClient)
+	return rc, ok
+}
+
+func (c *askingClient) CanAskInRounds(method string) bool {
+	rc, ok := c.rounds()
+	return ok && rc.CanAskInRounds(method)
+}
+
+func (c *askingClient) RoundCapabilities() (json.RawMessage, bool) {
+	rc, ok := c.rounds()
+	if !ok {
+		return nil, false
+	}
+	return rc.RoundCapabilities()
+}
+
+func (c *askingClient) CanRequest(method string) bool { return c.CanAskInRounds(method) }
+
+// Request asks the client in the exchange's next round and waits for the
+// answer its repeat carries.
+func (c *askingClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if !c.CanAskInRounds(method) {
+		return nil, fmt.Errorf("%s: %w", method, ErrClientCannot)
+	}
+	a := &ask{
+		key:    fmt.Sprintf("toolgate-%s-%d", strings.SplitN(method, "/", 2)[0], c.ex.seq.Add(1)),
+		method: method, params: params, answer: make(chan json.RawMessage, 1),
+	}
+	select {
+	case c.ex.asks <- a:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case ans := <-a.answer:
+		return ans, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

@@ -1,0 +1,294 @@
+package gateway
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Rounds of a call (SEP-2322 multi round-trip, 2026-07-28).
+//
+// A tool (an upstream's, relayed) may end a round of a call input-required:
+// it asks the client something (elicitation, sampling, roots) and hands it
+// an opaque request state; the client repeats the call with its answers
+// and the state. The round stage stands between the client and the tool:
+//
+//   - it seals the tool's state into one of its own, bound to the call
+//     (tool, digest of the validated arguments) and to the caller (identity,
+//     OAuth client, client name), with an expiry, a round number, the ID of
+//     the call that began the exchange and a nonce, under an HMAC key;
+//   - on the repeat it opens the state, refuses one that is forged,
+//     altered, expired, already used or minted for another call or caller
+//     (a request error, so the client gets a JSON-RPC error), and hands the
+//     tool its own state back;
+//   - it records every round: relay.input_required when a round asks,
+//     relay.round when the client answers (with the answer ids), each with
+//     the call it continues.
+//
+// The stage runs after the approval stage: a round's state is minted only
+// for a call that passed every stage before the tool, so the repeat of a
+// call that needed approval is not asked again (see approveStage).
+//
+// The key is drawn at start: a state is answered to the replica that
+// minted it (replicas behind a load balancer route a 2026-07-28 client's
+// repeat by its state only if they share the key; see docs/relay.md).
+
+// roundPrefix marks a state minted by the round stage, so that the
+// approval stage can tell it from its own.
+const roundPrefix = "tgr1."
+
+// RoundTTL is how long a client has to answer a round.
+const RoundTTL = 30 * time.Minute
+
+// Round says which round of a multi round-trip exchange a call is.
+type Round struct {
+	// N is the round number: 2 for the first repeat.
+	N int
+	// Of is the ID of the call that began the exchange.
+	Of string
+}
+
+type roundSeal struct {
+	Tool    string `json:"t"`
+	Args    string `json:"a"`
+	Caller  string `json:"c"`
+	Of      string `json:"o"`
+	N       int    `json:"r"`
+	State   string `json:"s,omitempty"` // the tool's own
+	Expires int64  `json:"e"`
+	Nonce   string `json:"n"`
+}
+
+type roundKeys struct {
+	key []byte
+
+	mu   sync.Mutex
+	used map[string]time.Time // nonce -> when it may be forgotten
+}
+
+func newRoundKeys() *roundKeys {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	return &roundKeys{key: key, used: map[string]time.Time{}}
+}
+
+func (k *roundKeys) mac(payload string) string {
+	m := hmac.New(sha256.New, k.key)
+	m.Write([]byte(payload))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// roundCaller is who a state is bound to.
+func roundCaller(c *Call) string {
+	s := c.Identity + "\x00" + c.Client
+	if c.Principal != nil {
+		s += "\x00" + c.Principal.ClientID
+	}
+	return s
+}
+
+func roundArgs(c *Call) string {
+	b, _ := json.Marshal(c.Args)
+	sum := sha256.Sum256(b)
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// seal mints the state of the round that call's result ends.
+func (k *roundKeys) seal(call *Call, state string) string {
+	n, of := 1, call.ID
+	if call.Round != nil {
+		n, of = call.Round.N, call.Round.Of
+	}
+	nonce := make([]byte, 12)
+	_, _ = rand.Read(nonce)
+	b, _ := json.Marshal(roundSeal{
+		Tool: call.Name, Args: roundArgs(call), Caller: roundCaller(call), Of: of, N: n, State: state,
+		Expires: time.Now().Add(RoundTTL).Unix(), Nonce: base64.RawURLEncoding.EncodeToString(nonce),
+	})
+	payload := base64.RawURLEncoding.EncodeToString(b)
+	return roundPrefix + payload + "." + k.mac(payload)
+}
+
+// Errors of open: the client is told which.
+var (
+	ErrRoundForged  = errors.New("the request state is not one toolgate minted (forged or altered)")
+	ErrRoundOther   = errors.New("the request state was minted for another call or caller (tool, arguments or caller differ)")
+	ErrRoundExpired = errors.New("the request state has expired")
+	ErrRoundReused  = errors.New("the request state was already used")
+)
+
+// open verifies a state the client echoed and takes it (a state is good
+// once).
+func (k *roundKeys) open(state string, call *Call) (*roundSeal, error) {
+	payload, mac, ok := strings.Cut(strings.TrimPrefix(state, roundPrefix), ".")
+	if !ok || !hmac.Equal([]byte(mac), []byte(k.mac(payload))) {
+		return nil, ErrRoundForged
+	}
+	b, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		return nil, ErrRoundForged
+	}
+	var st roundSeal
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, ErrRoundForged
+	}
+	if st.Tool != call.Name || st.Args != roundArgs(call) || st.Caller != roundCaller(call) {
+		return nil, ErrRoundOther
+	}
+	now := time.Now()
+	if now.Unix() > st.Expires {
+		return nil, ErrRoundExpired
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	maps.DeleteFunc(k.used, func(_ string, until time.Time) bool { return now.After(until) })
+	if _, seen := k.used[st.Nonce]; seen {
+		return nil, ErrRoundReused
+	}
+	k.used[st.Nonce] = time.Unix(st.Expires+1, 0)
+	return &st, nil
+}
+
+// IsRoundState reports whether state is one the round stage minted (not
+// whether it is valid: the round stage checks that).
+func IsRoundState(state string) bool { return strings.HasPrefix(state, roundPrefix) }
+
+// roundStage seals and opens the request states of a call's rounds and
+// records each round; see the comment at the top of this file.
+func (p *Pipeline) roundStage(next Handler) Handler {
+	return func(ctx context.Context, call *Call) *Result {
+		sealed := IsRoundState(call.RequestState)
+		if sealed {
+			st, err := p.rounds.open(call.RequestState, call)
+			if err != nil {
+				p.event("relay.round", call, map[string]any{"status": "refused", "error": err.Error()})
+				return RequestErrorResult(fmt.Errorf("call of %q: %w; repeat the call without it to begin again", call.Name, err))
+			}
+			call.RequestState = st.State
+			call.Round = &Round{N: st.N + 1, Of: st.Of}
+			p.event("relay.round", call, map[string]any{"status": "ok", "round": call.Round.N, "of": st.Of, "answers": slices.Sorted(maps.Keys(call.InputResponses))})
+		}
+		var res *Result
+		switch id, parked := strings.CutPrefix(call.RequestState, parkPrefix); {
+		case parked && sealed:
+			res = p.resumeExchange(ctx, call, id)
+		case parked: // names an exchange, but not in a state toolgate sealed
+			p.event("relay.round", call, map[string]any{"status": "refused", "error": ErrRoundForged.Error()})
+			res = RequestErrorResult(fmt.Errorf("call of %q: %w", call.Name, ErrRoundForged))
+		case canAskInRounds(ctx):
+			res = p.runExchange(ctx, call, next)
+		default:
+			res = next(ctx, call)
+		}
+		if res.Kind != KindInputRequired {
+			return res
+		}
+		res.RequestState = p.rounds.seal(call, res.RequestState)
+		asks := make(map[string]string, len(res.InputRequests))
+		for id, raw := range res.InputRequests {
+			var r struct {
+				Method string `json:"method"`
+			}
+			_ = json.Unmarshal(raw, &r)
+			asks[id] = r.Method
+		}
+		n, of := 1, call.ID
+		if call.Round != nil {
+			n, of = call.Round.N, call.Round.Of
+		}
+		p.event("relay.input_required", call, map[string]any{"status": "ok", "round": n, "of": of, "requests": asks})
+		return res
+	}
+}
+
+// Rounds of prompts/get. Prompts do not pass through the pipeline (no
+// policy, no call records), but a prompt of an upstream may ask in rounds
+// as a tool does: the mirror seals and opens its states with the same
+// keys, bound to the prompt, its arguments and the caller, and records the
+// rounds as events that name the prompt.
+
+// promptRound reads the round a prompts/get repeats, if any: it returns
+// what the state is bound to, and the round with the source's own state
+// (nil for a first round). A state that does not open is refused.
+func (m *MCPServer) promptRound(ctx context.Context, name string, req mcp.GetPromptRequest) (*Call, *PromptRound, error) {
+	bind := withCaller(ctx, &Call{Name: "prompt " + name, Args: req.Params.Arguments})
+	responses := rawResponses(req.Params.InputResponses)
+	if req.Params.RequestState == "" && len(responses) == 0 {
+		return bind, nil, nil
+	}
+	round := &PromptRound{InputResponses: responses}
+	if req.Params.RequestState != "" {
+		st, err := m.opts.Pipeline.rounds.open(req.Params.RequestState, bind)
+		if err != nil {
+			m.opts.Pipeline.promptEvent("relay.round", name, bind, map[string]any{"status": "refused", "error": err.Error()})
+			return nil, nil, fmt.Errorf("prompt %q: %w; get it again without it to begin again", name, err)
+		}
+		round.RequestState = st.State
+		bind.Round = &Round{N: st.N + 1}
+		m.opts.Pipeline.promptEvent("relay.round", name, bind, map[string]any{"status": "ok", "round": bind.Round.N, "answers": slices.Sorted(maps.Keys(responses))})
+	}
+	return bind, round, nil
+}
+
+// promptInputRequired answers a prompts/get round that asks the client:
+// resultType input_required with the requests and the sealed state.
+func (m *MCPServer) promptInputRequired(bind *Call, res *PromptResult) (*mcp.GetPromptResult, error) {
+	name := strings.TrimPrefix(bind.Name, "prompt ")
+	reqs := make(mcp.InputRequests, len(res.InputRequests))
+	asks := make(map[string]string, len(res.InputRequests))
+	for id, raw := range res.InputRequests {
+		var r mcp.InputRequest
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("prompt %q: input request %q does not encode: %w", name, id, err)
+		}
+		reqs[id] = r
+		asks[id] = string(r.Method)
+	}
+	n := 1
+	if bind.Round != nil {
+		n = bind.Round.N
+	}
+	m.opts.Pipeline.promptEvent("relay.input_required", name, bind, map[string]any{"status": "ok", "round": n, "requests": asks})
+	return &mcp.GetPromptResult{
+		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: reqs, RequestState: m.opts.Pipeline.rounds.seal(bind, res.RequestState)},
+		Messages:             []mcp.PromptMessage{},
+	}, nil
+}
+
+// promptEvent records an event about a round of prompts/get.
+func (p *Pipeline) promptEvent(typ, prompt string, bind *Call, fields map[string]any) {
+	er, ok := p.opts.Recorder.(EventRecorder)
+	if !ok {
+		return
+	}
+	fields["prompt"] = prompt
+	callerFields(fields, bind)
+	er.Event(typ, fields)
+}
+
+// rawResponses keeps a client's answers to a round raw, by request id.
+func rawResponses(in mcp.InputResponses) map[string]json.RawMessage {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(in))
+	for id, r := range in {
+		if b, err := json.Marshal(r); err == nil {
+			out[id] = b
+		}
+	}
+	return out
+}

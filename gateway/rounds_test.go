@@ -1,0 +1,269 @@
+package gateway
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// roundEvents keeps the events of the round stage with their fields.
+type roundEvents struct {
+	mu     sync.Mutex
+	events []map[string]any
+}
+
+func (l *roundEvents) CallStarted(*Call) error                    { return nil }
+func (l *roundEvents) CallFinished(*Call, *Result, time.Duration) {}
+func (l *roundEvents) Event(typ string, fields map[string]any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fields["type"] = typ
+	l.events = append(l.events, fields)
+}
+
+// askingTool is a tool that asks in rounds, as an upstream of 2026-07-28
+// does: with no answer it ends input-required with its own state "s1";
+// answered with that state it ends input-required again with "s2"; with
+// "s2" and an answer it completes. It keeps the states it was handed.
+type askingTool struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (a *askingTool) handler(ctx context.Context, _ map[string]any) (*Result, error) {
+	call := CallFrom(ctx)
+	a.mu.Lock()
+	a.seen = append(a.seen, call.RequestState)
+	a.mu.Unlock()
+	ask := map[string]json.RawMessage{"name": json.RawMessage(`{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}`)}
+	switch {
+	case call.RequestState == "" || len(call.InputResponses) == 0:
+		return InputRequiredResult(ask, "s1", "asks"), nil
+	case call.RequestState == "s1":
+		return InputRequiredResult(ask, "s2", "asks again"), nil
+	case call.RequestState == "s2":
+		return OkText("done"), nil
+	}
+	return Error("unknown state "+call.RequestState, "bad state"), nil
+}
+
+func TestRoundStage(t *testing.T) {
+	at := &askingTool{}
+	tl, _ := NewDynamicTool(ToolDef{Name: "ask", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer"}}}`)}, at.handler)
+	ts, _ := NewToolset("up", tl)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	log := &roundEvents{}
+	p := NewPipeline(&Options{Tools: cat, Recorder: log})
+	answer := map[string]json.RawMessage{"name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}
+	caller := func(state string, args string) *Call {
+		return &Call{Name: "ask", Arguments: json.RawMessage(args), Identity: "token:a", Client: "c/1", RequestState: state, InputResponses: answer}
+	}
+
+	first := &Call{Name: "ask", Arguments: json.RawMessage(`{"x":1}`), Identity: "token:a", Client: "c/1"}
+	r1 := p.Call(context.Background(), first)
+	if r1.Kind != KindInputRequired || !IsRoundState(r1.RequestState) || strings.Contains(r1.RequestState, "s1") {
+		t.Fatalf("round 1: kind %q state %q; want input_required with a sealed state that does not show the tool's", r1.Kind, r1.RequestState)
+	}
+
+	// Altered, another caller, other arguments: refused as request errors,
+	// and the tool never runs.
+	for _, c := range []struct {
+		name string
+		call *Call
+		want error
+	}{
+		{"altered", caller(r1.RequestState+"x", `{"x":1}`), ErrRoundForged},
+		{"forged", caller(roundPrefix+"e30.AAAA", `{"x":1}`), ErrRoundForged},
+		{"other caller", func() *Call { c := caller(r1.RequestState, `{"x":1}`); c.Identity = "token:b"; return c }(), ErrRoundOther},
+		{"other arguments", caller(r1.RequestState, `{"x":2}`), ErrRoundOther},
+	} {
+		before := len(at.seen)
+		res := p.Call(context.Background(), c.call)
+		if res.Kind != KindRequestError || !strings.Contains(res.Message, c.want.Error()) || len(at.seen) != before {
+			t.Errorf("%s: kind %q %q (tool ran %d times); want a request error saying %q, the tool not run", c.name, res.Kind, res.Message, len(at.seen)-before, c.want)
+		}
+	}
+
+	second := caller(r1.RequestState, `{"x":1}`)
+	r2 := p.Call(context.Background(), second)
+	if r2.Kind != KindInputRequired || second.Round == nil || second.Round.N != 2 || second.Round.Of != first.ID {
+		t.Fatalf("round 2: kind %q round %+v; want input_required, round 2 of %s", r2.Kind, second.Round, first.ID)
+	}
+	// A state is good once.
+	if res := p.Call(context.Background(), caller(r1.RequestState, `{"x":1}`)); res.Kind != KindRequestError || !strings.Contains(res.Message, ErrRoundReused.Error()) {
+		t.Errorf("replayed state: kind %q %q; want refused as reused", res.Kind, res.Message)
+	}
+	third := caller(r2.RequestState, `{"x":1}`)
+	r3 := p.Call(context.Background(), third)
+	if r3.Kind != "" || third.Round.N != 3 || third.Round.Of != first.ID {
+		t.Fatalf("round 3: kind %q %q round %+v; want done, round 3 of the first call", r3.Kind, r3.Message, third.Round)
+	}
+	if got := strings.Join(at.seen, ","); got != ",s1,s2" {
+		t.Errorf("the tool was handed the states %q; want its own, in order (\",s1,s2\")", got)
+	}
+
+	var kinds []string
+	for _, e := range log.events {
+		kinds = append(kinds, e["type"].(string)+":"+e["status"].(string))
+		if e["call_id"] == "" {
+			t.Errorf("event without its call: %v", e)
+		}
+	}
+	want := "relay.input_required:ok relay.round:refused relay.round:refused relay.round:refused relay.round:refused relay.round:ok relay.input_required:ok relay.round:refused relay.round:ok"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Errorf("events\n  %s\nwant\n  %s", got, want)
+	}
+}
+
+func TestRoundStateExpires(t *testing.T) {
+	k := newRoundKeys()
+	call := &Call{ID: "c1", Name: "t", Identity: "local"}
+	st := k.seal(call, "inner")
+	payload, _, _ := strings.Cut(strings.TrimPrefix(st, roundPrefix), ".")
+	var seal roundSeal
+	b, _ := base64.RawURLEncoding.DecodeString(payload)
+	_ = json.Unmarshal(b, &seal)
+	seal.Expires = time.Now().Add(-time.Second).Unix()
+	b, _ = json.Marshal(seal)
+	payload = base64.RawURLEncoding.EncodeToString(b)
+	expired := roundPrefix + payload + "." + k.mac(payload)
+	if _, err := k.open(expired, call); !errors.Is(err, ErrRoundExpired) {
+		t.Errorf("an expired state: %v; want %v", err, ErrRoundExpired)
+	}
+	if got, err := k.open(st, call); err != nil || got.State != "inner" {
+		t.Errorf("a good state: %+v %v", got, err)
+	}
+}
+
+// A call that needed approval is not asked again when it repeats a round
+// its tool asked: the sealed state shows it passed the approval stage.
+func TestRoundAfterApproval(t *testing.T) {
+	at := &askingTool{}
+	tl, _ := NewDynamicTool(ToolDef{Name: "ask"}, at.handler)
+	ts, _ := NewToolset("up", tl)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	ask := PolicyFunc(func(context.Context, *Tool) Decision {
+		return Decision{Ask: true, Layer: "config", Rule: "policy.approval.tools:ask"}
+	})
+	approver := &fixedApprover{a: Approval{Granted: true, Scope: "once", Channel: "operator"}}
+	p := NewPipeline(&Options{Tools: cat, Policy: ask, Approver: approver})
+	r1 := p.Call(context.Background(), &Call{Name: "ask", Identity: "local"})
+	if r1.Kind != KindInputRequired || approver.calls != 1 {
+		t.Fatalf("round 1: kind %q, approver asked %d times", r1.Kind, approver.calls)
+	}
+	answer := map[string]json.RawMessage{"name": json.RawMessage(`{"action":"accept"}`)}
+	second := &Call{Name: "ask", Identity: "local", RequestState: r1.RequestState, InputResponses: answer}
+	if r2 := p.Call(context.Background(), second); r2.Kind != KindInputRequired || approver.calls != 1 || second.Decision.Rule != "approval:round" {
+		t.Errorf("round 2: kind %q, approver asked %d times, rule %q; want input_required without asking again, rule approval:round", r2.Kind, approver.calls, second.Decision.Rule)
+	}
+	// A forged round state does not skip the approval: the round stage
+	// refuses it, and the tool does not run.
+	before := len(at.seen)
+	if r := p.Call(context.Background(), &Call{Name: "ask", Identity: "local", RequestState: roundPrefix + "x.y", InputResponses: answer}); r.Kind != KindRequestError || len(at.seen) != before {
+		t.Errorf("a forged round state: kind %q, tool ran %d times; want a request error", r.Kind, len(at.seen)-before)
+	}
+}
+
+// roundsOnlyClient is a 2026-07-28 client that declared elicitation and
+// sampling: it can be asked only in rounds.
+type roundsOnlyClient struct{}
+
+func (roundsOnlyClient) SessionID() string                 { return "" }
+func (roundsOnlyClient) Log(string, string, any) error     { return nil }
+func (roundsOnlyClient) CanRequest(string) bool            { return false }
+func (roundsOnlyClient) CanAskInRounds(method string) bool { return true }
+func (roundsOnlyClient) RoundCapabilities() (json.RawMessage, bool) {
+	return json.RawMessage(`{"elicitation":{},"sampling":{}}`), true
+}
+func (roundsOnlyClient) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, ErrClientCannot
+}
+
+// A tool that asks its client with server-to-client requests, called by a
+// client that can be asked only in rounds: each request becomes a round,
+// and the answers reach the tool, which runs on between the rounds.
+func TestExchangeAsksInRounds(t *testing.T) {
+	tl, _ := NewDynamicTool(ToolDef{Name: "greet"}, func(ctx context.Context, _ map[string]any) (*Result, error) {
+		name, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{"message":"name?"}`))
+		if err != nil {
+			return nil, err
+		}
+		reply, err := RequestFromClient(ctx, MethodSampling, json.RawMessage(`{"messages":[]}`))
+		if err != nil {
+			return nil, err
+		}
+		return OkText(string(name) + " " + string(reply)), nil
+	})
+	ts, _ := NewToolset("t", tl)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	log := &roundEvents{}
+	p := NewPipeline(&Options{Tools: cat, Recorder: log})
+	ctx := WithClient(context.Background(), roundsOnlyClient{})
+
+	r1 := p.Call(ctx, &Call{Name: "greet", Identity: "local"})
+	if r1.Kind != KindInputRequired || len(r1.InputRequests) != 1 || !strings.Contains(string(r1.InputRequests["toolgate-elicitation-1"]), `"method":"elicitation/create"`) {
+		t.Fatalf("round 1: kind %q requests %s", r1.Kind, r1.InputRequests)
+	}
+	// Repeated without the answer: asked again.
+	r1b := p.Call(ctx, &Call{Name: "greet", Identity: "local", RequestState: r1.RequestState})
+	if r1b.Kind != KindInputRequired || r1b.InputRequests["toolgate-elicitation-1"] == nil {
+		t.Fatalf("round 1 repeated without its answer: kind %q %s; want asked again", r1b.Kind, r1b.InputRequests)
+	}
+	r2 := p.Call(ctx, &Call{Name: "greet", Identity: "local", RequestState: r1b.RequestState,
+		InputResponses: map[string]json.RawMessage{"toolgate-elicitation-1": json.RawMessage(`"Ada"`)}})
+	if r2.Kind != KindInputRequired || r2.InputRequests["toolgate-sampling-2"] == nil {
+		t.Fatalf("round 2: kind %q requests %s; want the sampling question", r2.Kind, r2.InputRequests)
+	}
+	// An exchange named by a state toolgate did not seal is refused.
+	if r := p.Call(ctx, &Call{Name: "greet", Identity: "local", RequestState: parkPrefix + "x"}); r.Kind != KindRequestError {
+		t.Errorf("an unsealed exchange state: kind %q; want a request error", r.Kind)
+	}
+	r3 := p.Call(ctx, &Call{Name: "greet", Identity: "local", RequestState: r2.RequestState,
+		InputResponses: map[string]json.RawMessage{"toolgate-sampling-2": json.RawMessage(`"hi"`)}})
+	if r3.Kind != "" || r3.Output[0].(TextPart).Text != `"Ada" "hi"` {
+		t.Fatalf("round 3: kind %q %q; want the tool's result with both answers", r3.Kind, r3.Message)
+	}
+
+}
+
+// Nobody answers: the call's deadline ends the tool that waits, and the
+// exchange with it.
+func TestExchangeEndsAtTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		slow, _ := NewDynamicTool(ToolDef{Name: "slow", Timeout: time.Minute}, func(ctx context.Context, _ map[string]any) (*Result, error) {
+			_, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{}`))
+			return nil, err
+		})
+		ts, _ := NewToolset("t", slow)
+		cat := NewCatalog(nil)
+		_ = cat.Add(context.Background(), ts)
+		p := NewPipeline(&Options{Tools: cat})
+		ctx := WithClient(context.Background(), roundsOnlyClient{})
+		s1 := p.Call(ctx, &Call{Name: "slow", Identity: "local"})
+		if s1.Kind != KindInputRequired {
+			t.Fatalf("slow: kind %q", s1.Kind)
+		}
+		time.Sleep(time.Minute + time.Second)
+		synctest.Wait()
+		p.exchanges.mu.Lock()
+		held := len(p.exchanges.m)
+		p.exchanges.mu.Unlock()
+		if held != 0 {
+			t.Fatalf("%d exchanges held after the call's deadline", held)
+		}
+		s2 := p.Call(ctx, &Call{Name: "slow", Identity: "local", RequestState: s1.RequestState,
+			InputResponses: map[string]json.RawMessage{"toolgate-elicitation-1": json.RawMessage(`{}`)}})
+		if s2.Kind != KindRequestError || !strings.Contains(s2.Message, "has ended") {
+			t.Errorf("answering a call past its deadline: kind %q %q; want a request error saying it ended", s2.Kind, s2.Message)
+		}
+	})
+}
