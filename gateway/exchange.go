@@ -113,7 +113,7 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 func (p *Pipeline) resumeExchange(ctx context.Context, call *Call, id string) *Result {
 	ex := p.exchanges.take(id)
 	if ex == nil {
-		return RequestErrorResult(fmt.Errorf("call of %q: the exchange this request state continues has ended (the call ran past its deadline, or this replica did not start it); repeat the call without it to begin again", call.Name))
+		return RequestErrorResult(roundRefusal(fmt.Sprintf("call of %q: the exchange this request state continues has ended (the call ran past its deadline, or this replica did not start it); repeat the call without it to begin again", call.Name)))
 	}
 	a := ex.pending
 	answer, ok := call.InputResponses[a.key]

@@ -461,8 +461,8 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 	}
 	res := m.opts.Pipeline.Call(ctx, call)
 	settle(reqCtx, client.lastSent.Load())
-	if res.Kind == KindRequestError {
-		return nil, errors.New(res.Message)
+	if res.Kind == KindRequestError && res.Refusal != nil {
+		return nil, res.Refusal
 	}
 	out := ToMCPResult(call.ID, res)
 	if call.Task != nil && out.RawStructuredContent != nil {

@@ -41,6 +41,9 @@ type Result struct {
 	// RequestState is the opaque state the client echoes back with them.
 	InputRequests map[string]json.RawMessage
 	RequestState  string
+	// Refusal is the JSON-RPC error of a result of kind
+	// [KindRequestError].
+	Refusal *RequestError
 }
 
 // Kind says how a call ended. Success has the empty Kind.
@@ -328,10 +331,29 @@ func Truncate(s string, n int) string {
 	return s[:cut] + "…"
 }
 
-// RequestErrorResult refuses the request with err (a JSON-RPC error to an
+// RequestError refuses a request with a JSON-RPC error: the code, the
+// message and the data (raw JSON, or nil for none) the client gets. The MCP
+// mirror answers with it as is (it implements mcp-go's server.CodedError,
+// a local patch; see third_party/README.md).
+type RequestError struct {
+	Code    int
+	Message string
+	Data    json.RawMessage
+}
+
+func (e *RequestError) Error() string    { return e.Message }
+func (e *RequestError) JSONRPCCode() int { return e.Code }
+func (e *RequestError) JSONRPCData() any {
+	if len(e.Data) == 0 {
+		return nil
+	}
+	return e.Data
+}
+
+// RequestErrorResult refuses the request with e (a JSON-RPC error to an
 // MCP client).
-func RequestErrorResult(err error) *Result {
-	return &Result{IsError: true, Kind: KindRequestError, Message: err.Error()}
+func RequestErrorResult(e *RequestError) *Result {
+	return &Result{IsError: true, Kind: KindRequestError, Message: e.Message, Refusal: e}
 }
 
 // InputRequiredResult is a round of a call that needs the client's answers

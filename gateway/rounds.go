@@ -161,6 +161,12 @@ func (k *roundKeys) open(state string, call *Call) (*roundSeal, error) {
 	return &st, nil
 }
 
+// roundRefusal refuses a request whose round state does not hold: its
+// params are invalid (-32602).
+func roundRefusal(msg string) *RequestError {
+	return &RequestError{Code: mcp.INVALID_PARAMS, Message: msg}
+}
+
 // IsRoundState reports whether state is one the round stage minted (not
 // whether it is valid: the round stage checks that).
 func IsRoundState(state string) bool { return strings.HasPrefix(state, roundPrefix) }
@@ -174,7 +180,7 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 			st, err := p.rounds.open(call.RequestState, call)
 			if err != nil {
 				p.event("relay.round", call, map[string]any{"status": "refused", "error": err.Error()})
-				return RequestErrorResult(fmt.Errorf("call of %q: %w; repeat the call without it to begin again", call.Name, err))
+				return RequestErrorResult(roundRefusal(fmt.Sprintf("call of %q: %v; repeat the call without it to begin again", call.Name, err)))
 			}
 			call.RequestState = st.State
 			call.Round = &Round{N: st.N + 1, Of: st.Of}
@@ -186,7 +192,7 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 			res = p.resumeExchange(ctx, call, id)
 		case parked: // names an exchange, but not in a state toolgate sealed
 			p.event("relay.round", call, map[string]any{"status": "refused", "error": ErrRoundForged.Error()})
-			res = RequestErrorResult(fmt.Errorf("call of %q: %w", call.Name, ErrRoundForged))
+			res = RequestErrorResult(roundRefusal(fmt.Sprintf("call of %q: %v", call.Name, ErrRoundForged)))
 		case canAskInRounds(ctx):
 			res = p.runExchange(ctx, call, next)
 		default:
@@ -233,7 +239,7 @@ func (m *MCPServer) promptRound(ctx context.Context, name string, req mcp.GetPro
 		st, err := m.opts.Pipeline.rounds.open(req.Params.RequestState, bind)
 		if err != nil {
 			m.opts.Pipeline.promptEvent("relay.round", name, bind, map[string]any{"status": "refused", "error": err.Error()})
-			return nil, nil, fmt.Errorf("prompt %q: %w; get it again without it to begin again", name, err)
+			return nil, nil, roundRefusal(fmt.Sprintf("prompt %q: %v; get it again without it to begin again", name, err))
 		}
 		round.RequestState = st.State
 		bind.Round = &Round{N: st.N + 1}

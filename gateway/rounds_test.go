@@ -267,3 +267,40 @@ func TestExchangeEndsAtTheDeadline(t *testing.T) {
 		}
 	})
 }
+
+// A request refused as a JSON-RPC error reaches the client with its code
+// and data (an upstream's -32021 with the capabilities it needs, say), and
+// a forged round state as -32602.
+func TestRequestErrorOnTheWire(t *testing.T) {
+	tl, _ := NewDynamicTool(ToolDef{Name: "needs"}, func(context.Context, map[string]any) (*Result, error) {
+		return RequestErrorResult(&RequestError{Code: -32021, Message: "sampling is required", Data: json.RawMessage(`{"requiredCapabilities":{"sampling":{}}}`)}), nil
+	})
+	ts, _ := NewToolset("t", tl)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	rec := newMemRecorder()
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: rec})})
+	for _, c := range []struct{ req, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"needs","arguments":{}}}`,
+			`{"code":-32021,"message":"sampling is required","data":{"requiredCapabilities":{"sampling":{}}}}`},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"needs","arguments":{},"requestState":"tgr1.e30.AAAA"}}`,
+			`{"code":-32602,"message":"call of \"needs\": the request state is not one toolgate minted (forged or altered); repeat the call without it to begin again"}`},
+	} {
+		b, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(c.req)))
+		var resp struct {
+			Error json.RawMessage `json:"error"`
+		}
+		_ = json.Unmarshal(b, &resp)
+		if !jsonEqual(resp.Error, []byte(c.want)) {
+			t.Errorf("%s\n  answered %s\n  want error %s", c.req, b, c.want)
+		}
+	}
+	if len(rec.finished) != 2 {
+		t.Errorf("%d calls recorded, want both", len(rec.finished))
+	}
+	for _, res := range rec.finished {
+		if res.Status() != string(KindRequestError) {
+			t.Errorf("recorded as %q, want request_error", res.Status())
+		}
+	}
+}

@@ -266,7 +266,11 @@ func (u *Upstream) doModern(ctx context.Context, method string, params map[strin
 	raw, err := mc.modernRequest(ctx, method, params, caps)
 	if err != nil {
 		var rpc *rpcError
-		if errors.As(err, &rpc) || ctx.Err() != nil {
+		if errors.As(err, &rpc) {
+			// The caller gets the upstream's refusal as it is.
+			return nil, true, &gateway.RequestError{Code: rpc.Code, Data: rpc.Data, Message: fmt.Sprintf("upstream %q: %s", u.name, rpc.Message)}
+		}
+		if ctx.Err() != nil {
 			return nil, true, fmt.Errorf("upstream %q: %w", u.name, err)
 		}
 		return nil, true, fmt.Errorf("upstream %q: %s", u.name, u.errText(err))

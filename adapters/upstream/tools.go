@@ -259,7 +259,8 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 			// A refusal of the round itself (its answers, its state) or of
 			// the caller's capabilities is the caller's to see, as a
 			// protocol error, as it would be talking to the upstream.
-			return gateway.RequestErrorResult(fmt.Errorf("upstream %q refused the call of `%s`: JSON-RPC error %d: %s", u.name, name, rpc.Code, rpc.Message)), nil
+			return gateway.RequestErrorResult(&gateway.RequestError{Code: rpc.Code, Data: rpc.Data,
+				Message: fmt.Sprintf("upstream %q refused the call of `%s`: %s", u.name, name, rpc.Message)}), nil
 		case errors.As(err, &rpc):
 			msg := fmt.Sprintf("Upstream %q answered the call of `%s` with JSON-RPC error %d: %s", u.name, name, rpc.Code, rpc.Message)
 			if len(rpc.Data) > 0 && string(rpc.Data) != "null" {

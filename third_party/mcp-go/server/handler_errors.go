@@ -21,7 +21,22 @@ func handlerError(ctx context.Context, id any, err error) *requestError {
 		details := required.JSONRPCError().Error
 		return &requestError{id: id, code: details.Code, err: err, data: details.Data}
 	}
+	// toolgate patch: a handler error that names its JSON-RPC code (and
+	// data) is answered with them, as a proxy must to pass on an upstream
+	// server's refusal (-32021 with data.requiredCapabilities, say).
+	var coded CodedError
+	if errors.As(err, &coded) {
+		return &requestError{id: id, code: coded.JSONRPCCode(), err: err, data: coded.JSONRPCData()}
+	}
 	return &requestError{id: id, code: mcp.INTERNAL_ERROR, err: err}
+}
+
+// CodedError is an error a handler returns to answer with a JSON-RPC error
+// of its choosing (toolgate patch). JSONRPCData may return nil for none.
+type CodedError interface {
+	error
+	JSONRPCCode() int
+	JSONRPCData() any
 }
 
 // asURLElicitationRequired finds a URLElicitationRequiredError in err's chain,

@@ -1754,6 +1754,8 @@ func (s *MCPServer) handleReadResource(
 			request.Params.URI,
 			ErrResourceNotFound,
 		),
+		// toolgate patch: the error names the URI (SEP-2164: data.uri).
+		data: map[string]any{"uri": request.Params.URI},
 	}
 }
 
