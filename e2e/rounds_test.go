@@ -5,6 +5,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,23 +24,52 @@ import (
 // client answers the same tools through elicitation/create and
 // sampling/createMessage (the upstream asks those over toolgate's
 // 2025-11-25 connection, and toolgate relays them). Both are real Go SDK
-// clients whose handlers answer; every round is in the run archive.
+// clients whose handlers answer; every round is in the run archive. The
+// server runs twice: as a stdio child ("go") and over streamable HTTP
+// ("goh"), where the 2026-07-28 connection is stateless requests with the
+// standard headers.
 func TestMultiRoundTripRelay(t *testing.T) {
 	t.Parallel()
 	everything := confBuildEverythingServer(t)
+	up := func(name string, where map[string]any) map[string]any {
+		where["name"], where["startup_timeout"] = name, "20s"
+		where["relay_sampling"], where["relay_elicitation"] = true, true
+		return where
+	}
 	env := newEnv(t,
-		set("upstreams", []any{map[string]any{
-			"name":              "go",
-			"command":           everything,
-			"startup_timeout":   "20s",
-			"relay_sampling":    true,
-			"relay_elicitation": true,
-		}}),
-		set("policy.grants", []any{map[string]any{"tools": []string{"go__test_*"}, "capabilities": []string{"net"}}}),
-		set("policy.destructive.allow", []string{"go__test_*"}),
+		set("upstreams", []any{
+			up("go", map[string]any{"command": everything}),
+			up("goh", map[string]any{"url": startGoEverythingHTTP(t, everything)}),
+		}),
+		set("policy.grants", []any{map[string]any{"tools": []string{"go__test_*", "goh__test_*"}, "capabilities": []string{"net"}}}),
+		set("policy.destructive.allow", []string{"go__test_*", "goh__test_*"}),
+		set("discovery.mode", "all"), // two upstreams' tools are over the search threshold
 	)
 	srv := env.StartHTTP(t)
 	confWaitUpstreamReady(t, srv, "go", 20*time.Second)
+	confWaitUpstreamReady(t, srv, "goh", 20*time.Second)
+	// The mirror lists an upstream's tools moments after it is ready.
+	probe := srv.Connect(t, era2025, nil)
+	if !waitFor(10*time.Second, func() bool {
+		res, err := probe.ListTools(callCtx(t), nil)
+		if err != nil {
+			return false
+		}
+		n := 0
+		for _, tl := range res.Tools {
+			if strings.HasSuffix(tl.Name, "__test_input_required_result_sampling") {
+				n++
+			}
+		}
+		return n == 2
+	}) {
+		res, _ := probe.ListTools(callCtx(t), nil)
+		var names []string
+		for _, tl := range res.Tools {
+			names = append(names, tl.Name)
+		}
+		t.Fatalf("the tools of both upstreams are not listed: %v", names)
+	}
 
 	for _, era := range []string{era2026, era2025} {
 		t.Run(era, func(t *testing.T) {
@@ -58,6 +90,8 @@ func TestMultiRoundTripRelay(t *testing.T) {
 			}{
 				{"go__test_input_required_result_elicitation", "Hello, Ada " + era + "!", &elicited},
 				{"go__test_input_required_result_sampling", "Sampling response: Paris, says " + era, &sampled},
+				{"goh__test_input_required_result_elicitation", "Hello, Ada " + era + "!", &elicited},
+				{"goh__test_input_required_result_sampling", "Sampling response: Paris, says " + era, &sampled},
 			} {
 				before := c.asked.Load()
 				r := call(t, cs, c.tool, map[string]any{})
@@ -109,8 +143,8 @@ func TestMultiRoundTripRelay(t *testing.T) {
 			}
 		}
 	}
-	if rounds2026 != 4 || relayed2025 != 2 || a.eventTypes()["relay.round"] != 4 {
-		t.Errorf("events: %v; want 4 rounds asked and answered (2026-07-28: Go and TypeScript clients) and 2 requests relayed (2025-11-25)", a.eventTypes())
+	if rounds2026 != 6 || relayed2025 != 4 || a.eventTypes()["relay.round"] != 6 {
+		t.Errorf("events: %v; want 6 rounds asked and answered (2026-07-28: Go and TypeScript clients) and 4 requests relayed (2025-11-25)", a.eventTypes())
 	}
 }
 
@@ -200,4 +234,34 @@ func TestRoundsBridgeServerToClientRequests(t *testing.T) {
 	if n := a.eventTypes(); n["relay.input_required"] != 4 || n["relay.round"] != 4 {
 		t.Errorf("events %v; want 4 rounds asked and answered", n)
 	}
+}
+
+// startGoEverythingHTTP runs the Go SDK's conformance server (bin) on
+// streamable HTTP with sessions, on a free loopback port, killed in
+// Cleanup, and returns its URL once it accepts connections.
+func startGoEverythingHTTP(t *testing.T, bin string) string {
+	t.Helper()
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	cmd := exec.Command(bin, "-http", addr, "-stateless=false")
+	stderr := &syncBuffer{}
+	cmd.Stderr, cmd.Stdout = stderr, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	if !waitFor(20*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}) {
+		t.Fatalf("the Go SDK conformance server did not listen on %s:\n%s", addr, stderr.String())
+	}
+	return "http://" + addr + "/"
 }

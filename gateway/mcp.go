@@ -434,8 +434,10 @@ func (n narrowed) Lists(tool string) bool {
 }
 
 // handleCall is the handler of every tool: it runs the call through the
-// pipeline and maps the result. It never returns a Go error, so every
-// outcome, failures included, reaches the model as a tool result.
+// pipeline and maps the result. Every outcome, failures included, reaches
+// the model as a tool result, except a request the pipeline refuses as a
+// JSON-RPC error ([KindRequestError]: a forged round state, an upstream's
+// protocol refusal of a 2026-07-28 round), which the client gets as such.
 func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req), RequestState: req.Params.RequestState, InputResponses: rawResponses(req.Params.InputResponses)}
 	if req.Params.Task != nil {
@@ -472,6 +474,9 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 	}
 	return out, nil
 }
+
+// The mirror answers a [RequestError] with its own code and data.
+var _ server.CodedError = (*RequestError)(nil)
 
 // progressSettle is how long after a request's last notification (progress,
 // relayed log message) its response waits; see [settle].

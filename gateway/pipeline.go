@@ -76,6 +76,10 @@ type Options struct {
 	// Tracer, if set, makes every call an OpenTelemetry span (trace.go).
 	// If nil, there is no trace stage.
 	Tracer trace.Tracer
+	// RoundSecrets, if any, are the secrets the keys of round states
+	// (rounds.go) are derived from, the first sealing: replicas sharing
+	// them open each other's states. If none, a key is drawn at start.
+	RoundSecrets [][]byte
 }
 
 // Pipeline runs every tool call, built-in or upstream, through the same
@@ -136,7 +140,7 @@ func NewPipeline(options *Options) *Pipeline {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pipeline{opts: opts, log: log, rounds: newRoundKeys()}
+	p := &Pipeline{opts: opts, log: log, rounds: newRoundKeys(opts.RoundSecrets)}
 	p.limits.Store(&Limits{CallTimeout: opts.CallTimeout, MaxOutputBytes: opts.MaxOutputBytes})
 	p.kill, p.killCancel = context.WithCancel(context.Background())
 	stages := []Middleware{

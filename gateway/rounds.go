@@ -41,9 +41,16 @@ import (
 // for a call that passed every stage before the tool, so the repeat of a
 // call that needed approval is not asked again (see approveStage).
 //
-// The key is drawn at start: a state is answered to the replica that
-// minted it (replicas behind a load balancer route a 2026-07-28 client's
-// repeat by its state only if they share the key; see docs/relay.md).
+// Rounds of prompts/get are sealed and recorded the same way by the
+// mirror (promptRound, below). A tool that asks with server-to-client
+// requests is asked in rounds too, for a client that can only be asked so
+// (exchange.go).
+//
+// The key is derived from the replicas' shared session keys when there are
+// some (any replica opens a state another sealed, so a round of an
+// upstream's own state may be answered to any of them), else drawn at
+// start. What stays per replica: the nonces already used (a state replayed
+// to another replica within its expiry is not caught), and exchanges.
 
 // roundPrefix marks a state minted by the round stage, so that the
 // approval stage can tell it from its own.
@@ -72,22 +79,46 @@ type roundSeal struct {
 }
 
 type roundKeys struct {
-	key []byte
+	keys [][]byte // the first seals; all open
 
 	mu   sync.Mutex
 	used map[string]time.Time // nonce -> when it may be forgotten
 }
 
-func newRoundKeys() *roundKeys {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	return &roundKeys{key: key, used: map[string]time.Time{}}
+// newRoundKeys derives the keys of round states from secrets (the
+// replicas' shared session keys, [Options.RoundSecrets]), one each, or
+// draws one when there are none.
+func newRoundKeys(secrets [][]byte) *roundKeys {
+	k := &roundKeys{used: map[string]time.Time{}}
+	for _, s := range secrets {
+		m := hmac.New(sha256.New, s)
+		m.Write([]byte("toolgate round state key"))
+		k.keys = append(k.keys, m.Sum(nil))
+	}
+	if len(k.keys) == 0 {
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		k.keys = [][]byte{key}
+	}
+	return k
 }
 
-func (k *roundKeys) mac(payload string) string {
-	m := hmac.New(sha256.New, k.key)
+func macWith(key []byte, payload string) string {
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(payload))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func (k *roundKeys) mac(payload string) string { return macWith(k.keys[0], payload) }
+
+// authentic reports whether mac is payload's under one of the keys.
+func (k *roundKeys) authentic(payload, mac string) bool {
+	for _, key := range k.keys {
+		if hmac.Equal([]byte(mac), []byte(macWith(key, payload))) {
+			return true
+		}
+	}
+	return false
 }
 
 // roundCaller is who a state is bound to.
@@ -133,7 +164,7 @@ var (
 // once).
 func (k *roundKeys) open(state string, call *Call) (*roundSeal, error) {
 	payload, mac, ok := strings.Cut(strings.TrimPrefix(state, roundPrefix), ".")
-	if !ok || !hmac.Equal([]byte(mac), []byte(k.mac(payload))) {
+	if !ok || !k.authentic(payload, mac) {
 		return nil, ErrRoundForged
 	}
 	b, err := base64.RawURLEncoding.DecodeString(payload)

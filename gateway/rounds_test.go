@@ -123,7 +123,7 @@ func TestRoundStage(t *testing.T) {
 }
 
 func TestRoundStateExpires(t *testing.T) {
-	k := newRoundKeys()
+	k := newRoundKeys(nil)
 	call := &Call{ID: "c1", Name: "t", Identity: "local"}
 	st := k.seal(call, "inner")
 	payload, _, _ := strings.Cut(strings.TrimPrefix(st, roundPrefix), ".")
@@ -301,6 +301,28 @@ func TestRequestErrorOnTheWire(t *testing.T) {
 	for _, res := range rec.finished {
 		if res.Status() != string(KindRequestError) {
 			t.Errorf("recorded as %q, want request_error", res.Status())
+		}
+	}
+}
+
+// Replicas that share session keys open each other's round states; key
+// rotation keeps the old key opening; another secret does not.
+func TestRoundStatesAcrossReplicas(t *testing.T) {
+	oldKey, newKey, other := []byte(strings.Repeat("o", 32)), []byte(strings.Repeat("n", 32)), []byte(strings.Repeat("x", 32))
+	call := &Call{ID: "c1", Name: "t", Identity: "token:a"}
+	sealed := newRoundKeys([][]byte{oldKey}).seal(call, "s")
+	for _, c := range []struct {
+		name    string
+		secrets [][]byte
+		want    error
+	}{
+		{"same key", [][]byte{oldKey}, nil},
+		{"rotated", [][]byte{newKey, oldKey}, nil},
+		{"another secret", [][]byte{other}, ErrRoundForged},
+		{"no secret", nil, ErrRoundForged},
+	} {
+		if _, err := newRoundKeys(c.secrets).open(sealed, call); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
 }

@@ -235,17 +235,40 @@ func (u *Upstream) modernResult(name string, raw json.RawMessage) (*gateway.Resu
 		"Upstream %q asks for input before `%s` can go on: answer its requests and repeat the call with the request state.", u.name, name)), nil
 }
 
-// doModern sends a request of a 2026-07-28 caller (prompts/get) over the
-// connection of its era, within the concurrency limit. modern is false
-// when the caller is of an earlier era or there is no such connection:
-// the request is then the main connection's ([Upstream.do]). Round
-// fields (inputResponses, requestState) are sent only here: the main
-// connection's era has none.
-func (u *Upstream) doModern(ctx context.Context, method string, params map[string]any) (_ json.RawMessage, modern bool, _ error) {
+// addRound puts the round a request answers into its params, and reports
+// whether there is one.
+func addRound(params map[string]any, responses map[string]json.RawMessage, state string) bool {
+	if len(responses) > 0 {
+		params["inputResponses"] = responses
+	}
+	if state != "" {
+		params["requestState"] = state
+	}
+	return len(responses) > 0 || state != ""
+}
+
+// connFor returns the connection a request made for the caller of ctx
+// goes over: for a 2026-07-28 caller, the connection of that era with the
+// caller's capabilities (modern true), when the upstream speaks it; main
+// otherwise.
+func (u *Upstream) connFor(ctx context.Context, main *conn) (c *conn, caps json.RawMessage, modern bool) {
 	caps, ok := gateway.RoundCapabilities(ctx)
 	if !ok {
-		delete(params, "inputResponses")
-		delete(params, "requestState")
+		return main, nil, false
+	}
+	if mc := u.modernConn(ctx); mc != nil {
+		return mc, caps, true
+	}
+	return main, nil, false
+}
+
+// doModern sends a prompts/get of a 2026-07-28 caller over the connection
+// of its era, within the concurrency limit, with the round it answers
+// ([gateway.PromptRoundFrom]). modern is false when there is no such
+// connection for the caller: the request is then the main connection's
+// ([Upstream.do]).
+func (u *Upstream) doModern(ctx context.Context, method string, params map[string]any) (_ json.RawMessage, modern bool, _ error) {
+	if _, ok := gateway.RoundCapabilities(ctx); !ok {
 		return nil, false, nil
 	}
 	c, release, why, err := u.acquire(ctx)
@@ -256,14 +279,15 @@ func (u *Upstream) doModern(ctx context.Context, method string, params map[strin
 		return nil, true, errors.New(why)
 	}
 	defer release()
-	mc := u.modernConn(ctx)
-	if mc == nil {
-		delete(params, "inputResponses")
-		delete(params, "requestState")
+	c, caps, modern := u.connFor(ctx, c)
+	if !modern {
 		return nil, false, nil
 	}
-	defer mc.track(ctx)()
-	raw, err := mc.modernRequest(ctx, method, params, caps)
+	if r := gateway.PromptRoundFrom(ctx); r != nil {
+		addRound(params, r.InputResponses, r.RequestState)
+	}
+	defer c.track(ctx)()
+	raw, err := c.modernRequest(ctx, method, params, caps)
 	if err != nil {
 		var rpc *rpcError
 		if errors.As(err, &rpc) {

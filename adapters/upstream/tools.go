@@ -182,7 +182,9 @@ func (u *Upstream) handler(upstreamName, taskSupport string) gateway.ToolHandler
 // token when the caller listens to progress, the raw result mapped with
 // [gateway.ResultFromMCP]. The upstream runs it as a task when the tool
 // requires that, or allows it and the caller asked for a task; toolgate
-// then waits for the task's result ([Upstream.awaitTask]).
+// then waits for the task's result ([Upstream.awaitTask]). A 2026-07-28
+// caller's call goes over the connection of its era, with the round it
+// answers (modern.go).
 func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport string, call *gateway.Call) (*gateway.Result, error) {
 	name := call.Name
 	if name == "" {
@@ -201,17 +203,10 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 	defer release()
 
 	asTask := taskSupport == gateway.TaskRequired || taskSupport == gateway.TaskOptional && call.Task != nil
-	// A 2026-07-28 caller's call goes over the connection of its era when
-	// the upstream speaks it (modern.go).
-	caps, modern := gateway.RoundCapabilities(ctx)
-	if modern && !asTask {
-		if mc := u.modernConn(ctx); mc != nil {
-			c = mc
-		} else {
-			modern = false
-		}
-	} else {
-		modern = false
+	var caps json.RawMessage
+	modern := false
+	if !asTask { // tasks are relayed on the main connection (tasks.go)
+		c, caps, modern = u.connFor(ctx, c)
 	}
 	defer c.track(ctx)()
 
@@ -234,15 +229,10 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 	if asTask {
 		params["task"] = upstreamTaskParams(call)
 	}
-	round := len(call.InputResponses) > 0 || call.RequestState != ""
 	var raw json.RawMessage
+	round := false
 	if modern {
-		if len(call.InputResponses) > 0 {
-			params["inputResponses"] = call.InputResponses
-		}
-		if call.RequestState != "" {
-			params["requestState"] = call.RequestState
-		}
+		round = addRound(params, call.InputResponses, call.RequestState)
 		raw, err = c.modernRequest(ctx, string(mcp.MethodToolsCall), params, caps)
 	} else {
 		raw, err = c.request(ctx, string(mcp.MethodToolsCall), params)
@@ -458,14 +448,6 @@ func (u *Upstream) getPrompt(ctx context.Context, name string, args map[string]s
 	params := map[string]any{"name": name}
 	if args != nil {
 		params["arguments"] = args
-	}
-	if r := gateway.PromptRoundFrom(ctx); r != nil {
-		if len(r.InputResponses) > 0 {
-			params["inputResponses"] = r.InputResponses
-		}
-		if r.RequestState != "" {
-			params["requestState"] = r.RequestState
-		}
 	}
 	raw, modern, err := u.doModern(ctx, string(mcp.MethodPromptsGet), params)
 	if !modern {

@@ -245,6 +245,9 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		MaxOutputBytes: cfg.Limits.MaxOutputBytes,
 		CallTimeout:    cfg.Limits.CallTimeout,
 		Logger:         a.log,
+		// Replicas that share session keys open each other's round
+		// states (a bad value is reported by serve).
+		RoundSecrets: roundSecrets(cfg),
 	})
 	if a.discovery != nil {
 		a.discovery.Bind(a.pipeline)
@@ -487,4 +490,14 @@ func (a *app) tellPolicyDestructive() {
 		}
 	}
 	a.policy.Current().SetDestructiveTools(sets)
+}
+
+// roundSecrets are the shared session keys, if any: replicas derive the
+// keys of round states from them.
+func roundSecrets(cfg *config.Config) [][]byte {
+	keys, err := cfg.SessionKeys()
+	if err != nil {
+		return nil
+	}
+	return keys
 }
