@@ -85,6 +85,11 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 				"The call waits for a person's approval: answer the form and repeat the call.")
 		}
 		if a.Granted {
+			if call.RequestState != "" {
+				// The answer came in a round of the call: its state and
+				// answers were the approval's, not the tool's.
+				call.RequestState, call.InputResponses = "", nil
+			}
 			approved := *d
 			approved.Allow, approved.Ask = true, false
 			approved.Layer = "approval"

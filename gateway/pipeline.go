@@ -104,7 +104,7 @@ type Pipeline struct {
 	handler Handler
 	// rounds seals and opens the request states of calls' rounds, and
 	// exchanges holds the calls waiting for a client's answer in one.
-	rounds    *roundKeys
+	rounds    *RoundStates
 	exchanges exchanges
 	// limits are the per-call limits in force; [Pipeline.SetLimits]
 	// replaces them, and each call keeps the ones it started with.
@@ -140,7 +140,7 @@ func NewPipeline(options *Options) *Pipeline {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pipeline{opts: opts, log: log, rounds: newRoundKeys(opts.RoundSecrets)}
+	p := &Pipeline{opts: opts, log: log, rounds: NewRoundStates(roundPrefix, opts.RoundSecrets)}
 	p.limits.Store(&Limits{CallTimeout: opts.CallTimeout, MaxOutputBytes: opts.MaxOutputBytes})
 	p.kill, p.killCancel = context.WithCancel(context.Background())
 	stages := []Middleware{

@@ -2,17 +2,11 @@ package gateway
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -59,139 +53,6 @@ const roundPrefix = "tgr1."
 // RoundTTL is how long a client has to answer a round.
 const RoundTTL = 30 * time.Minute
 
-// Round says which round of a multi round-trip exchange a call is.
-type Round struct {
-	// N is the round number: 2 for the first repeat.
-	N int
-	// Of is the ID of the call that began the exchange.
-	Of string
-}
-
-type roundSeal struct {
-	Tool    string `json:"t"`
-	Args    string `json:"a"`
-	Caller  string `json:"c"`
-	Of      string `json:"o"`
-	N       int    `json:"r"`
-	State   string `json:"s,omitempty"` // the tool's own
-	Expires int64  `json:"e"`
-	Nonce   string `json:"n"`
-}
-
-type roundKeys struct {
-	keys [][]byte // the first seals; all open
-
-	mu   sync.Mutex
-	used map[string]time.Time // nonce -> when it may be forgotten
-}
-
-// newRoundKeys derives the keys of round states from secrets (the
-// replicas' shared session keys, [Options.RoundSecrets]), one each, or
-// draws one when there are none.
-func newRoundKeys(secrets [][]byte) *roundKeys {
-	k := &roundKeys{used: map[string]time.Time{}}
-	for _, s := range secrets {
-		m := hmac.New(sha256.New, s)
-		m.Write([]byte("toolgate round state key"))
-		k.keys = append(k.keys, m.Sum(nil))
-	}
-	if len(k.keys) == 0 {
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		k.keys = [][]byte{key}
-	}
-	return k
-}
-
-func macWith(key []byte, payload string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(payload))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-func (k *roundKeys) mac(payload string) string { return macWith(k.keys[0], payload) }
-
-// authentic reports whether mac is payload's under one of the keys.
-func (k *roundKeys) authentic(payload, mac string) bool {
-	for _, key := range k.keys {
-		if hmac.Equal([]byte(mac), []byte(macWith(key, payload))) {
-			return true
-		}
-	}
-	return false
-}
-
-// roundCaller is who a state is bound to.
-func roundCaller(c *Call) string {
-	s := c.Identity + "\x00" + c.Client
-	if c.Principal != nil {
-		s += "\x00" + c.Principal.ClientID
-	}
-	return s
-}
-
-func roundArgs(c *Call) string {
-	b, _ := json.Marshal(c.Args)
-	sum := sha256.Sum256(b)
-	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
-
-// seal mints the state of the round that call's result ends.
-func (k *roundKeys) seal(call *Call, state string) string {
-	n, of := 1, call.ID
-	if call.Round != nil {
-		n, of = call.Round.N, call.Round.Of
-	}
-	nonce := make([]byte, 12)
-	_, _ = rand.Read(nonce)
-	b, _ := json.Marshal(roundSeal{
-		Tool: call.Name, Args: roundArgs(call), Caller: roundCaller(call), Of: of, N: n, State: state,
-		Expires: time.Now().Add(RoundTTL).Unix(), Nonce: base64.RawURLEncoding.EncodeToString(nonce),
-	})
-	payload := base64.RawURLEncoding.EncodeToString(b)
-	return roundPrefix + payload + "." + k.mac(payload)
-}
-
-// Errors of open: the client is told which.
-var (
-	ErrRoundForged  = errors.New("the request state is not one toolgate minted (forged or altered)")
-	ErrRoundOther   = errors.New("the request state was minted for another call or caller (tool, arguments or caller differ)")
-	ErrRoundExpired = errors.New("the request state has expired")
-	ErrRoundReused  = errors.New("the request state was already used")
-)
-
-// open verifies a state the client echoed and takes it (a state is good
-// once).
-func (k *roundKeys) open(state string, call *Call) (*roundSeal, error) {
-	payload, mac, ok := strings.Cut(strings.TrimPrefix(state, roundPrefix), ".")
-	if !ok || !k.authentic(payload, mac) {
-		return nil, ErrRoundForged
-	}
-	b, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil {
-		return nil, ErrRoundForged
-	}
-	var st roundSeal
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, ErrRoundForged
-	}
-	if st.Tool != call.Name || st.Args != roundArgs(call) || st.Caller != roundCaller(call) {
-		return nil, ErrRoundOther
-	}
-	now := time.Now()
-	if now.Unix() > st.Expires {
-		return nil, ErrRoundExpired
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	maps.DeleteFunc(k.used, func(_ string, until time.Time) bool { return now.After(until) })
-	if _, seen := k.used[st.Nonce]; seen {
-		return nil, ErrRoundReused
-	}
-	k.used[st.Nonce] = time.Unix(st.Expires+1, 0)
-	return &st, nil
-}
-
 // roundRefusal refuses a request whose round state does not hold: its
 // params are invalid (-32602).
 func roundRefusal(msg string) *RequestError {
@@ -208,7 +69,7 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 	return func(ctx context.Context, call *Call) *Result {
 		sealed := IsRoundState(call.RequestState)
 		if sealed {
-			st, err := p.rounds.open(call.RequestState, call)
+			st, err := p.rounds.Open(call.RequestState, call)
 			if err != nil {
 				p.event("relay.round", call, map[string]any{"status": "refused", "error": err.Error()})
 				return RequestErrorResult(roundRefusal(fmt.Sprintf("call of %q: %v; repeat the call without it to begin again", call.Name, err)))
@@ -232,7 +93,7 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 		if res.Kind != KindInputRequired {
 			return res
 		}
-		res.RequestState = p.rounds.seal(call, res.RequestState)
+		res.RequestState = p.rounds.Seal(call, res.RequestState, RoundTTL)
 		asks := make(map[string]string, len(res.InputRequests))
 		for id, raw := range res.InputRequests {
 			var r struct {
@@ -267,7 +128,7 @@ func (m *MCPServer) promptRound(ctx context.Context, name string, req mcp.GetPro
 	}
 	round := &PromptRound{InputResponses: responses}
 	if req.Params.RequestState != "" {
-		st, err := m.opts.Pipeline.rounds.open(req.Params.RequestState, bind)
+		st, err := m.opts.Pipeline.rounds.Open(req.Params.RequestState, bind)
 		if err != nil {
 			m.opts.Pipeline.promptEvent("relay.round", name, bind, map[string]any{"status": "refused", "error": err.Error()})
 			return nil, nil, roundRefusal(fmt.Sprintf("prompt %q: %v; get it again without it to begin again", name, err))
@@ -300,7 +161,7 @@ func (m *MCPServer) promptInputRequired(bind *Call, res *PromptResult) (*mcp.Get
 	m.opts.Pipeline.promptEvent("relay.input_required", name, bind, map[string]any{"status": "ok", "round": n, "requests": asks})
 	return &mcp.GetPromptResult{
 		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
-		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: reqs, RequestState: m.opts.Pipeline.rounds.seal(bind, res.RequestState)},
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: reqs, RequestState: m.opts.Pipeline.rounds.Seal(bind, res.RequestState, RoundTTL)},
 		Messages:             []mcp.PromptMessage{},
 	}, nil
 }

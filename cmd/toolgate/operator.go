@@ -77,6 +77,7 @@ func (a *app) serveAdmin(ctx context.Context) error {
 func (a *app) approver() gateway.Approver {
 	a.approvals = operator.NewApprovals(operator.ApprovalOptions{
 		Queue: a.queue, Channel: a.policy.ApprovalChannel(), Timeout: a.policy.ApprovalTimeout(),
+		RoundSecrets: roundSecrets(a.cfg),
 	})
 	return a.approvals
 }

@@ -28,7 +28,14 @@ type ApprovalOptions struct {
 	Channel string
 	// Timeout bounds the wait for an answer; no answer is a denial.
 	Timeout time.Duration
+	// RoundSecrets are the replicas' shared session keys, if any: an
+	// approval asked in a round of a 2026-07-28 call can then be answered
+	// to any replica ([gateway.NewRoundStates]). Read by NewApprovals only.
+	RoundSecrets [][]byte
 }
+
+// approvalPrefix marks the request state of an approval asked in a round.
+const approvalPrefix = "tga1."
 
 // Approvals is the gateway's approval channel ([gateway.Approver]): it asks
 // the calling client's user (2025-era elicitation/create, form mode) or the
@@ -42,7 +49,7 @@ type ApprovalOptions struct {
 type Approvals struct {
 	optsMu sync.Mutex
 	opts   ApprovalOptions
-	rounds *roundStates
+	rounds *gateway.RoundStates
 
 	mu      sync.Mutex
 	session map[string]map[string]bool // session -> tools allowed for it
@@ -55,7 +62,7 @@ func NewApprovals(opts ApprovalOptions) *Approvals {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Minute
 	}
-	return &Approvals{opts: opts, rounds: newRoundStates(), session: map[string]map[string]bool{}}
+	return &Approvals{opts: opts, rounds: gateway.NewRoundStates(approvalPrefix, opts.RoundSecrets), session: map[string]map[string]bool{}}
 }
 
 // SetOptions changes the channel and timeout for the approvals asked from
@@ -112,7 +119,7 @@ func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Ap
 	if opts.Channel != "operator" && gateway.CanAskInRounds(ctx, gateway.MethodElicitation) {
 		// A 2026-07-28 client: ask in a round of its own call, which ends
 		// input-required; its retry carries the answer and the state.
-		return gateway.Approval{Channel: "client", InputRequest: approvalForm(call), RequestState: ap.rounds.mint(call, opts.Timeout)}
+		return gateway.Approval{Channel: "client", InputRequest: approvalForm(call), RequestState: ap.rounds.Seal(call, "", opts.Timeout)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
@@ -183,10 +190,10 @@ func reasonOf(call *gateway.Call) string {
 
 // answered takes the answer a 2026-07-28 client sent with the state of an
 // earlier round: the state must be one the gateway minted for this very
-// call (tool, arguments, client), unexpired and unused.
+// call (tool, arguments, caller), unexpired and unused.
 func (ap *Approvals) answered(call *gateway.Call) gateway.Approval {
-	if err := ap.rounds.verify(call.RequestState, call); err != nil {
-		return gateway.Approval{Channel: "client", Reason: err.Error() + ", so the call is denied"}
+	if _, err := ap.rounds.Open(call.RequestState, call); err != nil {
+		return gateway.Approval{Channel: "client", Reason: "the approval's " + strings.TrimPrefix(err.Error(), "the ") + ", so the call is denied"}
 	}
 	raw, ok := call.InputResponses[gateway.ApprovalInput]
 	if !ok {
