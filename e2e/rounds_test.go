@@ -106,46 +106,56 @@ func TestMultiRoundTripRelay(t *testing.T) {
 	}
 
 	// The TypeScript SDK 2.x client's multi round-trip driver, likewise.
-	out := runRoundsClient(t, srv, "Ada ts", "go__test_input_required_result_elicitation", "go__test_input_required_result_sampling")
-	if c := out.Calls["go__test_input_required_result_elicitation"]; c.IsError || c.Text != "Hello, Ada ts!" {
-		t.Errorf("TypeScript client, elicitation: %+v", c)
-	}
-	if c := out.Calls["go__test_input_required_result_sampling"]; c.IsError || c.Text != "Sampling response: sampled for Ada ts" {
-		t.Errorf("TypeScript client, sampling: %+v", c)
-	}
-	if out.Asked.Elicitation != 1 || out.Asked.Sampling != 1 {
-		t.Errorf("TypeScript client's handlers asked %+v; want once each", out.Asked)
-	}
+	runRoundsClient(t, srv, "Ada ts", "go__test_input_required_result_elicitation", "Hello, Ada ts!",
+		"go__test_input_required_result_sampling", "Sampling response: sampled for Ada ts")
 
 	srv.Stop(t)
 	a := env.Archive(t)
+	relayed2025, byID := 0, a.toolsByCallID(t)
+	for _, ev := range a.Events {
+		if typ, _ := ev["type"].(string); typ == "relay.elicitation" || typ == "relay.sampling" {
+			relayed2025++
+			if id, _ := ev["call_id"].(string); byID[id].CallID == "" || ev["status"] != "ok" {
+				t.Errorf("%s %v: not ok or without its call", typ, ev)
+			}
+		}
+	}
+	if asked := checkRounds(t, a); asked != 6 || relayed2025 != 4 {
+		t.Errorf("events: %v; want 6 rounds asked and answered (2026-07-28: Go and TypeScript clients) and 4 requests relayed (2025-11-25)", a.eventTypes())
+	}
+}
+
+// checkRounds checks the rounds in a run archive: each relay.input_required
+// is the event of a call recorded as input_required, round 1; each
+// relay.round of the ok call that answered it, recorded as round 2 of it.
+// It returns how many rounds were asked, after checking that each was
+// answered.
+func checkRounds(t *testing.T, a *Archive) int {
+	t.Helper()
 	byID := a.toolsByCallID(t)
-	var rounds2026, relayed2025 int
+	asked, answered := 0, 0
 	for _, ev := range a.Events {
 		typ, _ := ev["type"].(string)
 		id, _ := ev["call_id"].(string)
 		rec, ok := byID[id]
 		switch typ {
 		case "relay.input_required":
-			rounds2026++
+			asked++
 			if !ok || rec.Status != "input_required" || ev["round"] != float64(1) {
 				t.Errorf("relay.input_required %v: its call is recorded as %+v; want a call ending input_required, round 1", ev, rec)
 			}
 		case "relay.round":
+			answered++
 			of, _ := ev["of"].(string)
 			if !ok || rec.Status != "ok" || rec.Round != 2 || rec.RoundOf != of || byID[of].Status != "input_required" {
 				t.Errorf("relay.round %v: its call is recorded as %+v; want round 2 of the call that asked, ok", ev, rec)
 			}
-		case "relay.elicitation", "relay.sampling":
-			relayed2025++
-			if !ok || ev["status"] != "ok" {
-				t.Errorf("%s %v: not ok or without its call", typ, ev)
-			}
 		}
 	}
-	if rounds2026 != 6 || relayed2025 != 4 || a.eventTypes()["relay.round"] != 6 {
-		t.Errorf("events: %v; want 6 rounds asked and answered (2026-07-28: Go and TypeScript clients) and 4 requests relayed (2025-11-25)", a.eventTypes())
+	if answered != asked {
+		t.Errorf("%d rounds asked, %d answered", asked, answered)
 	}
+	return asked
 }
 
 // roundsClientOut is what e2e/js/rounds-client.mjs prints.
@@ -164,16 +174,25 @@ type roundsClientOut struct {
 }
 
 // runRoundsClient runs the TypeScript SDK 2.x client of 2026-07-28
-// against srv, calling tools; name is what its handlers answer.
-func runRoundsClient(t *testing.T, srv *Server, name string, tools ...string) roundsClientOut {
+// against srv, calling an elicitation tool and a sampling tool, whose
+// results must contain the given texts: its handlers answer with name,
+// each once.
+func runRoundsClient(t *testing.T, srv *Server, name, elicitTool, elicitWant, sampleTool, sampleWant string) {
 	t.Helper()
 	var out roundsClientOut
-	runNode(t, "rounds-client.mjs", map[string]any{"url": srv.URL, "tools": tools, "name": name,
-		"arguments": map[string]any{"ev__trigger-sampling-request": map[string]any{"prompt": "capital of France?"}}}, &out)
+	runNode(t, "rounds-client.mjs", map[string]any{"url": srv.URL, "tools": []string{elicitTool, sampleTool}, "name": name,
+		"arguments": map[string]any{sampleTool: map[string]any{"prompt": "capital of France?"}}}, &out)
 	if out.Error != nil || out.ProtocolVersion != era2026 {
 		t.Fatalf("the TypeScript client (2026-07-28): %s, protocol %q", out.Error, out.ProtocolVersion)
 	}
-	return out
+	for tool, want := range map[string]string{elicitTool: elicitWant, sampleTool: sampleWant} {
+		if c := out.Calls[tool]; c.IsError || !strings.Contains(c.Text, want) {
+			t.Errorf("TypeScript client, %s: %+v; want a result with %q", tool, c, want)
+		}
+	}
+	if out.Asked.Elicitation != 1 || out.Asked.Sampling != 1 {
+		t.Errorf("TypeScript client's handlers asked %+v; want once each", out.Asked)
+	}
 }
 
 // The other bridge: an upstream that speaks only 2025-11-25 (the
@@ -207,32 +226,11 @@ func TestRoundsBridgeServerToClientRequests(t *testing.T) {
 		t.Errorf("Go SDK client, sampling: %q (error %v), asked %d times; want the answer in the result, asked once", textOf(r), r.IsError, sampled.Load())
 	}
 
-	out := runRoundsClient(t, srv, "Ada ts", "ev__trigger-elicitation-request", "ev__trigger-sampling-request")
-	if c := out.Calls["ev__trigger-elicitation-request"]; c.IsError || !strings.Contains(c.Text, "Ada ts") {
-		t.Errorf("TypeScript client, elicitation: %+v", c)
-	}
-	if c := out.Calls["ev__trigger-sampling-request"]; c.IsError || !strings.Contains(c.Text, "sampled for Ada ts") {
-		t.Errorf("TypeScript client, sampling: %+v", c)
-	}
-	if out.Asked.Elicitation != 1 || out.Asked.Sampling != 1 {
-		t.Errorf("TypeScript client's handlers asked %+v; want once each", out.Asked)
-	}
+	runRoundsClient(t, srv, "Ada ts", "ev__trigger-elicitation-request", "Ada ts", "ev__trigger-sampling-request", "sampled for Ada ts")
 
 	srv.Stop(t)
-	a := env.Archive(t)
-	byID := a.toolsByCallID(t)
-	for _, ev := range a.Events {
-		typ, _ := ev["type"].(string)
-		if typ != "relay.round" {
-			continue
-		}
-		rec := byID[ev["call_id"].(string)]
-		if rec.Status != "ok" || rec.Round != 2 || byID[rec.RoundOf].Status != "input_required" {
-			t.Errorf("round %v recorded as %+v; want ok, round 2 of a call that ended input_required", ev, rec)
-		}
-	}
-	if n := a.eventTypes(); n["relay.input_required"] != 4 || n["relay.round"] != 4 {
-		t.Errorf("events %v; want 4 rounds asked and answered", n)
+	if asked := checkRounds(t, env.Archive(t)); asked != 4 {
+		t.Errorf("%d rounds asked; want 4 (Go and TypeScript clients, elicitation and sampling)", asked)
 	}
 }
 
