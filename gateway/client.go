@@ -116,21 +116,22 @@ type EventRecorder interface {
 // results of their own requests (2026-07-28 multi round-trip).
 type roundsClient interface {
 	CanAskInRounds(method string) bool
-	RoundCapabilities() (json.RawMessage, bool)
+	Capabilities() (caps json.RawMessage, modern bool)
 }
 
-// RoundCapabilities returns the client capabilities the client of the
-// request ctx belongs to declared with it, as JSON, when it speaks
-// 2026-07-28 (which declares them per request, and is asked through
-// rounds); false for a client of an earlier revision or none. An upstream
-// relay forwards them so that the upstream asks only what the caller can
-// answer.
-func RoundCapabilities(ctx context.Context) (json.RawMessage, bool) {
+// ClientCapabilities returns the capabilities the client of the request
+// ctx belongs to declared, as JSON (with the request on 2026-07-28, at
+// initialization before), whether it speaks 2026-07-28 (which declares
+// them per request, and is asked through rounds), and false when there is
+// no such client. An upstream relay forwards them to a 2026-07-28
+// upstream, so that it asks only what the caller can answer.
+func ClientCapabilities(ctx context.Context) (caps json.RawMessage, modern, ok bool) {
 	c, ok := ClientFrom(ctx).(roundsClient)
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
-	return c.RoundCapabilities()
+	caps, modern = c.Capabilities()
+	return caps, modern, true
 }
 
 // CanAskInRounds reports whether the client of the request ctx belongs to

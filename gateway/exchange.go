@@ -188,12 +188,12 @@ func (c *askingClient) CanAskInRounds(method string) bool {
 	return ok && rc.CanAskInRounds(method)
 }
 
-func (c *askingClient) RoundCapabilities() (json.RawMessage, bool) {
+func (c *askingClient) Capabilities() (json.RawMessage, bool) {
 	rc, ok := c.rounds()
 	if !ok {
 		return nil, false
 	}
-	return rc.RoundCapabilities()
+	return rc.Capabilities()
 }
 
 func (c *askingClient) CanRequest(method string) bool { return c.CanAskInRounds(method) }

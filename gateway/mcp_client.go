@@ -87,17 +87,14 @@ func (c *mcpClient) CanAskInRounds(method string) bool {
 	return false
 }
 
-// RoundCapabilities implements [RoundCapabilities].
-func (c *mcpClient) RoundCapabilities() (json.RawMessage, bool) {
+// Capabilities implements [ClientCapabilities].
+func (c *mcpClient) Capabilities() (json.RawMessage, bool) {
 	caps, modern := c.capabilities()
-	if !modern {
-		return nil, false
-	}
 	b, err := json.Marshal(caps)
 	if err != nil {
-		return json.RawMessage(`{}`), true
+		return json.RawMessage(`{}`), modern
 	}
-	return b, true
+	return b, modern
 }
 
 func (c *mcpClient) CanRequest(method string) bool {

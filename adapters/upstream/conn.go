@@ -37,6 +37,8 @@ type conn struct {
 	serverInfo mcp.Implementation
 	protocol   string
 	caps       mcp.ServerCapabilities
+	modern     bool            // a 2026-07-28 connection (modern.go)
+	ownCaps    json.RawMessage // toolgate's capabilities as a client: what it relays
 
 	seq      atomic.Int64
 	progress sync.Map // upstream progress token (string) -> *relay
@@ -69,19 +71,42 @@ var errStartupTimeout = errors.New("startup timed out")
 // to the last protocol revision with the initialize handshake, so there
 // is no server/discover probe) and the first listing, all within the
 // startup timeout.
-func (u *Upstream) connect(ctx context.Context) (_ *conn, _ *listings, err error) {
-	return u.open(ctx, false)
+//
+// An upstream that refuses initialize and speaks only 2026-07-28 gets a
+// 2026-07-28 connection instead (modern.go).
+func (u *Upstream) connect(ctx context.Context) (*conn, *listings, error) {
+	c, l, err := u.open(ctx, false, true)
+	if err == nil || ctx.Err() != nil || errors.Is(err, errStartupTimeout) || u.kind == TransportSSE {
+		return c, l, err
+	}
+	var refused *initializeRefused
+	if !errors.As(err, &refused) {
+		return nil, nil, err
+	}
+	mc, ml, merr := u.open(ctx, true, true)
+	if merr != nil {
+		return nil, nil, fmt.Errorf("%w; as protocol 2026-07-28: %v", err, merr)
+	}
+	return mc, ml, nil
 }
+
+// initializeRefused is an upstream's JSON-RPC refusal of initialize.
+type initializeRefused struct{ err error }
+
+func (e *initializeRefused) Error() string { return e.err.Error() }
+func (e *initializeRefused) Unwrap() error { return e.err }
 
 // open opens a connection of either era: modern is a 2026-07-28 one
 // (see modern.go), which begins with server/discover instead of
-// initialize and lists nothing.
-func (u *Upstream) open(ctx context.Context, modern bool) (_ *conn, _ *listings, err error) {
+// initialize. A main connection lists what the upstream offers and
+// follows its changes; the other (a 2026-07-28 one beside a 2025-11-25
+// main one) only carries calls.
+func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *listings, err error) {
 	if modern && u.kind == TransportSSE {
 		return nil, nil, errNoModernSSE
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
-	c := &conn{u: u, ctx: cctx, cancel: cancel, dead: make(chan struct{}), kick: make(chan struct{}, 1), calls: map[*inflight]struct{}{}}
+	c := &conn{u: u, ctx: cctx, cancel: cancel, modern: modern, dead: make(chan struct{}), kick: make(chan struct{}, 1), calls: map[*inflight]struct{}{}}
 	defer func() {
 		if err != nil {
 			c.close()
@@ -183,32 +208,19 @@ func (u *Upstream) open(ctx context.Context, modern bool) (_ *conn, _ *listings,
 	if startErr != nil {
 		return fail("start", startErr)
 	}
+	c.ownCaps, _ = json.Marshal(caps)
 	if modern {
 		if err := c.discover(cctx); err != nil {
 			return fail("server/discover", err)
 		}
-		if !watchdog.Stop() {
-			return fail("startup", errStartupTimeout)
+		if !main {
+			if !watchdog.Stop() {
+				return fail("startup", errStartupTimeout)
+			}
+			return c, nil, nil
 		}
-		return c, nil, nil
-	}
-	init, err := c.client.Initialize(cctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
-		ClientInfo:      mcp.Implementation{Name: "toolgate", Version: version()},
-		Capabilities:    caps,
-	}})
-	if err != nil {
+	} else if err := c.initialize(cctx, caps); err != nil {
 		return fail("initialize", err)
-	}
-	c.serverInfo, c.protocol, c.caps = init.ServerInfo, init.ProtocolVersion, init.Capabilities
-	if c.caps.Logging != nil {
-		level := "info"
-		if u.log.Enabled(cctx, slog.LevelDebug) {
-			level = "debug"
-		}
-		if _, err := c.request(cctx, string(mcp.MethodSetLogLevel), map[string]any{"level": level}); err != nil {
-			u.log.Debug("logging/setLevel failed", "err", err)
-		}
 	}
 	l := &listings{}
 	if c.caps.Tools != nil {
@@ -232,7 +244,38 @@ func (u *Upstream) open(ctx context.Context, modern bool) (_ *conn, _ *listings,
 	if !watchdog.Stop() {
 		return fail("startup", errStartupTimeout)
 	}
+	if modern {
+		go c.listen()
+	}
 	return c, l, nil
+}
+
+// initialize opens a 2025-11-25 connection: the initialize handshake,
+// then the log level.
+func (c *conn) initialize(ctx context.Context, caps mcp.ClientCapabilities) error {
+	u := c.u
+	init, err := c.client.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
+		ClientInfo:      mcp.Implementation{Name: "toolgate", Version: version()},
+		Capabilities:    caps,
+	}})
+	if err != nil {
+		if ctx.Err() == nil && isRPCRefusal(err) {
+			return &initializeRefused{err}
+		}
+		return err
+	}
+	c.serverInfo, c.protocol, c.caps = init.ServerInfo, init.ProtocolVersion, init.Capabilities
+	if c.caps.Logging != nil {
+		level := "info"
+		if u.log.Enabled(ctx, slog.LevelDebug) {
+			level = "debug"
+		}
+		if _, err := c.request(ctx, string(mcp.MethodSetLogLevel), map[string]any{"level": level}); err != nil {
+			u.log.Debug("logging/setLevel failed", "err", err)
+		}
+	}
+	return nil
 }
 
 // close ends the connection: the stdio child's process group is sent
@@ -333,6 +376,15 @@ func (e *connError) Unwrap() error { return e.err }
 // over HTTP; the MCP spec asks for it on every transport), and on HTTP
 // the request is also dropped.
 func (c *conn) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if c.modern {
+		// toolgate's own request on a 2026-07-28 connection (a listing):
+		// the envelope with toolgate's own capabilities.
+		m, err := paramsMap(params)
+		if err != nil {
+			return nil, err
+		}
+		return c.modernRequest(ctx, method, m, c.ownCaps)
+	}
 	return c.requestWith(ctx, method, params, nil)
 }
 

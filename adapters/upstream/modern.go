@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -46,6 +47,16 @@ import (
 //
 // Per-process state of a stdio upstream (a tool it adds at run time, say)
 // is per connection: the two children do not share it.
+//
+// An upstream that speaks only 2026-07-28 refuses initialize: its main
+// connection is then of that era ([Upstream.connect]), and serves callers
+// of both eras. It lists with the envelope (toolgate's own capabilities),
+// follows list changes over one subscriptions/listen stream, which is also
+// its liveness check, and is never pinged. A 2025-era caller's call
+// carries that caller's capabilities; when the upstream asks in a round,
+// the MCP mirror (mcp-go) asks the caller with elicitation/create,
+// sampling/createMessage or roots/list and repeats the call with the
+// answers and the sealed state.
 
 var (
 	errNoModernSSE        = errors.New("the legacy SSE transport cannot carry protocol 2026-07-28")
@@ -103,7 +114,7 @@ func (u *Upstream) modernConn(ctx context.Context) *conn {
 			old.close()
 		}
 		// The connection outlives this call: Close ends it.
-		c, _, err := u.open(context.Background(), true)
+		c, _, err := u.open(context.Background(), true, false)
 		switch {
 		case err == nil:
 			u.log.Info("upstream connected for 2026-07-28 callers", "protocol", c.protocol, "server", c.serverInfo.Name)
@@ -248,27 +259,35 @@ func addRound(params map[string]any, responses map[string]json.RawMessage, state
 }
 
 // connFor returns the connection a request made for the caller of ctx
-// goes over: for a 2026-07-28 caller, the connection of that era with the
-// caller's capabilities (modern true), when the upstream speaks it; main
-// otherwise.
-func (u *Upstream) connFor(ctx context.Context, main *conn) (c *conn, caps json.RawMessage, modern bool) {
-	caps, ok := gateway.RoundCapabilities(ctx)
+// goes over, and the caller's capabilities when it is a 2026-07-28 one
+// (which carries them on every request): the main connection when it is
+// of that era (an upstream that speaks only 2026-07-28), else for a
+// 2026-07-28 caller the connection of that era beside it, when the
+// upstream speaks it; main otherwise.
+func (u *Upstream) connFor(ctx context.Context, main *conn) (*conn, json.RawMessage) {
+	caps, modernCaller, ok := gateway.ClientCapabilities(ctx)
 	if !ok {
-		return main, nil, false
+		caps = main.ownCaps
+	}
+	switch {
+	case main.modern:
+		return main, caps
+	case !modernCaller:
+		return main, nil
 	}
 	if mc := u.modernConn(ctx); mc != nil {
-		return mc, caps, true
+		return mc, caps
 	}
-	return main, nil, false
+	return main, nil
 }
 
-// doModern sends a prompts/get of a 2026-07-28 caller over the connection
-// of its era, within the concurrency limit, with the round it answers
-// ([gateway.PromptRoundFrom]). modern is false when there is no such
-// connection for the caller: the request is then the main connection's
+// doModern sends a prompts/get over a connection of 2026-07-28 when the
+// caller's is one ([Upstream.connFor]), within the concurrency limit,
+// with the round it answers ([gateway.PromptRoundFrom]). modern is false
+// when it is not: the request is then the main connection's
 // ([Upstream.do]).
 func (u *Upstream) doModern(ctx context.Context, method string, params map[string]any) (_ json.RawMessage, modern bool, _ error) {
-	if _, ok := gateway.RoundCapabilities(ctx); !ok {
+	if _, modernCaller, _ := gateway.ClientCapabilities(ctx); !modernCaller && !u.mainModern() {
 		return nil, false, nil
 	}
 	c, release, why, err := u.acquire(ctx)
@@ -279,8 +298,8 @@ func (u *Upstream) doModern(ctx context.Context, method string, params map[strin
 		return nil, true, errors.New(why)
 	}
 	defer release()
-	c, caps, modern := u.connFor(ctx, c)
-	if !modern {
+	c, caps := u.connFor(ctx, c)
+	if !c.modern {
 		return nil, false, nil
 	}
 	if r := gateway.PromptRoundFrom(ctx); r != nil {
@@ -300,4 +319,70 @@ func (u *Upstream) doModern(ctx context.Context, method string, params map[strin
 		return nil, true, fmt.Errorf("upstream %q: %s", u.name, u.errText(err))
 	}
 	return raw, true, nil
+}
+
+// mainModern reports whether the live main connection is of 2026-07-28.
+func (u *Upstream) mainModern() bool {
+	c, _ := u.liveConn()
+	return c != nil && c.modern
+}
+
+// isRPCRefusal reports whether initialize failed because the upstream
+// refused it (a JSON-RPC error; over HTTP a 4xx, which mcp-go reports as
+// a legacy SSE server), not for want of an answer: an upstream that
+// speaks only 2026-07-28 answers so.
+func isRPCRefusal(err error) bool {
+	return errors.Is(err, mcp.ErrMethodNotFound) || errors.Is(err, mcp.ErrInvalidRequest) ||
+		errors.Is(err, mcp.ErrInvalidParams) || mcp.IsUnsupportedProtocolVersion(err) ||
+		errors.Is(err, transport.ErrLegacySSEServer)
+}
+
+// paramsMap is params as the JSON object a 2026-07-28 request extends
+// with its envelope.
+func paramsMap(params any) (map[string]any, error) {
+	switch p := params.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		return p, nil
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("params are not a JSON object: %w", err)
+	}
+	return m, nil
+}
+
+// listen follows a 2026-07-28 main connection's list changes: one
+// subscriptions/listen request for the lifetime of the connection, whose
+// stream carries notifications/*/list_changed (onNotification re-lists).
+// The stream is the connection's liveness check (the revision has no
+// ping): when it ends while the connection is open, the connection is
+// dead and the supervisor reconnects.
+func (c *conn) listen() {
+	want := map[string]any{}
+	if c.caps.Tools != nil && c.caps.Tools.ListChanged {
+		want["toolsListChanged"] = true
+	}
+	if c.caps.Prompts != nil && c.caps.Prompts.ListChanged {
+		want["promptsListChanged"] = true
+	}
+	if c.caps.Resources != nil && c.caps.Resources.ListChanged {
+		want["resourcesListChanged"] = true
+	}
+	if len(want) == 0 {
+		return // nothing to follow: requests that fail mark the connection dead
+	}
+	_, err := c.request(c.ctx, string(mcp.MethodSubscriptionsListen), map[string]any{"notifications": want})
+	if c.ctx.Err() != nil {
+		return
+	}
+	if err == nil {
+		err = errors.New("the upstream ended it")
+	}
+	c.markDead(fmt.Errorf("the subscriptions/listen stream ended: %v", err))
 }

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 
 func runChildServer(mode string) {
 	fmt.Fprintf(os.Stderr, "test upstream starting (mode %s)\n", mode)
-	srv := server.NewStdioServer(newTestMCPServer(&serverState{}))
+	srv := server.NewStdioServer(newTestMCPServer(&serverState{modernOnly: mode == "stdio-2026"}))
 	srv.SetErrorLogger(log.New(os.Stderr, "", 0))
 	err := srv.Listen(context.Background(), os.Stdin, os.Stdout)
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -61,6 +61,9 @@ type serverState struct {
 	added     atomic.Int32
 	subs      atomic.Int32 // resources/subscribe minus resources/unsubscribe
 	srv       *server.MCPServer
+	// modernOnly makes a server that speaks only 2026-07-28: it refuses
+	// initialize, and has a tool that asks in rounds (ask_name).
+	modernOnly bool
 }
 
 // namesCompleter completes any prompt argument from a fixed list of names.
@@ -90,6 +93,17 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 	hooks := &server.Hooks{}
 	hooks.AddAfterSubscribe(func(context.Context, any, *mcp.SubscribeRequest, *mcp.EmptyResult) { st.subs.Add(1) })
 	hooks.AddAfterUnsubscribe(func(context.Context, any, *mcp.UnsubscribeRequest, *mcp.EmptyResult) { st.subs.Add(-1) })
+	if st.modernOnly {
+		hooks.AddOnRequestInitialization(func(_ context.Context, _ any, message any) error {
+			var head struct {
+				Method string `json:"method"`
+			}
+			if raw, ok := message.(json.RawMessage); ok && json.Unmarshal(raw, &head) == nil && head.Method == string(mcp.MethodInitialize) {
+				return errors.New("this server speaks only protocol 2026-07-28: use server/discover")
+			}
+			return nil
+		})
+	}
 	s := server.NewMCPServer("testup", "1.2.3",
 		server.WithToolCapabilities(true),
 		server.WithLogging(),
@@ -184,6 +198,22 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 		}
 	})
 
+	if st.modernOnly {
+		s.AddTool(plain("ask_name", "Asks the caller's name in a round, then greets it"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if r, ok := req.Params.InputResponses["name"]; ok && req.Params.RequestState == "asked" {
+				if err := r.DecodeFor(mcp.MethodElicitationCreate); err == nil && r.Elicitation != nil {
+					return text(fmt.Sprintf("hello %v", r.Elicitation.Content)), nil
+				}
+			}
+			res := &mcp.CallToolResult{}
+			res.ResultType = mcp.ResultTypeInputRequired
+			res.RequestState = "asked"
+			res.InputRequests = mcp.InputRequests{"name": {Method: mcp.MethodElicitationCreate, Elicitation: &mcp.ElicitationParams{
+				Message: "Your name?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+			}}}
+			return res, nil
+		})
+	}
 	s.AddTool(plain("add_tool", "Adds tools at run time, one at a time (n, default 1)"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var names []string
 		for i := 0; i < max(1, req.GetInt("n", 1)); i++ {
@@ -350,6 +380,11 @@ func testBinary(t *testing.T) string {
 // stdioConfig is an upstream running this test binary as its server.
 func stdioConfig(t *testing.T, name string) Config {
 	return Config{Name: name, Command: testBinary(t), Env: map[string]string{envServerMode: "stdio"}}
+}
+
+// stdio2026Config is stdioConfig for a server that speaks only 2026-07-28.
+func stdio2026Config(t *testing.T, name string) Config {
+	return Config{Name: name, Command: testBinary(t), Env: map[string]string{envServerMode: "stdio-2026"}}
 }
 
 // httpUpstream serves a fresh test server over streamable HTTP on

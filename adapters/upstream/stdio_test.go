@@ -357,8 +357,10 @@ func TestListChanged(t *testing.T) {
 		startTuned(t, stdioConfig(t, "s"), nil, true, slowDebounce),
 		startTuned(t, Config{Name: "h", URL: url}, nil, true, slowDebounce),
 		startTuned(t, Config{Name: "e", Transport: "sse", URL: sseURL}, nil, true, slowDebounce),
+		// 2026-07-28 only: its list changes come over subscriptions/listen.
+		startTuned(t, stdio2026Config(t, "m"), nil, true, slowDebounce),
 	}
-	g := newGW(t, ups[0], ups[1], ups[2])
+	g := newGW(t, ups[0], ups[1], ups[2], ups[3])
 	for _, u := range ups {
 		t.Run(u.Name(), func(t *testing.T) {
 			var mu sync.Mutex

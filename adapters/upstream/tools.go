@@ -204,9 +204,12 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 
 	asTask := taskSupport == gateway.TaskRequired || taskSupport == gateway.TaskOptional && call.Task != nil
 	var caps json.RawMessage
-	modern := false
 	if !asTask { // tasks are relayed on the main connection (tasks.go)
-		c, caps, modern = u.connFor(ctx, c)
+		c, caps = u.connFor(ctx, c)
+	}
+	modern := c.modern
+	if modern && caps == nil {
+		caps = c.ownCaps
 	}
 	defer c.track(ctx)()
 

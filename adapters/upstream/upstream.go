@@ -422,7 +422,7 @@ func (u *Upstream) supervise(ctx context.Context) {
 // watch returns when the connection is dead (its child exited, its
 // transport closed, its session ended, a ping failed) or ctx ends. A
 // quiet connection is pinged every pingInterval; a failed call pings at
-// once.
+// once. A 2026-07-28 connection is not pinged (see listen).
 func (u *Upstream) watch(ctx context.Context, c *conn) error {
 	t := time.NewTicker(u.tune.pingInterval)
 	defer t.Stop()
@@ -434,6 +434,11 @@ func (u *Upstream) watch(ctx context.Context, c *conn) error {
 			return c.deathCause()
 		case <-c.kick:
 		case <-t.C:
+		}
+		if c.modern {
+			// 2026-07-28 has no ping: its listen stream and its failed
+			// requests tell (modern.go).
+			continue
 		}
 		if err := c.ping(u.tune.pingTimeout); err != nil {
 			c.markDead(err)
@@ -727,6 +732,9 @@ func (u *Upstream) Status() gateway.ToolsetStatus {
 	defer u.mu.Unlock()
 	var parts []string
 	parts = append(parts, "transport "+u.kind)
+	if u.conn != nil {
+		parts = append(parts, "protocol "+u.conn.protocol)
+	}
 	parts = append(parts, fmt.Sprintf("restarts %d", u.restarts))
 	if u.state == StateFailed && u.failures > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed attempts", u.failures))

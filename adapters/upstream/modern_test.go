@@ -1,0 +1,103 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// An upstream that speaks only 2026-07-28 (it refuses initialize) gets a
+// 2026-07-28 main connection: listed, called with the envelope, asking in
+// rounds that pass through sealed, and replaced when its child dies (no
+// ping: the listen stream and the process tell).
+func TestModernOnlyUpstream(t *testing.T) {
+	u := start(t, stdio2026Config(t, "m"), nil, true)
+	g := newGW(t, u)
+	if st := u.Status(); !strings.Contains(st.Detail, "protocol 2026-07-28") {
+		t.Fatalf("status %q; want the 2026-07-28 protocol", st.Detail)
+	}
+	ctx := context.Background()
+	if got := mustOK(t, g.call(ctx, "m__echo", `{"text":"one"}`)); got != `{"text":"one"}` {
+		t.Errorf("m__echo said %q", got)
+	}
+
+	// A round: the upstream's state is sealed; the repeat with the answer
+	// reaches the upstream with its own state.
+	call := &gateway.Call{Name: "m__ask_name", Arguments: json.RawMessage(`{}`), Identity: "local"}
+	r1 := g.pipe.Call(ctx, call)
+	if r1.Kind != gateway.KindInputRequired || !gateway.IsRoundState(r1.RequestState) || r1.InputRequests["name"] == nil {
+		t.Fatalf("round 1: kind %q state %q requests %s", r1.Kind, r1.RequestState, r1.InputRequests)
+	}
+	r2 := g.pipe.Call(ctx, &gateway.Call{Name: "m__ask_name", Arguments: json.RawMessage(`{}`), Identity: "local",
+		RequestState: r1.RequestState, InputResponses: map[string]json.RawMessage{"name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}})
+	if got := mustOK(t, r2); got != "hello map[name:Ada]" {
+		t.Errorf("round 2 said %q", got)
+	}
+
+	// The child dies: the supervisor notices without a ping and restarts it.
+	c, _ := u.liveConn()
+	_ = syscall.Kill(c.proc.cmd.Process.Pid, syscall.SIGKILL)
+	eventually(t, 10*time.Second, "a new connection", func() bool { nc, _ := u.liveConn(); return nc != nil && nc != c })
+	if got := mustOK(t, g.call(ctx, "m__echo", `{"text":"two"}`)); got != `{"text":"two"}` {
+		t.Errorf("after the restart m__echo said %q", got)
+	}
+	if n := u.Restarts(); n != 1 {
+		t.Errorf("%d restarts, want 1", n)
+	}
+}
+
+type elicitAnswer string
+
+func (a elicitAnswer) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": string(a)}}}, nil
+}
+
+// A 2025-11-25 client calling a tool of an upstream that asks in rounds
+// answers through elicitation/create: the MCP mirror (mcp-go) asks it and
+// repeats the call with the answer and the sealed state.
+func TestModernOnlyUpstreamBridgedTo2025Client(t *testing.T) {
+	u := start(t, stdio2026Config(t, "m"), nil, true)
+	g := newGW(t, u)
+	m := gateway.NewMCPServer(&gateway.MCPOptions{Name: "toolgate", Version: "test", Catalog: g.cat, Pipeline: g.pipe})
+	h, shutdown := m.HTTPHandler(gateway.HTTPOptions{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		_ = shutdown(context.Background())
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	tr, err := transport.NewStreamableHTTP(ts.URL+"/mcp", transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION), client.WithElicitationHandler(elicitAnswer("Ada")))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "t", Version: "1"},
+		Capabilities: mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "m__ask_name", Arguments: map[string]any{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || len(res.Content) != 1 || res.Content[0].(mcp.TextContent).Text != "hello map[name:Ada]" {
+		t.Errorf("m__ask_name answered %+v; want the greeting with the elicited name", res)
+	}
+}
