@@ -23,8 +23,9 @@ import (
 // upstream passes the rounds through, its state sealed); a 2025-11-25
 // client answers the same tools through elicitation/create and
 // sampling/createMessage (the upstream asks those over toolgate's
-// 2025-11-25 connection, and toolgate relays them). Both are real Go SDK
-// clients whose handlers answer; every round is in the run archive. The
+// 2025-11-25 connection, and toolgate relays them). The clients are real:
+// the Go SDK's of both eras, the TypeScript SDK 2.x (2026-07-28) and 1.x
+// (2025-11-25), whose handlers answer; every round is in the run archive. The
 // server runs twice: as a stdio child ("go") and over streamable HTTP
 // ("goh"), where the 2026-07-28 connection is stateless requests with the
 // standard headers.
@@ -109,6 +110,26 @@ func TestMultiRoundTripRelay(t *testing.T) {
 	runRoundsClient(t, srv, "Ada ts", "go__test_input_required_result_elicitation", "Hello, Ada ts!",
 		"go__test_input_required_result_sampling", "Sampling response: sampled for Ada ts")
 
+	// The TypeScript SDK 1.x client (2025-11-25) answers the same tools
+	// through the elicitation/create toolgate relays.
+	for _, tool := range []string{"go__test_input_required_result_elicitation", "goh__test_input_required_result_elicitation"} {
+		var out struct {
+			Result struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+			Asked []string `json:"asked"`
+			Error string   `json:"error"`
+		}
+		runNode(t, "elicit-client.mjs", map[string]any{"url": srv.URL, "tool": tool,
+			"answer": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada ts1"}}}, &out)
+		if out.Error != "" || out.Result.IsError || len(out.Result.Content) != 1 || out.Result.Content[0].Text != "Hello, Ada ts1!" || len(out.Asked) != 1 {
+			t.Errorf("TypeScript 1.x client, %s: %+v", tool, out)
+		}
+	}
+
 	srv.Stop(t)
 	a := env.Archive(t)
 	relayed2025, byID := 0, a.toolsByCallID(t)
@@ -120,8 +141,8 @@ func TestMultiRoundTripRelay(t *testing.T) {
 			}
 		}
 	}
-	if asked := checkRounds(t, a); asked != 6 || relayed2025 != 4 {
-		t.Errorf("events: %v; want 6 rounds asked and answered (2026-07-28: Go and TypeScript clients) and 4 requests relayed (2025-11-25)", a.eventTypes())
+	if asked := checkRounds(t, a); asked != 6 || relayed2025 != 6 {
+		t.Errorf("events: %v; want 6 rounds asked and answered (2026-07-28: Go and TypeScript clients) and 6 requests relayed (2025-11-25: Go and TypeScript clients)", a.eventTypes())
 	}
 }
 
