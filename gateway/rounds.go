@@ -19,10 +19,11 @@ import (
 // an opaque request state; the client repeats the call with its answers
 // and the state. The round stage stands between the client and the tool:
 //
-//   - it seals the tool's state into one of its own, bound to the call
-//     (tool, digest of the validated arguments) and to the caller (identity,
-//     OAuth client, client name), with an expiry, a round number, the ID of
-//     the call that began the exchange and a nonce, under an HMAC key;
+//   - it seals the tool's state into one of its own ([RoundStates],
+//     roundstate.go), bound to the call (tool, digest of the validated
+//     arguments) and to the caller (identity, OAuth client, client name),
+//     with an expiry, a round number, the ID of the call that began the
+//     exchange and a nonce, under an HMAC key;
 //   - on the repeat it opens the state, refuses one that is forged,
 //     altered, expired, already used or minted for another call or caller
 //     (a request error, so the client gets a JSON-RPC error), and hands the
