@@ -16,6 +16,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzJSONRPCStdio \
 	./gateway:FuzzJSONRPCHTTP \
 	./gateway:FuzzToolArguments \
+	./gateway:FuzzRoundStateOpen \
 	./gateway/runs:FuzzAppendString \
 	./adapters/upstream:FuzzLineLimiter \
 	./toolsets/filesystem:FuzzMatcher \

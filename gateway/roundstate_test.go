@@ -67,3 +67,21 @@ func TestRoundStatesAcrossReplicas(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRoundStateOpen: a request state is untrusted input. Open never
+// panics, and accepts only what Seal minted for that very call, once.
+func FuzzRoundStateOpen(f *testing.F) {
+	rs := NewRoundStates("tgt.", nil)
+	call := &Call{ID: "c1", Name: "send", Args: map[string]any{"to": "a"}, Identity: "token:a", Client: "cli/1"}
+	f.Add(rs.Seal(call, "inner", time.Minute))
+	f.Add("tgt.")
+	f.Add("tgt..")
+	f.Add("tgt.e30.AAAA")
+	f.Add("tga1.x.y")
+	f.Fuzz(func(t *testing.T, state string) {
+		got, err := rs.Open(state, call)
+		if err == nil && (got == nil || got.State != "inner") {
+			t.Fatalf("opened a state toolgate did not mint for this call: %q -> %+v", state, got)
+		}
+	})
+}
