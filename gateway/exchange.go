@@ -48,7 +48,16 @@ type exchange struct {
 	// written only by the round that holds the exchange (see exchanges).
 	pending *ask
 	seq     atomic.Int64
+	// round is the context of the round's request that holds the
+	// exchange now: the tool's log messages and progress go to its
+	// client, while that request is open.
+	round atomic.Pointer[context.Context]
 }
+
+// exchangeProgress passes a tool's progress on to the round's request.
+type exchangeProgress struct{ ex *exchange }
+
+func (p exchangeProgress) Report(pr Progress) { ReportProgress(*p.ex.round.Load(), pr) }
 
 type ask struct {
 	key    string
@@ -96,7 +105,11 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 	// (the execute stage's) or the exchange's end.
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ex.cancel = cancel
-	hctx = WithClient(hctx, &askingClient{inner: ClientFrom(ctx), ex: ex})
+	ex.round.Store(&ctx)
+	hctx = WithClient(hctx, &askingClient{ex: ex})
+	if ProgressRequested(ctx) {
+		hctx, _ = WithProgress(hctx, exchangeProgress{ex})
+	}
 	go func() {
 		res := next(hctx, call)
 		ex.done <- res
@@ -122,6 +135,7 @@ func (p *Pipeline) resumeExchange(ctx context.Context, call *Call, id string) *R
 		return p.askRound(ex, a)
 	}
 	ex.pending = nil
+	ex.round.Store(&ctx)
 	a.answer <- answer
 	return p.awaitExchange(ctx, call, ex)
 }
@@ -158,28 +172,30 @@ func (p *Pipeline) askRound(ex *exchange, a *ask) *Result {
 
 // askingClient is the client a tool in an exchange sees: it asks the
 // requests a 2026-07-28 client can answer in rounds, and passes the rest
-// to the request's client.
+// to the client of the round's request.
 type askingClient struct {
-	inner Client
-	ex    *exchange
+	ex *exchange
 }
 
+// inner is the client of the round's request.
+func (c *askingClient) inner() Client { return ClientFrom(*c.ex.round.Load()) }
+
 func (c *askingClient) SessionID() string {
-	if c.inner == nil {
-		return ""
+	if in := c.inner(); in != nil {
+		return in.SessionID()
 	}
-	return c.inner.SessionID()
+	return ""
 }
 
 func (c *askingClient) Log(level, logger string, data any) error {
-	if c.inner == nil {
-		return ErrNoClient
+	if in := c.inner(); in != nil {
+		return in.Log(level, logger, data)
 	}
-	return c.inner.Log(level, logger, data)
+	return ErrNoClient
 }
 
 func (c *askingClient) rounds() (roundsClient, bool) {
-	rc, ok := c.inner.(roundsClient)
+	rc, ok := c.inner().(roundsClient)
 	return rc, ok
 }
 

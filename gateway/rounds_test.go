@@ -289,3 +289,44 @@ func TestRequestErrorOnTheWire(t *testing.T) {
 		}
 	}
 }
+
+type progressLog struct {
+	mu  sync.Mutex
+	got []float64
+}
+
+func (l *progressLog) Report(p Progress) { l.mu.Lock(); l.got = append(l.got, p.Progress); l.mu.Unlock() }
+
+// A tool that runs across rounds reports its progress to the request of
+// the round it is in.
+func TestExchangeProgressFollowsTheRound(t *testing.T) {
+	tl, _ := NewDynamicTool(ToolDef{Name: "steps"}, func(ctx context.Context, _ map[string]any) (*Result, error) {
+		ReportProgress(ctx, Progress{Progress: 1})
+		if _, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{}`)); err != nil {
+			return nil, err
+		}
+		ReportProgress(ctx, Progress{Progress: 2})
+		return OkText("done"), nil
+	})
+	ts, _ := NewToolset("t", tl)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	p := NewPipeline(&Options{Tools: cat})
+	round := func(state string, answers map[string]json.RawMessage) (*Result, []float64) {
+		log := &progressLog{}
+		ctx, stop := WithProgress(WithClient(context.Background(), roundsOnlyClient{}), log)
+		res := p.Call(ctx, &Call{Name: "steps", Identity: "local", RequestState: state, InputResponses: answers})
+		stop()
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		return res, log.got
+	}
+	r1, got1 := round("", nil)
+	if r1.Kind != KindInputRequired || len(got1) != 1 || got1[0] != 1 {
+		t.Fatalf("round 1: kind %q, progress %v; want input_required and progress 1", r1.Kind, got1)
+	}
+	r2, got2 := round(r1.RequestState, map[string]json.RawMessage{"toolgate-elicitation-1": json.RawMessage(`{"action":"accept"}`)})
+	if r2.Kind != "" || len(got2) != 1 || got2[0] != 2 {
+		t.Errorf("round 2: kind %q, progress %v; want done and progress 2 on this round's request", r2.Kind, got2)
+	}
+}
