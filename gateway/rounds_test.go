@@ -295,7 +295,11 @@ type progressLog struct {
 	got []float64
 }
 
-func (l *progressLog) Report(p Progress) { l.mu.Lock(); l.got = append(l.got, p.Progress); l.mu.Unlock() }
+func (l *progressLog) Report(p Progress) {
+	l.mu.Lock()
+	l.got = append(l.got, p.Progress)
+	l.mu.Unlock()
+}
 
 // A tool that runs across rounds reports its progress to the request of
 // the round it is in.
