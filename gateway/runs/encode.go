@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/gateway"
@@ -56,6 +57,15 @@ func (l *line) key(k string) {
 func (l *line) str(k, v string) {
 	l.key(k)
 	l.b = appendString(l.b, v)
+}
+
+// time adds t as the records' timestamps are (RFC 3339, UTC, with
+// nanoseconds), formatted into the line with no string of its own.
+func (l *line) time(k string, t time.Time) {
+	l.key(k)
+	l.b = append(l.b, '"')
+	l.b = t.UTC().AppendFormat(l.b, time.RFC3339Nano)
+	l.b = append(l.b, '"')
 }
 
 // strOmit adds k only when v is not empty (omitempty).

@@ -224,8 +224,8 @@ func (r *Run) writeBuilt(f *lineFile, l *line) error {
 }
 
 // common adds the fields every call line begins with.
-func (r *Run) common(l *line, now string, call *gateway.Call) {
-	l.str("time", now)
+func (r *Run) common(l *line, now time.Time, call *gateway.Call) {
+	l.time("time", now)
 	l.str("run_id", r.id)
 	l.strOmit("replica", r.replica)
 	l.str("call_id", call.ID)
@@ -236,7 +236,7 @@ func (r *Run) common(l *line, now string, call *gateway.Call) {
 // returns the write error, if any, so that a call is not run unrecorded.
 func (r *Run) CallStarted(call *gateway.Call) error {
 	l := newLine()
-	l.str("time", stamp(call.Started))
+	l.time("time", call.Started)
 	l.str("type", "tool.started")
 	l.str("run_id", r.id)
 	l.strOmit("replica", r.replica)
@@ -255,12 +255,12 @@ func (r *Run) CallStarted(call *gateway.Call) error {
 // status, is_error, duration_ms, brief, decision, artifacts; and for a
 // failure a line in errors.jsonl with the message.
 func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time.Duration) {
-	now := stamp(time.Now())
+	now := time.Now()
 	ms := float64(elapsed.Microseconds()) / 1000
 	status := res.Status()
 
 	ev := newLine()
-	ev.str("time", now)
+	ev.time("time", now)
 	if res.IsError {
 		ev.str("type", "tool.failed")
 	} else {
