@@ -61,18 +61,32 @@ type Config struct {
 	// are refused. When on, a request is relayed only when it can be
 	// attributed to exactly one call (it arrived on that call's own
 	// response stream, or that call is the only request in flight on the
-	// connection) and that call's client declared the capability (and is a
-	// 2025-era client: 2026-07-28 has no server-to-client requests);
-	// otherwise the upstream gets a JSON-RPC error. The capability is
-	// declared for the whole connection, so with several clients of
-	// different abilities the upstream may ask a client that cannot answer,
-	// and gets an error. Legacy SSE upstreams cannot send requests at all.
+	// connection) and that call's client declared the capability (a
+	// 2026-07-28 client, which cannot be sent requests, is asked in a
+	// round of its call: gateway/exchange.go); otherwise the upstream gets
+	// a JSON-RPC error. The capability is declared for the whole
+	// connection, so with several clients of different abilities the
+	// upstream may ask a client that cannot answer, and gets an error.
+	// Legacy SSE upstreams cannot send requests at all.
 	RelaySampling    bool `koanf:"relay_sampling"`
 	RelayElicitation bool `koanf:"relay_elicitation"`
+	// Protocol chooses the connections to the upstream (modern.go): ""
+	// (auto) a 2025-11-25 main connection, and for 2026-07-28 callers a
+	// second one of their era when the upstream speaks it, or a 2026-07-28
+	// main connection when the upstream refuses initialize; ProtocolLegacy
+	// only the 2025-11-25 connection, for callers of both eras (one stdio
+	// child); ProtocolModern only a 2026-07-28 connection.
+	Protocol string `koanf:"protocol"`
 	// StartupTimeout bounds connect + initialize + first listing; 0 means 30s.
 	StartupTimeout time.Duration `koanf:"startup_timeout"`
 	Disabled       bool          `koanf:"disabled"`
 }
+
+// Values of Config.Protocol besides auto ("").
+const (
+	ProtocolLegacy = "2025-11-25"
+	ProtocolModern = "2026-07-28"
+)
 
 // Transports.
 const (
@@ -137,6 +151,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Command != "" && c.URL != "" {
 		bad("command and url are both set; an upstream is either a command (stdio) or a url (http, sse)")
+	}
+	switch c.Protocol {
+	case "", "auto", ProtocolLegacy:
+	case ProtocolModern:
+		if c.EffectiveTransport() == TransportSSE {
+			bad("protocol %q: the legacy SSE transport cannot carry it; use transport http", c.Protocol)
+		}
+	default:
+		bad("protocol %q: must be auto, %s or %s", c.Protocol, ProtocolLegacy, ProtocolModern)
 	}
 	switch c.EffectiveTransport() {
 	case TransportStdio:

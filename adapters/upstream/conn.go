@@ -73,10 +73,13 @@ var errStartupTimeout = errors.New("startup timed out")
 // startup timeout.
 //
 // An upstream that refuses initialize and speaks only 2026-07-28 gets a
-// 2026-07-28 connection instead (modern.go).
+// 2026-07-28 connection instead (modern.go); protocol pins one era.
 func (u *Upstream) connect(ctx context.Context) (*conn, *listings, error) {
+	if u.cfg.Protocol == ProtocolModern {
+		return u.open(ctx, true, true)
+	}
 	c, l, err := u.open(ctx, false, true)
-	if err == nil || ctx.Err() != nil || errors.Is(err, errStartupTimeout) || u.kind == TransportSSE {
+	if err == nil || ctx.Err() != nil || errors.Is(err, errStartupTimeout) || u.kind == TransportSSE || u.cfg.Protocol == ProtocolLegacy {
 		return c, l, err
 	}
 	var refused *initializeRefused

@@ -272,7 +272,7 @@ func (u *Upstream) connFor(ctx context.Context, main *conn) (*conn, json.RawMess
 	switch {
 	case main.modern:
 		return main, caps
-	case !modernCaller:
+	case !modernCaller, u.cfg.Protocol == ProtocolLegacy:
 		return main, nil
 	}
 	if mc := u.modernConn(ctx); mc != nil {

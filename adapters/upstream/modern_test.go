@@ -101,3 +101,57 @@ func TestModernOnlyUpstreamBridgedTo2025Client(t *testing.T) {
 		t.Errorf("m__ask_name answered %+v; want the greeting with the elicited name", res)
 	}
 }
+
+// modernClient is a 2026-07-28 caller that declared nothing.
+type modernClient struct{}
+
+func (modernClient) SessionID() string             { return "" }
+func (modernClient) Log(string, string, any) error { return nil }
+func (modernClient) CanRequest(string) bool        { return false }
+func (modernClient) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, gateway.ErrClientCannot
+}
+func (modernClient) CanAskInRounds(string) bool            { return false }
+func (modernClient) Capabilities() (json.RawMessage, bool) { return json.RawMessage(`{}`), true }
+
+// protocol pins an upstream's connections to one era.
+func TestProtocolPinned(t *testing.T) {
+	ctx := gateway.WithClient(context.Background(), modernClient{})
+
+	legacy := stdioConfig(t, "l")
+	legacy.Protocol = ProtocolLegacy
+	ul := start(t, legacy, nil, true)
+	g := newGW(t, ul)
+	if got := mustOK(t, g.call(ctx, "l__echo", `{"text":"x"}`)); got != `{"text":"x"}` {
+		t.Errorf("l__echo said %q", got)
+	}
+	ul.modernMu.Lock()
+	opened := ul.modern != nil
+	ul.modernMu.Unlock()
+	if opened {
+		t.Error("a 2026-07-28 caller opened a second connection to an upstream pinned to 2025-11-25")
+	}
+
+	modern := stdioConfig(t, "n") // speaks both; pinned to 2026-07-28
+	modern.Protocol = ProtocolModern
+	un := start(t, modern, nil, true)
+	if st := un.Status(); !strings.Contains(st.Detail, "protocol 2026-07-28") {
+		t.Errorf("status %q; want the 2026-07-28 protocol", st.Detail)
+	}
+	g = newGW(t, un)
+	if got := mustOK(t, g.call(context.Background(), "n__echo", `{"text":"y"}`)); got != `{"text":"y"}` {
+		t.Errorf("n__echo said %q", got)
+	}
+
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Name: "a", Command: "x", Protocol: "2024"}, `protocol "2024": must be auto, 2025-11-25 or 2026-07-28`},
+		{Config{Name: "b", Transport: TransportSSE, URL: "http://127.0.0.1:1/sse", Protocol: ProtocolModern}, "the legacy SSE transport cannot carry it"},
+	} {
+		if err := c.cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v; want %q", c.cfg, err, c.want)
+		}
+	}
+}
