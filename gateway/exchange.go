@@ -118,7 +118,7 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 			p.log.Warn("a call ended while its client was being asked; its result is dropped", "call_id", call.ID, "tool", call.Name, "status", res.Status())
 		}
 	}()
-	return p.awaitExchange(ctx, call, ex)
+	return p.awaitExchange(ctx, ex)
 }
 
 // resumeExchange hands the exchange named by a round's state the client's
@@ -137,13 +137,13 @@ func (p *Pipeline) resumeExchange(ctx context.Context, call *Call, id string) *R
 	ex.pending = nil
 	ex.round.Store(&ctx)
 	a.answer <- answer
-	return p.awaitExchange(ctx, call, ex)
+	return p.awaitExchange(ctx, ex)
 }
 
 // awaitExchange waits for the tool's next question or its result. When
 // the round's own request ends first (the client went away), the
 // exchange ends too.
-func (p *Pipeline) awaitExchange(ctx context.Context, call *Call, ex *exchange) *Result {
+func (p *Pipeline) awaitExchange(ctx context.Context, ex *exchange) *Result {
 	select {
 	case res := <-ex.done:
 		ex.cancel()
