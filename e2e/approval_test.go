@@ -259,32 +259,10 @@ func TestApprovalTSClient(t *testing.T) {
 		"output_schema": map[string]any{"type": "object", "properties": map[string]any{"color": map[string]any{"type": "string"}}, "required": []string{"color"}},
 	}}))
 	s := e.StartHTTP(t)
-	type result struct {
-		Asked  []string `json:"asked"`
-		Error  string   `json:"error"`
-		Result struct {
-			IsError bool `json:"isError"`
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"result"`
+	ask := func(tool string, args, content map[string]any) elicitClientOut {
+		return runElicitClient(t, s.URL, tool, args, content)
 	}
-	ask := func(tool string, args, content map[string]any) result {
-		var r result
-		runNode(t, "elicit-client.mjs", map[string]any{"url": s.URL, "tool": tool, "arguments": args,
-			"answer": map[string]any{"action": "accept", "content": content}}, &r)
-		if r.Error != "" {
-			t.Fatalf("TypeScript client: %s", r.Error)
-		}
-		return r
-	}
-	text := func(r result) string {
-		var b strings.Builder
-		for _, c := range r.Result.Content {
-			b.WriteString(c.Text)
-		}
-		return b.String()
-	}
+	text := func(r elicitClientOut) string { return r.Text() }
 	if r := ask("echo", map[string]any{"text": "from ts"}, map[string]any{"decision": "allow_once"}); r.Result.IsError || text(r) != "from ts" || len(r.Asked) != 1 || !strings.Contains(r.Asked[0], "echo") {
 		t.Errorf("allowed once by the TypeScript client: %q (asked %q)", text(r), r.Asked)
 	}

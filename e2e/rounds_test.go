@@ -113,19 +113,8 @@ func TestMultiRoundTripRelay(t *testing.T) {
 	// The TypeScript SDK 1.x client (2025-11-25) answers the same tools
 	// through the elicitation/create toolgate relays.
 	for _, tool := range []string{"go__test_input_required_result_elicitation", "goh__test_input_required_result_elicitation"} {
-		var out struct {
-			Result struct {
-				IsError bool `json:"isError"`
-				Content []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-			} `json:"result"`
-			Asked []string `json:"asked"`
-			Error string   `json:"error"`
-		}
-		runNode(t, "elicit-client.mjs", map[string]any{"url": srv.URL, "tool": tool,
-			"answer": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada ts1"}}}, &out)
-		if out.Error != "" || out.Result.IsError || len(out.Result.Content) != 1 || out.Result.Content[0].Text != "Hello, Ada ts1!" || len(out.Asked) != 1 {
+		out := runElicitClient(t, srv.URL, tool, nil, map[string]any{"name": "Ada ts1"})
+		if out.Result.IsError || out.Text() != "Hello, Ada ts1!" || len(out.Asked) != 1 {
 			t.Errorf("TypeScript 1.x client, %s: %+v", tool, out)
 		}
 	}

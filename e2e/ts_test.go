@@ -280,3 +280,38 @@ func TestTypeScriptClient2026(t *testing.T) {
 		t.Errorf("echo record %+v; want ok and no session", rec)
 	}
 }
+
+// elicitClientOut is what e2e/js/elicit-client.mjs prints.
+type elicitClientOut struct {
+	Asked  []string `json:"asked"`
+	Error  string   `json:"error"`
+	Result struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"result"`
+}
+
+// Text is the text of the result's content.
+func (r elicitClientOut) Text() string {
+	var b strings.Builder
+	for _, c := range r.Result.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// runElicitClient runs the TypeScript SDK 1.x client (2025 era), which
+// answers every elicitation/create with content (accepted), calling tool
+// with args; the client's own failure fails the test.
+func runElicitClient(t *testing.T, url, tool string, args, content map[string]any) elicitClientOut {
+	t.Helper()
+	var r elicitClientOut
+	runNode(t, "elicit-client.mjs", map[string]any{"url": url, "tool": tool, "arguments": args,
+		"answer": map[string]any{"action": "accept", "content": content}}, &r)
+	if r.Error != "" {
+		t.Fatalf("TypeScript client: %s", r.Error)
+	}
+	return r
+}
