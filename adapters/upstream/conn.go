@@ -355,6 +355,18 @@ type rpcError struct {
 	Data    json.RawMessage
 }
 
+// JSONRPCCode and JSONRPCData make an upstream's refusal of a prompts/get,
+// resources/read or completion the caller's as the upstream made it:
+// the MCP mirror answers a handler error that carries them with them
+// (server.CodedError, third_party/README.md).
+func (e *rpcError) JSONRPCCode() int { return e.Code }
+func (e *rpcError) JSONRPCData() any {
+	if len(e.Data) == 0 {
+		return nil
+	}
+	return e.Data
+}
+
 func (e *rpcError) Error() string {
 	s := fmt.Sprintf("%s: JSON-RPC error %d: %s", e.Method, e.Code, e.Message)
 	if len(e.Data) > 0 && string(e.Data) != "null" {
@@ -379,16 +391,25 @@ func (e *connError) Unwrap() error { return e.err }
 // over HTTP; the MCP spec asks for it on every transport), and on HTTP
 // the request is also dropped.
 func (c *conn) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	if c.modern {
-		// toolgate's own request on a 2026-07-28 connection (a listing):
-		// the envelope with toolgate's own capabilities.
-		m, err := paramsMap(params)
-		if err != nil {
-			return nil, err
-		}
-		return c.modernRequest(ctx, method, m, c.ownCaps)
+	return c.requestAs(ctx, method, params, nil)
+}
+
+// requestAs is request made for a caller whose client capabilities (JSON)
+// are caps: a 2026-07-28 connection carries them in each request's
+// envelope (toolgate's own when caps is nil; see modernRequest); an
+// earlier one declared toolgate's at initialize.
+func (c *conn) requestAs(ctx context.Context, method string, params any, caps json.RawMessage) (json.RawMessage, error) {
+	if !c.modern {
+		return c.requestWith(ctx, method, params, nil)
 	}
-	return c.requestWith(ctx, method, params, nil)
+	m, err := paramsMap(params)
+	if err != nil {
+		return nil, err
+	}
+	if caps == nil {
+		caps = c.ownCaps
+	}
+	return c.modernRequest(ctx, method, m, caps)
 }
 
 // requestWith is request with HTTP headers (streamable HTTP only): the

@@ -64,7 +64,6 @@ var (
 	modernRetry           = 5 * time.Second // a failed probe (other than unsupported) is retried after this
 	modernVersion         = mcp.ProtocolVersion20260728
 	modernClientInfo      = map[string]string{"name": "toolgate", "version": version()}
-	emptyCapabilities     = json.RawMessage(`{}`)
 	inputRequiredResponse = string(mcp.ResultTypeInputRequired)
 )
 
@@ -164,7 +163,7 @@ func (u *Upstream) closeModern() {
 // discover opens a 2026-07-28 connection: server/discover must name the
 // version among the upstream's supported ones.
 func (c *conn) discover(ctx context.Context) error {
-	raw, err := c.modernRequest(ctx, string(mcp.MethodServerDiscover), map[string]any{}, emptyCapabilities)
+	raw, err := c.request(ctx, string(mcp.MethodServerDiscover), nil)
 	if err != nil {
 		var rpc *rpcError
 		if errors.As(err, &rpc) {
@@ -259,72 +258,21 @@ func addRound(params map[string]any, responses map[string]json.RawMessage, state
 }
 
 // connFor returns the connection a request made for the caller of ctx
-// goes over, and the caller's capabilities when it is a 2026-07-28 one
-// (which carries them on every request): the main connection when it is
-// of that era (an upstream that speaks only 2026-07-28), else for a
-// 2026-07-28 caller the connection of that era beside it, when the
-// upstream speaks it; main otherwise.
+// goes over, and the caller's capabilities when it carries them: the main
+// connection when it is of 2026-07-28 (an upstream that speaks only that),
+// else for a 2026-07-28 caller the connection of that era beside it, when
+// the upstream speaks it and protocol allows; main otherwise.
 func (u *Upstream) connFor(ctx context.Context, main *conn) (*conn, json.RawMessage) {
-	caps, modernCaller, ok := gateway.ClientCapabilities(ctx)
-	if !ok {
-		caps = main.ownCaps
-	}
+	caps, modernCaller, _ := gateway.ClientCapabilities(ctx)
 	switch {
 	case main.modern:
 		return main, caps
-	case !modernCaller, u.cfg.Protocol == ProtocolLegacy:
-		return main, nil
-	}
-	if mc := u.modernConn(ctx); mc != nil {
-		return mc, caps
+	case modernCaller && u.cfg.Protocol != ProtocolLegacy:
+		if mc := u.modernConn(ctx); mc != nil {
+			return mc, caps
+		}
 	}
 	return main, nil
-}
-
-// doModern sends a prompts/get over a connection of 2026-07-28 when the
-// caller's is one ([Upstream.connFor]), within the concurrency limit,
-// with the round it answers ([gateway.PromptRoundFrom]). modern is false
-// when it is not: the request is then the main connection's
-// ([Upstream.do]).
-func (u *Upstream) doModern(ctx context.Context, method string, params map[string]any) (_ json.RawMessage, modern bool, _ error) {
-	if _, modernCaller, _ := gateway.ClientCapabilities(ctx); !modernCaller && !u.mainModern() {
-		return nil, false, nil
-	}
-	c, release, why, err := u.acquire(ctx)
-	if err != nil {
-		return nil, true, err
-	}
-	if c == nil {
-		return nil, true, errors.New(why)
-	}
-	defer release()
-	c, caps := u.connFor(ctx, c)
-	if !c.modern {
-		return nil, false, nil
-	}
-	if r := gateway.PromptRoundFrom(ctx); r != nil {
-		addRound(params, r.InputResponses, r.RequestState)
-	}
-	defer c.track(ctx)()
-	raw, err := c.modernRequest(ctx, method, params, caps)
-	if err != nil {
-		var rpc *rpcError
-		if errors.As(err, &rpc) {
-			// The caller gets the upstream's refusal as it is.
-			return nil, true, &gateway.RequestError{Code: rpc.Code, Data: rpc.Data, Message: fmt.Sprintf("upstream %q: %s", u.name, rpc.Message)}
-		}
-		if ctx.Err() != nil {
-			return nil, true, fmt.Errorf("upstream %q: %w", u.name, err)
-		}
-		return nil, true, fmt.Errorf("upstream %q: %s", u.name, u.errText(err))
-	}
-	return raw, true, nil
-}
-
-// mainModern reports whether the live main connection is of 2026-07-28.
-func (u *Upstream) mainModern() bool {
-	c, _ := u.liveConn()
-	return c != nil && c.modern
 }
 
 // isRPCRefusal reports whether initialize failed because the upstream

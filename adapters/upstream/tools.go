@@ -207,10 +207,6 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 	if !asTask { // tasks are relayed on the main connection (tasks.go)
 		c, caps = u.connFor(ctx, c)
 	}
-	modern := c.modern
-	if modern && caps == nil {
-		caps = c.ownCaps
-	}
 	defer c.track(ctx)()
 
 	args := json.RawMessage(bytes.TrimSpace(call.Arguments))
@@ -232,14 +228,11 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 	if asTask {
 		params["task"] = upstreamTaskParams(call)
 	}
-	var raw json.RawMessage
 	round := false
-	if modern {
+	if c.modern { // the round a repeat answers: 2026-07-28 only
 		round = addRound(params, call.InputResponses, call.RequestState)
-		raw, err = c.modernRequest(ctx, string(mcp.MethodToolsCall), params, caps)
-	} else {
-		raw, err = c.request(ctx, string(mcp.MethodToolsCall), params)
 	}
+	raw, err := c.requestAs(ctx, string(mcp.MethodToolsCall), params, caps)
 	if err == nil && asTask {
 		raw, err = u.awaitTask(ctx, c, call, raw)
 	}
@@ -248,7 +241,7 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err() // the pipeline reports the timeout or cancellation
-		case errors.As(err, &rpc) && modern && (round || rpc.Code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY):
+		case errors.As(err, &rpc) && c.modern && (round || rpc.Code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY):
 			// A refusal of the round itself (its answers, its state) or of
 			// the caller's capabilities is the caller's to see, as a
 			// protocol error, as it would be talking to the upstream.
@@ -267,7 +260,7 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 		}
 	}
 	var res *gateway.Result
-	if modern {
+	if c.modern {
 		res, err = u.modernResult(name, raw)
 	} else {
 		res, err = gateway.ResultFromMCP(raw)
@@ -307,9 +300,11 @@ func (u *Upstream) acquire(ctx context.Context) (*conn, func(), string, error) {
 	return c, release, "", nil
 }
 
-// do sends one request to the live connection within the concurrency
-// limit, for prompts and resources.
-func (u *Upstream) do(ctx context.Context, method string, params any) (json.RawMessage, error) {
+// do sends one request within the concurrency limit, for prompts,
+// resources and completions, over the connection of the caller's era
+// ([Upstream.connFor]); on a 2026-07-28 one, a prompts/get carries the
+// round it answers ([gateway.PromptRoundFrom]).
+func (u *Upstream) do(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
 	c, release, why, err := u.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -318,8 +313,12 @@ func (u *Upstream) do(ctx context.Context, method string, params any) (json.RawM
 		return nil, errors.New(why)
 	}
 	defer release()
+	c, caps := u.connFor(ctx, c)
+	if r := gateway.PromptRoundFrom(ctx); r != nil && c.modern {
+		addRound(params, r.InputResponses, r.RequestState)
+	}
 	defer c.track(ctx)()
-	raw, err := c.request(ctx, method, params)
+	raw, err := c.requestAs(ctx, method, params, caps)
 	if err != nil {
 		var rpc *rpcError
 		if errors.As(err, &rpc) || ctx.Err() != nil {
@@ -452,10 +451,7 @@ func (u *Upstream) getPrompt(ctx context.Context, name string, args map[string]s
 	if args != nil {
 		params["arguments"] = args
 	}
-	raw, modern, err := u.doModern(ctx, string(mcp.MethodPromptsGet), params)
-	if !modern {
-		raw, err = u.do(ctx, string(mcp.MethodPromptsGet), params)
-	}
+	raw, err := u.do(ctx, string(mcp.MethodPromptsGet), params)
 	if err != nil {
 		return nil, err
 	}

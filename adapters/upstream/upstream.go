@@ -556,10 +556,8 @@ type relister struct {
 	fetch func(ctx context.Context, u *Upstream, c *conn) (install func(), err error)
 }
 
-func init() { relisters = newRelisters() }
-
-func newRelisters() map[listKind]relister {
-	return map[listKind]relister{
+func init() {
+	relisters = map[listKind]relister{
 		listTools: {"tools", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
 			raw, err := c.listTools(ctx)
 			if err != nil {
