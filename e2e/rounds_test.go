@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -245,31 +244,10 @@ func TestRoundsBridgeServerToClientRequests(t *testing.T) {
 }
 
 // startGoEverythingHTTP runs the Go SDK's conformance server (bin) on
-// streamable HTTP with sessions, on a free loopback port, killed in
-// Cleanup, and returns its URL once it accepts connections.
+// streamable HTTP with sessions and returns its URL (see startHTTPPeer).
 func startGoEverythingHTTP(t *testing.T, bin string) string {
 	t.Helper()
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	cmd := exec.Command(bin, "-http", addr, "-stateless=false")
-	stderr := &syncBuffer{}
-	cmd.Stderr, cmd.Stdout = stderr, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	if !waitFor(20*time.Second, func() bool {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}) {
-		t.Fatalf("the Go SDK conformance server did not listen on %s:\n%s", addr, stderr.String())
-	}
-	return "http://" + addr + "/"
+	return startHTTPPeer(t, "the Go SDK conformance server", func(port int) *exec.Cmd {
+		return exec.Command(bin, "-http", "127.0.0.1:"+strconv.Itoa(port), "-stateless=false")
+	}) + "/"
 }

@@ -56,15 +56,26 @@ func everythingStdio(t *testing.T, name string) map[string]any {
 }
 
 // startEverythingHTTP runs server-everything's streamable HTTP transport
-// on a free loopback port (in its own process group, killed in Cleanup)
-// and returns its MCP URL once it accepts connections.
+// on a free loopback port and returns its MCP URL (see startHTTPPeer).
 func startEverythingHTTP(t *testing.T) string {
 	t.Helper()
 	node, script := everythingPeer(t)
-	for attempt := 0; ; attempt++ {
-		port := freePort(t)
+	return startHTTPPeer(t, "server-everything", func(port int) *exec.Cmd {
 		cmd := exec.Command(node, script, "streamableHttp")
 		cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+		return cmd
+	}) + "/mcp"
+}
+
+// startHTTPPeer runs the HTTP server cmdFor(port) makes on a free loopback
+// port, in its own process group (killed in Cleanup), and returns
+// http://127.0.0.1:PORT once it accepts connections. A port another
+// process took in the meantime (the server exits saying so) is retried.
+func startHTTPPeer(t *testing.T, name string, cmdFor func(port int) *exec.Cmd) string {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		port := freePort(t)
+		cmd := cmdFor(port)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		stderr := &syncBuffer{}
 		cmd.Stderr, cmd.Stdout = stderr, stderr
@@ -78,7 +89,7 @@ func startEverythingHTTP(t *testing.T) string {
 			select {
 			case <-exited:
 			case <-time.After(5 * time.Second):
-				t.Errorf("server-everything (pid %d) did not die", cmd.Process.Pid)
+				t.Errorf("%s (pid %d) did not die", name, cmd.Process.Pid)
 			}
 		})
 		addr := "127.0.0.1:" + strconv.Itoa(port)
@@ -96,16 +107,16 @@ func startEverythingHTTP(t *testing.T) string {
 		})
 		select {
 		case <-exited:
-			if attempt < 3 && strings.Contains(stderr.String(), "EADDRINUSE") {
+			if out := stderr.String(); attempt < 3 && (strings.Contains(out, "EADDRINUSE") || strings.Contains(out, "address already in use")) {
 				continue
 			}
-			t.Fatalf("server-everything exited:\n%s", stderr.String())
+			t.Fatalf("%s exited:\n%s", name, stderr.String())
 		default:
 		}
 		if !up {
-			t.Fatalf("server-everything did not listen on %s within 20s:\n%s", addr, stderr.String())
+			t.Fatalf("%s did not listen on %s within 20s:\n%s", name, addr, stderr.String())
 		}
-		return "http://" + addr + "/mcp"
+		return "http://" + addr
 	}
 }
 
