@@ -64,12 +64,7 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 			// The repeat of a round the tool asked: the call passed this
 			// stage before the tool ran (the round stage, next, refuses a
 			// state that is not this call's).
-			approved := *d
-			approved.Allow, approved.Ask = true, false
-			approved.Layer = "approval"
-			approved.Rule = "approval:round"
-			approved.Reason = fmt.Sprintf("approved in an earlier round of this call (approval asked by %s)", d.Rule)
-			call.Decision = &approved
+			call.Decision = approvedBy(d, "approval:round", "in an earlier round of this call")
 			return next(ctx, call)
 		}
 		if call.RequestState == "" { // not the answering round of an earlier request
@@ -90,12 +85,7 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 				// answers were the approval's, not the tool's.
 				call.RequestState, call.InputResponses = "", nil
 			}
-			approved := *d
-			approved.Allow, approved.Ask = true, false
-			approved.Layer = "approval"
-			approved.Rule = "approval:" + a.Channel + ":" + a.Scope
-			approved.Reason = fmt.Sprintf("approved %s through %s (approval asked by %s)", scopeText(a.Scope), a.Channel, d.Rule)
-			call.Decision = &approved
+			call.Decision = approvedBy(d, "approval:"+a.Channel+":"+a.Scope, scopeText(a.Scope)+" through "+a.Channel)
 			fields["scope"] = a.Scope
 			p.event("approval.granted", call, fields)
 			p.stageEvent(ctx, "approved")
@@ -115,6 +105,17 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 		call.Decision = &denied
 		return DeniedResult(call.Name, denied)
 	}
+}
+
+// approvedBy is decision d (which asked for approval) turned into an allow
+// by the approval layer: rule names how, how says it in the reason.
+func approvedBy(d *Decision, rule, how string) *Decision {
+	approved := *d
+	approved.Allow, approved.Ask = true, false
+	approved.Layer = "approval"
+	approved.Rule = rule
+	approved.Reason = fmt.Sprintf("approved %s (approval asked by %s)", how, d.Rule)
+	return &approved
 }
 
 func scopeText(scope string) string {

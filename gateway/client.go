@@ -115,23 +115,31 @@ type EventRecorder interface {
 // roundsClient is implemented by clients that can be asked through the
 // results of their own requests (2026-07-28 multi round-trip).
 type roundsClient interface {
+	// Modern reports whether the request is of 2026-07-28.
+	Modern() bool
 	CanAskInRounds(method string) bool
-	Capabilities() (caps json.RawMessage, modern bool)
+	// Capabilities are the capabilities the client declared, as JSON.
+	Capabilities() json.RawMessage
+}
+
+// ModernClient reports whether the client of the request ctx belongs to
+// speaks 2026-07-28: it declares its capabilities with every request, and
+// is asked through rounds.
+func ModernClient(ctx context.Context) bool {
+	c, ok := ClientFrom(ctx).(roundsClient)
+	return ok && c.Modern()
 }
 
 // ClientCapabilities returns the capabilities the client of the request
 // ctx belongs to declared, as JSON (with the request on 2026-07-28, at
-// initialization before), whether it speaks 2026-07-28 (which declares
-// them per request, and is asked through rounds), and false when there is
-// no such client. An upstream relay forwards them to a 2026-07-28
-// upstream, so that it asks only what the caller can answer.
-func ClientCapabilities(ctx context.Context) (caps json.RawMessage, modern, ok bool) {
-	c, ok := ClientFrom(ctx).(roundsClient)
-	if !ok {
-		return nil, false, false
+// initialization before), or nil when there is no such client. An
+// upstream relay forwards them to a 2026-07-28 upstream, so that it asks
+// only what the caller can answer.
+func ClientCapabilities(ctx context.Context) json.RawMessage {
+	if c, ok := ClientFrom(ctx).(roundsClient); ok {
+		return c.Capabilities()
 	}
-	caps, modern = c.Capabilities()
-	return caps, modern, true
+	return nil
 }
 
 // CanAskInRounds reports whether the client of the request ctx belongs to

@@ -204,12 +204,16 @@ func (c *askingClient) CanAskInRounds(method string) bool {
 	return ok && rc.CanAskInRounds(method)
 }
 
-func (c *askingClient) Capabilities() (json.RawMessage, bool) {
+func (c *askingClient) Modern() bool {
 	rc, ok := c.rounds()
-	if !ok {
-		return nil, false
+	return ok && rc.Modern()
+}
+
+func (c *askingClient) Capabilities() json.RawMessage {
+	if rc, ok := c.rounds(); ok {
+		return rc.Capabilities()
 	}
-	return rc.Capabilities()
+	return nil
 }
 
 func (c *askingClient) CanRequest(method string) bool { return c.CanAskInRounds(method) }

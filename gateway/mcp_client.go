@@ -72,12 +72,18 @@ func (c *mcpClient) capabilities() (caps mcp.ClientCapabilities, modern bool) {
 	return caps, false
 }
 
+// Modern implements [ModernClient].
+func (c *mcpClient) Modern() bool {
+	pi := server.RequestProtocolInfoFromContext(c.ctx)
+	return pi != nil && pi.Modern
+}
+
 // CanAskInRounds implements the rounds check of [CanAskInRounds].
 func (c *mcpClient) CanAskInRounds(method string) bool {
-	caps, modern := c.capabilities()
-	if !modern {
+	if !c.Modern() { // before the capabilities: most calls stop here
 		return false
 	}
+	caps, _ := c.capabilities()
 	switch method {
 	case MethodElicitation:
 		return caps.Elicitation != nil
@@ -88,13 +94,13 @@ func (c *mcpClient) CanAskInRounds(method string) bool {
 }
 
 // Capabilities implements [ClientCapabilities].
-func (c *mcpClient) Capabilities() (json.RawMessage, bool) {
-	caps, modern := c.capabilities()
+func (c *mcpClient) Capabilities() json.RawMessage {
+	caps, _ := c.capabilities()
 	b, err := json.Marshal(caps)
 	if err != nil {
-		return json.RawMessage(`{}`), modern
+		return json.RawMessage(`{}`)
 	}
-	return b, modern
+	return b
 }
 
 func (c *mcpClient) CanRequest(method string) bool {

@@ -175,13 +175,9 @@ func ResultFromMCP(data []byte) (*Result, error) {
 // tools/call result of resultType input_required with the requests and the
 // state, and no content (a result may not carry both).
 func inputRequiredResult(callID string, res *Result) *mcp.CallToolResult {
-	reqs := make(mcp.InputRequests, len(res.InputRequests))
-	for id, raw := range res.InputRequests {
-		var r mcp.InputRequest
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return ToMCPResult(callID, RuntimeErrorResult("", fmt.Errorf("input request %q does not encode: %w", id, err)))
-		}
-		reqs[id] = r
+	reqs, err := inputRequests(res.InputRequests)
+	if err != nil {
+		return ToMCPResult(callID, RuntimeErrorResult("", err))
 	}
 	out := &mcp.CallToolResult{
 		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},

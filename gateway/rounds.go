@@ -68,16 +68,14 @@ func IsRoundState(state string) bool { return strings.HasPrefix(state, roundPref
 // records each round; see the comment at the top of this file.
 func (p *Pipeline) roundStage(next Handler) Handler {
 	return func(ctx context.Context, call *Call) *Result {
+		record := func(typ string, fields map[string]any) { p.event(typ, call, fields) }
 		sealed := IsRoundState(call.RequestState)
 		if sealed {
-			st, err := p.rounds.Open(call.RequestState, call)
+			inner, err := p.openRound(call, call.RequestState, call.InputResponses, record)
 			if err != nil {
-				p.event("relay.round", call, map[string]any{"status": "refused", "error": err.Error()})
 				return RequestErrorResult(roundRefusal(fmt.Sprintf("call of %q: %v; repeat the call without it to begin again", call.Name, err)))
 			}
-			call.RequestState = st.State
-			call.Round = &Round{N: st.N + 1, Of: st.Of}
-			p.event("relay.round", call, map[string]any{"status": "ok", "round": call.Round.N, "of": st.Of, "answers": slices.Sorted(maps.Keys(call.InputResponses))})
+			call.RequestState = inner
 		}
 		var res *Result
 		switch id, parked := strings.CutPrefix(call.RequestState, parkPrefix); {
@@ -91,25 +89,52 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 		default:
 			res = next(ctx, call)
 		}
-		if res.Kind != KindInputRequired {
-			return res
+		if res.Kind == KindInputRequired {
+			res.RequestState = p.sealRound(call, res.RequestState, res.InputRequests, record)
 		}
-		res.RequestState = p.rounds.Seal(call, res.RequestState, RoundTTL)
-		asks := make(map[string]string, len(res.InputRequests))
-		for id, raw := range res.InputRequests {
-			var r struct {
-				Method string `json:"method"`
-			}
-			_ = json.Unmarshal(raw, &r)
-			asks[id] = r.Method
-		}
-		n, of := 1, call.ID
-		if call.Round != nil {
-			n, of = call.Round.N, call.Round.Of
-		}
-		p.event("relay.input_required", call, map[string]any{"status": "ok", "round": n, "of": of, "requests": asks})
 		return res
 	}
+}
+
+// openRound opens the state the repeat of bind (a call, or a prompts/get)
+// carries with its answers, sets bind.Round and returns the inner state of
+// whoever asked; the round, or its refusal, is recorded (relay.round).
+func (p *Pipeline) openRound(bind *Call, state string, answers map[string]json.RawMessage, record func(string, map[string]any)) (string, error) {
+	st, err := p.rounds.Open(state, bind)
+	if err != nil {
+		record("relay.round", map[string]any{"status": "refused", "error": err.Error()})
+		return "", err
+	}
+	bind.Round = &Round{N: st.N + 1, Of: st.Of}
+	fields := map[string]any{"status": "ok", "round": bind.Round.N, "answers": slices.Sorted(maps.Keys(answers))}
+	if st.Of != "" {
+		fields["of"] = st.Of
+	}
+	record("relay.round", fields)
+	return st.State, nil
+}
+
+// sealRound seals the inner state of a round of bind that asks requests,
+// and records it (relay.input_required, with the method of each request).
+func (p *Pipeline) sealRound(bind *Call, inner string, requests map[string]json.RawMessage, record func(string, map[string]any)) string {
+	asks := make(map[string]string, len(requests))
+	for id, raw := range requests {
+		var r struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(raw, &r)
+		asks[id] = r.Method
+	}
+	n, of := 1, bind.ID
+	if bind.Round != nil {
+		n, of = bind.Round.N, bind.Round.Of
+	}
+	fields := map[string]any{"status": "ok", "round": n, "requests": asks}
+	if of != "" {
+		fields["of"] = of
+	}
+	record("relay.input_required", fields)
+	return p.rounds.Seal(bind, inner, RoundTTL)
 }
 
 // Rounds of prompts/get. Prompts do not pass through the pipeline (no
@@ -129,14 +154,11 @@ func (m *MCPServer) promptRound(ctx context.Context, name string, req mcp.GetPro
 	}
 	round := &PromptRound{InputResponses: responses}
 	if req.Params.RequestState != "" {
-		st, err := m.opts.Pipeline.rounds.Open(req.Params.RequestState, bind)
+		inner, err := m.opts.Pipeline.openRound(bind, req.Params.RequestState, responses, m.opts.Pipeline.promptRecorder(name, bind))
 		if err != nil {
-			m.opts.Pipeline.promptEvent("relay.round", name, bind, map[string]any{"status": "refused", "error": err.Error()})
 			return nil, nil, roundRefusal(fmt.Sprintf("prompt %q: %v; get it again without it to begin again", name, err))
 		}
-		round.RequestState = st.State
-		bind.Round = &Round{N: st.N + 1}
-		m.opts.Pipeline.promptEvent("relay.round", name, bind, map[string]any{"status": "ok", "round": bind.Round.N, "answers": slices.Sorted(maps.Keys(responses))})
+		round.RequestState = inner
 	}
 	return bind, round, nil
 }
@@ -145,37 +167,43 @@ func (m *MCPServer) promptRound(ctx context.Context, name string, req mcp.GetPro
 // resultType input_required with the requests and the sealed state.
 func (m *MCPServer) promptInputRequired(bind *Call, res *PromptResult) (*mcp.GetPromptResult, error) {
 	name := strings.TrimPrefix(bind.Name, "prompt ")
-	reqs := make(mcp.InputRequests, len(res.InputRequests))
-	asks := make(map[string]string, len(res.InputRequests))
-	for id, raw := range res.InputRequests {
-		var r mcp.InputRequest
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("prompt %q: input request %q does not encode: %w", name, id, err)
-		}
-		reqs[id] = r
-		asks[id] = string(r.Method)
+	reqs, err := inputRequests(res.InputRequests)
+	if err != nil {
+		return nil, fmt.Errorf("prompt %q: %w", name, err)
 	}
-	n := 1
-	if bind.Round != nil {
-		n = bind.Round.N
-	}
-	m.opts.Pipeline.promptEvent("relay.input_required", name, bind, map[string]any{"status": "ok", "round": n, "requests": asks})
+	state := m.opts.Pipeline.sealRound(bind, res.RequestState, res.InputRequests, m.opts.Pipeline.promptRecorder(name, bind))
 	return &mcp.GetPromptResult{
 		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
-		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: reqs, RequestState: m.opts.Pipeline.rounds.Seal(bind, res.RequestState, RoundTTL)},
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: reqs, RequestState: state},
 		Messages:             []mcp.PromptMessage{},
 	}, nil
 }
 
-// promptEvent records an event about a round of prompts/get.
-func (p *Pipeline) promptEvent(typ, prompt string, bind *Call, fields map[string]any) {
-	er, ok := p.opts.Recorder.(EventRecorder)
-	if !ok {
-		return
+// inputRequests decodes a round's raw requests for the wire.
+func inputRequests(raw map[string]json.RawMessage) (mcp.InputRequests, error) {
+	reqs := make(mcp.InputRequests, len(raw))
+	for id, b := range raw {
+		var r mcp.InputRequest
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("input request %q does not encode: %w", id, err)
+		}
+		reqs[id] = r
 	}
-	fields["prompt"] = prompt
-	callerFields(fields, bind)
-	er.Event(typ, fields)
+	return reqs, nil
+}
+
+// promptRecorder records the events of a round of prompts/get, which is
+// no call: they name the prompt and the caller.
+func (p *Pipeline) promptRecorder(prompt string, bind *Call) func(string, map[string]any) {
+	return func(typ string, fields map[string]any) {
+		er, ok := p.opts.Recorder.(EventRecorder)
+		if !ok {
+			return
+		}
+		fields["prompt"] = prompt
+		callerFields(fields, bind)
+		er.Event(typ, fields)
+	}
 }
 
 // rawResponses keeps a client's answers to a round raw, by request id.

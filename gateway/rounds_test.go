@@ -165,8 +165,9 @@ func (roundsOnlyClient) SessionID() string                 { return "" }
 func (roundsOnlyClient) Log(string, string, any) error     { return nil }
 func (roundsOnlyClient) CanRequest(string) bool            { return false }
 func (roundsOnlyClient) CanAskInRounds(method string) bool { return true }
-func (roundsOnlyClient) Capabilities() (json.RawMessage, bool) {
-	return json.RawMessage(`{"elicitation":{},"sampling":{}}`), true
+func (roundsOnlyClient) Modern() bool                      { return true }
+func (roundsOnlyClient) Capabilities() json.RawMessage {
+	return json.RawMessage(`{"elicitation":{},"sampling":{}}`)
 }
 func (roundsOnlyClient) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, ErrClientCannot

@@ -263,13 +263,12 @@ func addRound(params map[string]any, responses map[string]json.RawMessage, state
 // else for a 2026-07-28 caller the connection of that era beside it, when
 // the upstream speaks it and protocol allows; main otherwise.
 func (u *Upstream) connFor(ctx context.Context, main *conn) (*conn, json.RawMessage) {
-	caps, modernCaller, _ := gateway.ClientCapabilities(ctx)
 	switch {
 	case main.modern:
-		return main, caps
-	case modernCaller && u.cfg.Protocol != ProtocolLegacy:
+		return main, gateway.ClientCapabilities(ctx)
+	case gateway.ModernClient(ctx) && u.cfg.Protocol != ProtocolLegacy:
 		if mc := u.modernConn(ctx); mc != nil {
-			return mc, caps
+			return mc, gateway.ClientCapabilities(ctx)
 		}
 	}
 	return main, nil

@@ -111,8 +111,9 @@ func (modernClient) CanRequest(string) bool        { return false }
 func (modernClient) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, gateway.ErrClientCannot
 }
-func (modernClient) CanAskInRounds(string) bool            { return false }
-func (modernClient) Capabilities() (json.RawMessage, bool) { return json.RawMessage(`{}`), true }
+func (modernClient) CanAskInRounds(string) bool    { return false }
+func (modernClient) Modern() bool                  { return true }
+func (modernClient) Capabilities() json.RawMessage { return json.RawMessage(`{}`) }
 
 // protocol pins an upstream's connections to one era.
 func TestProtocolPinned(t *testing.T) {
