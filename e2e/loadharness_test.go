@@ -370,6 +370,30 @@ type runManifest struct {
 
 // runs lists the inner gateway's runs (one per process started), oldest
 // first.
+// eraArchives returns the run archives of the inner toolgate once its
+// processes have ended: two runs, one per protocol era of the outer's
+// callers (2026-07-28 callers are served over a connection of their era,
+// adapters/upstream/modern.go). It fails the test otherwise.
+func (in *innerGateway) eraArchives(t *testing.T) []*Archive {
+	t.Helper()
+	runs := in.runs(t)
+	if len(runs) != 2 {
+		t.Errorf("the inner toolgate was started %d times, want twice (once per era)", len(runs))
+		return nil
+	}
+	var out []*Archive
+	for _, run := range runs {
+		if !waitFor(10*time.Second, func() bool { return !processAlive(run.PID) }) {
+			t.Errorf("the inner toolgate (pid %d) outlived the outer one", run.PID)
+			continue
+		}
+		out = append(out, &Archive{Dir: run.Dir,
+			Events: readJSONL[map[string]any](t, run.Dir+"/events.jsonl", true),
+			Tools:  readJSONL[ToolRecord](t, run.Dir+"/logs/tools.jsonl", true)})
+	}
+	return out
+}
+
 func (in *innerGateway) runs(t *testing.T) []runManifest {
 	t.Helper()
 	ents, err := os.ReadDir(in.Env.RunsDir)
