@@ -69,6 +69,10 @@ func MethodRequiresNameHeader(method MCPMethod) bool {
 	switch method {
 	case MethodToolsCall, MethodResourcesRead, MethodPromptsGet:
 		return true
+	case MethodTasksGet, MethodTasksCancel, methodTasksUpdate:
+		// toolgate patch: the tasks extension (SEP-2663) routes its task
+		// methods by params.taskId.
+		return true
 	default:
 		return false
 	}
@@ -101,9 +105,19 @@ func ExtractHeaderName(method MCPMethod, params json.RawMessage) (string, bool) 
 		if json.Unmarshal(params, &p) == nil {
 			return p.URI, true
 		}
+	case MethodTasksGet, MethodTasksCancel, methodTasksUpdate: // toolgate patch
+		var p struct {
+			TaskID string `json:"taskId"`
+		}
+		if json.Unmarshal(params, &p) == nil {
+			return p.TaskID, true
+		}
 	}
 	return "", false
 }
+
+// methodTasksUpdate is the tasks extension's tasks/update (toolgate patch).
+const methodTasksUpdate MCPMethod = "tasks/update"
 
 // EncodeHeaderValue converts a tool parameter value to an HTTP header-safe
 // string per the SEP-2243 encoding rules:

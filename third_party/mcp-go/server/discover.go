@@ -81,6 +81,9 @@ func (s *MCPServer) handleDiscover(
 		Capabilities:      s.serverCapabilitiesSnapshot(),
 		Instructions:      s.instructions,
 	}
+	// toolgate patch: 2026-07-28 replaced the 2025-11-25 tasks capability
+	// with the tasks extension (SEP-2663), advertised under extensions.
+	result.Capabilities.Tasks = nil
 
 	// Record the client's declared identity and capabilities on the session,
 	// so that hooks and handlers observing the session see them even though no

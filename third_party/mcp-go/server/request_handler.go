@@ -143,6 +143,17 @@ func (s *MCPServer) HandleMessage(
 	// 2026-07-28: resultType, serverInfo, and caching hints.
 	defer func() { resp = s.decorateResponse(ctx, protocolInfo, baseMessage.Method, resp) }()
 
+	// toolgate patch: an interceptor may answer the request itself, with
+	// the request's protocol era, session and headers in ctx.
+	if s.requestInterceptor != nil {
+		if result, ierr, handled := s.requestInterceptor(ctx, baseMessage.ID, baseMessage.Method, message); handled {
+			if ierr != nil {
+				return handlerError(ctx, baseMessage.ID, ierr).ToJSONRPCError()
+			}
+			return createResponse(baseMessage.ID, result)
+		}
+	}
+
 	switch baseMessage.Method {
 	case mcp.MethodInitialize:
 		var request mcp.InitializeRequest

@@ -219,6 +219,7 @@ type MCPServer struct {
 	promptCompletionProvider   PromptCompletionProvider
 	resourceCompletionProvider ResourceCompletionProvider
 	capabilities               serverCapabilities
+	requestInterceptor         RequestInterceptor // toolgate patch
 	cacheHints                 map[mcp.MCPMethod]cacheHints
 	// allowServerInitiatedRequests keeps RequestSampling, RequestElicitation,
 	// and RequestRoots usable against clients speaking protocol version
@@ -660,6 +661,22 @@ func WithCompletions() ServerOption {
 func WithExperimental(experimental map[string]any) ServerOption {
 	return func(s *MCPServer) {
 		s.capabilities.experimental = experimental
+	}
+}
+
+// RequestInterceptor answers a request before the server's own dispatch
+// (toolgate patch), for methods the server does not implement or answers
+// differently: it returns handled false to leave the request to the
+// server. It runs after the request's protocol era is known (see
+// RequestProtocolVersion) and its modern envelope checked, with the
+// session in ctx. An error is answered like a handler's (see CodedError).
+type RequestInterceptor func(ctx context.Context, id any, method mcp.MCPMethod, message json.RawMessage) (result any, err error, handled bool)
+
+// WithRequestInterceptor sets the server's request interceptor (toolgate
+// patch).
+func WithRequestInterceptor(fn RequestInterceptor) ServerOption {
+	return func(s *MCPServer) {
+		s.requestInterceptor = fn
 	}
 }
 
