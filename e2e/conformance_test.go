@@ -92,7 +92,22 @@ var (
 	}
 	// 0.2.0 adds the session lifecycle (DELETE, then 404).
 	confBuiltin2025Next = append(slices.Clone(confBuiltin2025), "server-session-lifecycle")
-	confBuiltin2026     = []string{
+	// confTasks are the scenarios of the tasks extension
+	// (io.modelcontextprotocol/tasks): extension scenarios, off the spec
+	// timeline, which the suite runs only when named and forced.
+	confTasks = []string{
+		"tasks-lifecycle",
+		"tasks-capability-negotiation",
+		"tasks-wire-fields",
+		"tasks-request-state-removal",
+		"tasks-mrtr-input",
+		"tasks-request-headers",
+		"tasks-dispatch-and-envelope",
+		"tasks-status-notifications",
+		"tasks-required-task-error",
+		"tasks-mrtr-composition",
+	}
+	confBuiltin2026 = []string{
 		"tools-list",
 		"resources-list",
 		"prompts-list",
@@ -206,6 +221,11 @@ func TestConformance(t *testing.T) {
 		confStopAndCheckArchive(t, env, srv)
 	})
 
+	t.Run("tasks", func(t *testing.T) {
+		t.Parallel()
+		confTasksRun(t, peers, outRoot)
+	})
+
 	t.Run("relay", func(t *testing.T) {
 		t.Parallel()
 		deadline := time.Now().Add(confSetupBudget)
@@ -266,6 +286,80 @@ func TestConformance(t *testing.T) {
 			}
 		}
 	})
+}
+
+// confTaskFixtures are the tools of e2e/taskfixture the tasks scenarios
+// expect to run as tasks, with the task support toolgate offers them with
+// (the upstream's `tasks` setting).
+var confTaskFixtures = map[string]any{
+	"slow_compute":        "optional",
+	"failing_job":         "required", // tasks-required-task-error
+	"protocol_error_job":  "optional",
+	"confirm_delete":      "optional",
+	"multi_input":         "optional",
+	"test_tool_with_task": "required",
+}
+
+// confTasksRun runs the tasks extension's scenarios against toolgate
+// fronting e2e/taskfixture, a plain Go SDK server: the tasks are
+// toolgate's own (gateway/mcp_taskext.go), every round of them a call
+// through the pipeline, recorded against its task.
+func confTasksRun(t *testing.T, peers *confPeers, outRoot string) {
+	deadline := time.Now().Add(confSetupBudget)
+	fixture := filepath.Join(t.TempDir(), "taskfixture")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, goTool(), "build", "-o", fixture, "./e2e/taskfixture")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building e2e/taskfixture: %v\n%s", err, out)
+	}
+	tools := []string{"greet"}
+	for name := range confTaskFixtures {
+		tools = append(tools, name)
+	}
+	env := newEnv(t,
+		set("log.level", "info"),
+		set("upstreams", []any{map[string]any{
+			"name":            "fixture",
+			"prefix":          "", // the suite calls the fixtures by their own names
+			"command":         fixture,
+			"startup_timeout": "20s",
+			"tasks":           confTaskFixtures,
+		}}),
+		set("policy.grants", []any{map[string]any{"tools": tools, "capabilities": []string{"net"}}}),
+		set("policy.destructive.allow", tools),
+	)
+	srv := env.StartHTTP(t)
+	confWaitUpstreamReady(t, srv, "fixture", 20*time.Second)
+	name := "tasks-" + peers.next.version + "-2026-07-28"
+	peers.run(t, srv, confRun{name: name, label: peers.next.version + "@2026-07-28", line: peers.next, args: []string{"--spec-version", "2026-07-28", "--force"}, scenarios: confTasks}, outRoot, deadline)
+	a := confStopAndCheckArchive(t, env, srv)
+	// Every task is in the archive from creation to end, and every call
+	// that ran for one names it.
+	created, ended := map[string]bool{}, map[string]bool{}
+	for _, ev := range a.Events {
+		id, _ := ev["task_id"].(string)
+		switch ev["type"] {
+		case "task.created":
+			created[id] = true
+		case "task.completed", "task.failed", "task.cancelled":
+			ended[id] = true
+		}
+	}
+	if len(created) == 0 {
+		t.Fatal("no task.created event in the archive")
+	}
+	for _, rec := range a.Tools {
+		if rec.Task != nil && !created[rec.Task.ID] {
+			t.Errorf("call %s ran for task %s, which has no task.created event", rec.CallID, rec.Task.ID)
+		}
+	}
+	for id := range ended {
+		if !created[id] {
+			t.Errorf("task %s ended without a task.created event", id)
+		}
+	}
 }
 
 // confStopAndCheckArchive stops toolgate (clean exit within the grace period,

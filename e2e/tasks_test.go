@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +170,156 @@ func TestDefinitionAsTask(t *testing.T) {
 	if rec := awaitTaskRecord(t, e, r.TaskID); rec == nil || rec.Status != "ok" || rec.Tool != "ask_reviewer" {
 		t.Fatalf("record of task %s: %+v", r.TaskID, rec)
 	}
+}
+
+// modernClient sends 2026-07-28 requests over streamable HTTP, as a
+// client of the tasks extension (io.modelcontextprotocol/tasks) does:
+// each request carries the envelope (protocol version, client info, the
+// capabilities, elicitation and the extension) and the routing headers.
+// No MCP SDK implements the extension's client side yet (the TypeScript
+// SDK 2.4 refuses a tools/call result of type "task"; the Go SDK has no
+// tasks); the conformance suite's own client drives it in
+// TestConformance/tasks.
+type modernClient struct {
+	url string
+	id  int
+}
+
+func (c *modernClient) send(t *testing.T, method string, params map[string]any) (map[string]any, map[string]any) {
+	t.Helper()
+	c.id++
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    era2026,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "e2e-tasks", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+	}
+	name, _ := params["name"].(string)
+	if id, ok := params["taskId"].(string); ok {
+		name = id
+	}
+	h := map[string]string{"Mcp-Protocol-Version": era2026, "Mcp-Method": method}
+	if name != "" {
+		h["Mcp-Name"] = name
+	}
+	code, _, body := post(t, c.url, mustJSON(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params}), h)
+	if i := strings.Index(body, "data: "); i >= 0 { // an event stream: its one message
+		body = strings.TrimSpace(strings.SplitN(body[i+len("data: "):], "\n", 2)[0])
+	}
+	var resp struct {
+		Result map[string]any `json:"result"`
+		Error  map[string]any `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &resp); err != nil {
+		t.Fatalf("%s: HTTP %d %s: %v", method, code, body, err)
+	}
+	return resp.Result, resp.Error
+}
+
+// TestTasksExtensionThroughToolgate: a 2026-07-28 client of the tasks
+// extension calls server-everything's simulate-research-query through
+// toolgate: toolgate answers with a task of its own and follows the
+// upstream's (2025-11-25) task behind it. Once polled to the report, once
+// cancelled mid-way (the upstream task is cancelled too), and once on an
+// ambiguous topic, where the upstream's elicitation reaches the client
+// as the task's input request and the client's tasks/update answer
+// reaches the upstream.
+func TestTasksExtensionThroughToolgate(t *testing.T) {
+	t.Parallel()
+	const tool = "everything__simulate-research-query"
+	up := everythingStdio(t, "everything")
+	up["relay_elicitation"] = true
+	e := newEnv(t, upstreams(up), everythingPolicy)
+	srv := e.StartHTTP(t)
+	c := &modernClient{url: srv.URL}
+	// run calls the tool and follows the task to its end, answering its
+	// input requests with answer and cancelling it after cancelAfter.
+	run := func(t *testing.T, args, answer map[string]any, cancelAfter time.Duration) (task map[string]any, statuses, asked []string) {
+		created, rpcErr := c.send(t, "tools/call", map[string]any{"name": tool, "arguments": args})
+		id, _ := created["taskId"].(string)
+		if rpcErr != nil || created["resultType"] != "task" || id == "" {
+			t.Fatalf("tools/call: %v %v; want a CreateTaskResult", created, rpcErr)
+		}
+		start := time.Now()
+		for time.Since(start) < 60*time.Second {
+			task, rpcErr = c.send(t, "tasks/get", map[string]any{"taskId": id})
+			if rpcErr != nil {
+				t.Fatalf("tasks/get: %v", rpcErr)
+			}
+			status, _ := task["status"].(string)
+			statuses = append(statuses, status)
+			switch {
+			case status == "completed" || status == "failed" || status == "cancelled":
+				return task, statuses, asked
+			case status == "input_required":
+				answers := map[string]any{}
+				reqs, _ := task["inputRequests"].(map[string]any)
+				for k, r := range reqs {
+					m, _ := r.(map[string]any)["method"].(string)
+					asked = append(asked, m)
+					answers[k] = map[string]any{"action": "accept", "content": answer}
+				}
+				if ack, rpcErr := c.send(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}); rpcErr != nil || ack["resultType"] != "complete" {
+					t.Fatalf("tasks/update: %v %v", ack, rpcErr)
+				}
+			case cancelAfter > 0 && time.Since(start) > cancelAfter:
+				if ack, rpcErr := c.send(t, "tasks/cancel", map[string]any{"taskId": id}); rpcErr != nil || ack["resultType"] != "complete" || ack["taskId"] != nil {
+					t.Fatalf("tasks/cancel: %v %v; want the bare ack", ack, rpcErr)
+				}
+			}
+			time.Sleep(100 * time.Millisecond) // a task client polls
+		}
+		t.Fatalf("task %s did not end within a minute: %v", id, statuses)
+		return nil, nil, nil
+	}
+	report := func(task map[string]any) string {
+		res, _ := task["result"].(map[string]any)
+		content, _ := res["content"].([]any)
+		if len(content) == 0 || res["isError"] == true {
+			return ""
+		}
+		text, _ := content[0].(map[string]any)["text"].(string)
+		return text
+	}
+
+	t.Run("completed", func(t *testing.T) {
+		task, _, _ := run(t, map[string]any{"topic": "tides"}, nil, 0)
+		if task["status"] != "completed" || !strings.Contains(report(task), "Research Report: tides") {
+			t.Fatalf("task %v; want completed with the upstream's report", task)
+		}
+		rec := awaitTaskRecord(t, e, task["taskId"].(string))
+		if rec == nil || rec.Status != "ok" || rec.Tool != tool {
+			t.Fatalf("record of task %v: %+v", task["taskId"], rec)
+		}
+		if n := callEvents(e.liveEvents(t), "task.upstream.result", rec.CallID); n != 1 {
+			t.Errorf("task.upstream.result events of call %s: %d, want 1", rec.CallID, n)
+		}
+	})
+
+	t.Run("cancelled", func(t *testing.T) {
+		task, statuses, _ := run(t, map[string]any{"topic": "cancel me"}, nil, 1200*time.Millisecond)
+		if task["status"] != "cancelled" || statuses[0] != "working" {
+			t.Fatalf("task %v (statuses %v); want working, then cancelled", task, statuses)
+		}
+		rec := awaitTaskRecord(t, e, task["taskId"].(string))
+		if rec == nil || rec.Status != "cancelled" {
+			t.Fatalf("record of the cancelled task %v: %+v", task["taskId"], rec)
+		}
+		if !waitFor(10*time.Second, func() bool { return callEvents(e.liveEvents(t), "task.upstream.cancel", rec.CallID) == 1 }) {
+			t.Errorf("the upstream task of call %s was not cancelled (no task.upstream.cancel event)", rec.CallID)
+		}
+	})
+
+	t.Run("input", func(t *testing.T) {
+		task, statuses, asked := run(t, map[string]any{"topic": "rivers", "ambiguous": true}, map[string]any{"interpretation": "technical"}, 0)
+		if task["status"] != "completed" || len(asked) != 1 || asked[0] != "elicitation/create" || !slices.Contains(statuses, "input_required") {
+			t.Fatalf("task %v (statuses %v, asked %v); want one elicitation asked through the task, then completed", task, statuses, asked)
+		}
+		if !strings.Contains(strings.ToLower(report(task)), "technical") {
+			t.Errorf("report %q does not use the client's answer", report(task))
+		}
+		if n := countEvents(e.liveEvents(t), "task.created", tool); n < 3 {
+			t.Errorf("%d task.created events of %s, want one per run", n, tool)
+		}
+	})
+	srv.Stop(t)
 }

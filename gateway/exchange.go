@@ -102,8 +102,14 @@ func canAskInRounds(ctx context.Context) bool {
 func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *Result {
 	ex := &exchange{id: uuid.NewString(), asks: make(chan *ask), done: make(chan *Result, 1)}
 	// The tool runs past this round's request, until its own deadline
-	// (the execute stage's) or the exchange's end.
-	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// (the execute stage's) or the exchange's end. A task's rounds all
+	// run on the task's context, which ends only with the task
+	// (tasks/cancel): the exchange ends with it.
+	base := context.WithoutCancel(ctx)
+	if call.Task != nil {
+		base = ctx
+	}
+	hctx, cancel := context.WithCancel(base)
 	ex.cancel = cancel
 	ex.round.Store(&ctx)
 	hctx = WithClient(hctx, &askingClient{ex: ex})

@@ -105,6 +105,8 @@ type MCPServer struct {
 	resourceGen       atomic.Int64
 	resourceInstalled int64
 
+	modernTasks *modernTasks // the 2026-07-28 tasks extension (mcp_taskext.go)
+
 	sessMu   sync.Mutex
 	sessions []server.ClientSession // registered, oldest first
 
@@ -152,6 +154,11 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	hooks.AddBeforeCallTool(m.tasks.before)
 	hooks.AddAfterCallTool(m.tasks.after)
 	hooks.AddOnError(m.tasks.failed)
+	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		// The tasks extension is 2026-07-28's (server/discover); a
+		// 2025-era client has the tasks capability of its own era.
+		res.Capabilities.Extensions = nil
+	})
 	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
 		m.sessMu.Lock()
 		m.sessions = append(m.sessions, s)
@@ -179,6 +186,11 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 		server.WithHooks(hooks),
 	}
 	srvOpts = append(srvOpts, m.taskServerOptions()...)
+	m.modernTasks = &modernTasks{m: m}
+	srvOpts = append(srvOpts,
+		server.WithRequestInterceptor(m.modernTasks.intercept),
+		server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
+	)
 	if opts.Instructions != "" {
 		srvOpts = append(srvOpts, server.WithInstructions(opts.Instructions))
 	}
@@ -439,8 +451,8 @@ func (n narrowed) Lists(tool string) bool {
 // JSON-RPC error ([KindRequestError]: a forged round state, an upstream's
 // protocol refusal of a 2026-07-28 round), which the client gets as such.
 func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	call := &Call{Name: req.Params.Name, Arguments: rawArguments(req), RequestState: req.Params.RequestState, InputResponses: rawResponses(req.Params.InputResponses)}
-	if req.Params.Task != nil {
+	call := newMCPCall(req)
+	if req.Params.Task != nil && modernRequest(ctx) == nil {
 		// A call made as a task runs on past this request's answer.
 		tctx, task, stop := m.tasks.start(ctx, req.Params.Task)
 		if tctx != nil {
@@ -448,21 +460,7 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 			ctx, call.Task = tctx, task
 		}
 	}
-	withCaller(ctx, call)
-	call.View = m.viewFor(ctx, call)
-	if req.Params.Meta != nil && m.opts.Pipeline.Tracing() {
-		ctx = withMetaTrace(ctx, req.Params.Meta.AdditionalFields)
-	}
-	reqCtx := ctx
-	ctx, client := m.withClient(ctx, call, "")
-	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
-		progress := &mcpProgress{ctx: reqCtx, srv: m.srv, token: req.Params.Meta.ProgressToken, sent: &client.lastSent}
-		var stop func()
-		ctx, stop = WithProgress(ctx, progress)
-		defer stop()
-	}
-	res := m.opts.Pipeline.Call(ctx, call)
-	settle(reqCtx, client.lastSent.Load())
+	res := m.runCall(ctx, req, call, nil)
 	if res.Kind == KindRequestError && res.Refusal != nil {
 		return nil, res.Refusal
 	}
@@ -473,6 +471,38 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 		out.StructuredContent = out.RawStructuredContent
 	}
 	return out, nil
+}
+
+// newMCPCall is the call a tools/call request asks for.
+func newMCPCall(req mcp.CallToolRequest) *Call {
+	return &Call{Name: req.Params.Name, Arguments: rawArguments(req), RequestState: req.Params.RequestState, InputResponses: rawResponses(req.Params.InputResponses)}
+}
+
+// runCall runs call, made by the request req, through the pipeline with
+// the request's caller, view, trace and client. Progress goes to the
+// request's progress token, or to progress when that is set (a task's
+// calls report to their task, which outlives the request).
+func (m *MCPServer) runCall(ctx context.Context, req mcp.CallToolRequest, call *Call, progress ProgressSink) *Result {
+	withCaller(ctx, call)
+	call.View = m.viewFor(ctx, call)
+	if req.Params.Meta != nil && m.opts.Pipeline.Tracing() {
+		ctx = withMetaTrace(ctx, req.Params.Meta.AdditionalFields)
+	}
+	reqCtx := ctx
+	ctx, client := m.withClient(ctx, call, "")
+	switch {
+	case progress != nil:
+		var stop func()
+		ctx, stop = WithProgress(ctx, progress)
+		defer stop()
+	case req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil:
+		var stop func()
+		ctx, stop = WithProgress(ctx, &mcpProgress{ctx: reqCtx, srv: m.srv, token: req.Params.Meta.ProgressToken, sent: &client.lastSent})
+		defer stop()
+	}
+	res := m.opts.Pipeline.Call(ctx, call)
+	settle(reqCtx, client.lastSent.Load())
+	return res
 }
 
 // The mirror answers a [RequestError] with its own code and data.

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -29,10 +28,8 @@ import (
 // tasks/cancel of that id (mcp-go's task-cancelled hook) cancels the call.
 // Only tasks/cancel and the tool's deadline end it.
 //
-// Tasks are served to 2025-era callers. The 2026-07-28 revision moved
-// tasks into an extension (io.modelcontextprotocol/tasks) with another
-// wire form, which toolgate does not implement yet: such callers are
-// refused with a message that says so ([MCPServer.checkTaskRequest]).
+// Tasks of 2026-07-28 callers, an extension with another wire form, are
+// served by mcp_taskext.go.
 
 // DefaultMaxTasks bounds the tasks running at once when
 // [MCPOptions.MaxTasks] is zero.
@@ -120,8 +117,8 @@ func newTaskTable() *taskTable {
 
 // before is mcp-go's before-tools/call hook: a request asking for a task
 // gets a slot, found again by its task params.
-func (t *taskTable) before(_ context.Context, _ any, req *mcp.CallToolRequest) {
-	if req.Params.Task == nil {
+func (t *taskTable) before(ctx context.Context, _ any, req *mcp.CallToolRequest) {
+	if req.Params.Task == nil || modernRequest(ctx) != nil { // 2026-07-28: a legacy member, ignored
 		return
 	}
 	t.mu.Lock()
@@ -228,37 +225,19 @@ func (t *taskTable) cancel(id string) {
 	}
 }
 
-// errModernTasks refuses tasks to 2026-07-28 callers.
-var errModernTasks = errors.New("toolgate serves MCP tasks to 2025-11-25 clients; the 2026-07-28 tasks extension (io.modelcontextprotocol/tasks) is not supported yet")
-
-// checkTaskRequest refuses, before mcp-go handles them, what toolgate
-// does not serve as a task: a task-augmented call of a tool that does not
-// declare task support (mcp-go would run it as a plain call, answering
-// something the client did not ask for), and the task methods and task
-// calls of 2026-07-28 callers (see the note at the top of this file),
-// whose requests name their protocol version in _meta. Refusing those
-// also keeps a caller without a session (which mcp-go lets see every
-// session's tasks) away from the task table.
+// checkTaskRequest refuses, before mcp-go handles it, a 2025-era
+// task-augmented call of a tool that does not declare task support
+// (mcp-go would run it as a plain call, answering something the client
+// did not ask for). Requests of 2026-07-28 callers, whose requests name
+// their protocol version in _meta, are the tasks extension's
+// (mcp_taskext.go): a legacy "task" member there is tolerated.
 func (m *MCPServer) checkTaskRequest(_ context.Context, _ any, message any) error {
 	req, ok := hookHead(message, `"task`)
-	if !ok {
+	if !ok || req.Method != string(mcp.MethodToolsCall) || !req.asTask() || req.modern() {
 		return nil
 	}
-	switch req.Method {
-	case string(mcp.MethodTasksGet), string(mcp.MethodTasksList), string(mcp.MethodTasksResult), string(mcp.MethodTasksCancel):
-		if req.modern() {
-			return errModernTasks
-		}
-	case string(mcp.MethodToolsCall):
-		switch {
-		case !req.asTask():
-		case req.modern():
-			return errModernTasks
-		default:
-			if t, _, ok := m.opts.Catalog.Resolve(req.Params.Name); ok && t.TaskSupport == "" {
-				return fmt.Errorf("tool %q cannot be called as a task (it declares no execution.taskSupport); call it without \"task\"", req.Params.Name)
-			}
-		}
+	if t, _, ok := m.opts.Catalog.Resolve(req.Params.Name); ok && t.TaskSupport == "" {
+		return fmt.Errorf("tool %q cannot be called as a task (it declares no execution.taskSupport); call it without \"task\"", req.Params.Name)
 	}
 	return nil
 }

@@ -271,8 +271,8 @@ func TestTaskRefusals(t *testing.T) {
 		name, msg string
 		refused   bool
 	}{
-		{"2026 tasks/get", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, true},
-		{"2026 task call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","task":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, true},
+		{"2026 tasks/get (the extension's)", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false},
+		{"2026 call with a legacy task member (tolerated)", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","task":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false},
 		{"2026 plain call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false},
 		{"2025 tasks/get", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x"}}`, false},
 		{"2025 task call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","task":{"ttl":5}}}`, false},

@@ -350,6 +350,13 @@ func (e *RequestError) JSONRPCData() any {
 	return e.Data
 }
 
+// ExtraProtocolError is the [Result.Extras] key of the protocol-level
+// failure behind a tool error: an upstream's JSON-RPC error answering the
+// call, as a value with the methods of server.CodedError. The model sees
+// the tool error; a task of the 2026-07-28 tasks extension fails with
+// the error itself (mcp_taskext.go).
+const ExtraProtocolError = "jsonrpc_error"
+
 // RequestErrorResult refuses the request with e (a JSON-RPC error to an
 // MCP client).
 func RequestErrorResult(e *RequestError) *Result {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/toolgate/toolgate/gateway"
+	"maps"
 	"net/url"
 	"os"
 	"regexp"
@@ -77,6 +78,13 @@ type Config struct {
 	// only the 2025-11-25 connection, for callers of both eras (one stdio
 	// child); ProtocolModern only a 2026-07-28 connection.
 	Protocol string `koanf:"protocol"`
+	// Tasks offers tools of the upstream as tasks that the upstream does
+	// not run as tasks itself: upstream tool-name globs to "optional"
+	// (callers that take tasks may call it as one) or "required" (only as
+	// a task). toolgate runs such a task itself and calls the upstream
+	// plainly (docs/tasks.md). Tools the upstream runs as tasks need no
+	// entry.
+	Tasks map[string]string `koanf:"tasks"`
 	// StartupTimeout bounds connect + initialize + first listing; 0 means 30s.
 	StartupTimeout time.Duration `koanf:"startup_timeout"`
 	Disabled       bool          `koanf:"disabled"`
@@ -193,6 +201,14 @@ func (c *Config) Validate() error {
 	for i, g := range c.Deny {
 		if err := gateway.CheckGlob(g); err != nil {
 			bad("deny[%d]: %v", i, err)
+		}
+	}
+	for _, g := range slices.Sorted(maps.Keys(c.Tasks)) {
+		if err := gateway.CheckGlob(g); err != nil {
+			bad("tasks[%q]: %v", g, err)
+		}
+		if v := c.Tasks[g]; v != gateway.TaskOptional && v != gateway.TaskRequired {
+			bad("tasks[%q]: %q is not optional or required", g, v)
 		}
 	}
 	if c.CallTimeout < 0 {
@@ -411,4 +427,16 @@ func (f *filter) allows(name string) bool {
 		}
 	}
 	return false
+}
+
+// taskSupport is the task support the operator gives the upstream's tool
+// name (Tasks): that of the first glob in sorted order that matches, or
+// "".
+func (c *Config) taskSupport(name string) string {
+	for _, g := range slices.Sorted(maps.Keys(c.Tasks)) {
+		if gateway.MatchGlob(g, name) {
+			return c.Tasks[g]
+		}
+	}
+	return ""
 }

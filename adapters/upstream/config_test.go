@@ -37,6 +37,9 @@ func TestConfigValidate(t *testing.T) {
 		{"headers on stdio", Config{Name: "a", Command: "x", Headers: map[string]string{"A": "b"}}, []string{"headers: only http"}},
 		{"env on http", Config{Name: "a", URL: "http://h/", Env: map[string]string{"A": "b"}}, []string{"apply only to stdio"}},
 		{"negative", Config{Name: "a", Command: "x", MaxConcurrency: -1, CallTimeout: -1}, []string{"max_concurrency", "call_timeout"}},
+		{"tasks ok", Config{Name: "a", Command: "x", Tasks: map[string]string{"slow_*": "optional", "export": "required"}}, nil},
+		{"bad tasks", Config{Name: "a", Command: "x", Tasks: map[string]string{"read_[a": "optional", "b": "always"}},
+			[]string{`tasks["read_[a"]: bad tool-name glob`, `tasks["b"]: "always" is not optional or required`}},
 		{"disabled skips env resolution", Config{Name: "a", Command: "x", Disabled: true, Env: map[string]string{"K": "${TG_TEST_UNSET_VAR}"}}, nil},
 	}
 	for _, tt := range tests {

@@ -153,6 +153,9 @@ func (u *Upstream) toolDef(name string, d rawTool) gateway.ToolDef {
 		// not ask for one (tasks.go), so for callers the tool is optional.
 		def.TaskSupport = gateway.TaskOptional
 	}
+	if ts := u.cfg.taskSupport(d.Name); ts != "" {
+		def.TaskSupport = ts // the operator's word: toolgate runs the task
+	}
 	def.Permissions.Capabilities = append([]string(nil), u.cfg.Capabilities...)
 	switch {
 	case !u.trust:
@@ -252,7 +255,7 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 			if len(rpc.Data) > 0 && string(rpc.Data) != "null" {
 				msg += " (data: " + gateway.Truncate(string(rpc.Data), 512) + ")"
 			}
-			return gateway.Error(msg, fmt.Sprintf("Upstream error %d", rpc.Code)).WithExtra("jsonrpc_error", rpc), nil
+			return gateway.Error(msg, fmt.Sprintf("Upstream error %d", rpc.Code)).WithExtra(gateway.ExtraProtocolError, rpc), nil
 		default:
 			return gateway.UnavailableResult(name, fmt.Sprintf(
 				"the connection to upstream %q failed during the call (%s); the call may or may not have run; toolgate is reconnecting",

@@ -289,3 +289,16 @@ func TestSecretsFromTheEnvironment(t *testing.T) {
 		t.Errorf("none named: %q %v", s, err)
 	}
 }
+
+// An upstream's tasks map keeps its tool-name keys whole, dots included
+// (upstream tool names may hold them).
+func TestUpstreamTasksKeys(t *testing.T) {
+	cfg, err := load(t, "upstreams:\n  - name: a\n    command: x\n    tasks:\n      \"files.build_*\": optional\n      export: required\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Upstreams[0].Tasks
+	if len(got) != 2 || got["files.build_*"] != "optional" || got["export"] != "required" {
+		t.Errorf("tasks = %v", got)
+	}
+}

@@ -1,0 +1,336 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// taskExtServer serves tools for the tasks extension's tests: "wait"
+// (task-supporting, runs until released or cancelled), "plain", "fails"
+// (a tool error), "breaks" (the handler fails), "asks" (asks the client
+// twice in rounds, as an upstream of 2026-07-28 does), "elicits" (sends a
+// server-to-client elicitation, as a 2025 upstream does) and "only"
+// (task required).
+type taskExtServer struct {
+	m       *MCPServer
+	rec     *roundEvents
+	release chan struct{}
+	ended   chan error
+	id      atomic.Int64
+}
+
+func newTaskExtServer(t *testing.T) *taskExtServer {
+	t.Helper()
+	f := &taskExtServer{release: make(chan struct{}, 4), ended: make(chan error, 4)}
+	asks := &askingTool{}
+	def := func(name, support string, h func(context.Context, map[string]any) (*Result, error)) *Tool {
+		tl, err := NewDynamicTool(ToolDef{Name: name, TaskSupport: support}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tl
+	}
+	ts, err := NewToolset("t",
+		def("wait", TaskOptional, func(ctx context.Context, _ map[string]any) (*Result, error) {
+			select {
+			case <-f.release:
+				f.ended <- nil
+				return OkText("released"), nil
+			case <-ctx.Done():
+				f.ended <- ctx.Err()
+				return nil, ctx.Err()
+			}
+		}),
+		def("plain", "", func(context.Context, map[string]any) (*Result, error) { return OkText("plain"), nil }),
+		def("fails", TaskOptional, func(context.Context, map[string]any) (*Result, error) { return Error("no such thing", "failed"), nil }),
+		def("breaks", TaskOptional, func(context.Context, map[string]any) (*Result, error) { return nil, errors.New("the upstream died") }),
+		def("asks", TaskOptional, asks.handler),
+		def("elicits", TaskOptional, func(ctx context.Context, _ map[string]any) (*Result, error) {
+			ans, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object"}}`))
+			if err != nil {
+				f.ended <- err
+				return nil, err
+			}
+			return OkText("answered " + string(ans)), nil
+		}),
+		def("only", TaskRequired, func(context.Context, map[string]any) (*Result, error) { return OkText("as a task"), nil }),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := NewCatalog(nil)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	f.rec = &roundEvents{}
+	f.m = NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: f.rec, CallTimeout: 20 * time.Second})})
+	return f
+}
+
+// send sends one 2026-07-28 request, its caller declaring caps, and
+// returns its result or error.
+func (f *taskExtServer) send(t *testing.T, method string, params map[string]any, caps string) (map[string]any, map[string]any) {
+	t.Helper()
+	meta := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "test", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": json.RawMessage(caps),
+	}
+	params["_meta"] = meta
+	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.id.Add(1), "method": method, "params": params})
+	b, _ := json.Marshal(f.m.srv.HandleMessage(context.Background(), msg))
+	var resp struct {
+		Result map[string]any `json:"result"`
+		Error  map[string]any `json:"error"`
+	}
+	if err := json.Unmarshal(b, &resp); err != nil {
+		t.Fatalf("%s: %s: %v", method, b, err)
+	}
+	return resp.Result, resp.Error
+}
+
+const withTasks = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+
+// create calls tool and returns the id of the task it made.
+func (f *taskExtServer) create(t *testing.T, tool string) string {
+	t.Helper()
+	res, rpcErr := f.send(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}, withTasks)
+	if rpcErr != nil || res["resultType"] != "task" {
+		t.Fatalf("%s: %v %v, want a CreateTaskResult", tool, res, rpcErr)
+	}
+	for _, k := range []string{"taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("CreateTaskResult without %s: %v", k, res)
+		}
+	}
+	for _, k := range []string{"task", "result", "error", "inputRequests", "requestState", "content"} {
+		if _, ok := res[k]; ok {
+			t.Errorf("CreateTaskResult with %s: %v", k, res)
+		}
+	}
+	return res["taskId"].(string)
+}
+
+// until polls tasks/get until the task's status is want.
+func (f *taskExtServer) until(t *testing.T, id, want string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, rpcErr := f.send(t, "tasks/get", map[string]any{"taskId": id}, withTasks)
+		if rpcErr != nil {
+			t.Fatalf("tasks/get %s: %v", id, rpcErr)
+		}
+		if res["status"] == want {
+			return res
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s is %v, want %s: %v", id, res["status"], want, res)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestTasksExtensionLifecycle(t *testing.T) {
+	f := newTaskExtServer(t)
+
+	// A tool without task support answers as usual, a legacy task member
+	// notwithstanding.
+	res, rpcErr := f.send(t, "tools/call", map[string]any{"name": "plain", "arguments": map[string]any{}, "task": map[string]any{"ttl": 5}}, withTasks)
+	if rpcErr != nil || res["resultType"] != "complete" || res["taskId"] != nil {
+		t.Fatalf("plain call: %v %v", res, rpcErr)
+	}
+
+	// Completed: the result is inlined, once, on tasks/get.
+	id := f.create(t, "wait")
+	if got := f.until(t, id, "working"); got["result"] != nil || got["resultType"] != "complete" {
+		t.Errorf("working task: %v", got)
+	}
+	f.release <- struct{}{}
+	<-f.ended
+	got := f.until(t, id, "completed")
+	result, _ := got["result"].(map[string]any)
+	if content, _ := result["content"].([]any); len(content) == 0 || !strings.Contains(mustJSON(content), "released") {
+		t.Errorf("completed task: %v, want the result inlined", got)
+	}
+	// Cancelling an ended task is acknowledged and changes nothing.
+	if ack, rpcErr := f.send(t, "tasks/cancel", map[string]any{"taskId": id}, withTasks); rpcErr != nil || !bareAck(ack) {
+		t.Errorf("tasks/cancel of a completed task: %v %v, want the bare ack", ack, rpcErr)
+	}
+	f.until(t, id, "completed")
+
+	// A tool error completes the task with it; a failing call fails it.
+	got = f.until(t, f.create(t, "fails"), "completed")
+	if result, _ := got["result"].(map[string]any); result["isError"] != true {
+		t.Errorf("tool error: %v, want completed with isError", got)
+	}
+	got = f.until(t, f.create(t, "breaks"), "failed")
+	if e, _ := got["error"].(map[string]any); got["result"] != nil || e["code"] != float64(-32603) || !strings.Contains(e["message"].(string), "the upstream died") {
+		t.Errorf("failed call: %v, want failed with the error and no result", got)
+	}
+
+	// Cancelled mid-way: the call ends, the status stays cancelled.
+	id = f.create(t, "wait")
+	f.until(t, id, "working")
+	if ack, rpcErr := f.send(t, "tasks/cancel", map[string]any{"taskId": id}, withTasks); rpcErr != nil || !bareAck(ack) {
+		t.Fatalf("tasks/cancel: %v %v", ack, rpcErr)
+	}
+	if err := <-f.ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled task's call ended with %v", err)
+	}
+	f.until(t, id, "cancelled")
+
+	// Unknown ids and removed methods.
+	for _, c := range []struct {
+		method string
+		code   float64
+	}{{"tasks/get", -32602}, {"tasks/cancel", -32602}, {"tasks/result", -32601}, {"tasks/list", -32601}} {
+		if _, rpcErr := f.send(t, c.method, map[string]any{"taskId": "nope"}, withTasks); rpcErr == nil || rpcErr["code"] != c.code {
+			t.Errorf("%s of an unknown task: %v, want %v", c.method, rpcErr, c.code)
+		}
+	}
+
+	// Every step is recorded.
+	f.rec.mu.Lock()
+	defer f.rec.mu.Unlock()
+	count := map[string]int{}
+	for _, e := range f.rec.events {
+		if typ, _ := e["type"].(string); strings.HasPrefix(typ, "task.") && e["task_id"] != nil {
+			count[typ]++
+		}
+	}
+	if count["task.created"] != 4 || count["task.completed"] != 2 || count["task.failed"] != 1 || count["task.cancelled"] != 1 {
+		t.Errorf("task events %v", count)
+	}
+}
+
+// Without the extension, task methods are refused with -32021, optional
+// tools run as plain calls, and a tool that runs only as a task is
+// refused naming the extension.
+func TestTasksExtensionNotDeclared(t *testing.T) {
+	f := newTaskExtServer(t)
+	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		_, rpcErr := f.send(t, m, map[string]any{"taskId": "x", "inputResponses": map[string]any{}}, `{}`)
+		if rpcErr == nil || rpcErr["code"] != float64(-32021) || !strings.Contains(mustJSON(rpcErr["data"]), TasksExtension) {
+			t.Errorf("%s without the extension: %v", m, rpcErr)
+		}
+	}
+	res, rpcErr := f.send(t, "tools/call", map[string]any{"name": "fails", "arguments": map[string]any{}}, `{}`)
+	if rpcErr != nil || res["resultType"] != "complete" || res["isError"] != true {
+		t.Errorf("optional tool without the extension: %v %v, want a plain result", res, rpcErr)
+	}
+	_, rpcErr = f.send(t, "tools/call", map[string]any{"name": "only", "arguments": map[string]any{}}, `{}`)
+	if rpcErr == nil || rpcErr["code"] != float64(-32021) || !strings.Contains(mustJSON(rpcErr["data"]), TasksExtension) {
+		t.Errorf("required tool without the extension: %v", rpcErr)
+	}
+	// Another caller's tasks are unknown to it.
+	id := f.create(t, "only")
+	f.until(t, id, "completed")
+}
+
+// A task's rounds: input requests are surfaced on tasks/get, answered in
+// parts with tasks/update, and the call resumes with them, whether the
+// tool asks in rounds itself or through a server-to-client request.
+func TestTasksExtensionInput(t *testing.T) {
+	f := newTaskExtServer(t)
+	for _, tool := range []string{"asks", "elicits"} {
+		t.Run(tool, func(t *testing.T) {
+			id := f.create(t, tool)
+			rounds := map[string]int{"asks": 2, "elicits": 1}[tool]
+			for range rounds {
+				got := f.until(t, id, "input_required")
+				reqs, _ := got["inputRequests"].(map[string]any)
+				if len(reqs) != 1 || got["requestState"] != nil {
+					t.Fatalf("input_required task: %v, want one request and no requestState", got)
+				}
+				answers := map[string]any{}
+				for k := range reqs {
+					answers[k] = map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}
+				}
+				ack, rpcErr := f.send(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}, withTasks)
+				if rpcErr != nil || !bareAck(ack) {
+					t.Fatalf("tasks/update: %v %v, want the bare ack", ack, rpcErr)
+				}
+			}
+			got := f.until(t, id, "completed")
+			if s := mustJSON(got["result"]); !strings.Contains(s, "done") && !strings.Contains(s, "Ada") {
+				t.Errorf("completed task: %s", s)
+			}
+		})
+	}
+}
+
+// bareAck reports whether res is the extension's acknowledgement: a
+// complete result without a task's fields.
+func bareAck(res map[string]any) bool {
+	for _, k := range []string{"taskId", "status", "result", "error", "inputRequests"} {
+		if _, ok := res[k]; ok {
+			return false
+		}
+	}
+	return res["resultType"] == "complete"
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Cancelling a task that waits for input ends the call behind it, the
+// tool still waiting for its answer included.
+func TestTasksExtensionCancelWhileAsking(t *testing.T) {
+	f := newTaskExtServer(t)
+	id := f.create(t, "elicits")
+	f.until(t, id, "input_required")
+	if ack, rpcErr := f.send(t, "tasks/cancel", map[string]any{"taskId": id}, withTasks); rpcErr != nil || !bareAck(ack) {
+		t.Fatalf("tasks/cancel: %v %v", ack, rpcErr)
+	}
+	f.until(t, id, "cancelled")
+	select {
+	case err := <-f.ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the waiting tool ended with %v, want cancelled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the tool still waits for its answer after the task was cancelled")
+	}
+	if ack, rpcErr := f.send(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"x": map[string]any{}}}, withTasks); rpcErr != nil || !bareAck(ack) {
+		t.Errorf("a late tasks/update: %v %v, want the ack (nothing waits for it)", ack, rpcErr)
+	}
+}
+
+// Tasks running at once are bounded; one more is refused, and a slot is
+// free again once a task ends.
+func TestTasksExtensionBound(t *testing.T) {
+	f := newTaskExtServer(t)
+	f.m.opts.MaxTasks = 1
+	id := f.create(t, "wait")
+	_, rpcErr := f.send(t, "tools/call", map[string]any{"name": "wait", "arguments": map[string]any{}}, withTasks)
+	if rpcErr == nil || !strings.Contains(rpcErr["message"].(string), "too many tasks") {
+		t.Fatalf("a second task past the bound: %v, want refused", rpcErr)
+	}
+	f.release <- struct{}{}
+	<-f.ended
+	f.until(t, id, "completed")
+	if !waitUntilCreated(t, f) {
+		t.Error("no task could be created after the first ended")
+	}
+}
+
+// waitUntilCreated retries creating a task until the bound lets it (the
+// ended task's slot is freed just after its status is set).
+func waitUntilCreated(t *testing.T, f *taskExtServer) bool {
+	t.Helper()
+	for range 200 {
+		res, rpcErr := f.send(t, "tools/call", map[string]any{"name": "fails", "arguments": map[string]any{}}, withTasks)
+		if rpcErr == nil && res["resultType"] == "task" {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}
