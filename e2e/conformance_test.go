@@ -56,6 +56,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -169,17 +170,20 @@ func findConfPeers(t *testing.T) *confPeers {
 	return p
 }
 
-// confBuildEverythingServer builds the Go SDK's conformance server from the
-// module cache.
-func confBuildEverythingServer(t *testing.T) string {
+// confEverythingServer is the Go SDK's conformance everything-server.
+const confEverythingServer = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"
+
+// confBuild builds a Go program (a package path, from the module cache or
+// the repository) for the suite to test toolgate in front of.
+func confBuild(t *testing.T, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "everything-server")
+	bin := filepath.Join(t.TempDir(), path.Base(pkg))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
+	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", bin, pkg)
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the Go SDK conformance everything-server: %v\n%s", err, out)
+		t.Fatalf("building %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }
@@ -195,7 +199,7 @@ type confRun struct {
 
 func TestConformance(t *testing.T) {
 	peers := findConfPeers(t)
-	everything := confBuildEverythingServer(t)
+	everything := confBuild(t, confEverythingServer)
 	outRoot := os.Getenv("TOOLGATE_CONFORMANCE_OUT")
 	if outRoot == "" {
 		outRoot = t.TempDir()
@@ -306,14 +310,7 @@ var confTaskFixtures = map[string]any{
 // through the pipeline, recorded against its task.
 func confTasksRun(t *testing.T, peers *confPeers, outRoot string) {
 	deadline := time.Now().Add(confSetupBudget)
-	fixture := filepath.Join(t.TempDir(), "taskfixture")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	build := exec.CommandContext(ctx, goTool(), "build", "-o", fixture, "./e2e/taskfixture")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building e2e/taskfixture: %v\n%s", err, out)
-	}
+	fixture := confBuild(t, "./e2e/taskfixture")
 	tools := []string{"greet"}
 	for name := range confTaskFixtures {
 		tools = append(tools, name)

@@ -30,7 +30,7 @@ import (
 // standard headers.
 func TestMultiRoundTripRelay(t *testing.T) {
 	t.Parallel()
-	everything := confBuildEverythingServer(t)
+	everything := confBuild(t, confEverythingServer)
 	up := func(name string, where map[string]any) map[string]any {
 		where["name"], where["startup_timeout"] = name, "20s"
 		where["relay_sampling"], where["relay_elicitation"] = true, true

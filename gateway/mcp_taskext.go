@@ -134,12 +134,8 @@ func declaresTasks(pi *server.RequestProtocolInfo) bool {
 
 func missingTasksExtension(what string) *RequestError {
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
-	return &RequestError{Code: codeMissingCapability, Message: fmt.Sprintf("%s needs the %s extension: declare it in the request's clientCapabilities.extensions", what, TasksExtension), Data: data}
+	return &RequestError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: fmt.Sprintf("%s needs the %s extension: declare it in the request's clientCapabilities.extensions", what, TasksExtension), Data: data}
 }
-
-// codeMissingCapability is 2026-07-28's "missing required client
-// capability" error.
-const codeMissingCapability = -32021
 
 // call answers a tools/call that makes a task, and leaves the others to
 // mcp-go.
@@ -222,9 +218,16 @@ func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRe
 		x.mu.Unlock()
 	}()
 	info := &CallTask{ID: t.id, TTLMs: modernTaskTTL.Milliseconds()}
+	var (
+		answers map[string]json.RawMessage // the previous round's requests, answered
+		state   string                     // and its (sealed) request state
+	)
 	for {
 		call := newMCPCall(req)
 		call.Task = info
+		if answers != nil {
+			call.InputResponses, call.RequestState = answers, state
+		}
 		res := x.m.runCall(ctx, req, call, taskProgress{x, t})
 		if ctx.Err() != nil {
 			return // cancelled: tasks/cancel set the status
@@ -240,15 +243,9 @@ func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRe
 			return
 		}
 		x.mu.Lock()
-		answers := t.answers
+		answers, state = t.answers, res.RequestState
 		t.answers = nil
 		x.mu.Unlock()
-		var responses mcp.InputResponses
-		if b, err := json.Marshal(answers); err == nil {
-			_ = json.Unmarshal(b, &responses)
-		}
-		req.Params.InputResponses = responses
-		req.Params.RequestState = res.RequestState
 	}
 }
 
