@@ -201,7 +201,24 @@ func boundStrings(v any) bool {
 }
 
 func mayHoldSecretKey(raw []byte) bool {
-	lower := bytes.ToLower(raw)
+	if bytes.Contains(raw, []byte(`\u`)) {
+		return true // an escaped letter may spell a key ("\u0074oken")
+	}
+	// Lowered ASCII text of ordinary size is lowered on the stack; other
+	// text (large, or not ASCII, where Unicode case rules apply) with
+	// bytes.ToLower.
+	var buf [512]byte
+	lower := buf[:0]
+	for _, c := range raw {
+		if c >= utf8.RuneSelf || len(lower) == len(buf) {
+			lower = bytes.ToLower(raw)
+			break
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower = append(lower, c)
+	}
 	for _, s := range secretKeyParts {
 		if bytes.Contains(lower, []byte(s)) {
 			return true

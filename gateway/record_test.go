@@ -65,6 +65,12 @@ func TestRecordArgumentsAreStrictAndBounded(t *testing.T) {
 	if m["api_key"] != Redacted {
 		t.Errorf("api_key = %v", m["api_key"])
 	}
+
+	// A key spelled with escapes is the key it decodes to.
+	got = RedactArguments(json.RawMessage(`{"\u0074oken":"s3cret"}`))
+	if strings.Contains(string(got), "s3cret") {
+		t.Errorf("an escaped token key kept its value: %s", got)
+	}
 }
 
 // TestInvalidArgumentsNeverEchoAHugeValue: a multi-megabyte argument that
@@ -79,5 +85,32 @@ func TestInvalidArgumentsNeverEchoAHugeValue(t *testing.T) {
 	msg := tool.Validate(map[string]any{"code": huge, "kind": huge})
 	if msg == "" || len(msg) > 5000 {
 		t.Errorf("the error is %d bytes", len(msg))
+	}
+}
+
+// The prefilter that spares most argument records the redaction pass must
+// never miss a secret-looking key, whatever its case, its length or its
+// script.
+func TestMayHoldSecretKey(t *testing.T) {
+	long := `{"text":"` + strings.Repeat("x", 600) + `","API_KEY":"k"}`
+	for _, tc := range []struct {
+		raw  string
+		want bool
+	}{
+		{`{"path":"a.txt"}`, false},
+		{`{"Token":"x"}`, true},
+		{`{"X-API-KEY":"x"}`, true},
+		{`{"nested":{"PassWord":"x"}}`, true},
+		{long, true},
+		{strings.Replace(long, "API_KEY", "name", 1), false},
+		{`{"COO\u212aIE":"x"}`, true},       // an escape may spell anything
+		{`{"\u0074oken":"x"}`, true},        // "token"
+		{`{"text":"a\nb"}`, false},          // escapes that spell no letter
+		{"{\"COO\u212aIE\":\"x\"}", true},   // KELVIN SIGN lowers to k: "cookie"
+		{"{\"n\u00e4me\":\"TOKEN\"}", true}, // non-ASCII text, secret-looking value
+	} {
+		if got := mayHoldSecretKey([]byte(tc.raw)); got != tc.want {
+			t.Errorf("mayHoldSecretKey(%.60q) = %v, want %v", tc.raw, got, tc.want)
+		}
 	}
 }
