@@ -35,8 +35,7 @@ func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallDeadline)
 	defer cancel()
 	// When the shutdown grace period ends, calls still running are cancelled.
-	stop := context.AfterFunc(p.kill, cancel)
-	defer stop()
+	defer p.execEnd(p.execStart(cancel))
 
 	if call.Tool.HonoursContext {
 		return p.runHandler(ctx, call, timeout)

@@ -113,10 +113,16 @@ type Pipeline struct {
 	mu       sync.Mutex
 	closing  bool
 	inflight sync.WaitGroup
-	// kill is cancelled when the shutdown grace period ends: every call
-	// still running is then cancelled, and records its end.
-	kill       context.Context
-	killCancel context.CancelFunc
+	// executing holds the cancel functions of the calls being executed
+	// (by a sequence number), which Shutdown calls when its grace period ends (then killed is
+	// set, and calls that start after it are cancelled at once): every
+	// call still running is cancelled, and records its end. A map entry
+	// rather than a context.AfterFunc on a shared "kill" context: the
+	// same effect without two allocations per call.
+	killMu    sync.Mutex
+	killed    bool
+	execSeq   uint64
+	executing map[uint64]context.CancelFunc
 }
 
 // NewPipeline builds a pipeline. options is copied; nil means the zero
@@ -142,7 +148,7 @@ func NewPipeline(options *Options) *Pipeline {
 	}
 	p := &Pipeline{opts: opts, log: log, rounds: NewRoundStates(roundPrefix, opts.RoundSecrets)}
 	p.limits.Store(&Limits{CallTimeout: opts.CallTimeout, MaxOutputBytes: opts.MaxOutputBytes})
-	p.kill, p.killCancel = context.WithCancel(context.Background())
+	p.executing = map[uint64]context.CancelFunc{}
 	stages := []Middleware{
 		p.recordStage,
 		p.resolveStage,
@@ -278,10 +284,52 @@ func (p *Pipeline) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		p.killCancel()
+		p.killExecuting()
 		<-done // execute returns at once on cancellation, so this is short
 		return ctx.Err()
 	}
+}
+
+// killExecuting cancels every call being executed, and the ones that
+// start after it.
+func (p *Pipeline) killExecuting() {
+	p.killMu.Lock()
+	p.killed = true
+	cancels := make([]context.CancelFunc, 0, len(p.executing))
+	for _, c := range p.executing {
+		cancels = append(cancels, c)
+	}
+	p.killMu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
+}
+
+// execStart registers the cancel function of a call being executed and
+// returns its key for forget; after killExecuting, it cancels the call
+// at once instead.
+func (p *Pipeline) execStart(cancel context.CancelFunc) uint64 {
+	p.killMu.Lock()
+	if p.killed {
+		p.killMu.Unlock()
+		cancel()
+		return 0
+	}
+	p.execSeq++
+	key := p.execSeq
+	p.executing[key] = cancel
+	p.killMu.Unlock()
+	return key
+}
+
+// execEnd forgets the call registered under key.
+func (p *Pipeline) execEnd(key uint64) {
+	if key == 0 {
+		return
+	}
+	p.killMu.Lock()
+	delete(p.executing, key)
+	p.killMu.Unlock()
 }
 
 func init() {
