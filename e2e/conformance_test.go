@@ -296,12 +296,11 @@ func TestConformance(t *testing.T) {
 // expect to run as tasks, with the task support toolgate offers them with
 // (the upstream's `tasks` setting).
 var confTaskFixtures = map[string]any{
-	"slow_compute":        "optional",
-	"failing_job":         "required", // tasks-required-task-error
-	"protocol_error_job":  "optional",
-	"confirm_delete":      "optional",
-	"multi_input":         "optional",
-	"test_tool_with_task": "required",
+	"slow_compute":       "optional",
+	"failing_job":        "required", // tasks-required-task-error
+	"protocol_error_job": "optional",
+	"confirm_delete":     "optional",
+	"multi_input":        "optional",
 }
 
 // confTasksRun runs the tasks extension's scenarios against toolgate
@@ -311,7 +310,7 @@ var confTaskFixtures = map[string]any{
 func confTasksRun(t *testing.T, peers *confPeers, outRoot string) {
 	deadline := time.Now().Add(confSetupBudget)
 	fixture := confBuild(t, "./e2e/taskfixture")
-	tools := []string{"greet"}
+	tools := []string{"greet", "test_tool_with_task"}
 	for name := range confTaskFixtures {
 		tools = append(tools, name)
 	}
@@ -323,12 +322,21 @@ func confTasksRun(t *testing.T, peers *confPeers, outRoot string) {
 			"command":         fixture,
 			"startup_timeout": "20s",
 			"tasks":           confTaskFixtures,
+		}, map[string]any{
+			// test_tool_with_task, from an upstream that serves the
+			// extension and decides when a call becomes a task.
+			"name":            "fixture2026",
+			"prefix":          "",
+			"command":         fixture,
+			"args":            []string{"-modern"},
+			"startup_timeout": "20s",
 		}}),
 		set("policy.grants", []any{map[string]any{"tools": tools, "capabilities": []string{"net"}}}),
 		set("policy.destructive.allow", tools),
 	)
 	srv := env.StartHTTP(t)
 	confWaitUpstreamReady(t, srv, "fixture", 20*time.Second)
+	confWaitUpstreamReady(t, srv, "fixture2026", 20*time.Second)
 	name := "tasks-" + peers.next.version + "-2026-07-28"
 	peers.run(t, srv, confRun{name: name, label: peers.next.version + "@2026-07-28", line: peers.next, args: []string{"--spec-version", "2026-07-28", "--force"}, scenarios: confTasks}, outRoot, deadline)
 	a := confStopAndCheckArchive(t, env, srv)

@@ -181,8 +181,9 @@ func TestDefinitionAsTask(t *testing.T) {
 // tasks); the conformance suite's own client drives it in
 // TestConformance/tasks.
 type modernClient struct {
-	url string
-	id  int
+	url  string
+	id   int
+	caps map[string]any // if nil: elicitation and the tasks extension
 }
 
 func (c *modernClient) send(t *testing.T, method string, params map[string]any) (map[string]any, map[string]any) {
@@ -191,7 +192,10 @@ func (c *modernClient) send(t *testing.T, method string, params map[string]any) 
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    era2026,
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "e2e-tasks", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+		"io.modelcontextprotocol/clientCapabilities": c.caps,
+	}
+	if c.caps == nil {
+		params["_meta"].(map[string]any)["io.modelcontextprotocol/clientCapabilities"] = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
 	}
 	name, _ := params["name"].(string)
 	if id, ok := params["taskId"].(string); ok {
@@ -231,45 +235,8 @@ func TestTasksExtensionThroughToolgate(t *testing.T) {
 	e := newEnv(t, upstreams(up), everythingPolicy)
 	srv := e.StartHTTP(t)
 	c := &modernClient{url: srv.URL}
-	// run calls the tool and follows the task to its end, answering its
-	// input requests with answer and cancelling it after cancelAfter.
-	run := func(t *testing.T, args, answer map[string]any, cancelAfter time.Duration) (task map[string]any, statuses, asked []string) {
-		created, rpcErr := c.send(t, "tools/call", map[string]any{"name": tool, "arguments": args})
-		id, _ := created["taskId"].(string)
-		if rpcErr != nil || created["resultType"] != "task" || id == "" {
-			t.Fatalf("tools/call: %v %v; want a CreateTaskResult", created, rpcErr)
-		}
-		start := time.Now()
-		for time.Since(start) < 60*time.Second {
-			task, rpcErr = c.send(t, "tasks/get", map[string]any{"taskId": id})
-			if rpcErr != nil {
-				t.Fatalf("tasks/get: %v", rpcErr)
-			}
-			status, _ := task["status"].(string)
-			statuses = append(statuses, status)
-			switch {
-			case status == "completed" || status == "failed" || status == "cancelled":
-				return task, statuses, asked
-			case status == "input_required":
-				answers := map[string]any{}
-				reqs, _ := task["inputRequests"].(map[string]any)
-				for k, r := range reqs {
-					m, _ := r.(map[string]any)["method"].(string)
-					asked = append(asked, m)
-					answers[k] = map[string]any{"action": "accept", "content": answer}
-				}
-				if ack, rpcErr := c.send(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}); rpcErr != nil || ack["resultType"] != "complete" {
-					t.Fatalf("tasks/update: %v %v", ack, rpcErr)
-				}
-			case cancelAfter > 0 && time.Since(start) > cancelAfter:
-				if ack, rpcErr := c.send(t, "tasks/cancel", map[string]any{"taskId": id}); rpcErr != nil || ack["resultType"] != "complete" || ack["taskId"] != nil {
-					t.Fatalf("tasks/cancel: %v %v; want the bare ack", ack, rpcErr)
-				}
-			}
-			time.Sleep(100 * time.Millisecond) // a task client polls
-		}
-		t.Fatalf("task %s did not end within a minute: %v", id, statuses)
-		return nil, nil, nil
+	run := func(t *testing.T, args, answer map[string]any, cancelAfter time.Duration) (map[string]any, []string, []string) {
+		return c.followTask(t, tool, args, answer, cancelAfter)
 	}
 	report := func(task map[string]any) string {
 		res, _ := task["result"].(map[string]any)
@@ -319,6 +286,109 @@ func TestTasksExtensionThroughToolgate(t *testing.T) {
 		}
 		if n := countEvents(e.liveEvents(t), "task.created", tool); n < 3 {
 			t.Errorf("%d task.created events of %s, want one per run", n, tool)
+		}
+	})
+	srv.Stop(t)
+}
+
+// followTask calls tool, which must answer with a task, and follows the
+// task to its end: it answers the task's input requests with answer, and
+// cancels it once it has run for cancelAfter (if not zero). It returns the
+// last tasks/get, the statuses seen and the methods of the requests asked.
+func (c *modernClient) followTask(t *testing.T, tool string, args, answer map[string]any, cancelAfter time.Duration) (task map[string]any, statuses, asked []string) {
+	t.Helper()
+	created, rpcErr := c.send(t, "tools/call", map[string]any{"name": tool, "arguments": args})
+	id, _ := created["taskId"].(string)
+	if rpcErr != nil || created["resultType"] != "task" || id == "" {
+		t.Fatalf("tools/call: %v %v; want a CreateTaskResult", created, rpcErr)
+	}
+	start := time.Now()
+	for time.Since(start) < 60*time.Second {
+		task, rpcErr = c.send(t, "tasks/get", map[string]any{"taskId": id})
+		if rpcErr != nil {
+			t.Fatalf("tasks/get: %v", rpcErr)
+		}
+		status, _ := task["status"].(string)
+		statuses = append(statuses, status)
+		switch {
+		case status == "completed" || status == "failed" || status == "cancelled":
+			return task, statuses, asked
+		case status == "input_required":
+			answers := map[string]any{}
+			reqs, _ := task["inputRequests"].(map[string]any)
+			for k, r := range reqs {
+				m, _ := r.(map[string]any)["method"].(string)
+				asked = append(asked, m)
+				answers[k] = map[string]any{"action": "accept", "content": answer}
+			}
+			if ack, rpcErr := c.send(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}); rpcErr != nil || ack["resultType"] != "complete" {
+				t.Fatalf("tasks/update: %v %v", ack, rpcErr)
+			}
+		case cancelAfter > 0 && time.Since(start) > cancelAfter:
+			if ack, rpcErr := c.send(t, "tasks/cancel", map[string]any{"taskId": id}); rpcErr != nil || ack["resultType"] != "complete" || ack["taskId"] != nil {
+				t.Fatalf("tasks/cancel: %v %v; want the bare ack", ack, rpcErr)
+			}
+		}
+		time.Sleep(100 * time.Millisecond) // a task client polls
+	}
+	t.Fatalf("task %s did not end within a minute: %v", id, statuses)
+	return nil, nil, nil
+}
+
+// TestTasksExtensionRelaysUpstreamTask: an upstream that serves the tasks
+// extension (e2e/taskfixture -modern) answers a call with a task of its
+// own; toolgate relays it as the caller's task: the upstream's question
+// asked while its task runs reaches the caller on tasks/get and the
+// caller's tasks/update answer reaches the upstream; a cancelled task is
+// cancelled upstream; a caller without the extension gets a plain result.
+func TestTasksExtensionRelaysUpstreamTask(t *testing.T) {
+	t.Parallel()
+	const tool = "m__confirm_in_task"
+	fixture := confBuild(t, "./e2e/taskfixture")
+	e := newEnv(t,
+		upstreams(map[string]any{"name": "m", "command": fixture, "args": []string{"-modern"}, "startup_timeout": "20s", "grant": []string{"net"}}),
+		set("policy.destructive.allow", []string{tool}),
+	)
+	srv := e.StartHTTP(t)
+	c := &modernClient{url: srv.URL}
+
+	t.Run("answered", func(t *testing.T) {
+		task, statuses, asked := c.followTask(t, tool, map[string]any{"seconds": 0.2}, map[string]any{"confirm": true}, 0)
+		if task["status"] != "completed" || len(asked) != 1 || asked[0] != "elicitation/create" || !slices.Contains(statuses, "input_required") {
+			t.Fatalf("task %v (statuses %v, asked %v); want the upstream's question asked, then completed", task, statuses, asked)
+		}
+		if s := mustJSON(task["result"]); !strings.Contains(s, "confirmed with") || !strings.Contains(s, `\"confirm\":true`) {
+			t.Errorf("result %s; want the upstream's, built on the caller's answer", s)
+		}
+		rec := awaitTaskRecord(t, e, task["taskId"].(string))
+		if rec == nil || rec.Tool != tool {
+			t.Fatalf("record of task %v: %+v", task["taskId"], rec)
+		}
+		events := e.liveEvents(t)
+		if callEvents(events, "task.upstream.created", rec.CallID) < 1 || callEvents(events, "task.upstream.result", rec.CallID) != 1 {
+			t.Errorf("the upstream task's steps are not events of the call %s (record %+v)", rec.CallID, rec)
+		}
+	})
+
+	t.Run("cancelled", func(t *testing.T) {
+		task, _, _ := c.followTask(t, tool, map[string]any{"seconds": 30}, nil, 500*time.Millisecond)
+		if task["status"] != "cancelled" {
+			t.Fatalf("task %v; want cancelled", task)
+		}
+		rec := awaitTaskRecord(t, e, task["taskId"].(string))
+		if rec == nil || rec.Status != "cancelled" {
+			t.Fatalf("record of the cancelled task %v: %+v", task["taskId"], rec)
+		}
+		if !waitFor(10*time.Second, func() bool { return callEvents(e.liveEvents(t), "task.upstream.cancel", rec.CallID) == 1 }) {
+			t.Errorf("the upstream task of call %s was not cancelled (no task.upstream.cancel event)", rec.CallID)
+		}
+	})
+
+	t.Run("without the extension", func(t *testing.T) {
+		plain := &modernClient{url: srv.URL, caps: map[string]any{"elicitation": map[string]any{}}}
+		res, rpcErr := plain.send(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"seconds": 0}})
+		if rpcErr != nil || res["resultType"] != "complete" || !strings.Contains(mustJSON(res["content"]), "done without a task") {
+			t.Errorf("%v %v; want the upstream's plain result", res, rpcErr)
 		}
 	})
 	srv.Stop(t)

@@ -49,7 +49,11 @@
 // tools/call results ([ToMCPResult]; [ResultFromMCP] is the reverse, so a
 // toolgate behind a toolgate loses nothing). mcp_transport.go serves it
 // over stdio and streamable HTTP, with the HTTP checks (Host, Origin,
-// bearer token, body size). mcp-go's types appear in these files only.
+// bearer token, body size). MCP tasks: mcp_tasks.go for 2025-11-25
+// callers (mcp-go keeps the tasks), mcp_taskext.go for the tasks
+// extension of 2026-07-28 (toolgate keeps them; a call of a tool that
+// decides itself becomes a task through [BecomeTask], becometask.go).
+// mcp-go's types appear in these files only.
 //
 // The run archive (package gateway/runs) is the pipeline's [Recorder] and
 // [ArtifactStore]. Package gateway imports no other package of toolgate:

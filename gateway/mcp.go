@@ -460,12 +460,18 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 			ctx, call.Task = tctx, task
 		}
 	}
-	res := m.runCall(ctx, req, call, nil)
+	return m.mcpAnswer(call.ID, m.runCall(ctx, req, call, nil), call.Task != nil)
+}
+
+// mcpAnswer is the answer to a tools/call that ended with res: the tool
+// result, or the JSON-RPC error of a refused request. asTask is for
+// 2025-11-25 tasks, whose result mcp-go keeps.
+func (m *MCPServer) mcpAnswer(callID string, res *Result, asTask bool) (*mcp.CallToolResult, error) {
 	if res.Kind == KindRequestError && res.Refusal != nil {
 		return nil, res.Refusal
 	}
-	out := ToMCPResult(call.ID, res)
-	if call.Task != nil && out.RawStructuredContent != nil {
+	out := ToMCPResult(callID, res)
+	if asTask && out.RawStructuredContent != nil {
 		// tasks/result copies StructuredContent only (mcp-go); the raw
 		// bytes as that value encode unchanged.
 		out.StructuredContent = out.RawStructuredContent

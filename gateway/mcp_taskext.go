@@ -170,18 +170,16 @@ func (x *modernTasks) call(ctx context.Context, pi *server.RequestProtocolInfo, 
 		return res, err, true
 	}
 	req.Params.Task = nil
-	if req.Params.Meta != nil {
-		req.Params.Meta.ProgressToken = nil // the request is answered at once
-	}
-	task, err := x.start(ctx, req)
-	if err != nil {
-		return nil, err, true
-	}
-	return task, nil, true
+	res, err := x.start(ctx, req, t.TaskDirected)
+	return res, err, true
 }
 
-// start creates the task of req and starts its call.
-func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest) (*taskCreated, error) {
+// start starts the call of req as a task: at once (the answer is the
+// task), or, for a tool that decides itself (directed), as a call that
+// becomes a task when the tool says so ([BecomeTask]); until then the
+// caller waits for it as for a plain call, and gets its answer if it
+// ends first.
+func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest, directed bool) (any, error) {
 	now := time.Now()
 	call := withCaller(ctx, newMCPCall(req))
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -197,7 +195,42 @@ func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest) (*task
 		return nil, &RequestError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("too many tasks running (%d); try again when one has ended", max)}
 	}
 	x.running++
-	x.sweepLocked(now)
+	x.mu.Unlock()
+
+	info := &CallTask{ID: t.id, TTLMs: modernTaskTTL.Milliseconds()}
+	if !directed {
+		if req.Params.Meta != nil {
+			req.Params.Meta.ProgressToken = nil // the request is answered at once
+		}
+		created := x.register(t)
+		go x.run(tctx, t, req, info, nil, nil)
+		return created, nil
+	}
+	tctx, offer := withTaskOffer(tctx, info)
+	plain := make(chan plainAnswer, 1)
+	go x.run(tctx, t, req, info, offer, plain)
+	select {
+	case <-offer.taken:
+		return x.register(t), nil
+	case a := <-plain:
+		return x.m.mcpAnswer(a.callID, a.res, false)
+	case <-ctx.Done(): // the caller went away
+		cancel()
+		return nil, ctx.Err()
+	}
+}
+
+// plainAnswer is how a call that did not become a task ended.
+type plainAnswer struct {
+	callID string
+	res    *Result
+}
+
+// register makes t a task its caller can see.
+func (x *modernTasks) register(t *modernTask) *taskCreated {
+	x.mu.Lock()
+	t.created, t.updated = time.Now(), time.Now()
+	x.sweepLocked(t.created)
 	if x.byID == nil {
 		x.byID = map[string]*modernTask{}
 	}
@@ -205,30 +238,36 @@ func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest) (*task
 	created := t.createdLocked()
 	x.mu.Unlock()
 	x.event("task.created", t, nil)
-	go x.run(tctx, t, req)
-	return created, nil
+	return created
 }
 
-// run runs the task's call, round after round, to its end.
-func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRequest) {
+// run runs the task's call, round after round, to its end. A call that
+// may become a task (offer) runs its rounds as a plain call until it
+// does: a round that ends first is the caller's answer, sent to plain.
+func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRequest, info *CallTask, offer *taskOffer, plain chan<- plainAnswer) {
 	defer func() {
 		t.cancel()
 		x.mu.Lock()
 		x.running--
 		x.mu.Unlock()
 	}()
-	info := &CallTask{ID: t.id, TTLMs: modernTaskTTL.Milliseconds()}
 	var (
 		answers map[string]json.RawMessage // the previous round's requests, answered
 		state   string                     // and its (sealed) request state
 	)
 	for {
 		call := newMCPCall(req)
-		call.Task = info
+		if offer == nil || offer.accepted() {
+			call.Task = info
+		}
 		if answers != nil {
 			call.InputResponses, call.RequestState = answers, state
 		}
 		res := x.m.runCall(ctx, req, call, taskProgress{x, t})
+		if offer != nil && !offer.accepted() {
+			plain <- plainAnswer{call.ID, res}
+			return
+		}
 		if ctx.Err() != nil {
 			return // cancelled: tasks/cancel set the status
 		}

@@ -29,7 +29,7 @@ func newTaskExtServer(t *testing.T) *taskExtServer {
 	f := &taskExtServer{release: make(chan struct{}, 4), ended: make(chan error, 4)}
 	asks := &askingTool{}
 	def := func(name, support string, h func(context.Context, map[string]any) (*Result, error)) *Tool {
-		tl, err := NewDynamicTool(ToolDef{Name: name, TaskSupport: support}, h)
+		tl, err := NewDynamicTool(ToolDef{Name: name, TaskSupport: support, TaskDirected: strings.HasPrefix(name, "directs")}, h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,6 +59,23 @@ func newTaskExtServer(t *testing.T) *taskExtServer {
 			return OkText("answered " + string(ans)), nil
 		}),
 		def("only", TaskRequired, func(context.Context, map[string]any) (*Result, error) { return OkText("as a task"), nil }),
+		// Decides itself, as an upstream of the extension does: asks in a
+		// round first, and becomes a task once answered.
+		def("directs", TaskOptional, func(ctx context.Context, _ map[string]any) (*Result, error) {
+			if len(CallFrom(ctx).InputResponses) == 0 {
+				return InputRequiredResult(map[string]json.RawMessage{"name": json.RawMessage(`{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}`)}, "s1", "asks"), nil
+			}
+			if !BecomeTask(ctx) {
+				return Error("cannot become a task", "no"), nil
+			}
+			select {
+			case <-f.release:
+				return OkText("became a task"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}),
+		def("directs-fast", TaskOptional, func(context.Context, map[string]any) (*Result, error) { return OkText("at once"), nil }),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -333,4 +350,52 @@ func waitUntilCreated(t *testing.T, f *taskExtServer) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return false
+}
+
+// A tool that decides itself (an upstream of the extension) answers as it
+// chooses: a plain result, an input_required round, and a task once it
+// says so; the task's record is the call that became it.
+func TestTasksExtensionDirected(t *testing.T) {
+	f := newTaskExtServer(t)
+	res, rpcErr := f.send(t, "tools/call", map[string]any{"name": "directs-fast", "arguments": map[string]any{}}, withTasks)
+	if rpcErr != nil || res["resultType"] != "complete" || !strings.Contains(mustJSON(res["content"]), "at once") {
+		t.Fatalf("a directed tool that answers at once: %v %v, want its plain result", res, rpcErr)
+	}
+	res, rpcErr = f.send(t, "tools/call", map[string]any{"name": "directs", "arguments": map[string]any{}}, withTasks)
+	state, _ := res["requestState"].(string)
+	if rpcErr != nil || res["resultType"] != "input_required" || res["taskId"] != nil || state == "" {
+		t.Fatalf("round 1: %v %v, want input_required without a task", res, rpcErr)
+	}
+	res, rpcErr = f.send(t, "tools/call", map[string]any{"name": "directs", "arguments": map[string]any{},
+		"inputResponses": map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}, "requestState": state}, withTasks)
+	if rpcErr != nil || res["resultType"] != "task" || res["requestState"] != nil {
+		t.Fatalf("round 2: %v %v, want a CreateTaskResult", res, rpcErr)
+	}
+	id := res["taskId"].(string)
+	f.until(t, id, "working")
+	f.release <- struct{}{}
+	got := f.until(t, id, "completed")
+	if !strings.Contains(mustJSON(got["result"]), "became a task") {
+		t.Errorf("completed task %v", got)
+	}
+	// Without the extension, the same tool cannot become a task.
+	const noTasks = `{"elicitation":{}}`
+	res, _ = f.send(t, "tools/call", map[string]any{"name": "directs", "arguments": map[string]any{}}, noTasks)
+	state, _ = res["requestState"].(string)
+	res, rpcErr = f.send(t, "tools/call", map[string]any{"name": "directs", "arguments": map[string]any{},
+		"inputResponses": map[string]any{"name": map[string]any{"action": "accept"}}, "requestState": state}, noTasks)
+	if rpcErr != nil || res["isError"] != true || !strings.Contains(mustJSON(res["content"]), "cannot become a task") {
+		t.Errorf("without the extension: %v %v, want the tool told it cannot become a task", res, rpcErr)
+	}
+	f.rec.mu.Lock()
+	defer f.rec.mu.Unlock()
+	created := 0
+	for _, e := range f.rec.events {
+		if e["type"] == "task.created" && e["tool"] == "directs" {
+			created++
+		}
+	}
+	if created != 1 {
+		t.Errorf("%d task.created events for directs, want 1", created)
+	}
 }

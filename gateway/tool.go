@@ -62,6 +62,13 @@ type Tool struct {
 	// in the background through the whole pipeline, so the call's record
 	// spans the task; see docs/tasks.md.
 	TaskSupport string
+	// TaskDirected says that the tool itself decides whether a call of a
+	// 2026-07-28 caller of the tasks extension becomes a task (an
+	// upstream that serves the extension: it answers a call with a task
+	// or not), by calling [BecomeTask]; the mirror then waits for the
+	// call to end or to become a task. Otherwise a call of such a caller
+	// to a tool with TaskSupport is a task from the start.
+	TaskDirected bool
 
 	handler ToolHandler
 	schema  *jsonschema.Schema
@@ -164,6 +171,8 @@ type ToolDef struct {
 	HonoursContext bool
 	// TaskSupport: see [Tool.TaskSupport].
 	TaskSupport string
+	// TaskDirected: see [Tool.TaskDirected].
+	TaskDirected bool
 }
 
 // The values of [Tool.TaskSupport] that allow task calls.
@@ -219,6 +228,7 @@ func NewTool(def ToolDef, h ToolHandler) (*Tool, error) {
 		Icons:          bytes.Clone(def.Icons),
 		HonoursContext: def.HonoursContext,
 		TaskSupport:    def.TaskSupport,
+		TaskDirected:   def.TaskDirected,
 		handler:        h,
 		schema:         sch,
 	}, nil

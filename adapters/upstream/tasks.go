@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -57,12 +58,7 @@ func (t wireTask) terminal() bool {
 	return false
 }
 
-func (t wireTask) poll() time.Duration {
-	if t.PollInterval == nil || *t.PollInterval <= 0 {
-		return defaultTaskPoll
-	}
-	return min(max(time.Duration(*t.PollInterval)*time.Millisecond, minTaskPoll), maxTaskPoll)
-}
+func (t wireTask) poll() time.Duration { return pollEvery(t.PollInterval) }
 
 // awaitTask follows the upstream task created by a tools/call (raw is
 // the call's answer) to its end and returns the tools/call result that
@@ -147,4 +143,164 @@ func (u *Upstream) cancelTask(c *conn, id string) {
 	if _, err := c.request(ctx, string(mcp.MethodTasksCancel), map[string]any{"taskId": id}); err != nil {
 		u.log.Debug("upstream task not cancelled", "task", id, "err", u.errText(err))
 	}
+}
+
+// Upstream tasks of 2026-07-28 (the tasks extension, SEP-2663). An
+// upstream that serves the extension (its server/discover says so)
+// decides per call whether it answers with a task: its task-supporting
+// tools are offered as directing their tasks themselves
+// ([gateway.Tool.TaskDirected]), and a call of a caller of the extension
+// goes to it with the caller's capabilities. When it answers with a
+// task, the call becomes the caller's task ([gateway.BecomeTask]) and
+// toolgate follows the upstream task with tasks/get: its input requests
+// are asked of the caller (in the caller's task's rounds) and answered
+// with tasks/update, its result or error is the call's, and the call's
+// end before it (tasks/cancel, the deadline) cancels it upstream.
+
+// servesTasks reports whether c is a 2026-07-28 connection to an upstream
+// that serves the tasks extension.
+func (c *conn) servesTasks() bool {
+	if !c.modern {
+		return false
+	}
+	_, ok := c.caps.Extensions[gateway.TasksExtension]
+	return ok
+}
+
+// modernTask is a task of the extension: CreateTaskResult, DetailedTask.
+type modernTask struct {
+	ResultType     string                     `json:"resultType"`
+	TaskID         string                     `json:"taskId"`
+	Status         string                     `json:"status"`
+	StatusMessage  string                     `json:"statusMessage"`
+	PollIntervalMs *int64                     `json:"pollIntervalMs"`
+	InputRequests  map[string]json.RawMessage `json:"inputRequests"`
+	Result         json.RawMessage            `json:"result"`
+	Error          *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+// awaitModernTask follows the upstream task a tools/call of a connection
+// that serves the extension answered with (raw) to its end, and returns
+// the task's result as the call's; any other answer is returned as it
+// is.
+func (u *Upstream) awaitModernTask(ctx context.Context, c *conn, caps json.RawMessage, raw json.RawMessage) (json.RawMessage, error) {
+	var task modernTask
+	if json.Unmarshal(raw, &task) != nil || task.ResultType != "task" || task.TaskID == "" {
+		return raw, nil
+	}
+	gateway.BecomeTask(ctx)
+	id := task.TaskID
+	event := func(typ string, t modernTask, extra map[string]any) {
+		f := map[string]any{"upstream": u.name, "upstream_task_id": id, "status": t.Status, "protocol": modernVersion}
+		if t.StatusMessage != "" {
+			f["message"] = gateway.Truncate(t.StatusMessage, 1024)
+		}
+		for k, v := range extra {
+			f[k] = v
+		}
+		gateway.CallEvent(ctx, typ, f)
+	}
+	event("task.upstream.created", task, nil)
+	giveUp := func(err error) (json.RawMessage, error) {
+		reason := err.Error()
+		if cause := context.Cause(ctx); cause != nil {
+			reason = cause.Error()
+		}
+		event("task.upstream.cancel", task, map[string]any{"reason": reason})
+		go func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if _, err := c.requestAs(cctx, string(mcp.MethodTasksCancel), map[string]any{"taskId": id}, caps); err != nil {
+				u.log.Debug("upstream task not cancelled", "task", id, "err", u.errText(err))
+			}
+		}()
+		return nil, err
+	}
+	step := 0
+	answered := map[string]bool{} // input requests already answered
+	for {
+		switch task.Status {
+		case "completed":
+			event("task.upstream.result", task, nil)
+			if len(task.Result) == 0 {
+				return nil, &rpcError{Method: "tasks/get", Code: mcp.INTERNAL_ERROR, Message: "the upstream's completed task carries no result"}
+			}
+			return task.Result, nil
+		case "failed":
+			event("task.upstream.result", task, nil)
+			e := &rpcError{Method: "tools/call", Code: mcp.INTERNAL_ERROR, Message: "the upstream's task failed"}
+			if task.Error != nil {
+				e.Code, e.Message, e.Data = task.Error.Code, task.Error.Message, task.Error.Data
+			}
+			return nil, e
+		case "cancelled":
+			event("task.upstream.result", task, nil)
+			return nil, &rpcError{Method: "tools/call", Code: mcp.INTERNAL_ERROR, Message: "the upstream cancelled its task"}
+		case "input_required":
+			// Asked of the caller one by one; the task resumes once the
+			// upstream has every answer.
+			answers := make(map[string]json.RawMessage, len(task.InputRequests))
+			for key, r := range task.InputRequests {
+				if answered[key] {
+					continue // sent; the upstream has not taken it in yet
+				}
+				var req struct {
+					Method string          `json:"method"`
+					Params json.RawMessage `json:"params"`
+				}
+				if err := json.Unmarshal(r, &req); err != nil || req.Method == "" {
+					return giveUp(fmt.Errorf("upstream %q asked for input toolgate cannot read: %s", u.name, gateway.Truncate(string(r), 256)))
+				}
+				ans, err := gateway.RequestFromClient(ctx, req.Method, req.Params)
+				if err != nil {
+					return giveUp(fmt.Errorf("upstream %q asked the caller (%s): %w", u.name, req.Method, err))
+				}
+				answers[key] = ans
+			}
+			if len(answers) > 0 {
+				if _, err := c.requestAs(ctx, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}, caps); err != nil {
+					return giveUp(err)
+				}
+				for key := range answers {
+					answered[key] = true
+				}
+			}
+		}
+		t := time.NewTimer(pollEvery(task.PollIntervalMs))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return giveUp(ctx.Err())
+		case <-t.C:
+		}
+		raw, err := c.requestAs(ctx, string(mcp.MethodTasksGet), map[string]any{"taskId": id}, caps)
+		if err != nil {
+			return giveUp(err)
+		}
+		var got modernTask
+		if err := json.Unmarshal(raw, &got); err != nil || got.Status == "" {
+			continue // unreadable: keep polling
+		}
+		if got.Status != task.Status || got.StatusMessage != task.StatusMessage {
+			event("task.upstream.status", got, nil)
+			if got.StatusMessage != "" && got.StatusMessage != task.StatusMessage {
+				step++
+				gateway.ReportProgress(ctx, gateway.Progress{Progress: float64(step), Message: got.StatusMessage})
+			}
+		}
+		task = got
+	}
+}
+
+// pollEvery is the poll interval of an upstream task: its own, clamped,
+// or the default when it gives none.
+func pollEvery(ms *int64) time.Duration {
+	if ms == nil || *ms <= 0 {
+		return defaultTaskPoll
+	}
+	return min(max(time.Duration(*ms)*time.Millisecond, minTaskPoll), maxTaskPoll)
 }

@@ -150,11 +150,13 @@ func (u *Upstream) toolDef(name string, d rawTool) gateway.ToolDef {
 	}
 	if d.taskSupport() != "" {
 		// toolgate runs the upstream's task itself when the caller does
-		// not ask for one (tasks.go), so for callers the tool is optional.
-		def.TaskSupport = gateway.TaskOptional
+		// not ask for one (tasks.go), so for callers the tool is optional;
+		// whether a call becomes a task is the upstream's to say.
+		def.TaskSupport, def.TaskDirected = gateway.TaskOptional, true
 	}
 	if ts := u.cfg.taskSupport(d.Name); ts != "" {
-		def.TaskSupport = ts // the operator's word: toolgate runs the task
+		// The operator's word: toolgate runs the task.
+		def.TaskSupport, def.TaskDirected = ts, false
 	}
 	def.Permissions.Capabilities = append([]string(nil), u.cfg.Capabilities...)
 	switch {
@@ -205,10 +207,26 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 	}
 	defer release()
 
-	asTask := taskSupport == gateway.TaskRequired || taskSupport == gateway.TaskOptional && call.Task != nil
+	// A task-supporting tool runs as the upstream's task when the tool
+	// requires it, or allows it and the caller takes tasks: a task of
+	// 2025-11-25 on the main connection, which toolgate follows, and which
+	// makes the call the caller's task if it may become one (a 2026-07-28
+	// caller of the tasks extension). But a 2026-07-28 connection whose
+	// upstream serves the tasks extension decides itself: the call goes
+	// over it with the caller's capabilities, and the upstream answers
+	// with a task or not (tasks.go, awaitModernTask).
+	wantTask := call.Task != nil || gateway.CanBecomeTask(ctx)
+	asTask := taskSupport == gateway.TaskRequired || taskSupport == gateway.TaskOptional && wantTask
+	directed := false
 	var caps json.RawMessage
-	if !asTask { // tasks are relayed on the main connection (tasks.go)
-		c, caps = u.connFor(ctx, c)
+	if mc, mcaps := u.connFor(ctx, c); !asTask || mc.servesTasks() {
+		c, caps = mc, mcaps
+		directed, asTask = taskSupport != "" && c.servesTasks(), false
+	} else if c.modern {
+		asTask = false // an upstream of 2026-07-28 without the extension: a plain call
+	}
+	if asTask {
+		gateway.BecomeTask(ctx)
 	}
 	defer c.track(ctx)()
 
@@ -236,8 +254,11 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 		round = addRound(params, call.InputResponses, call.RequestState)
 	}
 	raw, err := c.requestAs(ctx, string(mcp.MethodToolsCall), params, caps)
-	if err == nil && asTask {
+	switch {
+	case err == nil && asTask:
 		raw, err = u.awaitTask(ctx, c, call, raw)
+	case err == nil && directed:
+		raw, err = u.awaitModernTask(ctx, c, caps, raw)
 	}
 	if err != nil {
 		var rpc *rpcError
@@ -272,7 +293,7 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 		return gateway.RuntimeErrorResult(name, fmt.Errorf("upstream %q sent a tools/call result toolgate cannot read: %w", u.name, err)), nil
 	}
 	delete(res.Meta, serverInfoMeta)
-	if asTask {
+	if asTask || directed {
 		delete(res.Meta, relatedTaskMeta) // the upstream's task, not the caller's
 	}
 	if len(res.Meta) == 0 {

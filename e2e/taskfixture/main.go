@@ -1,14 +1,17 @@
 // Command taskfixture serves, over stdio, the tools the MCP conformance
 // suite's tasks scenarios (io.modelcontextprotocol/tasks, SEP-2663) call
-// on the server under test: greet, slow_compute, failing_job,
-// protocol_error_job, confirm_delete, multi_input and test_tool_with_task.
+// on the server under test, as two upstreams of toolgate
+// (e2e/conformance_test.go):
 //
-// It is an ordinary MCP server built on the official Go SDK, with no
-// tasks of its own: e2e/conformance_test.go serves it through toolgate,
-// whose upstream `tasks` setting offers the slow tools as tasks, so the
-// scenarios test toolgate's tasks extension over plain upstream calls.
-// The tools that ask the client do so in rounds (SEP-2322), as a
-// 2026-07-28 server does.
+//   - taskfixture: greet, slow_compute, failing_job, protocol_error_job,
+//     confirm_delete and multi_input, an ordinary MCP server built on the
+//     official Go SDK, with no tasks of its own: toolgate's upstream
+//     `tasks` setting offers the slow tools as tasks toolgate runs. The
+//     tools that ask the client do so in rounds (SEP-2322), as a
+//     2026-07-28 server does.
+//   - taskfixture -modern: test_tool_with_task, from an upstream that
+//     serves the extension and decides itself when a call becomes a task
+//     (modern.go): toolgate relays its task.
 package main
 
 import (
@@ -24,6 +27,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-modern" {
+		serveModern()
+		return
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "toolgate-task-fixture", Version: "1.0.0"}, nil)
 
 	type greetIn struct {
@@ -77,17 +84,6 @@ func main() {
 			return ask(map[string]string{"first": "First name?", "second": "Second name?"}), nil, nil
 		}
 		return text(fmt.Sprintf("got %v and %v", a["name"], b["name"])), nil, nil
-	})
-
-	mcp.AddTool(s, &mcp.Tool{Name: "test_tool_with_task", Description: "Asks for a name, then works on it."}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		c := accepted(req, "user_name")
-		if c == nil {
-			return ask(map[string]string{"user_name": "What is your name?"}), nil, nil
-		}
-		if err := sleep(ctx, 500*time.Millisecond); err != nil {
-			return nil, nil, err
-		}
-		return text(fmt.Sprintf("Hello, %v, from the task!", c["name"])), nil, nil
 	})
 
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {

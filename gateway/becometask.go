@@ -1,0 +1,64 @@
+package gateway
+
+import (
+	"context"
+	"sync"
+)
+
+// A call that may become a task: the 2026-07-28 tasks extension lets the
+// server decide, per call, whether it answers with a result or with a
+// task. For a tool that decides itself ([Tool.TaskDirected]: an upstream
+// that serves the extension), the MCP mirror starts the call of a caller
+// of the extension and waits for either: the call's end (the caller gets
+// its result, or its input_required round, as for any call) or the tool's
+// [BecomeTask] (the caller gets a task at once, and the call goes on as
+// that task; see mcp_taskext.go).
+
+type becomeTaskKey struct{}
+
+// taskOffer is a call's offer to become a task.
+type taskOffer struct {
+	once  sync.Once
+	taken chan struct{} // closed by BecomeTask
+	task  *CallTask     // the task it becomes
+}
+
+func withTaskOffer(ctx context.Context, task *CallTask) (context.Context, *taskOffer) {
+	o := &taskOffer{taken: make(chan struct{}), task: task}
+	return context.WithValue(ctx, becomeTaskKey{}, o), o
+}
+
+// accepted reports whether the call became a task.
+func (o *taskOffer) accepted() bool {
+	select {
+	case <-o.taken:
+		return true
+	default:
+		return false
+	}
+}
+
+// CanBecomeTask reports whether the call of ctx may become a task of its
+// caller's: its caller waits for it as for a call that may.
+func CanBecomeTask(ctx context.Context) bool {
+	_, ok := ctx.Value(becomeTaskKey{}).(*taskOffer)
+	return ok
+}
+
+// BecomeTask makes the call of ctx a task of its caller's (an upstream
+// answered it with a task): the caller gets the task now, and the call
+// goes on as it, its record naming the task. It reports whether the call
+// could become one ([CanBecomeTask]); a second call changes nothing.
+func BecomeTask(ctx context.Context) bool {
+	o, ok := ctx.Value(becomeTaskKey{}).(*taskOffer)
+	if !ok {
+		return false
+	}
+	o.once.Do(func() {
+		if c := CallFrom(ctx); c != nil {
+			c.Task = o.task
+		}
+		close(o.taken)
+	})
+	return true
+}
