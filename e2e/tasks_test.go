@@ -340,7 +340,8 @@ func (c *modernClient) followTask(t *testing.T, tool string, args, answer map[st
 // own; toolgate relays it as the caller's task: the upstream's question
 // asked while its task runs reaches the caller on tasks/get and the
 // caller's tasks/update answer reaches the upstream; a cancelled task is
-// cancelled upstream; a caller without the extension gets a plain result.
+// cancelled upstream; a caller without the extension has toolgate follow
+// the task and gets its question as a round of its call, then the result.
 func TestTasksExtensionRelaysUpstreamTask(t *testing.T) {
 	t.Parallel()
 	const tool = "m__confirm_in_task"
@@ -385,10 +386,23 @@ func TestTasksExtensionRelaysUpstreamTask(t *testing.T) {
 	})
 
 	t.Run("without the extension", func(t *testing.T) {
+		// toolgate takes the upstream's task itself and answers the call
+		// when it ends; the task's question reaches the caller as a round
+		// of its call (input_required), answered by repeating the call.
 		plain := &modernClient{url: srv.URL, caps: map[string]any{"elicitation": map[string]any{}}}
 		res, rpcErr := plain.send(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"seconds": 0}})
-		if rpcErr != nil || res["resultType"] != "complete" || !strings.Contains(mustJSON(res["content"]), "done without a task") {
-			t.Errorf("%v %v; want the upstream's plain result", res, rpcErr)
+		reqs, _ := res["inputRequests"].(map[string]any)
+		state, _ := res["requestState"].(string)
+		if rpcErr != nil || res["resultType"] != "input_required" || len(reqs) != 1 || state == "" || res["taskId"] != nil {
+			t.Fatalf("%v %v; want the upstream task's question as a round of the call", res, rpcErr)
+		}
+		answers := map[string]any{}
+		for k := range reqs {
+			answers[k] = map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}
+		}
+		res, rpcErr = plain.send(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"seconds": 0}, "inputResponses": answers, "requestState": state})
+		if rpcErr != nil || res["resultType"] != "complete" || !strings.Contains(mustJSON(res["content"]), "confirmed with") {
+			t.Errorf("%v %v; want the upstream task's result", res, rpcErr)
 		}
 	})
 	srv.Stop(t)

@@ -18,10 +18,13 @@ import (
 //
 // The server decides: a tools/call of a tool that declares task support
 // ([Tool.TaskSupport]) by a caller that declared the extension (in the
-// request's clientCapabilities) is answered at once with a flat
-// CreateTaskResult, and the call runs on in toolgate, through the whole
-// pipeline like any other, with [Call.Task] set on every round of it. The
-// caller follows it with tasks/get (the DetailedTask: status, and the
+// request's clientCapabilities) is answered with a flat CreateTaskResult,
+// and the call runs on in toolgate, through the whole pipeline like any
+// other, with [Call.Task] set on every round of it. For most tools that
+// answer comes at once; a tool that decides itself ([Tool.TaskDirected],
+// an upstream's) runs as a plain call until it calls [BecomeTask], and
+// the call's end before that is the caller's answer. The caller follows
+// it with tasks/get (the DetailedTask: status, and the
 // result, the error or the pending input requests inlined), answers input
 // with tasks/update and stops it with tasks/cancel. A round of the call
 // that needs the caller's input (an upstream's input_required result, or

@@ -150,9 +150,11 @@ func (u *Upstream) cancelTask(c *conn, id string) {
 // decides per call whether it answers with a task: its task-supporting
 // tools are offered as directing their tasks themselves
 // ([gateway.Tool.TaskDirected]), and a call of a caller of the extension
-// goes to it with the caller's capabilities. When it answers with a
-// task, the call becomes the caller's task ([gateway.BecomeTask]) and
-// toolgate follows the upstream task with tasks/get: its input requests
+// goes to it with the caller's capabilities, the extension declared (a
+// caller that cannot take the task has toolgate follow it, and gets the
+// result when it ends). When it answers with a task, the call becomes
+// the caller's task if it can be ([gateway.BecomeTask]), and toolgate
+// follows the upstream task with tasks/get: its input requests
 // are asked of the caller (in the caller's task's rounds) and answered
 // with tasks/update, its result or error is the call's, and the call's
 // end before it (tasks/cancel, the deadline) cancels it upstream.
@@ -165,6 +167,33 @@ func (c *conn) servesTasks() bool {
 	}
 	_, ok := c.caps.Extensions[gateway.TasksExtension]
 	return ok
+}
+
+// withTasks is caps (the caller's, or toolgate's own when nil) with the
+// tasks extension declared.
+func (c *conn) withTasks(caps json.RawMessage) json.RawMessage {
+	if caps == nil {
+		caps = c.ownCaps
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(caps, &m) != nil || m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	var ext map[string]json.RawMessage
+	_ = json.Unmarshal(m["extensions"], &ext)
+	if _, ok := ext[gateway.TasksExtension]; ok {
+		return caps
+	}
+	if ext == nil {
+		ext = map[string]json.RawMessage{}
+	}
+	ext[gateway.TasksExtension] = json.RawMessage(`{}`)
+	m["extensions"], _ = json.Marshal(ext)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return caps
+	}
+	return out
 }
 
 // modernTask is a task of the extension: CreateTaskResult, DetailedTask.
