@@ -14,12 +14,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -421,6 +423,12 @@ func FuzzToolArguments(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		args, err := gateway.DecodeArguments(raw)
+		// Decoders are pooled and reused across inputs: each decoding
+		// must equal one with a decoder of its own.
+		ref, refErr := referenceDecode(raw)
+		if (err == nil) != (refErr == nil) || err == nil && !reflect.DeepEqual(args, ref) {
+			t.Fatalf("DecodeArguments(%q) = %v, %v; a fresh decoder gives %v, %v", raw, args, err, ref, refErr)
+		}
 		if err != nil {
 			if args != nil {
 				t.Fatalf("DecodeArguments returned both arguments and an error: %v", err)
@@ -522,4 +530,27 @@ func TestFuzzGatewaySeeds(t *testing.T) {
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"text":"hi"`) {
 		t.Fatalf("HTTP tools/call: %d %s", rec.Code, rec.Body.String())
 	}
+}
+
+// referenceDecode is DecodeArguments as its contract states it, with a
+// decoder of its own for every input.
+func referenceDecode(raw []byte) (map[string]any, error) {
+	raw = bytes.Trim(raw, " \t\r\n")
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("trailing data")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("not an object")
+	}
+	return obj, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // validateStage decodes the arguments and checks them against the tool's
@@ -40,6 +41,14 @@ func DecodeArguments(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return map[string]any{}, nil
 	}
+	if len(raw) <= argDecoderMax && raw[0] == '{' {
+		return decodePooled(raw)
+	}
+	return decodeFresh(raw)
+}
+
+// decodeFresh decodes arguments with a decoder of their own.
+func decodeFresh(raw []byte) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -53,5 +62,55 @@ func DecodeArguments(raw json.RawMessage) (map[string]any, error) {
 	if !ok {
 		return nil, fmt.Errorf("arguments must be a JSON object, got %s", jsonTypeName(v))
 	}
+	return obj, nil
+}
+
+// Pooled decoders: a json.Decoder cannot be given new input, but one that
+// has decoded an object that ended exactly at the end of its input has
+// read nothing past it, holds no buffered bytes and no error, and decodes
+// the next input handed to its reader as if new. Arguments are such an
+// object almost always, so decoding them reuses a decoder (its reader and
+// buffer: three allocations a call). Any other outcome (an error, trailing
+// data, an input too large to keep its buffer for) drops the decoder, and
+// the fresh path says what is wrong. FuzzToolArguments checks that the
+// two paths agree, input after input.
+const argDecoderMax = 64 << 10
+
+type argDecoder struct {
+	in  sliceReader
+	dec *json.Decoder
+}
+
+// sliceReader reads the slice it is given, then io.EOF.
+type sliceReader struct{ b []byte }
+
+func (r *sliceReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+var argDecoders = sync.Pool{New: func() any {
+	d := &argDecoder{}
+	d.dec = json.NewDecoder(&d.in)
+	d.dec.UseNumber()
+	return d
+}}
+
+func decodePooled(raw []byte) (map[string]any, error) {
+	d := argDecoders.Get().(*argDecoder)
+	start := d.dec.InputOffset()
+	d.in.b = raw
+	var obj map[string]any
+	err := d.dec.Decode(&obj)
+	clean := err == nil && obj != nil && d.dec.InputOffset()-start == int64(len(raw)) && len(d.in.b) == 0
+	d.in.b = nil
+	if !clean {
+		return decodeFresh(raw) // the decoder is dropped; this one says why
+	}
+	argDecoders.Put(d)
 	return obj, nil
 }
