@@ -90,7 +90,17 @@ func (r *Result) Status() string {
 func Ok(parts ...Part) *Result { return &Result{Output: parts} }
 
 // OkText returns a successful result whose output is text.
-func OkText(text string) *Result { return &Result{Output: []Part{Text(text)}} }
+func OkText(text string) *Result {
+	// The result and its one part in one allocation (Output's capacity is
+	// 1: an append moves it out).
+	r := &struct {
+		Result
+		out [1]Part
+	}{}
+	r.out[0] = Text(text)
+	r.Output = r.out[:]
+	return &r.Result
+}
 
 // Error returns a tool error: the tool ran and failed. message is for the
 // model, brief for humans (it becomes a [BriefBlock] when not empty).
