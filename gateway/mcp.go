@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,6 +108,7 @@ type MCPServer struct {
 	resourceInstalled int64
 
 	modernTasks *modernTasks // the 2026-07-28 tasks extension (mcp_taskext.go)
+	listing     atomic.Pointer[toolListing]
 
 	sessMu   sync.Mutex
 	sessions []server.ClientSession // registered, oldest first
@@ -188,7 +191,7 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	srvOpts = append(srvOpts, m.taskServerOptions()...)
 	m.modernTasks = &modernTasks{m: m}
 	srvOpts = append(srvOpts,
-		server.WithRequestInterceptor(m.modernTasks.intercept),
+		server.WithRequestInterceptor(m.intercept),
 		server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
 	)
 	if opts.Instructions != "" {
@@ -272,6 +275,7 @@ func (m *MCPServer) syncTools() {
 	gen := m.toolGen.Add(1)
 	entries := m.opts.Catalog.Entries()
 	tools := make([]server.ServerTool, 0, len(entries))
+	l := &toolListing{}
 	h := sha256.New()
 	for _, e := range entries {
 		t := m.mcpTool(e.Tool)
@@ -282,7 +286,10 @@ func (m *MCPServer) syncTools() {
 		}
 		h.Write(b)
 		tools = append(tools, server.ServerTool{Tool: t, Handler: m.handleCall})
+		l.tools = append(l.tools, encodedTool{name: t.Name, json: b})
+		l.size += len(b) + 1
 	}
+	slices.SortFunc(l.tools, func(a, b encodedTool) int { return strings.Compare(a.name, b.name) })
 	var digest [32]byte
 	copy(digest[:], h.Sum(nil))
 
@@ -297,6 +304,66 @@ func (m *MCPServer) syncTools() {
 	}
 	m.digest = digest
 	m.srv.SetTools(tools...)
+	m.listing.Store(l)
+}
+
+// intercept answers, before mcp-go's dispatch (the request interceptor
+// of toolgate's mcp-go patch), the requests toolgate serves itself:
+// tools/list from its encoded tools, and the tasks extension's.
+func (m *MCPServer) intercept(ctx context.Context, id any, method mcp.MCPMethod, message json.RawMessage) (any, error, bool) {
+	if method == mcp.MethodToolsList {
+		return m.listTools(ctx, message)
+	}
+	return m.modernTasks.intercept(ctx, id, method, message)
+}
+
+// toolListing is the installed tools, encoded once, in the order mcp-go
+// lists them (by name), for [MCPServer.listTools].
+type toolListing struct {
+	tools []encodedTool
+	size  int // bytes of the encodings and their separators
+}
+
+type encodedTool struct {
+	name string
+	json []byte
+}
+
+// toolsListResult is a tools/list answer made of encoded tools; as mcp-go's
+// own (mcp.ListToolsResult), it takes 2026-07-28's result decorations.
+type toolsListResult struct {
+	mcp.PaginatedResult
+	Tools json.RawMessage `json:"tools"`
+}
+
+// listTools answers tools/list from the encodings made when the tools were
+// installed, instead of mcp-go encoding every tool of the caller's view on
+// every request: the tools the caller's view lists, in mcp-go's order and
+// form (the transcripts in testdata/transcripts compare the two). A page
+// (a cursor) and lists whose tools' _meta depend on the session are left
+// to mcp-go.
+func (m *MCPServer) listTools(ctx context.Context, message json.RawMessage) (any, error, bool) {
+	l := m.listing.Load()
+	if l == nil || bytes.Contains(message, []byte(`"cursor"`)) {
+		return nil, nil, false
+	}
+	lists, perSession := m.listFilter(ctx)
+	if perSession {
+		return nil, nil, false
+	}
+	buf := make([]byte, 1, l.size+2)
+	buf[0] = '['
+	for _, t := range l.tools {
+		if lists != nil && !lists(t.name) {
+			continue
+		}
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, t.json...)
+	}
+	buf = append(buf, ']')
+	return &toolsListResult{Tools: buf}, nil, true
 }
 
 // mcpTool is the MCP form of a tool: the schema bytes pass through.
@@ -353,31 +420,50 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 // are decided for the caller: the context they get carries a [Call] with
 // the caller's session, so that session-scoped policy (skill grants) counts.
 func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	who := withCaller(ctx, &Call{})
-	v := m.viewFor(ctx, who)
-	perSession := m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && who.Session != "" && m.opts.SessionMeta(who.Session)
-	if v == nil && m.opts.ToolFilter == nil && !perSession {
+	lists, perSession := m.listFilter(ctx)
+	if lists == nil && !perSession {
 		return tools
 	}
-	cctx := withCall(ctx, who)
-	lv, _ := v.(ListingView)
+	cctx := withCall(ctx, withCaller(ctx, &Call{}))
 	out := tools[:0:0]
 	for _, mt := range tools {
-		if v != nil && !v.Admits(mt.Name) || lv != nil && !lv.Lists(mt.Name) {
+		if lists != nil && !lists(mt.Name) {
 			continue
 		}
-		if m.opts.ToolFilter != nil || perSession {
+		if perSession {
 			t, _, ok := m.opts.Catalog.Resolve(mt.Name)
-			if !ok || m.opts.ToolFilter != nil && !m.opts.ToolFilter(cctx, t) {
+			if !ok {
 				continue
 			}
-			if perSession {
-				mt = m.withSessionMeta(cctx, mt, t)
-			}
+			mt = m.withSessionMeta(cctx, mt, t)
 		}
 		out = append(out, mt)
 	}
 	return out
+}
+
+// listFilter is what the caller of ctx is listed: lists reports whether a
+// tool is (nil: every tool), and perSession whether the tools' _meta is
+// computed for the caller's session.
+func (m *MCPServer) listFilter(ctx context.Context) (lists func(name string) bool, perSession bool) {
+	who := withCaller(ctx, &Call{})
+	v := m.viewFor(ctx, who)
+	perSession = m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && who.Session != "" && m.opts.SessionMeta(who.Session)
+	if v == nil && m.opts.ToolFilter == nil {
+		return nil, perSession
+	}
+	cctx := withCall(ctx, who)
+	lv, _ := v.(ListingView)
+	return func(name string) bool {
+		if v != nil && !v.Admits(name) || lv != nil && !lv.Lists(name) {
+			return false
+		}
+		if m.opts.ToolFilter != nil {
+			t, _, ok := m.opts.Catalog.Resolve(name)
+			return ok && m.opts.ToolFilter(cctx, t)
+		}
+		return true
+	}, perSession
 }
 
 // withSessionMeta returns the tool with its ToolMeta members computed for

@@ -325,6 +325,9 @@ func once(cfg config, dir string, k, round int) (*sample, error) {
 	st := benchkit.Status(p.PID())
 	s.hwm, s.threads = benchkit.KB(st["VmHWM"]), st["Threads"]
 	for _, c := range benchkit.Children(p.PID()) {
+		if !isUpstream(c, cfg.manytools) {
+			continue // toolgate's watchdog of its stdio children (a shell), not an upstream
+		}
 		h := benchkit.KB(benchkit.Status(c)["VmHWM"])
 		s.childHWM += h
 		s.childMax = max(s.childMax, h)
@@ -531,4 +534,14 @@ func report(w io.Writer, cfg config, pts []*point, load0, load1 string) {
 				float64(last.ListP50-zero.ListP50)/1e3/float64(last.Tools-zero.Tools))
 		}
 	}
+}
+
+// isUpstream reports whether process pid runs the upstream binary.
+func isUpstream(pid int, bin string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	arg0, _, _ := strings.Cut(string(b), "\x00")
+	return filepath.Base(arg0) == filepath.Base(bin)
 }
