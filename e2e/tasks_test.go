@@ -235,9 +235,6 @@ func TestTasksExtensionThroughToolgate(t *testing.T) {
 	e := newEnv(t, upstreams(up), everythingPolicy)
 	srv := e.StartHTTP(t)
 	c := &modernClient{url: srv.URL}
-	run := func(t *testing.T, args, answer map[string]any, cancelAfter time.Duration) (map[string]any, []string, []string) {
-		return c.followTask(t, tool, args, answer, cancelAfter)
-	}
 	report := func(task map[string]any) string {
 		res, _ := task["result"].(map[string]any)
 		content, _ := res["content"].([]any)
@@ -249,7 +246,7 @@ func TestTasksExtensionThroughToolgate(t *testing.T) {
 	}
 
 	t.Run("completed", func(t *testing.T) {
-		task, _, _ := run(t, map[string]any{"topic": "tides"}, nil, 0)
+		task, _, _ := c.followTask(t, tool, map[string]any{"topic": "tides"}, nil, 0)
 		if task["status"] != "completed" || !strings.Contains(report(task), "Research Report: tides") {
 			t.Fatalf("task %v; want completed with the upstream's report", task)
 		}
@@ -263,21 +260,15 @@ func TestTasksExtensionThroughToolgate(t *testing.T) {
 	})
 
 	t.Run("cancelled", func(t *testing.T) {
-		task, statuses, _ := run(t, map[string]any{"topic": "cancel me"}, nil, 1200*time.Millisecond)
+		task, statuses, _ := c.followTask(t, tool, map[string]any{"topic": "cancel me"}, nil, 1200*time.Millisecond)
 		if task["status"] != "cancelled" || statuses[0] != "working" {
 			t.Fatalf("task %v (statuses %v); want working, then cancelled", task, statuses)
 		}
-		rec := awaitTaskRecord(t, e, task["taskId"].(string))
-		if rec == nil || rec.Status != "cancelled" {
-			t.Fatalf("record of the cancelled task %v: %+v", task["taskId"], rec)
-		}
-		if !waitFor(10*time.Second, func() bool { return callEvents(e.liveEvents(t), "task.upstream.cancel", rec.CallID) == 1 }) {
-			t.Errorf("the upstream task of call %s was not cancelled (no task.upstream.cancel event)", rec.CallID)
-		}
+		checkCancelledUpstream(t, e, task["taskId"].(string))
 	})
 
 	t.Run("input", func(t *testing.T) {
-		task, statuses, asked := run(t, map[string]any{"topic": "rivers", "ambiguous": true}, map[string]any{"interpretation": "technical"}, 0)
+		task, statuses, asked := c.followTask(t, tool, map[string]any{"topic": "rivers", "ambiguous": true}, map[string]any{"interpretation": "technical"}, 0)
 		if task["status"] != "completed" || len(asked) != 1 || asked[0] != "elicitation/create" || !slices.Contains(statuses, "input_required") {
 			t.Fatalf("task %v (statuses %v, asked %v); want one elicitation asked through the task, then completed", task, statuses, asked)
 		}
@@ -340,8 +331,8 @@ func (c *modernClient) followTask(t *testing.T, tool string, args, answer map[st
 // own; toolgate relays it as the caller's task: the upstream's question
 // asked while its task runs reaches the caller on tasks/get and the
 // caller's tasks/update answer reaches the upstream; a cancelled task is
-// cancelled upstream; a caller without the extension has toolgate follow
-// the task and gets its question as a round of its call, then the result.
+// cancelled upstream; a caller without the extension gets the upstream's
+// plain answer.
 func TestTasksExtensionRelaysUpstreamTask(t *testing.T) {
 	t.Parallel()
 	const tool = "m__confirm_in_task"
@@ -376,34 +367,30 @@ func TestTasksExtensionRelaysUpstreamTask(t *testing.T) {
 		if task["status"] != "cancelled" {
 			t.Fatalf("task %v; want cancelled", task)
 		}
-		rec := awaitTaskRecord(t, e, task["taskId"].(string))
-		if rec == nil || rec.Status != "cancelled" {
-			t.Fatalf("record of the cancelled task %v: %+v", task["taskId"], rec)
-		}
-		if !waitFor(10*time.Second, func() bool { return callEvents(e.liveEvents(t), "task.upstream.cancel", rec.CallID) == 1 }) {
-			t.Errorf("the upstream task of call %s was not cancelled (no task.upstream.cancel event)", rec.CallID)
-		}
+		checkCancelledUpstream(t, e, task["taskId"].(string))
 	})
 
 	t.Run("without the extension", func(t *testing.T) {
-		// toolgate takes the upstream's task itself and answers the call
-		// when it ends; the task's question reaches the caller as a round
-		// of its call (input_required), answered by repeating the call.
+		// Only the caller's own capabilities reach the upstream: it answers
+		// a caller that cannot take a task without one.
 		plain := &modernClient{url: srv.URL, caps: map[string]any{"elicitation": map[string]any{}}}
 		res, rpcErr := plain.send(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"seconds": 0}})
-		reqs, _ := res["inputRequests"].(map[string]any)
-		state, _ := res["requestState"].(string)
-		if rpcErr != nil || res["resultType"] != "input_required" || len(reqs) != 1 || state == "" || res["taskId"] != nil {
-			t.Fatalf("%v %v; want the upstream task's question as a round of the call", res, rpcErr)
-		}
-		answers := map[string]any{}
-		for k := range reqs {
-			answers[k] = map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}
-		}
-		res, rpcErr = plain.send(t, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"seconds": 0}, "inputResponses": answers, "requestState": state})
-		if rpcErr != nil || res["resultType"] != "complete" || !strings.Contains(mustJSON(res["content"]), "confirmed with") {
-			t.Errorf("%v %v; want the upstream task's result", res, rpcErr)
+		if rpcErr != nil || res["resultType"] != "complete" || !strings.Contains(mustJSON(res["content"]), "done without a task") {
+			t.Errorf("%v %v; want the upstream's plain result", res, rpcErr)
 		}
 	})
 	srv.Stop(t)
+}
+
+// checkCancelledUpstream checks that the call of a cancelled task is
+// recorded cancelled and cancelled the upstream's task behind it.
+func checkCancelledUpstream(t *testing.T, e *Env, taskID string) {
+	t.Helper()
+	rec := awaitTaskRecord(t, e, taskID)
+	if rec == nil || rec.Status != "cancelled" {
+		t.Fatalf("record of the cancelled task %s: %+v", taskID, rec)
+	}
+	if !waitFor(10*time.Second, func() bool { return callEvents(e.liveEvents(t), "task.upstream.cancel", rec.CallID) == 1 }) {
+		t.Errorf("the upstream task of call %s was not cancelled (no task.upstream.cancel event)", rec.CallID)
+	}
 }

@@ -72,28 +72,10 @@ func (u *Upstream) awaitTask(ctx context.Context, c *conn, call *gateway.Call, r
 		return raw, nil
 	}
 	task := *created.Task
-	event := func(typ string, t wireTask, extra map[string]any) {
-		f := map[string]any{"upstream": u.name, "upstream_task_id": task.TaskID, "status": t.Status}
-		if t.StatusMessage != "" {
-			f["message"] = gateway.Truncate(t.StatusMessage, 1024)
-		}
-		for k, v := range extra {
-			f[k] = v
-		}
-		gateway.CallEvent(ctx, typ, f)
-	}
+	f := &followed{u: u, ctx: ctx, c: c, id: task.TaskID}
+	event := func(typ string, t wireTask, extra map[string]any) { f.event(typ, t.Status, t.StatusMessage, extra) }
 	event("task.upstream.created", task, nil)
-	// giveUp ends the wait before the upstream task's result: the upstream
-	// is told to stop working on it.
-	giveUp := func(err error) (json.RawMessage, error) {
-		reason := err.Error()
-		if cause := context.Cause(ctx); cause != nil {
-			reason = cause.Error()
-		}
-		event("task.upstream.cancel", task, map[string]any{"reason": reason})
-		go u.cancelTask(c, task.TaskID)
-		return nil, err
-	}
+	giveUp := f.giveUp
 
 	step := 0
 	for !task.terminal() && task.Status != "input_required" {
@@ -135,14 +117,50 @@ func (u *Upstream) awaitTask(ctx context.Context, c *conn, call *gateway.Call, r
 	return res, nil
 }
 
-// cancelTask asks the upstream to cancel its task, off the call's
-// context (which has ended) and its goroutine, bounded, best effort.
-func (u *Upstream) cancelTask(c *conn, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := c.request(ctx, string(mcp.MethodTasksCancel), map[string]any{"taskId": id}); err != nil {
-		u.log.Debug("upstream task not cancelled", "task", id, "err", u.errText(err))
+// followed is an upstream task a call follows: its steps are events of
+// the call, and a call that ends first cancels it upstream.
+type followed struct {
+	u    *Upstream
+	ctx  context.Context
+	c    *conn
+	caps json.RawMessage // the caller's, on a 2026-07-28 connection
+	id   string
+}
+
+func (f *followed) event(typ, status, message string, extra map[string]any) {
+	fields := map[string]any{"upstream": f.u.name, "upstream_task_id": f.id}
+	if status != "" {
+		fields["status"] = status
 	}
+	if f.c.modern {
+		fields["protocol"] = modernVersion
+	}
+	if message != "" {
+		fields["message"] = gateway.Truncate(message, 1024)
+	}
+	for k, v := range extra {
+		fields[k] = v
+	}
+	gateway.CallEvent(f.ctx, typ, fields)
+}
+
+// giveUp ends the wait before the upstream task's result: the upstream is
+// told to stop working on it (off the call's context, which has ended,
+// and its goroutine; bounded, best effort).
+func (f *followed) giveUp(err error) (json.RawMessage, error) {
+	reason := err.Error()
+	if cause := context.Cause(f.ctx); cause != nil {
+		reason = cause.Error()
+	}
+	f.event("task.upstream.cancel", "", "", map[string]any{"reason": reason})
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := f.c.requestAs(ctx, string(mcp.MethodTasksCancel), map[string]any{"taskId": f.id}, f.caps); err != nil {
+			f.u.log.Debug("upstream task not cancelled", "task", f.id, "err", f.u.errText(err))
+		}
+	}()
+	return nil, err
 }
 
 // Upstream tasks of 2026-07-28 (the tasks extension, SEP-2663). An
@@ -150,11 +168,13 @@ func (u *Upstream) cancelTask(c *conn, id string) {
 // decides per call whether it answers with a task: its task-supporting
 // tools are offered as directing their tasks themselves
 // ([gateway.Tool.TaskDirected]), and a call of a caller of the extension
-// goes to it with the caller's capabilities, the extension declared (a
-// caller that cannot take the task has toolgate follow it, and gets the
-// result when it ends). When it answers with a task, the call becomes
-// the caller's task if it can be ([gateway.BecomeTask]), and toolgate
-// follows the upstream task with tasks/get: its input requests
+// goes to it with the caller's capabilities: only a caller that declared
+// the extension can be answered with a task (a task-supporting tool is
+// not made a task, with its polling, for a caller that cannot take it).
+// When the upstream answers with a task, the call becomes the caller's
+// task ([gateway.BecomeTask]; were it not, toolgate would still follow
+// it and answer when it ends), and toolgate follows the upstream task
+// with tasks/get: its input requests
 // are asked of the caller (in the caller's task's rounds) and answered
 // with tasks/update, its result or error is the call's, and the call's
 // end before it (tasks/cancel, the deadline) cancels it upstream.
@@ -167,33 +187,6 @@ func (c *conn) servesTasks() bool {
 	}
 	_, ok := c.caps.Extensions[gateway.TasksExtension]
 	return ok
-}
-
-// withTasks is caps (the caller's, or toolgate's own when nil) with the
-// tasks extension declared.
-func (c *conn) withTasks(caps json.RawMessage) json.RawMessage {
-	if caps == nil {
-		caps = c.ownCaps
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(caps, &m) != nil || m == nil {
-		m = map[string]json.RawMessage{}
-	}
-	var ext map[string]json.RawMessage
-	_ = json.Unmarshal(m["extensions"], &ext)
-	if _, ok := ext[gateway.TasksExtension]; ok {
-		return caps
-	}
-	if ext == nil {
-		ext = map[string]json.RawMessage{}
-	}
-	ext[gateway.TasksExtension] = json.RawMessage(`{}`)
-	m["extensions"], _ = json.Marshal(ext)
-	out, err := json.Marshal(m)
-	if err != nil {
-		return caps
-	}
-	return out
 }
 
 // modernTask is a task of the extension: CreateTaskResult, DetailedTask.
@@ -223,32 +216,10 @@ func (u *Upstream) awaitModernTask(ctx context.Context, c *conn, caps json.RawMe
 	}
 	gateway.BecomeTask(ctx)
 	id := task.TaskID
-	event := func(typ string, t modernTask, extra map[string]any) {
-		f := map[string]any{"upstream": u.name, "upstream_task_id": id, "status": t.Status, "protocol": modernVersion}
-		if t.StatusMessage != "" {
-			f["message"] = gateway.Truncate(t.StatusMessage, 1024)
-		}
-		for k, v := range extra {
-			f[k] = v
-		}
-		gateway.CallEvent(ctx, typ, f)
-	}
+	f := &followed{u: u, ctx: ctx, c: c, caps: caps, id: id}
+	event := func(typ string, t modernTask, extra map[string]any) { f.event(typ, t.Status, t.StatusMessage, extra) }
 	event("task.upstream.created", task, nil)
-	giveUp := func(err error) (json.RawMessage, error) {
-		reason := err.Error()
-		if cause := context.Cause(ctx); cause != nil {
-			reason = cause.Error()
-		}
-		event("task.upstream.cancel", task, map[string]any{"reason": reason})
-		go func() {
-			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if _, err := c.requestAs(cctx, string(mcp.MethodTasksCancel), map[string]any{"taskId": id}, caps); err != nil {
-				u.log.Debug("upstream task not cancelled", "task", id, "err", u.errText(err))
-			}
-		}()
-		return nil, err
-	}
+	giveUp := f.giveUp
 	step := 0
 	answered := map[string]bool{} // input requests already answered
 	for {

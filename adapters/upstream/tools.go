@@ -214,9 +214,7 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 	// caller of the tasks extension). But a 2026-07-28 connection whose
 	// upstream serves the tasks extension decides itself: the call goes
 	// over it with the caller's capabilities, and the upstream answers
-	// with a task or not (tasks.go, awaitModernTask). toolgate declares
-	// the extension for every caller there: a task the caller cannot take
-	// toolgate follows itself, and answers the call when it ends.
+	// with a task or not (tasks.go, awaitModernTask).
 	wantTask := call.Task != nil || gateway.CanBecomeTask(ctx)
 	asTask := taskSupport == gateway.TaskRequired || taskSupport == gateway.TaskOptional && wantTask
 	directed := false
@@ -224,9 +222,6 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 	if mc, mcaps := u.connFor(ctx, c); !asTask || mc.servesTasks() {
 		c, caps = mc, mcaps
 		directed, asTask = taskSupport != "" && c.servesTasks(), false
-		if directed {
-			caps = c.withTasks(caps)
-		}
 	} else if c.modern {
 		asTask = false // an upstream of 2026-07-28 without the extension: a plain call
 	}

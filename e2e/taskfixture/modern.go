@@ -49,6 +49,28 @@ func serveModern() {
 		},
 	}
 	now := func() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+	// newTask makes a working task; created is its CreateTaskResult.
+	newTask := func(message string) map[string]any {
+		mu.Lock()
+		defer mu.Unlock()
+		seq++
+		id := fmt.Sprintf("fixture-task-%d", seq)
+		task := map[string]any{"taskId": id, "status": "working", "createdAt": now(), "lastUpdatedAt": now(), "ttlMs": 60000, "pollIntervalMs": 50}
+		if message != "" {
+			task["statusMessage"] = message
+		}
+		tasks[id] = task
+		return task
+	}
+	created := func(task map[string]any) map[string]any {
+		mu.Lock()
+		defer mu.Unlock()
+		res := map[string]any{"resultType": "task"}
+		for k, v := range task {
+			res[k] = v
+		}
+		return res
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 16<<20)
 	for in.Scan() {
@@ -94,17 +116,8 @@ func serveModern() {
 					reply(msg.ID, map[string]any{"resultType": "complete", "content": []any{map[string]any{"type": "text", "text": "done without a task"}}}, nil)
 					continue
 				}
-				mu.Lock()
-				seq++
-				id := fmt.Sprintf("fixture-task-%d", seq)
-				task := map[string]any{"taskId": id, "status": "working", "statusMessage": "working before asking", "createdAt": now(), "lastUpdatedAt": now(), "ttlMs": 60000, "pollIntervalMs": 50}
-				tasks[id] = task
-				created := map[string]any{"resultType": "task"}
-				for k, v := range task {
-					created[k] = v
-				}
-				mu.Unlock()
-				reply(msg.ID, created, nil)
+				task := newTask("working before asking")
+				reply(msg.ID, created(task), nil)
 				go func() {
 					time.Sleep(time.Duration(msg.Params.Arguments.Seconds * float64(time.Second)))
 					mu.Lock()
@@ -132,17 +145,8 @@ func serveModern() {
 					}}}, nil)
 					continue
 				}
-				mu.Lock()
-				seq++
-				id := fmt.Sprintf("fixture-task-%d", seq)
-				task := map[string]any{"taskId": id, "status": "working", "createdAt": now(), "lastUpdatedAt": now(), "ttlMs": 60000, "pollIntervalMs": 100}
-				tasks[id] = task
-				created := map[string]any{"resultType": "task"}
-				for k, v := range task {
-					created[k] = v
-				}
-				mu.Unlock()
-				reply(msg.ID, created, nil)
+				task := newTask("")
+				reply(msg.ID, created(task), nil)
 				go func() {
 					time.Sleep(500 * time.Millisecond) // the work
 					mu.Lock()
