@@ -347,14 +347,14 @@ func (m *MCPServer) listTools(ctx context.Context, message json.RawMessage) (any
 	if l == nil || bytes.Contains(message, []byte(`"cursor"`)) {
 		return nil, nil, false
 	}
-	lists, perSession := m.listFilter(ctx)
+	f, perSession := m.listFilter(ctx)
 	if perSession {
 		return nil, nil, false
 	}
 	buf := make([]byte, 1, l.size+2)
 	buf[0] = '['
 	for _, t := range l.tools {
-		if lists != nil && !lists(t.name) {
+		if !f.lists(t.name) {
 			continue
 		}
 		if len(buf) > 1 {
@@ -420,14 +420,14 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 // are decided for the caller: the context they get carries a [Call] with
 // the caller's session, so that session-scoped policy (skill grants) counts.
 func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	lists, perSession := m.listFilter(ctx)
-	if lists == nil && !perSession {
+	f, perSession := m.listFilter(ctx)
+	if f.all && !perSession {
 		return tools
 	}
 	cctx := withCall(ctx, withCaller(ctx, &Call{}))
 	out := tools[:0:0]
 	for _, mt := range tools {
-		if lists != nil && !lists(mt.Name) {
+		if !f.lists(mt.Name) {
 			continue
 		}
 		if perSession {
@@ -442,28 +442,42 @@ func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Too
 	return out
 }
 
-// listFilter is what the caller of ctx is listed: lists reports whether a
-// tool is (nil: every tool), and perSession whether the tools' _meta is
-// computed for the caller's session.
-func (m *MCPServer) listFilter(ctx context.Context) (lists func(name string) bool, perSession bool) {
+// listFilter is what the caller of ctx is listed: f.lists reports whether
+// a tool is (f.all: every tool), and perSession whether the tools' _meta
+// is computed for the caller's session.
+func (m *MCPServer) listFilter(ctx context.Context) (f toolFilter, perSession bool) {
 	who := withCaller(ctx, &Call{})
 	v := m.viewFor(ctx, who)
 	perSession = m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && who.Session != "" && m.opts.SessionMeta(who.Session)
 	if v == nil && m.opts.ToolFilter == nil {
-		return nil, perSession
+		return toolFilter{all: true}, perSession
 	}
-	cctx := withCall(ctx, who)
 	lv, _ := v.(ListingView)
-	return func(name string) bool {
-		if v != nil && !v.Admits(name) || lv != nil && !lv.Lists(name) {
-			return false
-		}
-		if m.opts.ToolFilter != nil {
-			t, _, ok := m.opts.Catalog.Resolve(name)
-			return ok && m.opts.ToolFilter(cctx, t)
-		}
+	return toolFilter{m: m, v: v, lv: lv, cctx: withCall(ctx, who)}, perSession
+}
+
+// toolFilter is a caller's [MCPServer.listFilter] (a value: no closure
+// to allocate on every tools/call, which mcp-go filters too).
+type toolFilter struct {
+	all  bool
+	m    *MCPServer
+	v    View
+	lv   ListingView
+	cctx context.Context
+}
+
+func (f toolFilter) lists(name string) bool {
+	if f.all {
 		return true
-	}, perSession
+	}
+	if f.v != nil && !f.v.Admits(name) || f.lv != nil && !f.lv.Lists(name) {
+		return false
+	}
+	if f.m.opts.ToolFilter != nil {
+		t, _, ok := f.m.opts.Catalog.Resolve(name)
+		return ok && f.m.opts.ToolFilter(f.cctx, t)
+	}
+	return true
 }
 
 // withSessionMeta returns the tool with its ToolMeta members computed for
