@@ -21,10 +21,13 @@ type taskOffer struct {
 	once  sync.Once
 	taken chan struct{} // closed by BecomeTask
 	task  *CallTask     // the task it becomes
+	// onTake runs in BecomeTask, before it returns: the task exists
+	// before the call goes on (and can end it).
+	onTake func()
 }
 
-func withTaskOffer(ctx context.Context, task *CallTask) (context.Context, *taskOffer) {
-	o := &taskOffer{taken: make(chan struct{}), task: task}
+func withTaskOffer(ctx context.Context, task *CallTask, onTake func()) (context.Context, *taskOffer) {
+	o := &taskOffer{taken: make(chan struct{}), task: task, onTake: onTake}
 	return context.WithValue(ctx, becomeTaskKey{}, o), o
 }
 
@@ -58,6 +61,7 @@ func BecomeTask(ctx context.Context) bool {
 		if c := CallFrom(ctx); c != nil {
 			c.Task = o.task
 		}
+		o.onTake()
 		close(o.taken)
 	})
 	return true

@@ -209,12 +209,13 @@ func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest, direct
 		go x.run(tctx, t, req, info, nil, nil)
 		return created, nil
 	}
-	tctx, offer := withTaskOffer(tctx, info)
+	var created *taskCreated
+	tctx, offer := withTaskOffer(tctx, info, func() { created = x.register(t) })
 	plain := make(chan plainAnswer, 1)
 	go x.run(tctx, t, req, info, offer, plain)
 	select {
 	case <-offer.taken:
-		return x.register(t), nil
+		return created, nil
 	case a := <-plain:
 		return x.m.mcpAnswer(a.callID, a.res, false)
 	case <-ctx.Done(): // the caller went away
@@ -252,7 +253,16 @@ func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRe
 		t.cancel()
 		x.mu.Lock()
 		x.running--
+		// A task that ends without a result (its caller left before it
+		// learned the task's id, say) is not left working forever.
+		orphan := t.liveLocked() && x.byID[t.id] == t
+		if orphan {
+			t.status, t.updated, t.pending, t.answers = taskCancelled, time.Now(), nil, nil
+		}
 		x.mu.Unlock()
+		if orphan {
+			x.event("task.cancelled", t, map[string]any{"reason": "the call ended without a result"})
+		}
 	}()
 	var (
 		answers map[string]json.RawMessage // the previous round's requests, answered
