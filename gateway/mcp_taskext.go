@@ -289,9 +289,17 @@ func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRe
 			return
 		}
 		wake := x.park(t, res.InputRequests)
+		// Answers are awaited as long as the round's state is good.
+		expire := time.NewTimer(RoundTTL)
 		select {
 		case <-wake:
+			expire.Stop()
 		case <-ctx.Done():
+			expire.Stop()
+			return
+		case <-expire.C:
+			x.finish(t, call, RequestErrorResult(&RequestError{Code: mcp.INVALID_PARAMS,
+				Message: fmt.Sprintf("no answer to the task's input requests within %s", RoundTTL)}))
 			return
 		}
 		x.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -398,4 +399,33 @@ func TestTasksExtensionDirected(t *testing.T) {
 	if created != 1 {
 		t.Errorf("%d task.created events for directs, want 1", created)
 	}
+}
+
+// A task waiting for answers that never come fails when its round's state
+// would expire, and frees its place.
+func TestTasksExtensionUnansweredExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newTaskExtServer(t)
+		res, rpcErr := f.send(t, "tools/call", map[string]any{"name": "asks", "arguments": map[string]any{}}, withTasks)
+		if rpcErr != nil || res["resultType"] != "task" {
+			t.Fatalf("%v %v", res, rpcErr)
+		}
+		id := res["taskId"].(string)
+		synctest.Wait()
+		if got, _ := f.send(t, "tasks/get", map[string]any{"taskId": id}, withTasks); got["status"] != "input_required" {
+			t.Fatalf("task %v, want input_required", got)
+		}
+		time.Sleep(RoundTTL + time.Second)
+		synctest.Wait()
+		got, _ := f.send(t, "tasks/get", map[string]any{"taskId": id}, withTasks)
+		if e, _ := got["error"].(map[string]any); got["status"] != "failed" || !strings.Contains(mustJSON(e), "no answer") {
+			t.Errorf("task %v, want failed for want of an answer", got)
+		}
+		f.m.modernTasks.mu.Lock()
+		running := f.m.modernTasks.running
+		f.m.modernTasks.mu.Unlock()
+		if running != 0 {
+			t.Errorf("%d tasks still counted running", running)
+		}
+	})
 }
