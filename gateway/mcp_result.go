@@ -44,8 +44,20 @@ func ToMCPResult(callID string, res *Result) *mcp.CallToolResult {
 	if res.Kind == KindInputRequired {
 		return inputRequiredResult(callID, res)
 	}
-	out := &mcp.CallToolResult{IsError: res.IsError}
-	out.Content = make([]mcp.Content, 0, len(res.Output)+1)
+	// The result, its _meta and room for two content blocks (the common
+	// case: one output part and the message) in one allocation.
+	room := &struct {
+		out     mcp.CallToolResult
+		meta    mcp.Meta
+		content [2]mcp.Content
+	}{}
+	out := &room.out
+	out.IsError = res.IsError
+	if n := len(res.Output) + 1; n <= len(room.content) {
+		out.Content = room.content[:0:n]
+	} else {
+		out.Content = make([]mcp.Content, 0, n)
+	}
 	for _, p := range res.Output {
 		if t, ok := p.(TextPart); ok && len(t.Annotations) == 0 && len(t.Meta) == 0 {
 			out.Content = append(out.Content, mcp.NewTextContent(t.Text))
@@ -91,7 +103,8 @@ func ToMCPResult(callID string, res *Result) *mcp.CallToolResult {
 		meta[MetaCallID] = callID
 	}
 	if len(meta) > 0 {
-		out.Meta = &mcp.Meta{AdditionalFields: meta}
+		room.meta.AdditionalFields = meta
+		out.Meta = &room.meta
 	}
 	return out
 }
