@@ -127,11 +127,19 @@ func scopeText(scope string) string {
 
 // event records an event about a call when the recorder keeps events.
 func (p *Pipeline) event(typ string, call *Call, fields map[string]any) {
+	fields["call_id"], fields["tool"] = call.ID, call.Name
+	p.callerEvent(typ, call, fields)
+}
+
+// callerEvent records an event with who made the call (callerFields of
+// caller), when the recorder keeps events. Events about a call use
+// [Pipeline.event]; this is for those that are no call's (a task's life,
+// a round of prompts/get, a request relayed outside a call).
+func (p *Pipeline) callerEvent(typ string, caller *Call, fields map[string]any) {
 	er, ok := p.opts.Recorder.(EventRecorder)
 	if !ok {
 		return
 	}
-	fields["call_id"], fields["tool"] = call.ID, call.Name
-	callerFields(fields, call)
+	callerFields(fields, caller)
 	er.Event(typ, fields)
 }

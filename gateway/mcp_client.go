@@ -186,10 +186,6 @@ func (c *mcpClient) Request(ctx context.Context, method string, params json.RawM
 
 // record writes relay.sampling or relay.elicitation to the run archive.
 func (c *mcpClient) record(method string, fields map[string]any, elapsed time.Duration, err error) {
-	er, ok := c.m.opts.Pipeline.opts.Recorder.(EventRecorder)
-	if !ok {
-		return
-	}
 	typ := "relay.sampling"
 	if method == MethodElicitation {
 		typ = "relay.elicitation"
@@ -201,7 +197,6 @@ func (c *mcpClient) record(method string, fields map[string]any, elapsed time.Du
 	} else if c.what != "" {
 		fields["request"] = c.what
 	}
-	callerFields(fields, withCaller(c.ctx, &Call{}))
 	fields["duration_ms"] = elapsed.Milliseconds()
 	if err != nil {
 		fields["status"] = "error"
@@ -209,7 +204,7 @@ func (c *mcpClient) record(method string, fields map[string]any, elapsed time.Du
 	} else {
 		fields["status"] = "ok"
 	}
-	er.Event(typ, fields)
+	c.m.opts.Pipeline.callerEvent(typ, withCaller(c.ctx, &Call{}), fields)
 }
 
 // samplingRequest decodes sampling/createMessage params into mcp-go's

@@ -487,16 +487,11 @@ func (x *modernTasks) sweepLocked(now time.Time) {
 }
 
 func (x *modernTasks) event(typ string, t *modernTask, more map[string]any) {
-	er, ok := x.m.opts.Pipeline.opts.Recorder.(EventRecorder)
-	if !ok {
-		return
-	}
 	fields := map[string]any{"task_id": t.id, "tool": t.tool, "protocol": "2026-07-28"}
 	for k, v := range more {
 		fields[k] = v
 	}
-	callerFields(fields, t.call)
-	er.Event(typ, fields)
+	x.m.opts.Pipeline.callerEvent(typ, t.call, fields)
 }
 
 // The wire forms (SEP-2663). mcp.Result gives them the resultType and

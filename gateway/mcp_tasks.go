@@ -61,10 +61,6 @@ func (m *MCPServer) taskServerOptions() []server.ServerOption {
 // session, so that tasks/get answers can be matched to the archive.
 func (m *MCPServer) taskEvent(typ string) func(context.Context, server.TaskMetrics) {
 	return func(ctx context.Context, tm server.TaskMetrics) {
-		er, ok := m.opts.Pipeline.opts.Recorder.(EventRecorder)
-		if !ok {
-			return
-		}
 		fields := map[string]any{"task_id": tm.TaskID, "tool": tm.ToolName, "status": string(tm.Status)}
 		if tm.StatusMessage != "" {
 			fields["message"] = Truncate(tm.StatusMessage, 1024)
@@ -75,13 +71,13 @@ func (m *MCPServer) taskEvent(typ string) func(context.Context, server.TaskMetri
 		if tm.Error != nil {
 			fields["error"] = Truncate(tm.Error.Error(), 1024)
 		}
-		callerFields(fields, withCaller(ctx, &Call{}))
+		caller := withCaller(ctx, &Call{})
 		// mcp-go calls the completed and failed hooks without the
 		// request's context: the task itself names its session.
 		if tm.SessionID != "" {
-			fields["session"] = SessionRef(tm.SessionID)
+			caller.Session = tm.SessionID
 		}
-		er.Event(typ, fields)
+		m.opts.Pipeline.callerEvent(typ, caller, fields)
 	}
 }
 

@@ -196,13 +196,8 @@ func inputRequests(raw map[string]json.RawMessage) (mcp.InputRequests, error) {
 // no call: they name the prompt and the caller.
 func (p *Pipeline) promptRecorder(prompt string, bind *Call) func(string, map[string]any) {
 	return func(typ string, fields map[string]any) {
-		er, ok := p.opts.Recorder.(EventRecorder)
-		if !ok {
-			return
-		}
 		fields["prompt"] = prompt
-		callerFields(fields, bind)
-		er.Event(typ, fields)
+		p.callerEvent(typ, bind, fields)
 	}
 }
 
