@@ -57,8 +57,6 @@ const (
 	modernTaskKept = 4096
 )
 
-const methodTasksUpdate = mcp.MCPMethod("tasks/update")
-
 // Task statuses.
 const (
 	taskWorking       = "working"
@@ -104,7 +102,7 @@ func (x *modernTasks) intercept(ctx context.Context, _ any, method mcp.MCPMethod
 	switch method {
 	case mcp.MethodTasksResult, mcp.MethodTasksList:
 		return nil, &RequestError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf("%s was removed in protocol version 2026-07-28: tasks/get inlines a task's result", method)}, true
-	case mcp.MethodTasksGet, mcp.MethodTasksCancel, methodTasksUpdate:
+	case mcp.MethodTasksGet, mcp.MethodTasksCancel, mcp.MethodTasksUpdate:
 		if !declaresTasks(pi) {
 			return nil, missingTasksExtension(string(method)), true
 		}
@@ -408,7 +406,7 @@ func (x *modernTasks) handle(ctx context.Context, method mcp.MCPMethod, message 
 		detail := t.detailLocked()
 		x.mu.Unlock()
 		return detail, nil
-	case methodTasksUpdate:
+	case mcp.MethodTasksUpdate:
 		err := x.answerLocked(t, req.Params.InputResponses)
 		x.mu.Unlock()
 		if err != nil {

@@ -156,3 +156,15 @@ func TestProtocolPinned(t *testing.T) {
 		}
 	}
 }
+
+// A failed task of the extension carries a JSON-RPC error, which becomes
+// the call's protocol error with its code and data.
+func TestModernTaskWire(t *testing.T) {
+	var task modernTask
+	if err := json.Unmarshal([]byte(`{"resultType":"complete","taskId":"t1","status":"failed","error":{"code":-32001,"message":"job crashed","data":{"why":"oom"}}}`), &task); err != nil {
+		t.Fatal(err)
+	}
+	if task.Error == nil || task.Error.Code != -32001 || task.Error.Message != "job crashed" || string(task.Error.Data) != `{"why":"oom"}` {
+		t.Errorf("decoded %+v, want the upstream's error", task.Error)
+	}
+}

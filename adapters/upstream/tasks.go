@@ -198,11 +198,7 @@ type modernTask struct {
 	PollIntervalMs *int64                     `json:"pollIntervalMs"`
 	InputRequests  map[string]json.RawMessage `json:"inputRequests"`
 	Result         json.RawMessage            `json:"result"`
-	Error          *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
+	Error          *rpcError                  `json:"error"` // code, message, data
 }
 
 // awaitModernTask follows the upstream task a tools/call of a connection
@@ -232,10 +228,11 @@ func (u *Upstream) awaitModernTask(ctx context.Context, c *conn, caps json.RawMe
 			return task.Result, nil
 		case "failed":
 			event("task.upstream.result", task, nil)
-			e := &rpcError{Method: "tools/call", Code: mcp.INTERNAL_ERROR, Message: "the upstream's task failed"}
-			if task.Error != nil {
-				e.Code, e.Message, e.Data = task.Error.Code, task.Error.Message, task.Error.Data
+			e := task.Error
+			if e == nil {
+				e = &rpcError{Code: mcp.INTERNAL_ERROR, Message: "the upstream's task failed"}
 			}
+			e.Method = string(mcp.MethodToolsCall)
 			return nil, e
 		case "cancelled":
 			event("task.upstream.result", task, nil)
@@ -262,7 +259,7 @@ func (u *Upstream) awaitModernTask(ctx context.Context, c *conn, caps json.RawMe
 				answers[key] = ans
 			}
 			if len(answers) > 0 {
-				if _, err := c.requestAs(ctx, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers}, caps); err != nil {
+				if _, err := c.requestAs(ctx, string(mcp.MethodTasksUpdate), map[string]any{"taskId": id, "inputResponses": answers}, caps); err != nil {
 					return giveUp(err)
 				}
 				for key := range answers {

@@ -69,7 +69,7 @@ func MethodRequiresNameHeader(method MCPMethod) bool {
 	switch method {
 	case MethodToolsCall, MethodResourcesRead, MethodPromptsGet:
 		return true
-	case MethodTasksGet, MethodTasksCancel, methodTasksUpdate:
+	case MethodTasksGet, MethodTasksCancel, MethodTasksUpdate:
 		// toolgate patch: the tasks extension (SEP-2663) routes its task
 		// methods by params.taskId.
 		return true
@@ -105,7 +105,7 @@ func ExtractHeaderName(method MCPMethod, params json.RawMessage) (string, bool) 
 		if json.Unmarshal(params, &p) == nil {
 			return p.URI, true
 		}
-	case MethodTasksGet, MethodTasksCancel, methodTasksUpdate: // toolgate patch
+	case MethodTasksGet, MethodTasksCancel, MethodTasksUpdate: // toolgate patch
 		var p struct {
 			TaskID string `json:"taskId"`
 		}
@@ -116,8 +116,9 @@ func ExtractHeaderName(method MCPMethod, params json.RawMessage) (string, bool) 
 	return "", false
 }
 
-// methodTasksUpdate is the tasks extension's tasks/update (toolgate patch).
-const methodTasksUpdate MCPMethod = "tasks/update"
+// MethodTasksUpdate answers the input requests of a task of the tasks
+// extension (SEP-2663; toolgate patch).
+const MethodTasksUpdate MCPMethod = "tasks/update"
 
 // EncodeHeaderValue converts a tool parameter value to an HTTP header-safe
 // string per the SEP-2243 encoding rules:
