@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -288,6 +289,9 @@ func (m *MCPServer) syncTools() {
 		tools = append(tools, server.ServerTool{Tool: t, Handler: m.handleCall})
 		l.tools = append(l.tools, encodedTool{name: t.Name, json: b})
 		l.size += len(b) + 1
+		if e.Tool.TaskSupport != "" {
+			l.taskNames = append(l.taskNames, strconv.AppendQuote(nil, t.Name))
+		}
 	}
 	slices.SortFunc(l.tools, func(a, b encodedTool) int { return strings.Compare(a.name, b.name) })
 	var digest [32]byte
@@ -320,8 +324,25 @@ func (m *MCPServer) intercept(ctx context.Context, id any, method mcp.MCPMethod,
 // toolListing is the installed tools, encoded once, in the order mcp-go
 // lists them (by name), for [MCPServer.listTools].
 type toolListing struct {
-	tools []encodedTool
-	size  int // bytes of the encodings and their separators
+	tools     []encodedTool
+	size      int      // bytes of the encodings and their separators
+	taskNames [][]byte // the JSON strings of the names of the tools that support tasks
+}
+
+// mayCallTaskTool reports whether a request could call a tool that
+// supports tasks: whether it holds one of their names as a JSON string.
+// A cheap test that spares the calls of every other tool the decoding of
+// their name (mcp_taskext.go); with many such tools it just says yes.
+func (l *toolListing) mayCallTaskTool(message []byte) bool {
+	if len(l.taskNames) > 32 || bytes.Contains(message, []byte(`\u`)) { // an escape may spell a name
+		return true
+	}
+	for _, n := range l.taskNames {
+		if bytes.Contains(message, n) {
+			return true
+		}
+	}
+	return false
 }
 
 type encodedTool struct {
@@ -552,7 +573,7 @@ func (n narrowed) Lists(tool string) bool {
 // protocol refusal of a 2026-07-28 round), which the client gets as such.
 func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	call := newMCPCall(req)
-	if req.Params.Task != nil && modernRequest(ctx) == nil {
+	if req.Params.Task != nil { // 2025-11-25 only: taskTable.before
 		// A call made as a task runs on past this request's answer.
 		tctx, task, stop := m.tasks.start(ctx, req.Params.Task)
 		if tctx != nil {

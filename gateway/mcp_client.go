@@ -60,7 +60,7 @@ func (c *mcpClient) Log(level, logger string, data any) error {
 // 2026-07-28, at initialization before. modern is true for 2026-07-28
 // requests, which cannot be sent server-to-client requests.
 func (c *mcpClient) capabilities() (caps mcp.ClientCapabilities, modern bool) {
-	if pi := server.RequestProtocolInfoFromContext(c.ctx); pi != nil && pi.Modern {
+	if pi := modernRequest(c.ctx); pi != nil {
 		if pi.ClientCapabilities != nil {
 			caps = *pi.ClientCapabilities
 		}
@@ -73,10 +73,7 @@ func (c *mcpClient) capabilities() (caps mcp.ClientCapabilities, modern bool) {
 }
 
 // Modern implements [ModernClient].
-func (c *mcpClient) Modern() bool {
-	pi := server.RequestProtocolInfoFromContext(c.ctx)
-	return pi != nil && pi.Modern
-}
+func (c *mcpClient) Modern() bool { return modernRequest(c.ctx) != nil }
 
 // CanAskInRounds implements the rounds check of [CanAskInRounds].
 func (c *mcpClient) CanAskInRounds(method string) bool {

@@ -141,9 +141,12 @@ func missingTasksExtension(what string) *RequestError {
 // call answers a tools/call that makes a task, and leaves the others to
 // mcp-go.
 func (x *modernTasks) call(ctx context.Context, pi *server.RequestProtocolInfo, message json.RawMessage) (any, error, bool) {
-	// The name first: most calls are of tools without task support,
-	// left to mcp-go (which ignores a legacy "task" member on them)
-	// without decoding their arguments here.
+	// Most calls are of tools without task support, left to mcp-go
+	// (which ignores a legacy "task" member on them), mostly without
+	// decoding anything here.
+	if l := x.m.listing.Load(); l != nil && !l.mayCallTaskTool(message) {
+		return nil, nil, false
+	}
 	var head struct {
 		Params struct {
 			Name string `json:"name"`
@@ -181,10 +184,10 @@ func (x *modernTasks) call(ctx context.Context, pi *server.RequestProtocolInfo, 
 // caller waits for it as for a plain call, and gets its answer if it
 // ends first.
 func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest, directed bool) (any, error) {
-	now := time.Now()
 	call := withCaller(ctx, newMCPCall(req))
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t := &modernTask{id: uuid.NewString(), tool: req.Params.Name, owner: call.Identity, created: now, cancel: cancel, call: call, status: taskWorking, updated: now}
+	// Its times are set when its caller can see it (register).
+	t := &modernTask{id: uuid.NewString(), tool: req.Params.Name, owner: call.Identity, cancel: cancel, call: call, status: taskWorking}
 	max := x.m.opts.MaxTasks
 	if max <= 0 {
 		max = DefaultMaxTasks
@@ -231,7 +234,8 @@ type plainAnswer struct {
 // register makes t a task its caller can see.
 func (x *modernTasks) register(t *modernTask) *taskCreated {
 	x.mu.Lock()
-	t.created, t.updated = time.Now(), time.Now()
+	t.created = time.Now()
+	t.updated = t.created
 	x.sweepLocked(t.created)
 	if x.byID == nil {
 		x.byID = map[string]*modernTask{}

@@ -429,3 +429,24 @@ func TestTasksExtensionUnansweredExpires(t *testing.T) {
 		}
 	})
 }
+
+// The prefilter that spares most calls the decoding of their tool's name
+// lets through every call that may name a tool that supports tasks, a
+// name spelled with escapes included.
+func TestMayCallTaskTool(t *testing.T) {
+	f := newTaskExtServer(t)
+	l := f.m.listing.Load()
+	for _, tc := range []struct {
+		msg  string
+		want bool
+	}{
+		{`{"method":"tools/call","params":{"name":"plain","arguments":{}}}`, false},
+		{`{"method":"tools/call","params":{"name":"wait","arguments":{}}}`, true},
+		{`{"method":"tools/call","params":{"name":"w\u0061it","arguments":{}}}`, true},
+		{`{"method":"tools/call","params":{"name":"plain","arguments":{"x":"wait"}}}`, true}, // decoded, then left alone
+	} {
+		if got := l.mayCallTaskTool([]byte(tc.msg)); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.msg, got, tc.want)
+		}
+	}
+}
