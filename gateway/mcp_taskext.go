@@ -334,11 +334,8 @@ func (x *modernTasks) finish(t *modernTask, call *Call, res *Result) {
 	case KindRuntime, KindTimeout, KindUnavailable:
 		failed = &RequestError{Code: mcp.INTERNAL_ERROR, Message: res.Message}
 	}
-	if pe, ok := res.Extras[ExtraProtocolError].(server.CodedError); ok {
-		failed = &RequestError{Code: pe.JSONRPCCode(), Message: pe.Error()}
-		if d := pe.JSONRPCData(); d != nil {
-			failed.Data, _ = json.Marshal(d)
-		}
+	if res.Cause != nil {
+		failed = res.Cause
 	}
 	if failed == nil {
 		r := ToMCPResult(call.ID, res)

@@ -44,6 +44,11 @@ type Result struct {
 	// Refusal is the JSON-RPC error of a result of kind
 	// [KindRequestError].
 	Refusal *RequestError
+	// Cause, on a tool error, is the protocol-level error it stands for:
+	// an upstream's JSON-RPC error answering the call. The model sees
+	// the tool error; a task of the 2026-07-28 tasks extension, which
+	// tells the two apart, fails with the cause (mcp_taskext.go).
+	Cause *RequestError
 }
 
 // Kind says how a call ended. Success has the empty Kind.
@@ -359,13 +364,6 @@ func (e *RequestError) JSONRPCData() any {
 	}
 	return e.Data
 }
-
-// ExtraProtocolError is the [Result.Extras] key of the protocol-level
-// failure behind a tool error: an upstream's JSON-RPC error answering the
-// call, as a value with the methods of server.CodedError. The model sees
-// the tool error; a task of the 2026-07-28 tasks extension fails with
-// the error itself (mcp_taskext.go).
-const ExtraProtocolError = "jsonrpc_error"
 
 // RequestErrorResult refuses the request with e (a JSON-RPC error to an
 // MCP client).

@@ -276,7 +276,9 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 			if len(rpc.Data) > 0 && string(rpc.Data) != "null" {
 				msg += " (data: " + gateway.Truncate(string(rpc.Data), 512) + ")"
 			}
-			return gateway.Error(msg, fmt.Sprintf("Upstream error %d", rpc.Code)).WithExtra(gateway.ExtraProtocolError, rpc), nil
+			res := gateway.Error(msg, fmt.Sprintf("Upstream error %d", rpc.Code)).WithExtra("jsonrpc_error", rpc)
+			res.Cause = &gateway.RequestError{Code: rpc.Code, Message: rpc.Error(), Data: rpc.Data}
+			return res, nil
 		default:
 			return gateway.UnavailableResult(name, fmt.Sprintf(
 				"the connection to upstream %q failed during the call (%s); the call may or may not have run; toolgate is reconnecting",
