@@ -77,30 +77,16 @@ func (u *Upstream) awaitTask(ctx context.Context, c *conn, call *gateway.Call, r
 	event("task.upstream.created", task, nil)
 	giveUp := f.giveUp
 
-	step := 0
 	for !task.terminal() && task.Status != "input_required" {
-		t := time.NewTimer(task.poll())
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return giveUp(ctx.Err())
-		case <-t.C:
-		}
-		raw, err := c.request(ctx, string(mcp.MethodTasksGet), map[string]any{"taskId": task.TaskID})
+		raw, err := f.poll(task.poll())
 		if err != nil {
 			return giveUp(err)
 		}
 		var got wireTask
 		if err := json.Unmarshal(raw, &got); err != nil || got.Status == "" {
-			got = task // unreadable: keep polling what we knew
+			continue // unreadable: keep polling what we knew
 		}
-		if got.Status != task.Status || got.StatusMessage != task.StatusMessage {
-			event("task.upstream.status", got, nil)
-			if got.StatusMessage != "" {
-				step++
-				gateway.ReportProgress(ctx, gateway.Progress{Progress: float64(step), Message: got.StatusMessage})
-			}
-		}
+		f.observe(task.Status, task.StatusMessage, got.Status, got.StatusMessage)
 		got.TaskID = task.TaskID
 		task = got
 	}
@@ -125,6 +111,7 @@ type followed struct {
 	c    *conn
 	caps json.RawMessage // the caller's, on a 2026-07-28 connection
 	id   string
+	step int // progress reported
 }
 
 func (f *followed) event(typ, status, message string, extra map[string]any) {
@@ -142,6 +129,31 @@ func (f *followed) event(typ, status, message string, extra map[string]any) {
 		fields[k] = v
 	}
 	gateway.CallEvent(f.ctx, typ, fields)
+}
+
+// poll waits d (or the call's end) and gets the task again (tasks/get).
+func (f *followed) poll(d time.Duration) (json.RawMessage, error) {
+	t := time.NewTimer(d)
+	select {
+	case <-f.ctx.Done():
+		t.Stop()
+		return nil, f.ctx.Err()
+	case <-t.C:
+	}
+	return f.c.requestAs(f.ctx, string(mcp.MethodTasksGet), map[string]any{"taskId": f.id}, f.caps)
+}
+
+// observe records a change of the task's status or status message, and
+// passes a new status message on as progress.
+func (f *followed) observe(wasStatus, wasMessage, status, message string) {
+	if status == wasStatus && message == wasMessage {
+		return
+	}
+	f.event("task.upstream.status", status, message, nil)
+	if message != "" && message != wasMessage {
+		f.step++
+		gateway.ReportProgress(f.ctx, gateway.Progress{Progress: float64(f.step), Message: message})
+	}
 }
 
 // giveUp ends the wait before the upstream task's result: the upstream is
@@ -216,7 +228,6 @@ func (u *Upstream) awaitModernTask(ctx context.Context, c *conn, caps json.RawMe
 	event := func(typ string, t modernTask, extra map[string]any) { f.event(typ, t.Status, t.StatusMessage, extra) }
 	event("task.upstream.created", task, nil)
 	giveUp := f.giveUp
-	step := 0
 	answered := map[string]bool{} // input requests already answered
 	for {
 		switch task.Status {
@@ -236,7 +247,7 @@ func (u *Upstream) awaitModernTask(ctx context.Context, c *conn, caps json.RawMe
 			return nil, e
 		case "cancelled":
 			event("task.upstream.result", task, nil)
-			return nil, &rpcError{Method: "tools/call", Code: mcp.INTERNAL_ERROR, Message: "the upstream cancelled its task"}
+			return nil, &rpcError{Method: string(mcp.MethodToolsCall), Code: mcp.INTERNAL_ERROR, Message: "the upstream cancelled its task"}
 		case "input_required":
 			// Asked of the caller one by one; the task resumes once the
 			// upstream has every answer.
@@ -267,28 +278,15 @@ func (u *Upstream) awaitModernTask(ctx context.Context, c *conn, caps json.RawMe
 				}
 			}
 		}
-		t := time.NewTimer(pollEvery(task.PollIntervalMs))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return giveUp(ctx.Err())
-		case <-t.C:
-		}
-		raw, err := c.requestAs(ctx, string(mcp.MethodTasksGet), map[string]any{"taskId": id}, caps)
+		raw, err := f.poll(pollEvery(task.PollIntervalMs))
 		if err != nil {
 			return giveUp(err)
 		}
 		var got modernTask
 		if err := json.Unmarshal(raw, &got); err != nil || got.Status == "" {
-			continue // unreadable: keep polling
+			continue // unreadable: keep polling what we knew
 		}
-		if got.Status != task.Status || got.StatusMessage != task.StatusMessage {
-			event("task.upstream.status", got, nil)
-			if got.StatusMessage != "" && got.StatusMessage != task.StatusMessage {
-				step++
-				gateway.ReportProgress(ctx, gateway.Progress{Progress: float64(step), Message: got.StatusMessage})
-			}
-		}
+		f.observe(task.Status, task.StatusMessage, got.Status, got.StatusMessage)
 		task = got
 	}
 }
