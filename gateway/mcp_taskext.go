@@ -133,9 +133,12 @@ func declaresTasks(pi *server.RequestProtocolInfo) bool {
 	return ok
 }
 
+// requiresTasks is the data of a refusal for want of the extension.
+var requiresTasks = json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)
+
 func missingTasksExtension(what string) *RequestError {
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
-	return &RequestError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Message: fmt.Sprintf("%s needs the %s extension: declare it in the request's clientCapabilities.extensions", what, TasksExtension), Data: data}
+	return &RequestError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Data: requiresTasks,
+		Message: fmt.Sprintf("%s needs the %s extension: declare it in the request's clientCapabilities.extensions", what, TasksExtension)}
 }
 
 // call answers a tools/call that makes a task, and leaves the others to
