@@ -6,17 +6,12 @@
 //
 // Prints one JSON object with what it observed on stdout.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { closeAndReport, errInfo, text } from './report.mjs';
 
 const opts = JSON.parse(process.argv[2] ?? '{}');
 const out = { steps: {} };
 const timeout = 15000;
 
-function errInfo(e) {
-  return { name: e?.name, code: e?.code, message: String(e?.message ?? e) };
-}
-function text(res) {
-  return (res?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-}
 async function step(name, f) {
   try {
     out.steps[name] = await f();
@@ -57,12 +52,5 @@ try {
   out.sessionIdAfter = transport.sessionId ?? null;
 } catch (e) {
   out.error = errInfo(e);
-} finally {
-  try {
-    await Promise.race([client.close(), new Promise((res) => setTimeout(res, 5000))]);
-  } catch (e) {
-    out.closeError = errInfo(e);
-  }
 }
-process.stdout.write(JSON.stringify(out) + '\n');
-process.exit(0);
+await closeAndReport(client, out);

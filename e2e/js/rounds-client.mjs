@@ -8,17 +8,12 @@
 //
 // Prints one JSON object with what it observed on stdout.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { closeAndReport, errInfo, text } from './report.mjs';
 
 const opts = JSON.parse(process.argv[2] ?? '{}');
 const out = { calls: {}, asked: { elicitation: 0, sampling: 0 } };
 const timeout = 20000;
 
-function errInfo(e) {
-  return { name: e?.name, code: e?.code, message: String(e?.message ?? e) };
-}
-function text(res) {
-  return (res?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-}
 
 const transport = new StreamableHTTPClientTransport(new URL(opts.url));
 const client = new Client(
@@ -46,12 +41,5 @@ try {
   }
 } catch (e) {
   out.error = errInfo(e);
-} finally {
-  try {
-    await Promise.race([client.close(), new Promise((res) => setTimeout(res, 5000))]);
-  } catch (e) {
-    out.closeError = errInfo(e);
-  }
 }
-process.stdout.write(JSON.stringify(out) + '\n');
-process.exit(0);
+await closeAndReport(client, out);

@@ -13,17 +13,12 @@ import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { closeAndReport, errInfo, text } from './report.mjs';
 
 const opts = JSON.parse(process.argv[2] ?? '{}');
 const out = { transport: opts.transport, steps: {} };
 const timeout = 15000;
 
-function errInfo(e) {
-  return { name: e?.name, code: e?.code, message: String(e?.message ?? e) };
-}
-function text(res) {
-  return (res?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-}
 async function step(name, f) {
   try {
     out.steps[name] = await f();
@@ -132,12 +127,5 @@ try {
   }
 } catch (e) {
   out.error = errInfo(e);
-} finally {
-  try {
-    await Promise.race([client.close(), new Promise((res) => setTimeout(res, 5000))]);
-  } catch (e) {
-    out.closeError = errInfo(e);
-  }
 }
-process.stdout.write(JSON.stringify(out) + '\n');
-process.exit(0);
+await closeAndReport(client, out);
