@@ -35,7 +35,8 @@ type Catalog struct {
 	subs         []func()
 	conflictSubs []func(Conflict)
 
-	snap atomic.Pointer[snapshot]
+	snap      atomic.Pointer[snapshot]
+	announced atomic.Uint64
 }
 
 // Entry is one tool as the catalog serves it.
@@ -94,12 +95,26 @@ func (c *Catalog) Add(ctx context.Context, ts Toolset) error {
 	c.toolsets = append(c.toolsets, ts)
 	c.refreshMu[ts.Name()] = new(sync.Mutex)
 	c.mu.Unlock()
-	if n, ok := ts.(ChangeNotifier); ok {
-		name := ts.Name()
-		n.OnToolsChanged(func() { _ = c.Refresh(context.Background(), name) })
-	}
+	c.follow(ts)
 	return c.Refresh(ctx, ts.Name())
 }
+
+// follow refreshes ts whenever it announces a change, if it is a
+// [ChangeNotifier].
+func (c *Catalog) follow(ts Toolset) {
+	if n, ok := ts.(ChangeNotifier); ok {
+		name := ts.Name()
+		n.OnToolsChanged(func() {
+			c.announced.Add(1)
+			_ = c.Refresh(context.Background(), name)
+		})
+	}
+}
+
+// Announcements counts the changes toolsets announced (the callbacks of
+// [ChangeNotifier]s): the MCP mirror tells clients of each, even when the
+// tools it serves look the same after it.
+func (c *Catalog) Announcements() uint64 { return c.announced.Load() }
 
 // Remove takes a toolset out of the catalog, tells the change listeners
 // and then closes it (if it is a [Closer]): its tools are gone before it
@@ -152,9 +167,7 @@ func (c *Catalog) Replace(ctx context.Context, ts Toolset) (old Toolset, err err
 	prev, next, subs := c.installLocked(name, tools, listErr)
 	c.mu.Unlock()
 
-	if n, ok := ts.(ChangeNotifier); ok {
-		n.OnToolsChanged(func() { _ = c.Refresh(context.Background(), name) })
-	}
+	c.follow(ts)
 	c.reportNewConflicts(prev.conflicts, next.conflicts)
 	for _, f := range subs {
 		f()

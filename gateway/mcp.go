@@ -99,14 +99,10 @@ type MCPServer struct {
 	// prompts, resources): it is never held while a source, the catalog or
 	// a listener is called. Each sync takes a generation number before it
 	// reads its sources; a sync older than the installed one is dropped.
-	installMu         sync.Mutex
-	digest            [32]byte // of the installed tools
-	toolGen           atomic.Int64
-	toolInstalled     int64
-	promptGen         atomic.Int64
-	promptInstalled   int64
-	resourceGen       atomic.Int64
-	resourceInstalled int64
+	installMu sync.Mutex
+	tools     listSync // announced by the catalog (Catalog.Announcements)
+	prompts   listSync
+	resources listSync
 
 	modernTasks *modernTasks // the 2026-07-28 tasks extension (mcp_taskext.go)
 	listing     atomic.Pointer[toolListing]
@@ -117,8 +113,6 @@ type MCPServer struct {
 	srcMu           sync.Mutex // guards the sources and owner maps; never held while calling out
 	promptSources   []PromptSource
 	resourceSources []ResourceSource
-	promptDigest    [32]byte                  // guarded by installMu
-	resourceDigest  [32]byte                  // guarded by installMu
 	promptOwner     map[string]PromptSource   // served prompt name -> its source
 	resourceOwner   map[string]ResourceSource // resource URI -> its source
 	templateOwners  []templateOwner           // in the order served
@@ -269,11 +263,12 @@ func (m *MCPServer) scheduleSync() {
 }
 
 // syncTools replaces mcp-go's tools with the catalog's, if they differ
-// from what clients have, which sends clients one tools/list_changed.
+// from what clients have or a toolset announced a change (listSync),
+// which sends clients one tools/list_changed.
 // Overlapping syncs (two debounce timers, say) install in the order they
 // read the catalog: a sync older than the installed one is dropped.
 func (m *MCPServer) syncTools() {
-	gen := m.toolGen.Add(1)
+	gen := m.tools.begin(m.opts.Catalog.Announcements())
 	entries := m.opts.Catalog.Entries()
 	tools := make([]server.ServerTool, 0, len(entries))
 	l := &toolListing{}
@@ -299,14 +294,9 @@ func (m *MCPServer) syncTools() {
 
 	m.installMu.Lock()
 	defer m.installMu.Unlock()
-	if gen < m.toolInstalled {
-		return // a later sync has installed a newer catalog
+	if current, tell := m.tools.install(gen, digest); !current || !tell {
+		return // a later sync has installed a newer catalog, or this one changes nothing
 	}
-	m.toolInstalled = gen
-	if digest == m.digest {
-		return
-	}
-	m.digest = digest
 	m.srv.SetTools(tools...)
 	m.listing.Store(l)
 }

@@ -36,7 +36,10 @@ func (m *MCPServer) AddPromptSource(src PromptSource) {
 	m.promptSources = append(m.promptSources, src)
 	m.srcMu.Unlock()
 	if n, ok := src.(PromptsChangeNotifier); ok {
-		n.OnPromptsChanged(m.syncPrompts)
+		n.OnPromptsChanged(func() {
+			m.prompts.announce()
+			m.syncPrompts()
+		})
 	}
 	m.syncPrompts()
 }
@@ -48,7 +51,10 @@ func (m *MCPServer) AddResourceSource(src ResourceSource) {
 	m.resourceSources = append(m.resourceSources, src)
 	m.srcMu.Unlock()
 	if n, ok := src.(ResourcesChangeNotifier); ok {
-		n.OnResourcesChanged(m.syncResources)
+		n.OnResourcesChanged(func() {
+			m.resources.announce()
+			m.syncResources()
+		})
 	}
 	if rs, ok := src.(ResourceSubscriber); ok {
 		rs.OnResourceUpdated(m.resourceUpdated)
@@ -66,7 +72,7 @@ func (m *MCPServer) AddResourceSource(src ResourceSource) {
 // the last one installed is dropped, so an older listing never replaces a
 // newer one.
 func (m *MCPServer) syncPrompts() {
-	gen := m.promptGen.Add(1)
+	gen := m.prompts.begin(0)
 	m.srcMu.Lock()
 	sources := slices.Clone(m.promptSources)
 	m.srcMu.Unlock()
@@ -102,17 +108,16 @@ func (m *MCPServer) syncPrompts() {
 
 	m.installMu.Lock()
 	defer m.installMu.Unlock()
-	if gen < m.promptInstalled {
+	current, tell := m.prompts.install(gen, digest)
+	if !current {
 		return // a later sync has installed a newer listing
 	}
-	m.promptInstalled = gen
 	m.srcMu.Lock()
 	m.promptOwner = owner
 	m.srcMu.Unlock()
-	if digest == m.promptDigest {
+	if !tell {
 		return
 	}
-	m.promptDigest = digest
 	m.srv.SetPrompts(out...) // mcp-go's state and notification; it calls nothing of ours
 }
 
@@ -152,7 +157,7 @@ func (m *MCPServer) promptHandler(p Prompt) server.PromptHandlerFunc {
 // Like [MCPServer.syncPrompts], it asks the sources with no lock held and
 // installs in one step, dropping a listing older than the installed one.
 func (m *MCPServer) syncResources() {
-	gen := m.resourceGen.Add(1)
+	gen := m.resources.begin(0)
 	m.srcMu.Lock()
 	sources := slices.Clone(m.resourceSources)
 	m.srcMu.Unlock()
@@ -207,17 +212,16 @@ func (m *MCPServer) syncResources() {
 
 	m.installMu.Lock()
 	defer m.installMu.Unlock()
-	if gen < m.resourceInstalled {
+	current, tell := m.resources.install(gen, digest)
+	if !current {
 		return // a later sync has installed a newer listing
 	}
-	m.resourceInstalled = gen
 	m.srcMu.Lock()
 	m.resourceOwner, m.templateOwners = resourceOwner, templateOwners
 	m.srcMu.Unlock()
-	if digest == m.resourceDigest {
+	if !tell {
 		return
 	}
-	m.resourceDigest = digest
 	m.srv.SetResources(resources...)
 	m.srv.SetResourceTemplates(templates...)
 }

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -84,14 +83,7 @@ func taskServer(t *testing.T) *taskFixture {
 	}
 	rec := &taskRecorder{eventRecorder: eventRecorder{memRecorder: newMemRecorder()}, calls: map[string]*Call{}}
 	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: rec, CallTimeout: 20 * time.Second})})
-	h, shutdown := m.HTTPHandler(HTTPOptions{})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		_ = shutdown(context.Background())
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return &taskFixture{url: srv.URL + "/mcp", m: m, rec: rec, started: st, release: rel, ended: end}
+	return &taskFixture{url: serveMCP(t, m), m: m, rec: rec, started: st, release: rel, ended: end}
 }
 
 // request sends one raw request on the client's session.

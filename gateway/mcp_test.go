@@ -183,6 +183,13 @@ func relayServer(t *testing.T, setup func(m *MCPServer)) (string, *eventRecorder
 	if setup != nil {
 		setup(m)
 	}
+	return serveMCP(t, m), rec
+}
+
+// serveMCP serves m over streamable HTTP on 127.0.0.1 for the test and
+// returns its URL.
+func serveMCP(t *testing.T, m *MCPServer) string {
+	t.Helper()
 	h, shutdown := m.HTTPHandler(HTTPOptions{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -190,7 +197,7 @@ func relayServer(t *testing.T, setup func(m *MCPServer)) (string, *eventRecorder
 		ts.CloseClientConnections()
 		ts.Close()
 	})
-	return ts.URL + "/mcp", rec
+	return ts.URL + "/mcp"
 }
 
 type samplingFunc func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)

@@ -71,7 +71,8 @@ type PromptSource interface {
 }
 
 // PromptsChangeNotifier is implemented by prompt sources whose prompts
-// change at run time.
+// change at run time. As with [ChangeNotifier], clients are told of every
+// call of the callback.
 type PromptsChangeNotifier interface {
 	OnPromptsChanged(func())
 }
@@ -109,7 +110,8 @@ type ResourceSource interface {
 }
 
 // ResourcesChangeNotifier is implemented by resource sources whose
-// resources change at run time.
+// resources change at run time. As with [ChangeNotifier], clients are
+// told of every call of the callback.
 type ResourcesChangeNotifier interface {
 	OnResourcesChanged(func())
 }

@@ -22,7 +22,9 @@ type Toolset interface {
 
 // ChangeNotifier is implemented by toolsets whose tools change at run time
 // (an upstream that sent tools/list_changed). The catalog registers a
-// callback and refreshes that toolset when it fires.
+// callback and refreshes that toolset when it fires; the MCP mirror tells
+// clients of every call of it, so a toolset calls it when its tools
+// changed or its own source said they did, not to be safe.
 type ChangeNotifier interface {
 	OnToolsChanged(func())
 }

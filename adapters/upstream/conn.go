@@ -569,11 +569,11 @@ func (c *conn) onNotification(n mcp.JSONRPCNotification) {
 			r.(*relay).push(progressOf(f))
 		}
 	case string(mcp.MethodNotificationToolsListChanged):
-		c.u.scheduleRelist(listTools)
+		c.u.announce(listTools)
 	case string(mcp.MethodNotificationPromptsListChanged):
-		c.u.scheduleRelist(listPrompts)
+		c.u.announce(listPrompts)
 	case string(mcp.MethodNotificationResourcesListChanged):
-		c.u.scheduleRelist(listResources)
+		c.u.announce(listResources)
 	case string(mcp.MethodNotificationMessage):
 		c.u.logMessage(f)
 		c.relayLog(f)

@@ -46,7 +46,8 @@ import (
 // relays 2025-11-25 tasks; see tasks.go).
 //
 // Per-process state of a stdio upstream (a tool it adds at run time, say)
-// is per connection: the two children do not share it.
+// is per connection: the two children do not share it, and toolgate
+// lists the union and routes by it (sidecar.go).
 //
 // An upstream that speaks only 2026-07-28 refuses initialize: its main
 // connection is then of that era ([Upstream.connect]), and serves callers
@@ -130,6 +131,9 @@ func (u *Upstream) modernConn(ctx context.Context) *conn {
 		if closed && c != nil { // Close ran while it opened
 			c.close()
 			return nil
+		}
+		if c != nil {
+			go u.followSidecar(c)
 		}
 		return c
 	}
@@ -304,12 +308,14 @@ func paramsMap(params any) (map[string]any, error) {
 	return m, nil
 }
 
-// listen follows a 2026-07-28 main connection's list changes: one
-// subscriptions/listen request for the lifetime of the connection, whose
-// stream carries notifications/*/list_changed (onNotification re-lists).
-// The stream is the connection's liveness check (the revision has no
-// ping): when it ends while the connection is open, the connection is
-// dead and the supervisor reconnects.
+// listen follows a 2026-07-28 connection's list changes (a main one's,
+// or a sidecar's: sidecar.go): one subscriptions/listen request for the
+// lifetime of the connection, whose stream carries
+// notifications/*/list_changed (onNotification re-lists). The stream is
+// the connection's liveness check (the revision has no ping): when it
+// ends while the connection is open, the connection is dead, and the
+// supervisor reconnects (a sidecar is opened again by the next call that
+// needs it).
 func (c *conn) listen() {
 	want := map[string]any{}
 	if c.caps.Tools != nil && c.caps.Tools.ListChanged {
@@ -326,6 +332,13 @@ func (c *conn) listen() {
 	}
 	_, err := c.request(c.ctx, string(mcp.MethodSubscriptionsListen), map[string]any{"notifications": want})
 	if c.ctx.Err() != nil {
+		return
+	}
+	var rpc *rpcError
+	if errors.As(err, &rpc) {
+		// The upstream refused the stream, not the connection: its
+		// requests still tell whether it lives.
+		c.u.log.Warn("the upstream refused subscriptions/listen; its list changes are not followed", "err", rpc.Error())
 		return
 	}
 	if err == nil {

@@ -226,6 +226,10 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 		}
 		return text(strings.Join(names, ",")), nil
 	})
+	s.AddTool(plain("announce_tools", "Sends tools/list_changed, changing nothing"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
+		return text("announced"), nil
+	})
 	s.AddTool(plain("add_prompt", "Adds a prompt at run time"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.AddPrompt(mcp.NewPrompt("late", mcp.WithPromptDescription("added at run time")),
 			func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {

@@ -214,15 +214,17 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 	// caller of the tasks extension). But a 2026-07-28 connection whose
 	// upstream serves the tasks extension decides itself: the call goes
 	// over it with the caller's capabilities, and the upstream answers
-	// with a task or not (tasks.go, awaitModernTask).
+	// with a task or not (tasks.go, awaitModernTask). A tool only the
+	// 2026-07-28 child lists (sidecar.go) is called there in any case.
 	wantTask := call.Task != nil || gateway.CanBecomeTask(ctx)
 	asTask := taskSupport == gateway.TaskRequired || taskSupport == gateway.TaskOptional && wantTask
 	directed := false
 	var caps json.RawMessage
-	if mc, mcaps := u.connFor(ctx, c); !asTask || mc.servesTasks() {
+	switch mc, mcaps, pinned := u.connForName(ctx, c, listTools, upstreamName); {
+	case !asTask || mc.servesTasks() || pinned && mc.modern:
 		c, caps = mc, mcaps
 		directed, asTask = taskSupport != "" && c.servesTasks(), false
-	} else if c.modern {
+	case c.modern:
 		asTask = false // an upstream of 2026-07-28 without the extension: a plain call
 	}
 	if asTask {
@@ -328,7 +330,8 @@ func (u *Upstream) acquire(ctx context.Context) (*conn, func(), string, error) {
 
 // do sends one request within the concurrency limit, for prompts,
 // resources and completions, over the connection of the caller's era
-// ([Upstream.connFor]); on a 2026-07-28 one, a prompts/get carries the
+// ([Upstream.connFor]), or for a prompt only one child lists, that
+// child's (sidecar.go); on a 2026-07-28 one, a prompts/get carries the
 // round it answers ([gateway.PromptRoundFrom]).
 func (u *Upstream) do(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
 	c, release, why, err := u.acquire(ctx)
@@ -339,7 +342,12 @@ func (u *Upstream) do(ctx context.Context, method string, params map[string]any)
 		return nil, errors.New(why)
 	}
 	defer release()
-	c, caps := u.connFor(ctx, c)
+	var caps json.RawMessage
+	if name, ok := params["name"].(string); ok && method == string(mcp.MethodPromptsGet) {
+		c, caps, _ = u.connForName(ctx, c, listPrompts, name)
+	} else {
+		c, caps = u.connFor(ctx, c)
+	}
 	if r := gateway.PromptRoundFrom(ctx); r != nil && c.modern {
 		addRound(params, r.InputResponses, r.RequestState)
 	}

@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolgate/toolgate/gateway"
@@ -122,7 +125,11 @@ type Upstream struct {
 	updatedL    []func(uri string, params map[string]any)
 	subs        map[string]bool // resource URIs the gateway subscribed to
 	debounce    map[listKind]*time.Timer
-	pending     map[listKind]bool // list_changed seen while no connection was live
+	pending     map[listKind]bool            // list_changed seen while no connection was live
+	listed      [3][32]byte                  // per listKind: the digest of the installed raw list
+	announced   [3]bool                      // per listKind: the upstream sent list_changed since its last re-listing
+	split       map[listKind]map[string]bool // tools, prompts only one child lists (sidecar.go)
+	splitOn     atomic.Bool                  // split is not empty: calls look it up
 
 	ready     chan struct{}
 	readyErr  error
@@ -459,9 +466,15 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 	}
 	first := !u.ever
 	u.conn, u.state, u.ever = c, StateReady, true
+	var changed [3]bool
+	for k, sum := range [...][32]byte{sumOf(l.tools), sumOf(l.prompts), sumOf(l.resources, l.templates)} {
+		changed[k] = sum != u.listed[k]
+		u.listed[k] = sum
+	}
 	u.logToolChanges(unoffered, notes, warnings)
 	u.tools, u.unoffered, u.notes, u.warnings = tools, unoffered, notes, warnings
 	u.prompts, u.promptNames, u.resources, u.templates = prompts, promptNames, resources, templates
+	u.split = nil
 	var resub []string // subscribed on the last connection: subscribe this one too
 	for uri := range u.subs {
 		resub = append(resub, uri)
@@ -472,6 +485,9 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 	}
 	clear(u.pending)
 	u.mu.Unlock()
+	if u.sidecar() != nil { // it may list what this one does not
+		again = append(again, listTools, listPrompts)
+	}
 	for _, k := range again {
 		u.scheduleRelist(k)
 	}
@@ -479,9 +495,11 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 	u.log.Info("upstream ready", "server", c.serverInfo.Name, "server_version", c.serverInfo.Version,
 		"protocol", c.protocol, "tools", len(tools), "prompts", len(prompts), "resources", len(resources)+len(templates),
 		"first", first)
-	u.fire(listTools)
-	u.fire(listPrompts)
-	u.fire(listResources)
+	for k, ch := range changed {
+		if ch {
+			u.fire(listKind(k))
+		}
+	}
 	if len(resub) > 0 {
 		go u.resubscribe(c, resub)
 	}
@@ -530,6 +548,32 @@ func (u *Upstream) fire(k listKind) {
 	}
 }
 
+// announce is the upstream's word that a list changed (list_changed): it
+// is re-listed, and the listeners are told even when the new list is the
+// same (the server may have changed what its tools do).
+func (u *Upstream) announce(k listKind) {
+	u.mu.Lock()
+	u.announced[k] = true
+	u.mu.Unlock()
+	u.scheduleRelist(k)
+}
+
+// sumOf is the digest of raw lists, to tell whether a re-listing changed
+// anything.
+func sumOf(lists ...[]json.RawMessage) [32]byte {
+	h := sha256.New()
+	for _, l := range lists {
+		for _, b := range l {
+			h.Write(b)
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{1})
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
 // scheduleRelist re-lists one kind after the debounce delay; list_changed
 // notifications that come in a burst make one re-listing. It never blocks
 // (it is called on the transport's read loop).
@@ -546,48 +590,55 @@ func (u *Upstream) scheduleRelist(k listKind) {
 	u.debounce[k] = time.AfterFunc(u.tune.debounce, func() { u.relist(k) })
 }
 
-// relisters fetch one kind of list from a connection and return how to
-// install it (called with u.mu held, only if the connection is still the
-// live one). It is set in init: the fetchers lead back to relist.
+// relisters fetch one kind of list from a connection (and from the
+// 2026-07-28 sidecar beside it, if open: side) and return how to install
+// it (called with u.mu held, only if the connection is still the live
+// one). It is set in init: the fetchers lead back to relist.
 var relisters map[listKind]relister
 
 type relister struct {
 	what  string
-	fetch func(ctx context.Context, u *Upstream, c *conn) (install func(), err error)
+	fetch func(ctx context.Context, u *Upstream, c, side *conn) (install func(), sum [32]byte, err error)
 }
 
 func init() {
 	relisters = map[listKind]relister{
-		listTools: {"tools", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
-			raw, err := c.listTools(ctx)
+		listTools: {"tools", func(ctx context.Context, u *Upstream, c, side *conn) (func(), [32]byte, error) {
+			raw, split, err := u.listBoth(ctx, c, side, (*conn).listTools)
 			if err != nil {
-				return nil, err
+				return nil, [32]byte{}, err
 			}
 			tools, unoffered, notes, warnings := u.buildTools(raw)
 			return func() {
 				u.logToolChanges(unoffered, notes, warnings)
 				u.tools, u.unoffered, u.notes, u.warnings = tools, unoffered, notes, warnings
-			}, nil
+				u.setSplit(listTools, split)
+			}, sumOf(raw), nil
 		}},
-		listPrompts: {"prompts", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
-			raw, err := c.listPrompts(ctx)
+		listPrompts: {"prompts", func(ctx context.Context, u *Upstream, c, side *conn) (func(), [32]byte, error) {
+			raw, split, err := u.listBoth(ctx, c, side, (*conn).listPrompts)
 			if err != nil {
-				return nil, err
+				return nil, [32]byte{}, err
 			}
 			prompts, promptNames := u.buildPrompts(raw)
-			return func() { u.prompts, u.promptNames = prompts, promptNames }, nil
+			return func() {
+				u.prompts, u.promptNames = prompts, promptNames
+				u.setSplit(listPrompts, split)
+			}, sumOf(raw), nil
 		}},
-		listResources: {"resources", func(ctx context.Context, u *Upstream, c *conn) (func(), error) {
+		// Resources are the main child's: reads by URI and subscriptions
+		// stay on its connection.
+		listResources: {"resources", func(ctx context.Context, u *Upstream, c, _ *conn) (func(), [32]byte, error) {
 			rs, err := c.listResources(ctx)
 			if err != nil {
-				return nil, err
+				return nil, [32]byte{}, err
 			}
 			ts, err := c.listTemplates(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("resource templates: %w", err)
+				return nil, [32]byte{}, fmt.Errorf("resource templates: %w", err)
 			}
 			resources, templates := u.buildResources(rs, ts)
-			return func() { u.resources, u.templates = resources, templates }, nil
+			return func() { u.resources, u.templates = resources, templates }, sumOf(rs, ts), nil
 		}},
 	}
 }
@@ -606,23 +657,37 @@ func (u *Upstream) relist(k listKind) {
 		u.mu.Unlock()
 		return
 	}
+	// The announcement this re-listing answers; one made while it runs
+	// schedules another.
+	u.mu.Lock()
+	announced := u.announced[k]
+	u.announced[k] = false
+	u.mu.Unlock()
 	ctx, cancel := context.WithTimeout(c.ctx, u.startup)
 	defer cancel()
 	r := relisters[k]
-	install, err := r.fetch(ctx, u, c)
-	if err != nil {
-		u.log.Warn("re-listing "+r.what+" failed", "err", err)
+	install, sum, err := r.fetch(ctx, u, c, u.sidecar())
+	u.mu.Lock()
+	if err != nil || u.conn != c || u.closed {
+		// Not installed: the announcement still stands, for the next
+		// re-listing (or, when the connection changed meanwhile, its own
+		// listing stands).
+		u.announced[k] = u.announced[k] || announced
+		u.mu.Unlock()
+		if err != nil {
+			u.log.Warn("re-listing "+r.what+" failed", "err", err)
+		}
 		return
 	}
-	u.mu.Lock()
-	if u.conn != c || u.closed {
-		u.mu.Unlock()
-		return // the connection changed meanwhile: its own listing stands
-	}
 	install()
+	changed := sum != u.listed[k]
+	u.listed[k] = sum
 	u.mu.Unlock()
+	if !changed && !announced {
+		return // toolgate's own re-listing (sidecar.go), and nothing changed
+	}
 	if k == listTools {
-		u.log.Info("upstream tools changed", "tools", u.toolCount())
+		u.log.Info("upstream tools changed", "tools", u.toolCount(), "announced", announced, "changed", changed)
 	}
 	u.fire(k)
 }
