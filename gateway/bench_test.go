@@ -270,11 +270,11 @@ func BenchmarkMCPCall(b *testing.B) {
 }
 
 // benchMessage measures one JSON-RPC message handled by s and its response
-// encoded, as a transport does, after checking the response once outside
+// encoded, as a transport does (mcp.MarshalMessage), after checking the response once outside
 // the timer. b.SetBytes is the response's size.
 func benchMessage(b *testing.B, s *server.MCPServer, msg json.RawMessage, check func(out []byte) error) {
 	ctx := context.Background()
-	out, err := json.Marshal(s.HandleMessage(ctx, msg))
+	out, err := mcp.MarshalMessage(s.HandleMessage(ctx, msg))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func benchMessage(b *testing.B, s *server.MCPServer, msg json.RawMessage, check 
 	b.SetBytes(int64(len(out)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := json.Marshal(s.HandleMessage(ctx, msg)); err != nil {
+		if _, err := mcp.MarshalMessage(s.HandleMessage(ctx, msg)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -347,6 +347,26 @@ type toolsListResult struct {
 	Tools json.RawMessage `json:"tools"`
 }
 
+// AppendJSON implements mcp.PreEncoded (toolgate's mcp-go patch): the
+// transports write the listing as it is, instead of encoding/json
+// checking and copying its megabytes again. The bytes are those
+// encoding/json makes of the struct: the result's other members (what
+// mcp-go adds for 2026-07-28 callers among them), then tools, last.
+func (r *toolsListResult) AppendJSON(dst []byte) ([]byte, error) {
+	head, err := json.Marshal(&r.PaginatedResult)
+	if err != nil {
+		return nil, err
+	}
+	dst = slices.Grow(dst, len(head)+len(r.Tools)+10)
+	dst = append(dst, head[:len(head)-1]...)
+	if len(head) > 2 {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"tools":`...)
+	dst = append(dst, r.Tools...)
+	return append(dst, '}'), nil
+}
+
 // listTools answers tools/list from the encodings made when the tools were
 // installed, instead of mcp-go encoding every tool of the caller's view on
 // every request: the tools the caller's view lists, in mcp-go's order and

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -541,5 +542,41 @@ func TestCompletions(t *testing.T) {
 	res, err = complete(mcp.ResourceReference{Type: "ref/resource", URI: "fake://item/{id}"}, "id", "4", nil)
 	if err != nil || !slices.Equal(res.Completion.Values, []string{"fake://item/{id}:id=4"}) {
 		t.Errorf("template: %+v %v", res, err)
+	}
+}
+
+// The listing toolgate writes past encoding/json (mcp.PreEncoded, a local
+// patch of mcp-go) is byte for byte what encoding/json writes of the same
+// response, for callers of both eras (mcp-go adds resultType and _meta to
+// a 2026-07-28 caller's).
+func TestPreEncodedListingEncodesAsEncodingJSON(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "toolgate-test", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	for era, msg := range map[string]string{
+		"2025-11-25": `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		"2026-07-28": `{"jsonrpc":"2.0","id":"x","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+	} {
+		resp := m.MCPGoServer().HandleMessage(context.Background(), json.RawMessage(msg))
+		r, ok := resp.(mcp.JSONRPCResponse)
+		if !ok {
+			t.Fatalf("%s: answered %#v", era, resp)
+		}
+		if _, ok := r.Result.(mcp.PreEncoded); !ok {
+			t.Fatalf("%s: the listing is a %T, not pre-encoded", era, r.Result)
+		}
+		got, err := mcp.MarshalMessage(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: written\n%s\nencoding/json writes\n%s", era, got, want)
+		}
+		if era == "2026-07-28" && !bytes.Contains(got, []byte(`"resultType":"complete"`)) {
+			t.Errorf("%s: no resultType in %s", era, got)
+		}
 	}
 }

@@ -861,7 +861,7 @@ func (s *StdioServer) writeResponse(
 	response mcp.JSONRPCMessage,
 	writer io.Writer,
 ) error {
-	responseBytes, err := json.Marshal(response)
+	responseBytes, err := mcp.MarshalMessage(response) // toolgate patch
 	if err != nil {
 		return err
 	}

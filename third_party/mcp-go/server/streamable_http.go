@@ -1019,7 +1019,12 @@ drainLoop:
 			}
 		}
 		w.WriteHeader(status)
-		err := json.NewEncoder(w).Encode(response)
+		// toolgate patch: as json.NewEncoder(w).Encode(response) writes it,
+		// a pre-encoded result as it is (mcp.MarshalMessage).
+		body, err := mcp.MarshalMessage(response)
+		if err == nil {
+			_, err = w.Write(append(body, '\n'))
+		}
 		if err != nil {
 			s.logger.Error("Failed to write response", "err", err)
 		}
@@ -1293,7 +1298,7 @@ func tagSubscription(notification mcp.JSONRPCNotification, id any) mcp.JSONRPCNo
 }
 
 func writeSSEEvent(w io.Writer, data any) error {
-	jsonData, err := json.Marshal(data)
+	jsonData, err := mcp.MarshalMessage(data) // toolgate patch
 	if err != nil {
 		return fmt.Errorf("failed to marshal data: %w", err)
 	}
