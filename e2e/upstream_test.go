@@ -500,7 +500,7 @@ func TestUpstreamListChanged(t *testing.T) {
 			}
 			// The outer re-listed on the inner's list_changed (its connection
 			// to the inner never dropped).
-			if !strings.Contains(s.Stderr(), `msg="upstream tools changed"`) || strings.Contains(s.Stderr(), "upstream connection lost") {
+			if !strings.Contains(s.Stderr(), `msg="upstream tools re-listed"`) || strings.Contains(s.Stderr(), "upstream connection lost") {
 				t.Errorf("the outer did not re-list its upstream on list_changed:\n%s", tail(s.Stderr(), 3000))
 			}
 			if r := call(t, cs, "inner__ev__echo", map[string]any{"message": "deep"}); r.IsError || textOf(r) != "Echo: deep" {

@@ -267,7 +267,7 @@ func TestServerEverything(t *testing.T) {
 		// It registered that tool after initialize and said so with
 		// tools/list_changed, which made toolgate list again.
 		eventually(t, 10*time.Second, "a re-listing after list_changed", func() bool {
-			return strings.Contains(logs.String(), `msg="upstream tools changed" upstream=evr`)
+			return strings.Contains(logs.String(), `msg="upstream tools re-listed" upstream=evr`)
 		})
 		// Without forward_roots, the upstream never learns of roots.
 		plain := start(t, Config{Name: "evp", Command: node, Args: []string{script, "stdio"}, StartupTimeout: 20 * time.Second}, nil, true)

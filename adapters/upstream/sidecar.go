@@ -55,22 +55,19 @@ func (u *Upstream) sidecar() *conn {
 }
 
 // followSidecar follows the sidecar c for its lifetime: its list changes
-// (listen), and the listing when it opens and when it dies.
+// (listen), and the listing when it opens and, if the two children's
+// lists differed, when it dies.
 func (u *Upstream) followSidecar(c *conn) {
-	u.relistSplit(c, true)
+	u.relistBoth(c)
 	c.listen()
 	<-c.dead
-	u.mu.Lock()
-	own := len(u.split[listTools])+len(u.split[listPrompts]) > 0
-	u.mu.Unlock()
-	u.relistSplit(c, own)
+	if u.splitOn.Load() {
+		u.relistBoth(c)
+	}
 }
 
-// relistSplit re-lists the tools and prompts c serves, if needed.
-func (u *Upstream) relistSplit(c *conn, needed bool) {
-	if !needed {
-		return
-	}
+// relistBoth schedules a re-listing of the tools and prompts c serves.
+func (u *Upstream) relistBoth(c *conn) {
 	if c.caps.Tools != nil {
 		u.scheduleRelist(listTools)
 	}

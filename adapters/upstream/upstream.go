@@ -474,7 +474,8 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 	u.logToolChanges(unoffered, notes, warnings)
 	u.tools, u.unoffered, u.notes, u.warnings = tools, unoffered, notes, warnings
 	u.prompts, u.promptNames, u.resources, u.templates = prompts, promptNames, resources, templates
-	u.split = nil
+	u.split = nil // lists of this connection alone, for now
+	u.splitOn.Store(false)
 	var resub []string // subscribed on the last connection: subscribe this one too
 	for uri := range u.subs {
 		resub = append(resub, uri)
@@ -669,10 +670,12 @@ func (u *Upstream) relist(k listKind) {
 	install, sum, err := r.fetch(ctx, u, c, u.sidecar())
 	u.mu.Lock()
 	if err != nil || u.conn != c || u.closed {
-		// Not installed: the announcement still stands, for the next
-		// re-listing (or, when the connection changed meanwhile, its own
-		// listing stands).
-		u.announced[k] = u.announced[k] || announced
+		// Not installed. After a failure the announcement stands, for the
+		// next re-listing; when the connection changed meanwhile, its own
+		// listing stands.
+		if err != nil {
+			u.announced[k] = u.announced[k] || announced
+		}
 		u.mu.Unlock()
 		if err != nil {
 			u.log.Warn("re-listing "+r.what+" failed", "err", err)
@@ -687,7 +690,7 @@ func (u *Upstream) relist(k listKind) {
 		return // toolgate's own re-listing (sidecar.go), and nothing changed
 	}
 	if k == listTools {
-		u.log.Info("upstream tools changed", "tools", u.toolCount(), "announced", announced, "changed", changed)
+		u.log.Info("upstream tools re-listed", "tools", u.toolCount(), "changed", changed)
 	}
 	u.fire(k)
 }

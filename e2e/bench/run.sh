@@ -13,6 +13,8 @@
 #   BENCH_PROXY_DURATION    proxy hop: measured time per target, transport and client count (default 4s; 0 skips)
 #   BENCH_PROXY_TRANSPORTS  proxy hop: upstream transports (default http,http+pool,stdio)
 #   BENCH_PROXY_CLIENTS     proxy hop: client counts (default 1,16,64)
+#   BENCH_MCP_PROXY         proxy hop: a TBXark/mcp-proxy binary, built from its repository
+#                           (see docs/benchmarks.md); unset: that column is skipped, saying so
 #   BENCH_SCALE_K           scale: upstream counts (default 0,1,5,10,20; empty skips)
 #   BENCH_SCALE_N           scale: tools per upstream (default 100)
 #   BENCH_SCALE_ROUNDS      scale: rounds over every K, medians reported (default 3)
@@ -72,7 +74,7 @@ timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$OUT/bareserver" \
 if [ "$PROXY_DURATION" != "0" ]; then
 	section "proxy hop: client -> upstream vs -> minimal mcp-go proxy -> upstream vs -> toolgate -> upstream (echo tool)"
 	timeout 900 "$OUT/proxyhop" -toolgate "$OUT/toolgate" -minproxy "$OUT/minproxy" -upstream "$OUT/bareserver" \
-		-transports "$PROXY_TRANSPORTS" -clients "$PROXY_CLIENTS" -duration "$PROXY_DURATION" -slice 1s -warmup 1s \
+		-mcp-proxy "${BENCH_MCP_PROXY:-}" -transports "$PROXY_TRANSPORTS" -clients "$PROXY_CLIENTS" -duration "$PROXY_DURATION" -slice 1s -warmup 1s \
 		-json "$OUT/proxyhop.json" 2>"$OUT/proxyhop.stderr" | tee -a "$SUMMARY" || {
 		say "proxyhop failed:"; tail -5 "$OUT/proxyhop.stderr" | tee -a "$SUMMARY"; }
 fi

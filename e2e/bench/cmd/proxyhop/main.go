@@ -30,7 +30,13 @@
 // /proc/PID/stat), peak RSS, and the record check (toolgate wrote exactly
 // one tools.jsonl line per call it answered).
 //
-//	proxyhop -toolgate bin/toolgate -minproxy bin/minproxy -upstream bin/bareserver
+// With -mcp-proxy, a fourth target: TBXark/mcp-proxy (an mcp-go proxy
+// without validation, policy or records; https://github.com/TBXark/mcp-proxy),
+// built from its repository outside this one, serving the same upstream over
+// streamable HTTP; toolgate's throughput is then compared with its. Without
+// the flag that column is skipped, and the report says so.
+//
+//	proxyhop -toolgate bin/toolgate -minproxy bin/minproxy -upstream bin/bareserver [-mcp-proxy /path/to/mcp-proxy]
 //
 // Every loop is bounded in time and in count; all traffic is on 127.0.0.1.
 package main
@@ -61,6 +67,7 @@ import (
 
 type config struct {
 	toolgate, minproxy, upstream string
+	mcpProxy                     string // TBXark/mcp-proxy binary; empty: not measured
 	transports                   []string
 	clients                      []int
 	duration, slice, warmup      time.Duration
@@ -78,6 +85,7 @@ func main() {
 	flag.StringVar(&cfg.toolgate, "toolgate", "bin/toolgate", "toolgate binary")
 	flag.StringVar(&cfg.minproxy, "minproxy", "bin/minproxy", "minimal proxy binary (e2e/bench/cmd/minproxy)")
 	flag.StringVar(&cfg.upstream, "upstream", "bin/bareserver", "upstream server binary (e2e/bench/cmd/bareserver)")
+	flag.StringVar(&cfg.mcpProxy, "mcp-proxy", "", "TBXark/mcp-proxy binary, built from its repository (empty: that target is skipped)")
 	flag.StringVar(&transports, "transports", "http,http+pool,stdio", "upstream transports to measure (http, http+pool, stdio)")
 	flag.StringVar(&clients, "clients", "1,16,64", "comma-separated concurrent client counts")
 	flag.DurationVar(&cfg.duration, "duration", 6*time.Second, "measured time per target, transport and client count")
@@ -276,7 +284,7 @@ func run(cfg config) error {
 	}
 	res.Config = map[string]any{"minproxy_idle_conns_http_pool": poolIdle, "transports": cfg.transports, "clients": cfg.clients, "duration": cfg.duration.String(),
 		"slice": cfg.slice.String(), "warmup": cfg.warmup.String(), "toolgate_log_level": cfg.logLevel,
-		"toolgate_max_concurrency": cfg.tgMaxConc, "minproxy_idle_conns": cfg.minIdle}
+		"toolgate_max_concurrency": cfg.tgMaxConc, "minproxy_idle_conns": cfg.minIdle, "mcp_proxy": cfg.mcpProxy}
 	res.LoadAvg = append(res.LoadAvg, "start: "+benchkit.LoadAvg())
 	fmt.Fprintf(os.Stderr, "proxyhop: %s; load average %s\n", res.Machine, benchkit.LoadAvg())
 	var failures []string
@@ -418,6 +426,24 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		}
 	}
 	targets := []*target{direct, minp, tgt}
+	if cfg.mcpProxy != "" {
+		tbx, err := startMCPProxy(cfg, dir, tr, direct.url, logf)
+		if err != nil {
+			return fmt.Errorf("mcp-proxy: %w", err)
+		}
+		stops = append(stops, func() { tbx.proc.Stop(15 * time.Second) })
+		tbx.upPID = direct.upPID
+		if tr == "stdio" {
+			if tbx.upPID = childNamed(tbx.proxyPID, filepath.Base(cfg.upstream)); tbx.upPID == 0 {
+				return fmt.Errorf("cannot find mcp-proxy's stdio child")
+			}
+		}
+		targets = append(targets, tbx.target)
+		defer func() {
+			st := benchkit.Status(tbx.proxyPID)
+			res.Memory = append(res.Memory, procMem{Name: tr + " mcp-proxy", VmHWM: st["VmHWM"], Threads: st["Threads"]})
+		}()
+	}
 	fmt.Fprintf(os.Stderr, "proxyhop: %s: pids direct-upstream %d, minproxy %d (upstream %d), toolgate %d (upstream %d)\n",
 		tr, direct.upPID, mp.PID(), minp.upPID, tg.PID(), tgt.upPID)
 
@@ -546,7 +572,7 @@ func report(w io.Writer, res *results) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "clients\ttarget\tcalls/s\tp50 ms\tp90 ms\tp99 ms\tmean ms\tproxy CPU µs/call\tupstream CPU µs/call\terrors\t")
 		for _, n := range ns {
-			for _, t := range []string{"direct", "minproxy", "toolgate"} {
+			for _, t := range []string{"direct", "minproxy", "toolgate", "mcp-proxy"} {
 				p := by[key(tr, t, n)]
 				if p == nil {
 					continue
@@ -596,8 +622,29 @@ func report(w io.Writer, res *results) {
 			}
 		}
 		tw.Flush()
+		if by[key(tr, "mcp-proxy", ns[0])] == nil {
+			continue
+		}
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "clients	throughput tg/mcp-proxy	added p50 ms mcp-proxy / tg	proxy CPU tg/mcp-proxy	")
+		for _, n := range ns {
+			a, x, c := by[key(tr, "direct", n)], by[key(tr, "mcp-proxy", n)], by[key(tr, "toolgate", n)]
+			if a == nil || x == nil || c == nil {
+				continue
+			}
+			r := benchkit.Ratio(c.Throughput, x.Throughput)
+			fmt.Fprintf(tw, "%d\t%.2f\t%s\t%.2f\t\n", n, r, benchkit.Ms(added(x.P50, a.P50))+" / "+benchkit.Ms(added(c.P50, a.P50)),
+				benchkit.Ratio(c.ProxyCPU, x.ProxyCPU))
+			res.Verdicts = append(res.Verdicts, benchkit.Verdict(
+				fmt.Sprintf("%-9s %2d clients: throughput toolgate/mcp-proxy %.2f (target >= 1.0)", tr, n, r), r >= 1, fmt.Sprintf("%.0f%% under", (1-r)*100)))
+		}
+		tw.Flush()
 	}
 	fmt.Fprintln(w)
+	if res.Config["mcp_proxy"] == "" {
+		fmt.Fprintln(w, "mcp-proxy (TBXark): not measured: no -mcp-proxy binary given (make bench: BENCH_MCP_PROXY=/path/to/mcp-proxy)")
+	}
 	for _, v := range res.Verdicts {
 		fmt.Fprintln(w, v)
 	}
