@@ -12,10 +12,11 @@ func (p *Pipeline) authorizeStage(next Handler) Handler {
 		return next
 	}
 	return func(ctx context.Context, call *Call) *Result {
-		d := p.opts.Policy.Decide(ctx, call.Tool)
-		call.Decision = &d
+		call.decision = p.opts.Policy.Decide(ctx, call.Tool)
+		d := &call.decision
+		call.Decision = d
 		if !d.Allow && !d.Ask {
-			return DeniedResult(call.Name, d)
+			return DeniedResult(call.Name, *d)
 		}
 		p.stageEvent(ctx, "authorized")
 		return next(ctx, call)

@@ -62,6 +62,9 @@ type Call struct {
 	limits *Limits
 	// pipeline is the pipeline the call is in, for [CallEvent].
 	pipeline *Pipeline
+	// decision holds the policy's decision that Decision points to, so
+	// that the authorize stage need not allocate one.
+	decision Decision
 }
 
 // CallTask is the task a call runs as.
