@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -151,10 +152,26 @@ var (
 	_ gateway.PromptsChangeNotifier = (*livePrompts)(nil)
 )
 
+// set serves sk's prompts and tells the listeners when they differ from
+// the ones served before (clients are told of every call of them).
 func (l *livePrompts) set(sk *skills.Toolset) {
+	var before []gateway.Prompt
+	if old := l.cur.Load(); old != nil {
+		before, _ = old.Prompts(context.Background())
+	}
 	l.cur.Store(sk)
 	sk.OnPromptsChanged(l.changed)
-	l.changed()
+	if after, _ := sk.Prompts(context.Background()); !samePrompts(before, after) {
+		l.changed()
+	}
+}
+
+// samePrompts reports whether two listings describe the same prompts.
+func samePrompts(a, b []gateway.Prompt) bool {
+	return slices.EqualFunc(a, b, func(x, y gateway.Prompt) bool {
+		return x.Name == y.Name && x.Title == y.Title && x.Description == y.Description &&
+			slices.Equal(x.Arguments, y.Arguments)
+	})
 }
 
 func (l *livePrompts) changed() {

@@ -50,11 +50,20 @@ func (s *upstreamSource) OnResourcesChanged(f func()) {
 	s.Upstream.OnResourcesChanged(f)
 }
 
-// retire empties the source and tells its listeners.
+// retire empties the source and tells the listeners of what it served:
+// clients are told of every call of them (gateway.PromptsChangeNotifier).
 func (s *upstreamSource) retire() {
+	ps, _ := s.Upstream.Prompts(context.Background())
+	rs, ts, _ := s.Upstream.Resources(context.Background())
 	s.retired.Store(true)
+	var ls []func()
 	s.mu.Lock()
-	ls := append(append([]func(){}, s.promptL...), s.resource...)
+	if len(ps) > 0 {
+		ls = append(ls, s.promptL...)
+	}
+	if len(rs)+len(ts) > 0 {
+		ls = append(ls, s.resource...)
+	}
 	s.mu.Unlock()
 	for _, f := range ls {
 		f()
