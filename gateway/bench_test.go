@@ -237,7 +237,18 @@ func toolgateMCPServer(b *testing.B, minimal bool) *server.MCPServer {
 // response encoded, as a transport does: by a bare mcp-go server and by
 // toolgate's mirror (with a minimal pipeline, and as served).
 func BenchmarkMCPCall(b *testing.B) {
-	msg := json.RawMessage(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":` + string(benchArgs) + `}}`)
+	benchMCPCall(b, json.RawMessage(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":`+string(benchArgs)+`}}`), "mcp")
+}
+
+// BenchmarkMCPCall2026 is BenchmarkMCPCall for a caller of 2026-07-28:
+// the request carries the revision's _meta envelope, the result gets its
+// resultType and serverInfo.
+func BenchmarkMCPCall2026(b *testing.B) {
+	benchMCPCall(b, json.RawMessage(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":`+string(benchArgs)+
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`), "mcp2026")
+}
+
+func benchMCPCall(b *testing.B, msg json.RawMessage, ratio string) {
 	run := func(b *testing.B, s *server.MCPServer) {
 		benchMessage(b, s, msg, func(out []byte) error {
 			var resp struct {
@@ -257,15 +268,15 @@ func BenchmarkMCPCall(b *testing.B) {
 	}
 	b.Run("bare-mcp-go", func(b *testing.B) {
 		run(b, bareMCPServer())
-		reportBaseline(b, "mcp")
+		reportBaseline(b, ratio)
 	})
 	b.Run("toolgate-minimal", func(b *testing.B) {
 		run(b, toolgateMCPServer(b, true))
-		reportRatio(b, "mcp")
+		reportRatio(b, ratio)
 	})
 	b.Run("toolgate", func(b *testing.B) {
 		run(b, toolgateMCPServer(b, false))
-		reportRatio(b, "mcp")
+		reportRatio(b, ratio)
 	})
 }
 

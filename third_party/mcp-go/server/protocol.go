@@ -98,9 +98,13 @@ type SessionWithProtocolVersion interface {
 // required client capabilities are missing, or a well-known key holds a value
 // of the wrong shape.
 func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, error) {
+	// toolgate patch, for speed: the envelope's members are decoded from
+	// the message into their types, not through mcp.Meta's generic map and
+	// a re-encoding per member (same values: absent, null or malformed is
+	// the zero value, as with Meta's accessors).
 	var wrapper struct {
 		Params struct {
-			Meta *mcp.Meta `json:"_meta"`
+			Meta map[string]json.RawMessage `json:"_meta"`
 		} `json:"params"`
 	}
 	if err := json.Unmarshal(message, &wrapper); err != nil {
@@ -110,7 +114,8 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	}
 
 	meta := wrapper.Params.Meta
-	version := meta.ProtocolVersion()
+	var version string
+	metaMember(meta, mcp.MetaKeyProtocolVersion, &version)
 	if !mcp.IsModernProtocol(version) {
 		// Either no version at all, or an older one: legacy era.
 		return &RequestProtocolInfo{ProtocolVersion: version}, nil
@@ -119,9 +124,9 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	info := &RequestProtocolInfo{
 		Modern:          true,
 		ProtocolVersion: version,
-		ClientInfo:      meta.ClientInfo(),
-		LogLevel:        meta.LogLevel(),
 	}
+	metaMember(meta, mcp.MetaKeyClientInfo, &info.ClientInfo)
+	metaMember(meta, mcp.MetaKeyLogLevel, &info.LogLevel)
 
 	// Client capabilities are required on every modern request. An empty
 	// object is valid and means "no optional capabilities". A request without
@@ -129,11 +134,26 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	// and is rejected as invalid params (-32602).
 	// MissingRequiredClientCapabilityError is for a request that needs a
 	// capability the client did not declare.
-	caps := meta.ClientCapabilities()
+	var caps *mcp.ClientCapabilities
+	metaMember(meta, mcp.MetaKeyClientCapabilities, &caps)
 	if caps == nil {
 		return nil, errors.New("missing or invalid _meta field " + mcp.MetaKeyClientCapabilities)
 	}
 	info.ClientCapabilities = caps
 
 	return info, nil
+}
+
+// metaMember decodes the member key of a request's _meta into dst (a
+// pointer), leaving *dst its zero value when the member is absent, null or
+// does not decode (toolgate patch).
+func metaMember[T any](meta map[string]json.RawMessage, key string, dst *T) {
+	raw, ok := meta[key]
+	if !ok {
+		return
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		var zero T
+		*dst = zero
+	}
 }
