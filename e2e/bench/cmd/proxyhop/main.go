@@ -627,7 +627,7 @@ func report(w io.Writer, res *results) {
 		}
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "clients	throughput tg/mcp-proxy	added p50 ms mcp-proxy / tg	proxy CPU tg/mcp-proxy	")
+		fmt.Fprintln(tw, "clients\tthroughput tg/mcp-proxy\tadded p50 ms mcp-proxy / tg\tproxy CPU tg/mcp-proxy\t")
 		for _, n := range ns {
 			a, x, c := by[key(tr, "direct", n)], by[key(tr, "mcp-proxy", n)], by[key(tr, "toolgate", n)]
 			if a == nil || x == nil || c == nil {
