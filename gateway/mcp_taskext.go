@@ -520,13 +520,7 @@ type taskDetail struct {
 	taskFields
 	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
 	Output        json.RawMessage            `json:"result,omitempty"`
-	Error         *taskError                 `json:"error,omitempty"`
-}
-
-type taskError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	Error         *RequestError              `json:"error,omitempty"`
 }
 
 func taskAck() *mcp.Result { return &mcp.Result{ResultType: mcp.ResultTypeComplete} }
@@ -549,7 +543,7 @@ func (t *modernTask) detailLocked() *taskDetail {
 	case taskCompleted:
 		d.Output = t.result
 	case taskFailed:
-		d.Error = &taskError{Code: t.err.Code, Message: t.err.Message, Data: t.err.Data}
+		d.Error = t.err
 	case taskInputRequired:
 		d.InputRequests = make(map[string]json.RawMessage, len(t.pending))
 		for k, v := range t.pending {

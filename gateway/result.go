@@ -349,11 +349,12 @@ func Truncate(s string, n int) string {
 // RequestError refuses a request with a JSON-RPC error: the code, the
 // message and the data (raw JSON, or nil for none) the client gets. The MCP
 // mirror answers with it as is (it implements mcp-go's server.CodedError,
-// a local patch; see third_party/README.md).
+// a local patch; see third_party/README.md). Its JSON is the JSON-RPC
+// error object, as a failed task of the tasks extension carries it.
 type RequestError struct {
-	Code    int
-	Message string
-	Data    json.RawMessage
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 func (e *RequestError) Error() string    { return e.Message }
