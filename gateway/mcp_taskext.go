@@ -145,25 +145,17 @@ func missingTasksExtension(what string) *RequestError {
 // mcp-go.
 func (x *modernTasks) call(ctx context.Context, pi *server.RequestProtocolInfo, message json.RawMessage) (any, error, bool) {
 	// Most calls are of tools without task support, left to mcp-go
-	// (which ignores a legacy "task" member on them), mostly without
-	// decoding anything here.
+	// (which ignores a legacy "task" member on them) without decoding
+	// anything here.
 	if l := x.m.listing.Load(); l != nil && !l.mayCallTaskTool(message) {
-		return nil, nil, false
-	}
-	var head struct {
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(message, &head) != nil {
-		return nil, nil, false // mcp-go says what is wrong with it
-	}
-	t, _, ok := x.m.opts.Catalog.Resolve(head.Params.Name)
-	if !ok || t.TaskSupport == "" {
 		return nil, nil, false
 	}
 	var req mcp.CallToolRequest
 	if json.Unmarshal(message, &req) != nil {
+		return nil, nil, false // mcp-go says what is wrong with it
+	}
+	t, _, ok := x.m.opts.Catalog.Resolve(req.Params.Name)
+	if !ok || t.TaskSupport == "" {
 		return nil, nil, false
 	}
 	if !declaresTasks(pi) {
