@@ -114,8 +114,7 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	}
 
 	meta := wrapper.Params.Meta
-	var version string
-	metaMember(meta, mcp.MetaKeyProtocolVersion, &version)
+	version := metaMember[string](meta, mcp.MetaKeyProtocolVersion)
 	if !mcp.IsModernProtocol(version) {
 		// Either no version at all, or an older one: legacy era.
 		return &RequestProtocolInfo{ProtocolVersion: version}, nil
@@ -124,9 +123,9 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	info := &RequestProtocolInfo{
 		Modern:          true,
 		ProtocolVersion: version,
+		ClientInfo:      metaMember[*mcp.Implementation](meta, mcp.MetaKeyClientInfo),
+		LogLevel:        metaMember[mcp.LoggingLevel](meta, mcp.MetaKeyLogLevel),
 	}
-	metaMember(meta, mcp.MetaKeyClientInfo, &info.ClientInfo)
-	metaMember(meta, mcp.MetaKeyLogLevel, &info.LogLevel)
 
 	// Client capabilities are required on every modern request. An empty
 	// object is valid and means "no optional capabilities". A request without
@@ -134,8 +133,7 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	// and is rejected as invalid params (-32602).
 	// MissingRequiredClientCapabilityError is for a request that needs a
 	// capability the client did not declare.
-	var caps *mcp.ClientCapabilities
-	metaMember(meta, mcp.MetaKeyClientCapabilities, &caps)
+	caps := metaMember[*mcp.ClientCapabilities](meta, mcp.MetaKeyClientCapabilities)
 	if caps == nil {
 		return nil, errors.New("missing or invalid _meta field " + mcp.MetaKeyClientCapabilities)
 	}
@@ -144,16 +142,19 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	return info, nil
 }
 
-// metaMember decodes the member key of a request's _meta into dst (a
-// pointer), leaving *dst its zero value when the member is absent, null or
-// does not decode (toolgate patch).
-func metaMember[T any](meta map[string]json.RawMessage, key string, dst *T) {
+// metaMember decodes the member key of a request's _meta: the zero value
+// when the member is absent, null or does not decode (toolgate patch).
+// It allocates only for a member that is there (a request without _meta,
+// of 2025-11-25, costs nothing).
+func metaMember[T any](meta map[string]json.RawMessage, key string) T {
+	var zero T
 	raw, ok := meta[key]
 	if !ok {
-		return
+		return zero
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		var zero T
-		*dst = zero
+	v := new(T)
+	if json.Unmarshal(raw, v) != nil {
+		return zero
 	}
+	return *v
 }
