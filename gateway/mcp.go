@@ -455,7 +455,6 @@ func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Too
 	if f.all && !perSession {
 		return tools
 	}
-	cctx := withCall(ctx, withCaller(ctx, &Call{}))
 	out := tools[:0:0]
 	for _, mt := range tools {
 		if !f.lists(mt.Name) {
@@ -466,7 +465,7 @@ func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Too
 			if !ok {
 				continue
 			}
-			mt = m.withSessionMeta(cctx, mt, t)
+			mt = m.withSessionMeta(f.cctx, mt, t)
 		}
 		out = append(out, mt)
 	}
@@ -475,16 +474,17 @@ func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Too
 
 // listFilter is what the caller of ctx is listed: f.lists reports whether
 // a tool is (f.all: every tool), and perSession whether the tools' _meta
-// is computed for the caller's session.
+// is computed for the caller's session (with f.cctx).
 func (m *MCPServer) listFilter(ctx context.Context) (f toolFilter, perSession bool) {
 	who := withCaller(ctx, &Call{})
 	v := m.viewFor(ctx, who)
 	perSession = m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && who.Session != "" && m.opts.SessionMeta(who.Session)
-	if v == nil && m.opts.ToolFilter == nil {
-		return toolFilter{all: true}, perSession
+	f = toolFilter{all: v == nil && m.opts.ToolFilter == nil, m: m, v: v}
+	f.lv, _ = v.(ListingView)
+	if !f.all || perSession {
+		f.cctx = withCall(ctx, who)
 	}
-	lv, _ := v.(ListingView)
-	return toolFilter{m: m, v: v, lv: lv, cctx: withCall(ctx, who)}, perSession
+	return f, perSession
 }
 
 // toolFilter is a caller's [MCPServer.listFilter] (a value: no closure
@@ -494,7 +494,7 @@ type toolFilter struct {
 	m    *MCPServer
 	v    View
 	lv   ListingView
-	cctx context.Context
+	cctx context.Context // the caller's, for ToolFilter and session _meta
 }
 
 func (f toolFilter) lists(name string) bool {
