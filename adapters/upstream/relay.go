@@ -244,7 +244,7 @@ func (u *Upstream) SubscribeResource(ctx context.Context, uri string) error {
 	had := u.subs[uri]
 	u.subs[uri] = true // before the request: a reconnection meanwhile subscribes again
 	u.mu.Unlock()
-	if _, err := u.do(ctx, string(mcp.MethodResourcesSubscribe), map[string]any{"uri": uri}); err != nil {
+	if _, err := u.do(ctx, string(mcp.MethodResourcesSubscribe), map[string]any{"uri": uri}, ""); err != nil {
 		if !had {
 			u.mu.Lock()
 			delete(u.subs, uri)
@@ -267,7 +267,7 @@ func (u *Upstream) UnsubscribeResource(ctx context.Context, uri string) error {
 	if c, _ := u.liveConn(); c == nil {
 		return nil // the next connection is not subscribed
 	}
-	_, err := u.do(ctx, string(mcp.MethodResourcesUnsubscribe), map[string]any{"uri": uri})
+	_, err := u.do(ctx, string(mcp.MethodResourcesUnsubscribe), map[string]any{"uri": uri}, "")
 	return err
 }
 
@@ -343,7 +343,7 @@ func (u *Upstream) complete(ctx context.Context, ref map[string]any, req gateway
 	if len(req.Context) > 0 {
 		params["context"] = map[string]any{"arguments": req.Context}
 	}
-	raw, err := u.do(ctx, string(mcp.MethodCompletionComplete), params)
+	raw, err := u.do(ctx, string(mcp.MethodCompletionComplete), params, "")
 	if err != nil {
 		return nil, err
 	}

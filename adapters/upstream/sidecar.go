@@ -135,9 +135,9 @@ func (u *Upstream) setSplit(k listKind, split map[string]bool) {
 }
 
 // connForName is [Upstream.connFor] for a request about one tool or
-// prompt (kind k, the upstream's name for it): one that only one child
-// lists goes to that child's connection, whatever the caller's era
-// (pinned).
+// prompt (kind k, the upstream's name for it; "" for none): one that only
+// one child lists goes to that child's connection, whatever the caller's
+// era (pinned).
 func (u *Upstream) connForName(ctx context.Context, main *conn, k listKind, name string) (c *conn, caps json.RawMessage, pinned bool) {
 	if u.splitOn.Load() {
 		u.mu.Lock()

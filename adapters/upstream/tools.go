@@ -330,10 +330,11 @@ func (u *Upstream) acquire(ctx context.Context) (*conn, func(), string, error) {
 
 // do sends one request within the concurrency limit, for prompts,
 // resources and completions, over the connection of the caller's era
-// ([Upstream.connFor]), or for a prompt only one child lists, that
-// child's (sidecar.go); on a 2026-07-28 one, a prompts/get carries the
-// round it answers ([gateway.PromptRoundFrom]).
-func (u *Upstream) do(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
+// ([Upstream.connFor]); a prompts/get names its prompt (the upstream's
+// name; "" for other requests), which only one child may list: it goes
+// to that child (sidecar.go). On a 2026-07-28 connection, a prompts/get
+// carries the round it answers ([gateway.PromptRoundFrom]).
+func (u *Upstream) do(ctx context.Context, method string, params map[string]any, prompt string) (json.RawMessage, error) {
 	c, release, why, err := u.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -342,12 +343,7 @@ func (u *Upstream) do(ctx context.Context, method string, params map[string]any)
 		return nil, errors.New(why)
 	}
 	defer release()
-	var caps json.RawMessage
-	if name, ok := params["name"].(string); ok && method == string(mcp.MethodPromptsGet) {
-		c, caps, _ = u.connForName(ctx, c, listPrompts, name)
-	} else {
-		c, caps = u.connFor(ctx, c)
-	}
+	c, caps, _ := u.connForName(ctx, c, listPrompts, prompt)
 	if r := gateway.PromptRoundFrom(ctx); r != nil && c.modern {
 		addRound(params, r.InputResponses, r.RequestState)
 	}
@@ -485,7 +481,7 @@ func (u *Upstream) getPrompt(ctx context.Context, name string, args map[string]s
 	if args != nil {
 		params["arguments"] = args
 	}
-	raw, err := u.do(ctx, string(mcp.MethodPromptsGet), params)
+	raw, err := u.do(ctx, string(mcp.MethodPromptsGet), params, name)
 	if err != nil {
 		return nil, err
 	}
@@ -565,7 +561,7 @@ func (u *Upstream) buildResources(rs, ts []json.RawMessage) ([]gateway.Resource,
 }
 
 func (u *Upstream) readResource(ctx context.Context, uri string) ([]gateway.ResourceContents, error) {
-	raw, err := u.do(ctx, string(mcp.MethodResourcesRead), map[string]any{"uri": uri})
+	raw, err := u.do(ctx, string(mcp.MethodResourcesRead), map[string]any{"uri": uri}, "")
 	if err != nil {
 		return nil, err
 	}
