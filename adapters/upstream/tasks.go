@@ -75,12 +75,11 @@ func (u *Upstream) awaitTask(ctx context.Context, c *conn, call *gateway.Call, r
 	f := &followed{u: u, ctx: ctx, c: c, id: task.TaskID}
 	event := func(typ string, t wireTask, extra map[string]any) { f.event(typ, t.Status, t.StatusMessage, extra) }
 	event("task.upstream.created", task, nil)
-	giveUp := f.giveUp
 
 	for !task.terminal() && task.Status != "input_required" {
 		raw, err := f.poll(task.poll())
 		if err != nil {
-			return giveUp(err)
+			return f.giveUp(err)
 		}
 		var got wireTask
 		if err := json.Unmarshal(raw, &got); err != nil || got.Status == "" {
@@ -95,7 +94,7 @@ func (u *Upstream) awaitTask(ctx context.Context, c *conn, call *gateway.Call, r
 	res, err := c.request(ctx, string(mcp.MethodTasksResult), map[string]any{"taskId": task.TaskID})
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return giveUp(err)
+		return f.giveUp(err)
 	case err != nil:
 		return nil, err // the upstream answered: there is nothing to cancel
 	}
@@ -227,7 +226,6 @@ func (u *Upstream) awaitModernTask(ctx context.Context, c *conn, caps json.RawMe
 	f := &followed{u: u, ctx: ctx, c: c, caps: caps, id: id}
 	event := func(typ string, t modernTask, extra map[string]any) { f.event(typ, t.Status, t.StatusMessage, extra) }
 	event("task.upstream.created", task, nil)
-	giveUp := f.giveUp
 	answered := map[string]bool{} // input requests already answered
 	for {
 		switch task.Status {
@@ -261,17 +259,17 @@ func (u *Upstream) awaitModernTask(ctx context.Context, c *conn, caps json.RawMe
 					Params json.RawMessage `json:"params"`
 				}
 				if err := json.Unmarshal(r, &req); err != nil || req.Method == "" {
-					return giveUp(fmt.Errorf("upstream %q asked for input toolgate cannot read: %s", u.name, gateway.Truncate(string(r), 256)))
+					return f.giveUp(fmt.Errorf("upstream %q asked for input toolgate cannot read: %s", u.name, gateway.Truncate(string(r), 256)))
 				}
 				ans, err := gateway.RequestFromClient(ctx, req.Method, req.Params)
 				if err != nil {
-					return giveUp(fmt.Errorf("upstream %q asked the caller (%s): %w", u.name, req.Method, err))
+					return f.giveUp(fmt.Errorf("upstream %q asked the caller (%s): %w", u.name, req.Method, err))
 				}
 				answers[key] = ans
 			}
 			if len(answers) > 0 {
 				if _, err := c.requestAs(ctx, string(mcp.MethodTasksUpdate), map[string]any{"taskId": id, "inputResponses": answers}, caps); err != nil {
-					return giveUp(err)
+					return f.giveUp(err)
 				}
 				for key := range answers {
 					answered[key] = true
@@ -280,7 +278,7 @@ func (u *Upstream) awaitModernTask(ctx context.Context, c *conn, caps json.RawMe
 		}
 		raw, err := f.poll(pollEvery(task.PollIntervalMs))
 		if err != nil {
-			return giveUp(err)
+			return f.giveUp(err)
 		}
 		var got modernTask
 		if err := json.Unmarshal(raw, &got); err != nil || got.Status == "" {
