@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -62,14 +63,18 @@ func serveModern() {
 		tasks[id] = task
 		return task
 	}
+	// result is a copy of task as a result of resultType rt: a
+	// CreateTaskResult ("task") or a DetailedTask ("complete"). Callers
+	// hold mu.
+	result := func(task map[string]any, rt string) map[string]any {
+		res := maps.Clone(task)
+		res["resultType"] = rt
+		return res
+	}
 	created := func(task map[string]any) map[string]any {
 		mu.Lock()
 		defer mu.Unlock()
-		res := map[string]any{"resultType": "task"}
-		for k, v := range task {
-			res[k] = v
-		}
-		return res
+		return result(task, "task")
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 16<<20)
@@ -164,10 +169,7 @@ func serveModern() {
 			switch {
 			case !ok:
 			case msg.Method == "tasks/get":
-				res = map[string]any{"resultType": "complete"}
-				for k, v := range task {
-					res[k] = v
-				}
+				res = result(task, "complete")
 			default:
 				if msg.Method == "tasks/cancel" && (task["status"] == "working" || task["status"] == "input_required") {
 					task["status"], task["lastUpdatedAt"] = "cancelled", now()
