@@ -65,6 +65,9 @@ type Call struct {
 	// decision holds the policy's decision that Decision points to, so
 	// that the authorize stage need not allocate one.
 	decision Decision
+	// deadline is the context execute runs a tool that honours its
+	// context under (deadline.go), kept here for the same reason.
+	deadline callDeadline
 }
 
 // CallTask is the task a call runs as.

@@ -25,21 +25,25 @@ var errCallDeadline = errors.New("call deadline exceeded")
 // or the context ends, whichever is first, so a handler that ignores its
 // context cannot hold the call past its deadline; its eventual result is
 // dropped. A handler that honours its context runs on the calling
-// goroutine: no goroutine, channel or fresh stack per call. A panic in the
+// goroutine: no goroutine, channel or fresh stack per call, and no timer
+// unless it waits on its context ([callDeadline]). A panic in the
 // handler becomes a runtime error result, as does a nil result.
 func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
 	timeout := p.limitsOf(call).CallTimeout
 	if call.Tool.Timeout > 0 {
 		timeout = call.Tool.Timeout
 	}
+	if call.Tool.HonoursContext {
+		// Its deadline's timer is armed only if it waits (deadline.go).
+		dctx := startDeadline(call, ctx, timeout)
+		defer dctx.cancel()
+		// When the shutdown grace period ends, calls still running are cancelled.
+		defer p.execEnd(p.execStart(dctx.cancel))
+		return p.runHandler(dctx, call, timeout)
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallDeadline)
 	defer cancel()
-	// When the shutdown grace period ends, calls still running are cancelled.
 	defer p.execEnd(p.execStart(cancel))
-
-	if call.Tool.HonoursContext {
-		return p.runHandler(ctx, call, timeout)
-	}
 	done := make(chan *Result, 1)
 	go func() { done <- p.runHandler(ctx, call, timeout) }()
 	select {
