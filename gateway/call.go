@@ -68,6 +68,8 @@ type Call struct {
 	// deadline is the context execute runs a tool that honours its
 	// context under (deadline.go), kept here for the same reason.
 	deadline callDeadline
+	// ctx is the call's context as the stages see it (inContext).
+	ctx callContext
 }
 
 // CallTask is the task a call runs as.
@@ -162,6 +164,32 @@ func callerFields(fields map[string]any, c *Call) {
 
 func withCall(ctx context.Context, c *Call) context.Context {
 	return context.WithValue(ctx, callKey{}, c)
+}
+
+// callContext is a context that carries its call ([CallFrom]), as
+// context.WithValue would: kept in the Call ([Call.inContext]) so that a
+// call's context costs no allocation of its own.
+type callContext struct {
+	context.Context
+	call *Call
+}
+
+func (c *callContext) Value(key any) any {
+	if key == (callKey{}) {
+		return c.call
+	}
+	return c.Context.Value(key)
+}
+
+// inContext returns ctx carrying the call: the call's own callContext the
+// first time, a fresh one for a call that passes the pipeline again
+// (whatever holds the first keeps seeing it unchanged).
+func (c *Call) inContext(ctx context.Context) context.Context {
+	if c.ctx.call != nil {
+		return withCall(ctx, c)
+	}
+	c.ctx = callContext{Context: ctx, call: c}
+	return &c.ctx
 }
 
 // AsCaller returns ctx as the context of a call by c's caller (its

@@ -146,3 +146,21 @@ func TestCallDeadlineEarlierParent(t *testing.T) {
 		ctx.cancel()
 	})
 }
+
+// TestCallContext: a call's context carries the call and its parent's
+// values; a call that passes the pipeline again gets a context of its own,
+// and the first one stays as it was.
+func TestCallContext(t *testing.T) {
+	call := &Call{}
+	first := call.inContext(context.WithValue(context.Background(), deadlineKey{}, "first"))
+	if CallFrom(first) != call || first.Value(deadlineKey{}) != "first" {
+		t.Fatalf("first context: call %p value %v", CallFrom(first), first.Value(deadlineKey{}))
+	}
+	second := call.inContext(context.WithValue(context.Background(), deadlineKey{}, "second"))
+	if CallFrom(second) != call || second.Value(deadlineKey{}) != "second" {
+		t.Fatalf("second context: call %p value %v", CallFrom(second), second.Value(deadlineKey{}))
+	}
+	if first.Value(deadlineKey{}) != "first" {
+		t.Errorf("the first context changed with the second: %v", first.Value(deadlineKey{}))
+	}
+}

@@ -38,12 +38,12 @@ func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
 		dctx := startDeadline(call, ctx, timeout)
 		defer dctx.cancel()
 		// When the shutdown grace period ends, calls still running are cancelled.
-		defer p.execEnd(p.execStart(dctx.cancel))
+		defer p.execEnd(p.execStart(dctx))
 		return p.runHandler(dctx, call, timeout)
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallDeadline)
 	defer cancel()
-	defer p.execEnd(p.execStart(cancel))
+	defer p.execEnd(p.execStart(cancelFunc(cancel)))
 	done := make(chan *Result, 1)
 	go func() { done <- p.runHandler(ctx, call, timeout) }()
 	select {

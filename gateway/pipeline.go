@@ -122,8 +122,19 @@ type Pipeline struct {
 	killMu    sync.Mutex
 	killed    bool
 	execSeq   uint64
-	executing map[uint64]context.CancelFunc
+	executing map[uint64]canceller
 }
+
+// canceller cancels a call being executed: its [callDeadline], or the
+// cancel function of its context ([cancelFunc]). An interface rather than
+// a func, so that registering a callDeadline needs no method value (an
+// allocation).
+type canceller interface{ cancel() }
+
+// cancelFunc is a context's cancel function as a [canceller].
+type cancelFunc context.CancelFunc
+
+func (f cancelFunc) cancel() { f() }
 
 // NewPipeline builds a pipeline. options is copied; nil means the zero
 // Options, whose fields are the defaults except Tools, which is required:
@@ -148,7 +159,7 @@ func NewPipeline(options *Options) *Pipeline {
 	}
 	p := &Pipeline{opts: opts, log: log, rounds: NewRoundStates(roundPrefix, opts.RoundSecrets)}
 	p.limits.Store(&Limits{CallTimeout: opts.CallTimeout, MaxOutputBytes: opts.MaxOutputBytes})
-	p.executing = map[uint64]context.CancelFunc{}
+	p.executing = map[uint64]canceller{}
 	stages := []Middleware{
 		p.recordStage,
 		p.resolveStage,
@@ -204,7 +215,7 @@ func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
 	p.mu.Unlock()
 	defer p.inflight.Done()
 
-	ctx = withCall(ctx, call)
+	ctx = call.inContext(ctx)
 	call.limits = p.limits.Load()
 	call.pipeline = p
 
@@ -295,24 +306,24 @@ func (p *Pipeline) Shutdown(ctx context.Context) error {
 func (p *Pipeline) killExecuting() {
 	p.killMu.Lock()
 	p.killed = true
-	cancels := make([]context.CancelFunc, 0, len(p.executing))
+	cancels := make([]canceller, 0, len(p.executing))
 	for _, c := range p.executing {
 		cancels = append(cancels, c)
 	}
 	p.killMu.Unlock()
 	for _, c := range cancels {
-		c()
+		c.cancel()
 	}
 }
 
 // execStart registers the cancel function of a call being executed and
 // returns its key for forget; after killExecuting, it cancels the call
 // at once instead.
-func (p *Pipeline) execStart(cancel context.CancelFunc) uint64 {
+func (p *Pipeline) execStart(cancel canceller) uint64 {
 	p.killMu.Lock()
 	if p.killed {
 		p.killMu.Unlock()
-		cancel()
+		cancel.cancel()
 		return 0
 	}
 	p.execSeq++

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -96,14 +97,17 @@ func Ok(parts ...Part) *Result { return &Result{Output: parts} }
 
 // OkText returns a successful result whose output is text.
 func OkText(text string) *Result {
-	// The result and its one part in one allocation (Output's capacity is
-	// 1: an append moves it out).
+	// The result, its one part and room for one display block (the brief
+	// most tools add) in one allocation. Output and Display have capacity
+	// 1: an append moves them out.
 	r := &struct {
 		Result
-		out [1]Part
+		out     [1]Part
+		display [1]DisplayBlock
 	}{}
 	r.out[0] = Text(text)
 	r.Output = r.out[:]
+	r.Display = r.display[:0]
 	return &r.Result
 }
 
@@ -200,7 +204,7 @@ func (r *Result) WithBrief(brief string) *Result {
 			return r
 		}
 	}
-	r.Display = append([]DisplayBlock{BriefBlock{Text: brief}}, r.Display...)
+	r.Display = slices.Insert(r.Display, 0, DisplayBlock(BriefBlock{Text: brief}))
 	return r
 }
 

@@ -79,6 +79,7 @@ const argDecoderMax = 64 << 10
 type argDecoder struct {
 	in  sliceReader
 	dec *json.Decoder
+	obj map[string]any // decoded into here: a local's address would escape
 }
 
 // sliceReader reads the slice it is given, then io.EOF.
@@ -104,8 +105,9 @@ func decodePooled(raw []byte) (map[string]any, error) {
 	d := argDecoders.Get().(*argDecoder)
 	start := d.dec.InputOffset()
 	d.in.b = raw
-	var obj map[string]any
-	err := d.dec.Decode(&obj)
+	err := d.dec.Decode(&d.obj)
+	obj := d.obj
+	d.obj = nil
 	clean := err == nil && obj != nil && d.dec.InputOffset()-start == int64(len(raw)) && len(d.in.b) == 0
 	d.in.b = nil
 	if !clean {
