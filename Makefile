@@ -17,6 +17,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzJSONRPCHTTP \
 	./gateway:FuzzToolArguments \
 	./gateway:FuzzRoundStateOpen \
+	./gateway:FuzzCallToolResultEncoding \
 	./gateway/runs:FuzzAppendString \
 	./adapters/upstream:FuzzLineLimiter \
 	./toolsets/filesystem:FuzzMatcher \

@@ -540,49 +540,87 @@ func (r CallToolRequest) RequireBoolSlice(key string) ([]bool, error) {
 }
 
 // MarshalJSON implements custom JSON marshaling for CallToolResult
+//
+// toolgate patch: the members are appended in the order encoding/json
+// writes a map's (sorted keys), each encoded once, instead of collected in
+// a map[string]any and encoded through reflection, which also checked
+// and compacted the _meta's encoding again. The bytes are the same
+// (TestCallToolResultEncodesAsBefore, FuzzCallToolResultEncoding).
 func (r CallToolResult) MarshalJSON() ([]byte, error) {
-	m := make(map[string]any)
+	return r.AppendJSON(make([]byte, 0, 256))
+}
 
-	// Marshal Meta if present
+// AppendJSON implements PreEncoded (toolgate patch): the result is written
+// by the transports as MarshalJSON encodes it, without encoding/json's
+// second pass over it. Every member comes from json.Marshal or from
+// Meta.MarshalJSON, so the whole is valid, compact JSON with HTML
+// characters escaped.
+func (r CallToolResult) AppendJSON(b []byte) ([]byte, error) {
+	member := func(b []byte, name string, v any) ([]byte, error) {
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, ',', '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		return append(b, enc...), nil
+	}
+	var err error
+	b = append(b, '{')
 	if r.Meta != nil {
-		m["_meta"] = r.Meta
+		meta, err := r.Meta.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `"_meta":`...)
+		b = append(b, meta...)
+		b = append(b, ',')
 	}
-
-	// resultType is required from protocol version 2026-07-28 onward, and
-	// omitted when replying to a client using an earlier version.
-	if r.ResultType != "" {
-		m["resultType"] = r.ResultType
+	// Content array: null content is written as [].
+	b = append(b, `"content":`...)
+	if len(r.Content) == 0 {
+		b = append(b, '[', ']')
+	} else {
+		content, err := json.Marshal(r.Content)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, content...)
 	}
-
-	// Marshal Content array
-	content := make([]any, len(r.Content))
-	for i, c := range r.Content {
-		content[i] = c
-	}
-	m["content"] = content
-
-	// Marshal StructuredContent if present
-	if len(r.RawStructuredContent) > 0 {
-		m["structuredContent"] = json.RawMessage(r.RawStructuredContent)
-	} else if r.StructuredContent != nil {
-		m["structuredContent"] = r.StructuredContent
-	}
-
-	// Marshal IsError if true
-	if r.IsError {
-		m["isError"] = r.IsError
-	}
-
 	// Multi round-trip fields, present only when the server is asking the
 	// client for more input before it can complete the call (SEP-2322).
 	if len(r.InputRequests) > 0 {
-		m["inputRequests"] = r.InputRequests
+		if b, err = member(b, "inputRequests", r.InputRequests); err != nil {
+			return nil, err
+		}
+	}
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
 	}
 	if r.RequestState != "" {
-		m["requestState"] = r.RequestState
+		if b, err = member(b, "requestState", r.RequestState); err != nil {
+			return nil, err
+		}
 	}
-
-	return json.Marshal(m)
+	// resultType is required from protocol version 2026-07-28 onward, and
+	// omitted when replying to a client using an earlier version.
+	if r.ResultType != "" {
+		if b, err = member(b, "resultType", r.ResultType); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case len(r.RawStructuredContent) > 0:
+		// Checked and compacted, as encoding/json does a RawMessage.
+		b, err = member(b, "structuredContent", json.RawMessage(r.RawStructuredContent))
+	case r.StructuredContent != nil:
+		b, err = member(b, "structuredContent", r.StructuredContent)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
 }
 
 // UnmarshalJSON implements custom JSON unmarshaling for CallToolResult

@@ -223,7 +223,7 @@ func (m *Meta) MarshalJSON() ([]byte, error) {
 	// toolgate patch: without a progress token the members are the
 	// additional fields alone; encode them without copying them first.
 	if m.ProgressToken == nil && m.AdditionalFields != nil {
-		return json.Marshal(m.AdditionalFields)
+		return marshalMetaMembers(m.AdditionalFields)
 	}
 	raw := make(map[string]any)
 	if m.ProgressToken != nil {

@@ -1,0 +1,83 @@
+package mcp
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// toolgate patch: a _meta object encoded without reflection.
+//
+// json.Marshal of a map[string]any sorts the keys through reflection and
+// encodes each value through an interface encoder; for the few string
+// members a result's _meta usually has, that is most of the cost of
+// encoding the result. marshalMetaMembers writes the same bytes as
+// json.Marshal(fields): keys in sorted order, and each value as
+// encoding/json writes it. A key or string value made only of printable
+// ASCII that JSON need not escape (encoding/json escapes <, > and & too)
+// is written as it is, true, false and null as themselves; any other value
+// is encoded by json.Marshal. TestMetaMembersEncodeAsEncodingJSON and
+// FuzzMetaMembers compare the two.
+func marshalMetaMembers(fields map[string]any) ([]byte, error) {
+	var room [8]string
+	keys := room[:0]
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, 64+32*len(keys))
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if plainJSONString(k) {
+			b = append(b, '"')
+			b = append(b, k...)
+			b = append(b, '"')
+		} else {
+			enc, err := json.Marshal(k)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, enc...)
+		}
+		b = append(b, ':')
+		switch v := fields[k].(type) {
+		case string:
+			if plainJSONString(v) {
+				b = append(b, '"')
+				b = append(b, v...)
+				b = append(b, '"')
+				continue
+			}
+		case bool:
+			if v {
+				b = append(b, "true"...)
+			} else {
+				b = append(b, "false"...)
+			}
+			continue
+		case nil:
+			b = append(b, "null"...)
+			continue
+		}
+		enc, err := json.Marshal(fields[k])
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, enc...)
+	}
+	return append(b, '}'), nil
+}
+
+// plainJSONString reports whether s is written in JSON as it is, between
+// quotes, by encoding/json (HTML escaping on).
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
