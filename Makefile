@@ -18,6 +18,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzToolArguments \
 	./gateway:FuzzRoundStateOpen \
 	./gateway:FuzzCallToolResultEncoding \
+	./gateway:FuzzToolEncoding \
 	./gateway/runs:FuzzAppendString \
 	./adapters/upstream:FuzzLineLimiter \
 	./toolsets/filesystem:FuzzMatcher \

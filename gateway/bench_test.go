@@ -328,9 +328,7 @@ const listSchema = `{"type":"object","properties":{"query":{"type":"string","min
 // mcp-go server and by toolgate's mirror as served.
 func BenchmarkToolsList(b *testing.B) {
 	const n = 2000
-	desc := "Search the issue tracker for issues matching a query. Returns at most limit issues, newest first, with their number, title and state."
 	msg := json.RawMessage(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
-	ctx := context.Background()
 	run := func(b *testing.B, s *server.MCPServer) {
 		benchMessage(b, s, msg, func(out []byte) error {
 			var resp struct {
@@ -346,43 +344,78 @@ func BenchmarkToolsList(b *testing.B) {
 	}
 	b.Run("bare-mcp-go", func(b *testing.B) {
 		s := server.NewMCPServer("bare", "1.0.0", server.WithToolCapabilities(true))
-		var tools []server.ServerTool
-		for i := range n {
-			tools = append(tools, server.ServerTool{Tool: mcp.NewToolWithRawSchema(fmt.Sprintf("u%02d__search_%03d", i/100, i%100), desc, json.RawMessage(listSchema)),
-				Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil }})
-		}
-		s.AddTools(tools...)
+		s.AddTools(bareListTools(n)...)
 		run(b, s)
 		reportBaseline(b, "list")
 	})
 	b.Run("toolgate", func(b *testing.B) {
-		cat := benchCatalog(b)
-		for u := range n / 100 {
-			var tools []*gateway.Tool
-			for i := range 100 {
-				t, err := gateway.NewTool(gateway.ToolDef{Name: fmt.Sprintf("u%02d__search_%03d", u, i), Description: desc, InputSchema: json.RawMessage(listSchema)},
-					func(context.Context, *gateway.Call) (*gateway.Result, error) { return gateway.OkText(""), nil })
-				if err != nil {
-					b.Fatal(err)
-				}
-				tools = append(tools, t)
-			}
-			ts, err := gateway.NewToolset(fmt.Sprintf("u%02d", u), tools...)
+		run(b, gateway.NewMCPServer(listMCPOptions(b, n)).MCPGoServer())
+		reportRatio(b, "list")
+	})
+}
+
+const listDesc = "Search the issue tracker for issues matching a query. Returns at most limit issues, newest first, with their number, title and state."
+
+// bareListTools is n tools of BenchmarkToolsList as mcp-go's own.
+func bareListTools(n int) []server.ServerTool {
+	var tools []server.ServerTool
+	for i := range n {
+		tools = append(tools, server.ServerTool{Tool: mcp.NewToolWithRawSchema(fmt.Sprintf("u%02d__search_%03d", i/100, i%100), listDesc, json.RawMessage(listSchema)),
+			Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil }})
+	}
+	return tools
+}
+
+// listMCPOptions is toolgate's MCP mirror of a catalog of n tools in
+// toolsets of 100 (as n/100 upstreams would give), as served.
+func listMCPOptions(b *testing.B, n int) *gateway.MCPOptions {
+	cat := benchCatalog(b)
+	for u := range n / 100 {
+		var tools []*gateway.Tool
+		for i := range 100 {
+			t, err := gateway.NewTool(gateway.ToolDef{Name: fmt.Sprintf("u%02d__search_%03d", u, i), Description: listDesc, InputSchema: json.RawMessage(listSchema)},
+				func(context.Context, *gateway.Call) (*gateway.Result, error) { return gateway.OkText(""), nil })
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := cat.Add(ctx, ts); err != nil {
-				b.Fatal(err)
-			}
+			tools = append(tools, t)
 		}
-		r := benchRun(b)
-		pol := benchPolicy(b)
-		m := gateway.NewMCPServer(&gateway.MCPOptions{
-			Name: "toolgate", Version: "bench", Catalog: cat,
-			Pipeline: gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: pol, Recorder: r, Artifacts: r}), Artifacts: r,
-			ToolFilter: func(ctx context.Context, t *gateway.Tool) bool { return true },
-		})
-		run(b, m.MCPGoServer())
-		reportRatio(b, "list")
+		ts, err := gateway.NewToolset(fmt.Sprintf("u%02d", u), tools...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cat.Add(context.Background(), ts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := benchRun(b)
+	return &gateway.MCPOptions{
+		Name: "toolgate", Version: "bench", Catalog: cat,
+		Pipeline: gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: benchPolicy(b), Recorder: r, Artifacts: r}), Artifacts: r,
+		ToolFilter: func(ctx context.Context, t *gateway.Tool) bool { return true },
+	}
+}
+
+// BenchmarkInstallTools measures the work between the last upstream's
+// listing and serving, at start-up: the MCP mirror taking a catalog of
+// 2,000 tools (encoding each once for tools/list, installing them in
+// mcp-go). The baseline is mcp-go installing the same tools itself.
+func BenchmarkInstallTools(b *testing.B) {
+	const n = 2000
+	b.Run("bare-mcp-go", func(b *testing.B) {
+		tools := bareListTools(n)
+		b.ReportAllocs()
+		for b.Loop() {
+			server.NewMCPServer("bare", "1.0.0", server.WithToolCapabilities(true)).AddTools(tools...)
+		}
+		reportBaseline(b, "install")
+	})
+	b.Run("toolgate", func(b *testing.B) {
+		opts := listMCPOptions(b, n)
+		b.ReportAllocs()
+		for b.Loop() {
+			gateway.NewMCPServer(opts)
+		}
+		reportRatio(b, "install")
 	})
 }

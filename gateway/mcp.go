@@ -275,7 +275,9 @@ func (m *MCPServer) syncTools() {
 	h := sha256.New()
 	for _, e := range entries {
 		t := m.mcpTool(e.Tool)
-		b, err := json.Marshal(t)
+		// Valid, compact JSON as it is (mcp-go patch item 9): no second
+		// pass of encoding/json over it.
+		b, err := t.MarshalJSON()
 		if err != nil {
 			m.log.Error("tool does not encode; not served", "tool", e.Tool.Name, "err", err)
 			continue

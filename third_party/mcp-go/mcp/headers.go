@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -320,6 +321,13 @@ func (p headerSchemaProperty) isHeaderPrimitive() bool {
 // annotations apart from one that could not be read.
 func schemaHeaderProperties(schema any) (map[string]headerSchemaProperty, error) {
 	if schema == nil {
+		return nil, nil
+	}
+	// toolgate patch: a raw schema that cannot spell the annotation (no
+	// "x-mcp-header", no \u escape) has no header properties; it is not
+	// decoded. Both callers treat an unreadable schema as one without
+	// them, so the answer is the same.
+	if raw, ok := schema.(json.RawMessage); ok && !bytes.Contains(raw, []byte("x-mcp-header")) && !bytes.Contains(raw, []byte(`\u`)) {
 		return nil, nil
 	}
 	var s headerSchemaProperty

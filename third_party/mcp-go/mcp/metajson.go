@@ -30,26 +30,12 @@ func marshalMetaMembers(fields map[string]any) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if plainJSONString(k) {
-			b = append(b, '"')
-			b = append(b, k...)
-			b = append(b, '"')
-		} else {
-			enc, err := json.Marshal(k)
-			if err != nil {
-				return nil, err
-			}
-			b = append(b, enc...)
-		}
+		b = appendJSONString(b, k)
 		b = append(b, ':')
 		switch v := fields[k].(type) {
 		case string:
-			if plainJSONString(v) {
-				b = append(b, '"')
-				b = append(b, v...)
-				b = append(b, '"')
-				continue
-			}
+			b = appendJSONString(b, v)
+			continue
 		case bool:
 			if v {
 				b = append(b, "true"...)
@@ -68,6 +54,30 @@ func marshalMetaMembers(fields map[string]any) ([]byte, error) {
 		b = append(b, enc...)
 	}
 	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as encoding/json writes it (HTML escaping
+// on): as it is between quotes when it is plain, else by json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	if plainJSONString(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	enc, _ := json.Marshal(s) // a string always encodes
+	return append(b, enc...)
+}
+
+// appendJSONMember appends ,"name": and v's encoding by json.Marshal.
+func appendJSONMember(b []byte, name string, v any) ([]byte, error) {
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return append(b, enc...), nil
 }
 
 // plainJSONString reports whether s is written in JSON as it is, between

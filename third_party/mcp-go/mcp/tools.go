@@ -556,16 +556,7 @@ func (r CallToolResult) MarshalJSON() ([]byte, error) {
 // Meta.MarshalJSON, so the whole is valid, compact JSON with HTML
 // characters escaped.
 func (r CallToolResult) AppendJSON(b []byte) ([]byte, error) {
-	member := func(b []byte, name string, v any) ([]byte, error) {
-		enc, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, ',', '"')
-		b = append(b, name...)
-		b = append(b, '"', ':')
-		return append(b, enc...), nil
-	}
+	member := appendJSONMember
 	var err error
 	b = append(b, '{')
 	if r.Meta != nil {
@@ -729,59 +720,79 @@ func (t Tool) GetName() string {
 // MarshalJSON implements the json.Marshaler interface for Tool.
 // It handles marshaling either InputSchema or RawInputSchema based on which is set.
 func (t Tool) MarshalJSON() ([]byte, error) {
-	// Create a map to build the JSON structure
-	m := make(map[string]any, 5)
-
-	// Add the name and description
-	m["name"] = t.Name
-	if t.Title != "" {
-		m["title"] = t.Title
+	// toolgate patch: the members are appended in the order encoding/json
+	// wrote v1.2.1's map of them (sorted keys), each encoded once, instead
+	// of collected in a map and encoded through reflection, which checked
+	// and compacted each schema twice. The bytes are the same
+	// (TestToolEncodesAsBefore, FuzzToolEncoding in toolgate's gateway
+	// package); the output is valid, compact JSON with HTML characters
+	// escaped, which a caller may use as it is.
+	if t.RawInputSchema != nil && t.InputSchema.Type != "" {
+		return nil, fmt.Errorf("tool %s has both InputSchema and RawInputSchema set: %w", t.Name, errToolSchemaConflict)
+	}
+	if t.RawOutputSchema != nil && t.OutputSchema.Type != "" {
+		return nil, fmt.Errorf("tool %s has both OutputSchema and RawOutputSchema set: %w", t.Name, errToolSchemaConflict)
+	}
+	b := make([]byte, 0, 256+len(t.Description)+len(t.RawInputSchema)+len(t.RawOutputSchema))
+	b = append(b, '{')
+	if t.Meta != nil {
+		meta, err := t.Meta.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `"_meta":`...)
+		b = append(b, meta...)
+		b = append(b, ',')
+	}
+	annotations, err := json.Marshal(t.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `"annotations":`...)
+	b = append(b, annotations...)
+	if t.DeferLoading {
+		b = append(b, `,"defer_loading":true`...)
 	}
 	if t.Description != "" {
-		m["description"] = t.Description
+		b = append(b, `,"description":`...)
+		b = appendJSONString(b, t.Description)
 	}
-
-	// Determine which input schema to use
-	if t.RawInputSchema != nil {
-		if t.InputSchema.Type != "" {
-			return nil, fmt.Errorf("tool %s has both InputSchema and RawInputSchema set: %w", t.Name, errToolSchemaConflict)
-		}
-		m["inputSchema"] = t.RawInputSchema
-	} else {
-		// Use the structured InputSchema
-		m["inputSchema"] = t.InputSchema
-	}
-
-	// Add output schema if present
-	if t.RawOutputSchema != nil {
-		if t.OutputSchema.Type != "" {
-			return nil, fmt.Errorf("tool %s has both OutputSchema and RawOutputSchema set: %w", t.Name, errToolSchemaConflict)
-		}
-		m["outputSchema"] = t.RawOutputSchema
-	} else if t.OutputSchema.Type != "" { // If no output schema is specified, do not return anything
-		m["outputSchema"] = t.OutputSchema
-	}
-
-	m["annotations"] = t.Annotations
-
-	if t.DeferLoading {
-		m["defer_loading"] = t.DeferLoading
-	}
-
-	// Marshal Meta if present
-	if t.Meta != nil {
-		m["_meta"] = t.Meta
-	}
-
-	if t.Icons != nil {
-		m["icons"] = t.Icons
-	}
-
 	if t.Execution != nil {
-		m["execution"] = t.Execution
+		if b, err = appendJSONMember(b, "execution", t.Execution); err != nil {
+			return nil, err
+		}
 	}
-
-	return json.Marshal(m)
+	if t.Icons != nil {
+		if b, err = appendJSONMember(b, "icons", t.Icons); err != nil {
+			return nil, err
+		}
+	}
+	// The raw schemas are checked and compacted, as encoding/json does a
+	// RawMessage.
+	if t.RawInputSchema != nil {
+		b, err = appendJSONMember(b, "inputSchema", t.RawInputSchema)
+	} else {
+		b, err = appendJSONMember(b, "inputSchema", t.InputSchema)
+	}
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, t.Name)
+	// If no output schema is specified, do not return anything.
+	if t.RawOutputSchema != nil {
+		b, err = appendJSONMember(b, "outputSchema", t.RawOutputSchema)
+	} else if t.OutputSchema.Type != "" {
+		b, err = appendJSONMember(b, "outputSchema", t.OutputSchema)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.Title != "" {
+		b = append(b, `,"title":`...)
+		b = appendJSONString(b, t.Title)
+	}
+	return append(b, '}'), nil
 }
 
 // ToolArgumentsSchema represents a JSON Schema for tool arguments.

@@ -1,0 +1,298 @@
+package gateway
+
+// Tests of the speed items of the local mcp-go patch (third_party/README.md)
+// that hold them to what mcp-go v1.2.1 did.
+//
+// Item 9 encodes tools/call results (mcp.CallToolResult.AppendJSON) and
+// tools (mcp.Tool.MarshalJSON) by appending their members, and _meta
+// objects without reflection: the bytes must be v1.2.1's, a map of the
+// members encoded by encoding/json. Item 10 skips decoding a tool's schema for x-mcp-header
+// annotations when its bytes cannot spell one: the bindings and the
+// validation must be v1.2.1's.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// v121ResultJSON is how mcp-go v1.2.1 encoded a tools/call result.
+func v121ResultJSON(r *mcp.CallToolResult) ([]byte, error) {
+	m := map[string]any{}
+	if r.Meta != nil {
+		meta := map[string]any{}
+		if r.Meta.ProgressToken != nil {
+			meta["progressToken"] = r.Meta.ProgressToken
+		}
+		for k, v := range r.Meta.AdditionalFields {
+			meta[k] = v
+		}
+		m["_meta"] = meta
+	}
+	if r.ResultType != "" {
+		m["resultType"] = r.ResultType
+	}
+	content := make([]any, len(r.Content))
+	for i, c := range r.Content {
+		content[i] = c
+	}
+	m["content"] = content
+	if len(r.RawStructuredContent) > 0 {
+		m["structuredContent"] = json.RawMessage(r.RawStructuredContent)
+	} else if r.StructuredContent != nil {
+		m["structuredContent"] = r.StructuredContent
+	}
+	if r.IsError {
+		m["isError"] = true
+	}
+	if len(r.InputRequests) > 0 {
+		m["inputRequests"] = r.InputRequests
+	}
+	if r.RequestState != "" {
+		m["requestState"] = r.RequestState
+	}
+	return json.Marshal(m)
+}
+
+// checkResultEncoding compares every way a result is encoded with
+// v1.2.1's bytes: its MarshalJSON, encoding/json by value and by pointer,
+// and the transports' MarshalMessage of a response carrying it.
+func checkResultEncoding(t *testing.T, name string, r *mcp.CallToolResult) {
+	t.Helper()
+	want, wantErr := v121ResultJSON(r)
+	got, err := r.MarshalJSON()
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("%s: error %v, v1.2.1 %v", name, err, wantErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s: MarshalJSON\n%s\nv1.2.1\n%s", name, got, want)
+	}
+	for how, v := range map[string]any{"value": *r, "pointer": r} {
+		if b, err := json.Marshal(v); err != nil || !bytes.Equal(b, want) {
+			t.Fatalf("%s: json.Marshal by %s: %s (%v)", name, how, b, err)
+		}
+	}
+	resp := mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(7)), Result: r}
+	msg, err := mcp.MarshalMessage(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMsg, _ := json.Marshal(mcp.JSONRPCResponse{JSONRPC: resp.JSONRPC, ID: resp.ID, Result: json.RawMessage(want)})
+	if !bytes.Equal(msg, wantMsg) {
+		t.Fatalf("%s: written\n%s\nv1.2.1\n%s", name, msg, wantMsg)
+	}
+}
+
+func TestCallToolResultEncodesAsBefore(t *testing.T) {
+	meta := func(fields map[string]any) *mcp.Meta { return &mcp.Meta{AdditionalFields: fields} }
+	for _, c := range []struct {
+		name string
+		r    *mcp.CallToolResult
+	}{
+		{"empty", &mcp.CallToolResult{}},
+		{"text", mcp.NewToolResultText("hello")},
+		{"error", mcp.NewToolResultError("it broke <badly> & \"loudly\"")},
+		{"image and text", &mcp.CallToolResult{Content: []mcp.Content{mcp.NewImageContent("aGk=", "image/png"), mcp.NewTextContent("x")}}},
+		{"plain meta", &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("x")},
+			Result: mcp.Result{Meta: meta(map[string]any{"toolgate/brief": "Echoed 5 bytes", "toolgate/call_id": "0193-abc"})}}},
+		{"meta needing escapes", &mcp.CallToolResult{Result: mcp.Result{Meta: meta(map[string]any{
+			"a<b": "x>y", "q\"": "back\\slash", "ctl": "tab\there\nnew", "utf8": "é ü \u2028 \u2029", "bad": "\xff", "amp&": "&",
+		})}}},
+		{"meta values of every kind", &mcp.CallToolResult{Result: mcp.Result{Meta: meta(map[string]any{
+			"t": true, "f": false, "n": nil, "i": 42, "fl": 1.5, "num": json.Number("12e3"), "raw": json.RawMessage(` { "a" : [1, 2] } `),
+			"obj": map[string]any{"z": 1, "a": "<"}, "list": []any{"x", 1}, "empty": "",
+		})}}},
+		{"many meta members", &mcp.CallToolResult{Result: mcp.Result{Meta: meta(map[string]any{
+			"k1": "1", "k2": "2", "k3": "3", "k4": "4", "k5": "5", "k6": "6", "k7": "7", "k8": "8", "k9": "9", "k10": "10",
+		})}}},
+		{"empty meta", &mcp.CallToolResult{Result: mcp.Result{Meta: meta(map[string]any{})}}},
+		{"nil meta fields", &mcp.CallToolResult{Result: mcp.Result{Meta: &mcp.Meta{}}}},
+		{"progress token", &mcp.CallToolResult{Result: mcp.Result{Meta: &mcp.Meta{ProgressToken: "p1", AdditionalFields: map[string]any{"x": "y"}}}}},
+		{"raw structured content with spaces", &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("x")}, RawStructuredContent: json.RawMessage(" {\"a\": \"<b>\"} ")}},
+		{"structured content", &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1, "s": "&"}}},
+		{"invalid raw structured content", &mcp.CallToolResult{RawStructuredContent: json.RawMessage(`{"a":`)}},
+		{"input required", ToMCPResult("0193-call", InputRequiredResult(map[string]json.RawMessage{
+			"name": json.RawMessage(`{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}`),
+		}, "tgr1.abc<>", "asks"))},
+		{"complete", &mcp.CallToolResult{Result: mcp.Result{ResultType: mcp.ResultTypeComplete}, Content: []mcp.Content{mcp.NewTextContent("done")}}},
+		{"toolgate's result", ToMCPResult("0193-call", OkText("hello <there>").WithBrief("Echoed 13 bytes").
+			WithDisplay(DiffBlock{Path: "a.txt", Unified: "@@ -1 +1 @@\n-a\n+b\n", Added: 1, Removed: 1}).
+			WithExtra("k", map[string]any{"v": 1}))},
+		{"toolgate's error", ToMCPResult("0193-call", Error("denied & logged", "refused"))},
+	} {
+		checkResultEncoding(t, c.name, c.r)
+	}
+}
+
+// FuzzCallToolResultEncoding: results with _meta members, text and
+// structured content from the fuzzer encode as v1.2.1 encoded them.
+func FuzzCallToolResultEncoding(f *testing.F) {
+	f.Add("toolgate/brief", "Echoed 5 bytes", "hello", []byte(`{"a":1}`), false)
+	f.Add("a<b", "\u2028\xff\"\\", "\x00\x1f", []byte(` [1, "x"] `), true)
+	f.Add("", "", "", []byte(nil), false)
+	f.Fuzz(func(t *testing.T, key, value, text string, structured []byte, isError bool) {
+		r := &mcp.CallToolResult{
+			Result:               mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{key: value, "b" + key: true, "n" + key: nil, "s": text}}},
+			Content:              []mcp.Content{mcp.NewTextContent(text)},
+			RawStructuredContent: structured,
+			IsError:              isError,
+		}
+		checkResultEncoding(t, "fuzzed", r)
+	})
+}
+
+func TestParamHeaderAnnotationsFound(t *testing.T) {
+	for _, c := range []struct {
+		name, schema string
+		want         []string // header of each binding
+		invalid      bool
+	}{
+		{"none", `{"type":"object","properties":{"region":{"type":"string"}}}`, nil, false},
+		{"annotated", `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`, []string{"Region"}, false},
+		{"annotated, nested", `{"type":"object","properties":{"o":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Deep"}}}}}`, []string{"Deep"}, false},
+		{"annotation spelled with an escape", `{"type":"object","properties":{"region":{"type":"string","x-mcp-head\u0065r":"Region"}}}`, []string{"Region"}, false},
+		{"invalid header name", `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"bad name"}}}`, nil, true},
+		{"unreadable schema", `{"type":"object","properties":[1]}`, nil, false},
+	} {
+		tool := &mcp.Tool{Name: "t", RawInputSchema: json.RawMessage(c.schema)}
+		var got []string
+		for _, b := range mcp.ExtractParamHeaderBindings(tool) {
+			got = append(got, b.Header)
+		}
+		if c.invalid {
+			got = nil
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: bindings %v, want %v", c.name, got, c.want)
+		}
+		if err := mcp.ValidateParamHeaderAnnotations(tool); (err != nil) != c.invalid {
+			t.Errorf("%s: validation says %v, want invalid=%v", c.name, err, c.invalid)
+		}
+	}
+}
+
+// v121ToolJSON is how mcp-go v1.2.1 encoded a tool.
+func v121ToolJSON(t mcp.Tool) ([]byte, error) {
+	m := map[string]any{"name": t.Name}
+	if t.Title != "" {
+		m["title"] = t.Title
+	}
+	if t.Description != "" {
+		m["description"] = t.Description
+	}
+	if t.RawInputSchema != nil {
+		if t.InputSchema.Type != "" {
+			return nil, errors.New("both input schemas")
+		}
+		m["inputSchema"] = t.RawInputSchema
+	} else {
+		m["inputSchema"] = t.InputSchema
+	}
+	if t.RawOutputSchema != nil {
+		if t.OutputSchema.Type != "" {
+			return nil, errors.New("both output schemas")
+		}
+		m["outputSchema"] = t.RawOutputSchema
+	} else if t.OutputSchema.Type != "" {
+		m["outputSchema"] = t.OutputSchema
+	}
+	m["annotations"] = t.Annotations
+	if t.DeferLoading {
+		m["defer_loading"] = true
+	}
+	if t.Meta != nil {
+		meta := map[string]any{}
+		if t.Meta.ProgressToken != nil {
+			meta["progressToken"] = t.Meta.ProgressToken
+		}
+		for k, v := range t.Meta.AdditionalFields {
+			meta[k] = v
+		}
+		m["_meta"] = meta
+	}
+	if t.Icons != nil {
+		m["icons"] = t.Icons
+	}
+	if t.Execution != nil {
+		m["execution"] = t.Execution
+	}
+	return json.Marshal(m)
+}
+
+func checkToolEncoding(t *testing.T, name string, tool mcp.Tool) {
+	t.Helper()
+	want, wantErr := v121ToolJSON(tool)
+	got, err := tool.MarshalJSON()
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("%s: error %v, v1.2.1 %v", name, err, wantErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s: MarshalJSON\n%s\nv1.2.1\n%s", name, got, want)
+	}
+	if b, err := json.Marshal(tool); err != nil || !bytes.Equal(b, want) {
+		t.Fatalf("%s: json.Marshal: %s (%v)", name, b, err)
+	}
+	if b, err := json.Marshal([]mcp.Tool{tool}); err != nil || !bytes.Equal(b, []byte("["+string(want)+"]")) {
+		t.Fatalf("%s: in a list: %s (%v)", name, b, err)
+	}
+}
+
+func TestToolEncodesAsBefore(t *testing.T) {
+	yes, no := true, false
+	for _, c := range []struct {
+		name string
+		tool mcp.Tool
+	}{
+		{"bare", mcp.Tool{Name: "t"}},
+		{"raw schema with spaces and HTML", mcp.NewToolWithRawSchema("search", "Find <things> & more", json.RawMessage(` { "type" : "object", "properties": {"q": {"type":"string", "pattern": "<a>"}} } `))},
+		{"struct schema", mcp.NewTool("add", mcp.WithDescription("Adds"), mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b"))},
+		{"every member", mcp.Tool{
+			Meta: &mcp.Meta{AdditionalFields: map[string]any{"toolgate/toolset": "u01", "x<": json.RawMessage(` {"a": 1} `), "n": 1}},
+			Name: "é\u2028name", Title: "A \"title\"", Description: "line\nbreak\ttab",
+			RawInputSchema:  json.RawMessage(`{"type":"object"}`),
+			RawOutputSchema: json.RawMessage(` {"type": "object", "properties": {}} `),
+			Annotations:     mcp.ToolAnnotation{Title: "T", ReadOnlyHint: &yes, DestructiveHint: &no, OpenWorldHint: &yes},
+			DeferLoading:    true,
+			Icons:           []mcp.Icon{{Src: "data:image/png;base64,AAA=", MIMEType: "image/png", Sizes: []string{"48x48"}}},
+			Execution:       &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional},
+		}},
+		{"struct output schema", mcp.Tool{Name: "o", OutputSchema: mcp.ToolOutputSchema{Type: "object", Properties: map[string]any{"n": map[string]any{"type": "integer"}}}}},
+		{"empty icons", mcp.Tool{Name: "i", Icons: []mcp.Icon{}}},
+		{"progress token in meta", mcp.Tool{Name: "p", Meta: &mcp.Meta{ProgressToken: 3}}},
+		{"both input schemas", mcp.Tool{Name: "c", InputSchema: mcp.ToolInputSchema{Type: "object"}, RawInputSchema: json.RawMessage(`{}`)}},
+		{"both output schemas", mcp.Tool{Name: "c", OutputSchema: mcp.ToolOutputSchema{Type: "object"}, RawOutputSchema: json.RawMessage(`{}`)}},
+		{"invalid raw schema", mcp.Tool{Name: "c", RawInputSchema: json.RawMessage(`{"type":`)}},
+	} {
+		checkToolEncoding(t, c.name, c.tool)
+	}
+	// toolgate's own tools as the mirror lists them.
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "toolgate-test", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	for _, e := range p.opts.Tools.(*Catalog).Entries() {
+		checkToolEncoding(t, "toolgate's "+e.Tool.Name, m.mcpTool(e.Tool))
+	}
+}
+
+// FuzzToolEncoding: tools with names, descriptions, titles and schemas
+// from the fuzzer encode as v1.2.1 encoded them.
+func FuzzToolEncoding(f *testing.F) {
+	f.Add("search", "Find <things>", "T", []byte(` {"type": "object"} `), true)
+	f.Add("\u2028", "\xff\x00", "", []byte(`{"type":`), false)
+	f.Fuzz(func(t *testing.T, name, description, title string, schema []byte, meta bool) {
+		tool := mcp.Tool{Name: name, Description: description, Title: title, RawInputSchema: schema, Annotations: mcp.ToolAnnotation{Title: title}}
+		if meta {
+			tool.Meta = &mcp.Meta{AdditionalFields: map[string]any{name: description}}
+		}
+		checkToolEncoding(t, "fuzzed", tool)
+	})
+}
