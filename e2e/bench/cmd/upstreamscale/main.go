@@ -16,6 +16,12 @@
 //   - CPU time toolgate and its children had used when it was ready;
 //   - memory: toolgate's peak RSS (VmHWM) and the sum of its children's;
 //   - shutdown: from SIGTERM until toolgate has exited (children ended);
+//   - the upstreams alone: right before toolgate, the K upstreams started
+//     at once by this program, each asked initialize and tools/list over
+//     stdio, until the last has listed its N tools: what toolgate's
+//     start-up cannot be faster than on this machine (the same K processes
+//     starting on the same cores). Start-up "beyond the upstreams" is
+//     toolgate's time to a ready /healthz minus that;
 //   - the tools/list baseline: right after toolgate, the same number of
 //     tools/list requests to a bare mcp-go server (`manytools -addr`)
 //     listing as many tools as toolgate did, same schemas, same transport.
@@ -30,13 +36,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -87,6 +96,7 @@ func fatalf(format string, args ...any) {
 // sample is one start of toolgate with K upstreams.
 type sample struct {
 	healthy, listed, shutdown time.Duration
+	alone                     time.Duration   // the K upstreams listed without toolgate
 	cpuTG, cpuChildren        time.Duration   // CPU time used until ready
 	lists                     []time.Duration // sorted
 	bareLists                 []time.Duration // sorted; the bare mcp-go baseline
@@ -102,6 +112,8 @@ type point struct {
 	Tools       int           `json:"tools_listed"`
 	Healthy     time.Duration `json:"startup_healthz_ns"`
 	Listed      time.Duration `json:"startup_tools_list_ns"`
+	Alone       time.Duration `json:"upstreams_alone_listed_ns,omitempty"`
+	Beyond      time.Duration `json:"startup_beyond_upstreams_ns,omitempty"`
 	ListP50     time.Duration `json:"tools_list_p50_ns"`
 	ListP90     time.Duration `json:"tools_list_p90_ns"`
 	ListP99     time.Duration `json:"tools_list_p99_ns"`
@@ -165,6 +177,10 @@ func run(cfg config) error {
 		}
 		p.Healthy = med(func(s *sample) time.Duration { return s.healthy })
 		p.Listed = med(func(s *sample) time.Duration { return s.listed })
+		if k > 0 {
+			p.Alone = med(func(s *sample) time.Duration { return s.alone })
+			p.Beyond = med(func(s *sample) time.Duration { return s.healthy - s.alone })
+		}
 		p.Shutdown = med(func(s *sample) time.Duration { return s.shutdown })
 		p.StartCPU = med(func(s *sample) time.Duration { return s.cpuTG })
 		p.StartCPUCh = med(func(s *sample) time.Duration { return s.cpuChildren })
@@ -235,6 +251,12 @@ func once(cfg config, dir string, k, round int) (*sample, error) {
 		return nil, err
 	}
 	defer logf.Close()
+	s := &sample{}
+	if k > 0 {
+		if s.alone, err = upstreamsAlone(cfg, k, logf); err != nil {
+			return nil, fmt.Errorf("the upstreams alone: %w", err)
+		}
+	}
 	addr, err := benchkit.FreeAddr()
 	if err != nil {
 		return nil, err
@@ -249,7 +271,6 @@ func once(cfg config, dir string, k, round int) (*sample, error) {
 			p.Stop(15 * time.Second)
 		}
 	}()
-	s := &sample{}
 	var total, offered int
 	s.healthy, err = p.WaitHealthy("http://"+addr+"/healthz", 60*time.Second, func(body []byte) bool {
 		var h health
@@ -346,6 +367,88 @@ func once(cfg config, dir string, k, round int) (*sample, error) {
 		}
 	}
 	return s, nil
+}
+
+// upstreamsAlone starts the K upstreams at once, as toolgate would, asks
+// each initialize and tools/list over stdio, and returns the time from the
+// start until the last of them has listed its N tools.
+func upstreamsAlone(cfg config, k int, logf io.Writer) (time.Duration, error) {
+	start := time.Now()
+	errs := make(chan error, k)
+	for i := range k {
+		go func() { errs <- listOverStdio(cfg, fmt.Sprintf("u%02d", i), logf) }()
+	}
+	var first error
+	for range k {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return time.Since(start), first
+}
+
+// listOverStdio runs one upstream, initializes it and lists its tools
+// (one page: manytools does not paginate), then ends it.
+func listOverStdio(cfg config, name string, logf io.Writer) error {
+	cmd := exec.Command(cfg.manytools, "-n", strconv.Itoa(cfg.n), "-name", name)
+	cmd.Stderr = logf
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		in.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+	rd := bufio.NewReaderSize(out, 1<<20)
+	answer := func(req string) ([]byte, error) {
+		if _, err := io.WriteString(in, req+"\n"); err != nil {
+			return nil, err
+		}
+		for range 100 { // skip notifications and log lines, boundedly
+			line, err := rd.ReadBytes('\n')
+			if err != nil {
+				return nil, err
+			}
+			if bytes.Contains(line, []byte(`"id":`)) {
+				return line, nil
+			}
+		}
+		return nil, errors.New("no answer")
+	}
+	if _, err := answer(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"upstreamscale","version":"1"}}}`); err != nil {
+		return fmt.Errorf("%s: initialize: %w", name, err)
+	}
+	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		return err
+	}
+	line, err := answer(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if err != nil {
+		return fmt.Errorf("%s: tools/list: %w", name, err)
+	}
+	var r struct {
+		Result struct {
+			Tools []json.RawMessage `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(line, &r); err != nil || len(r.Result.Tools) != cfg.n {
+		return fmt.Errorf("%s: tools/list gave %d tools, want %d (%v)", name, len(r.Result.Tools), cfg.n, err)
+	}
+	return nil
 }
 
 // bareLists times cfg.lists tools/list requests, on one session, to a bare
@@ -483,15 +586,19 @@ func report(w io.Writer, cfg config, pts []*point, load0, load1 string) {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "K\ttools\tstart-up healthz ms\tstart-up listed ms\tstart-up CPU ms tg / children\ttools/list p50 ms\tp90 ms\tp99 ms\tlist KB\tbare mcp-go list p50 ms\tp99 ms\ttoolgate/bare p50\ttoolgate VmHWM MB\tchildren VmHWM MB (sum)\tthreads\tshutdown ms\t")
+	fmt.Fprintln(tw, "K\ttools\tstart-up healthz ms\tstart-up listed ms\tupstreams alone ms\tbeyond them ms\tstart-up CPU ms tg / children\ttools/list p50 ms\tp90 ms\tp99 ms\tlist KB\tbare mcp-go list p50 ms\tp99 ms\ttoolgate/bare p50\ttoolgate VmHWM MB\tchildren VmHWM MB (sum)\tthreads\tshutdown ms\t")
 	for _, p := range pts {
 		bare50, bare99, br := "-", "-", "-"
 		if p.BareP50 > 0 {
 			bare50, bare99 = benchkit.Ms(p.BareP50), benchkit.Ms(p.BareP99)
 			br = fmt.Sprintf("%.2f", benchkit.Ratio(float64(p.ListP50), float64(p.BareP50)))
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%.0f\t%.0f / %.0f\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%.0f\t\n", p.K, p.Tools,
-			float64(p.Healthy)/1e6, float64(p.Listed)/1e6, float64(p.StartCPU)/1e6, float64(p.StartCPUCh)/1e6, benchkit.Ms(p.ListP50), benchkit.Ms(p.ListP90), benchkit.Ms(p.ListP99),
+		alone, beyond := "-", "-"
+		if p.K > 0 {
+			alone, beyond = fmt.Sprintf("%.0f", float64(p.Alone)/1e6), fmt.Sprintf("%.0f", float64(p.Beyond)/1e6)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%.0f\t%s\t%s\t%.0f / %.0f\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%.0f\t\n", p.K, p.Tools,
+			float64(p.Healthy)/1e6, float64(p.Listed)/1e6, alone, beyond, float64(p.StartCPU)/1e6, float64(p.StartCPUCh)/1e6, benchkit.Ms(p.ListP50), benchkit.Ms(p.ListP90), benchkit.Ms(p.ListP99),
 			float64(p.ListBytes)/1024, bare50, bare99, br, float64(p.HWM)/1024, float64(p.ChildrenHWM)/1024, p.Threads, float64(p.Shutdown)/1e6)
 	}
 	tw.Flush()
