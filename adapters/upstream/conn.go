@@ -47,7 +47,7 @@ type conn struct {
 	// lateWindow > 0) those that ended recently: see relay.go.
 	callsMu    sync.Mutex
 	calls      map[*inflight]struct{}
-	ended      []ended
+	ended      recentEnds
 	lateWindow time.Duration
 
 	dead      chan struct{}

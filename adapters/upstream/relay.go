@@ -66,6 +66,34 @@ type ended struct {
 	at      time.Time
 }
 
+// recentEnds answers soleRequest's question about ended requests — did a
+// request of a session other than S end within the late window? — from
+// two entries: the latest end, and the latest end of a session other than
+// the latest's. The latest end of a session other than S is the first if
+// S is not its session, else the second. O(1) per call and per question:
+// a list of every request ended within the window (the first version)
+// held thousands of entries under load and was scanned at every end.
+type recentEnds struct {
+	latest, other ended
+}
+
+// add records an end.
+func (r *recentEnds) add(e ended) {
+	if e.session != r.latest.session {
+		r.other = r.latest
+	}
+	r.latest = e
+}
+
+// lastOther is the time of the latest end of a session other than s (zero
+// if none).
+func (r *recentEnds) lastOther(session string) time.Time {
+	if r.latest.session != session {
+		return r.latest.at
+	}
+	return r.other.at
+}
+
 // track registers a request in flight on the connection until the
 // returned function is called.
 func (c *conn) track(ctx context.Context) func() {
@@ -80,14 +108,7 @@ func (c *conn) track(ctx context.Context) func() {
 		c.callsMu.Lock()
 		delete(c.calls, r)
 		if c.lateWindow > 0 {
-			now := time.Now()
-			keep := c.ended[:0]
-			for _, e := range c.ended {
-				if now.Sub(e.at) < c.lateWindow {
-					keep = append(keep, e)
-				}
-			}
-			c.ended = append(keep, ended{session: r.session, at: now})
+			c.ended.add(ended{session: r.session, at: time.Now()})
 		}
 		c.callsMu.Unlock()
 	}
@@ -110,11 +131,8 @@ func (c *conn) soleRequest() (context.Context, string) {
 	if r.ctx.Err() != nil {
 		return nil, "the request in flight has ended"
 	}
-	now := time.Now()
-	for _, e := range c.ended {
-		if e.session != r.session && now.Sub(e.at) < c.lateWindow {
-			return nil, "another session's request ended moments ago (messages may arrive late over streamable HTTP)"
-		}
+	if at := c.ended.lastOther(r.session); !at.IsZero() && time.Since(at) < c.lateWindow {
+		return nil, "another session's request ended moments ago (messages may arrive late over streamable HTTP)"
 	}
 	return r.ctx, ""
 }

@@ -351,6 +351,29 @@ func TestSoleRequest(t *testing.T) {
 			t.Error("B's own ended request made B's next one ambiguous")
 		}
 		endB2()
+		// A ends, then B ends (later, more than once): B's next request is
+		// still ambiguous for the rest of A's window, and A's for B's.
+		time.Sleep(time.Second)
+		endA = c.track(a)
+		endA()
+		time.Sleep(50 * time.Millisecond)
+		for range 3 {
+			c.track(b)()
+		}
+		endB3 := c.track(b)
+		if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "another session") {
+			t.Errorf("B after A and B ended: %v %q", ctx, why)
+		}
+		time.Sleep(50 * time.Millisecond) // A's window has passed, B's own ends do not count
+		if ctx, _ := c.soleRequest(); ctx != b {
+			t.Error("B not chosen once A's window passed, after B's own ends")
+		}
+		endB3()
+		endA4 := c.track(a)
+		if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "another session") {
+			t.Errorf("A just after B ended: %v %q", ctx, why)
+		}
+		endA4()
 		// A request without a client cannot receive anything.
 		endN := c.track(context.Background())
 		if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "no MCP client") {
