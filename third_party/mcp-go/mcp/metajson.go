@@ -15,8 +15,10 @@ import (
 // encoding/json writes it. A key or string value made only of printable
 // ASCII that JSON need not escape (encoding/json escapes <, > and & too)
 // is written as it is, true, false and null as themselves; any other value
-// is encoded by json.Marshal. TestMetaMembersEncodeAsEncodingJSON and
-// FuzzMetaMembers compare the two.
+// is encoded by json.Marshal. toolgate's gateway/mcpgo_patch_test.go
+// compares the results and tools encoded with it to mcp-go v1.2.1's
+// encodings (TestCallToolResultEncodesAsBefore, TestToolEncodesAsBefore
+// and their fuzz targets).
 func marshalMetaMembers(fields map[string]any) ([]byte, error) {
 	var room [8]string
 	keys := room[:0]

@@ -556,7 +556,6 @@ func (r CallToolResult) MarshalJSON() ([]byte, error) {
 // Meta.MarshalJSON, so the whole is valid, compact JSON with HTML
 // characters escaped.
 func (r CallToolResult) AppendJSON(b []byte) ([]byte, error) {
-	member := appendJSONMember
 	var err error
 	b = append(b, '{')
 	if r.Meta != nil {
@@ -582,7 +581,7 @@ func (r CallToolResult) AppendJSON(b []byte) ([]byte, error) {
 	// Multi round-trip fields, present only when the server is asking the
 	// client for more input before it can complete the call (SEP-2322).
 	if len(r.InputRequests) > 0 {
-		if b, err = member(b, "inputRequests", r.InputRequests); err != nil {
+		if b, err = appendJSONMember(b, "inputRequests", r.InputRequests); err != nil {
 			return nil, err
 		}
 	}
@@ -590,23 +589,23 @@ func (r CallToolResult) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"isError":true`...)
 	}
 	if r.RequestState != "" {
-		if b, err = member(b, "requestState", r.RequestState); err != nil {
+		if b, err = appendJSONMember(b, "requestState", r.RequestState); err != nil {
 			return nil, err
 		}
 	}
 	// resultType is required from protocol version 2026-07-28 onward, and
 	// omitted when replying to a client using an earlier version.
 	if r.ResultType != "" {
-		if b, err = member(b, "resultType", r.ResultType); err != nil {
+		if b, err = appendJSONMember(b, "resultType", r.ResultType); err != nil {
 			return nil, err
 		}
 	}
 	switch {
 	case len(r.RawStructuredContent) > 0:
 		// Checked and compacted, as encoding/json does a RawMessage.
-		b, err = member(b, "structuredContent", json.RawMessage(r.RawStructuredContent))
+		b, err = appendJSONMember(b, "structuredContent", json.RawMessage(r.RawStructuredContent))
 	case r.StructuredContent != nil:
-		b, err = member(b, "structuredContent", r.StructuredContent)
+		b, err = appendJSONMember(b, "structuredContent", r.StructuredContent)
 	}
 	if err != nil {
 		return nil, err

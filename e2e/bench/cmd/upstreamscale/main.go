@@ -515,15 +515,33 @@ func post(hc *http.Client, url, session, body string) ([]byte, http.Header, erro
 		return nil, nil, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(b[:min(len(b), 300)]))
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		var data []byte
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				data = append(data, bytes.TrimSpace(d)...)
-			}
-		}
-		b = data
+		b = sseResponse(b)
 	}
 	return b, resp.Header, nil
+}
+
+// sseResponse is the JSON-RPC response among the events of an SSE body
+// (one data line per event here): toolgate may send a notification on the
+// request's stream before the response (tools/list_changed while it
+// settles after start).
+func sseResponse(body []byte) []byte {
+	var last []byte
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		d, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		d = bytes.TrimSpace(d)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(d, &m) == nil && len(m.ID) > 0 && m.Method == "" {
+			return d
+		}
+		last = d
+	}
+	return last
 }
 
 func initialize(hc *http.Client, url string) (string, error) {
