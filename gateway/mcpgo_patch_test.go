@@ -24,14 +24,7 @@ import (
 func v121ResultJSON(r *mcp.CallToolResult) ([]byte, error) {
 	m := map[string]any{}
 	if r.Meta != nil {
-		meta := map[string]any{}
-		if r.Meta.ProgressToken != nil {
-			meta["progressToken"] = r.Meta.ProgressToken
-		}
-		for k, v := range r.Meta.AdditionalFields {
-			meta[k] = v
-		}
-		m["_meta"] = meta
+		m["_meta"] = v121Meta(r.Meta)
 	}
 	if r.ResultType != "" {
 		m["resultType"] = r.ResultType
@@ -58,6 +51,34 @@ func v121ResultJSON(r *mcp.CallToolResult) ([]byte, error) {
 	return json.Marshal(m)
 }
 
+// v121Meta is the map mcp-go v1.2.1 encoded for a _meta.
+func v121Meta(meta *mcp.Meta) map[string]any {
+	m := map[string]any{}
+	if meta.ProgressToken != nil {
+		m["progressToken"] = meta.ProgressToken
+	}
+	for k, v := range meta.AdditionalFields {
+		m[k] = v
+	}
+	return m
+}
+
+// sameAsV121 checks an encoding and its error against v1.2.1's, and
+// reports whether there are bytes to compare further (no error).
+func sameAsV121(t *testing.T, name string, got []byte, err error, want []byte, wantErr error) bool {
+	t.Helper()
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("%s: error %v, v1.2.1 %v", name, err, wantErr)
+	}
+	if wantErr != nil {
+		return false
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s: MarshalJSON\n%s\nv1.2.1\n%s", name, got, want)
+	}
+	return true
+}
+
 // checkResultEncoding compares every way a result is encoded with
 // v1.2.1's bytes: its MarshalJSON, encoding/json by value and by pointer,
 // and the transports' MarshalMessage of a response carrying it.
@@ -65,14 +86,8 @@ func checkResultEncoding(t *testing.T, name string, r *mcp.CallToolResult) {
 	t.Helper()
 	want, wantErr := v121ResultJSON(r)
 	got, err := r.MarshalJSON()
-	if (err != nil) != (wantErr != nil) {
-		t.Fatalf("%s: error %v, v1.2.1 %v", name, err, wantErr)
-	}
-	if wantErr != nil {
+	if !sameAsV121(t, name, got, err, want, wantErr) {
 		return
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s: MarshalJSON\n%s\nv1.2.1\n%s", name, got, want)
 	}
 	for how, v := range map[string]any{"value": *r, "pointer": r} {
 		if b, err := json.Marshal(v); err != nil || !bytes.Equal(b, want) {
@@ -208,14 +223,7 @@ func v121ToolJSON(t mcp.Tool) ([]byte, error) {
 		m["defer_loading"] = true
 	}
 	if t.Meta != nil {
-		meta := map[string]any{}
-		if t.Meta.ProgressToken != nil {
-			meta["progressToken"] = t.Meta.ProgressToken
-		}
-		for k, v := range t.Meta.AdditionalFields {
-			meta[k] = v
-		}
-		m["_meta"] = meta
+		m["_meta"] = v121Meta(t.Meta)
 	}
 	if t.Icons != nil {
 		m["icons"] = t.Icons
@@ -230,14 +238,8 @@ func checkToolEncoding(t *testing.T, name string, tool mcp.Tool) {
 	t.Helper()
 	want, wantErr := v121ToolJSON(tool)
 	got, err := tool.MarshalJSON()
-	if (err != nil) != (wantErr != nil) {
-		t.Fatalf("%s: error %v, v1.2.1 %v", name, err, wantErr)
-	}
-	if wantErr != nil {
+	if !sameAsV121(t, name, got, err, want, wantErr) {
 		return
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s: MarshalJSON\n%s\nv1.2.1\n%s", name, got, want)
 	}
 	if b, err := json.Marshal(tool); err != nil || !bytes.Equal(b, want) {
 		t.Fatalf("%s: json.Marshal: %s (%v)", name, b, err)
