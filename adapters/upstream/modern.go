@@ -113,31 +113,13 @@ func (u *Upstream) modernConn(ctx context.Context) *conn {
 		if old != nil {
 			old.close()
 		}
-		// The connection outlives this call: Close ends it.
-		c, _, err := u.open(context.Background(), true, false)
-		switch {
-		case err == nil:
-			u.log.Info("upstream connected for 2026-07-28 callers", "protocol", c.protocol, "server", c.serverInfo.Name)
-		case errors.Is(err, errModernUnsupported), errors.Is(err, errNoModernSSE):
-			u.log.Info("2026-07-28 callers use the 2025-11-25 connection", "why", u.errText(err))
-		default:
-			u.log.Warn("opening the 2026-07-28 connection failed; its callers use the 2025-11-25 connection for now", "err", u.errText(err))
-		}
-		u.modernMu.Lock()
-		s.c, s.err, s.failedAt = c, err, time.Now()
-		closed := u.modernClosed
+		// The connection outlives this call (Close ends it), and the
+		// call waits for it as any other does: no longer than its
+		// context.
+		go u.openModern(s)
+	} else {
 		u.modernMu.Unlock()
-		close(s.done)
-		if closed && c != nil { // Close ran while it opened
-			c.close()
-			return nil
-		}
-		if c != nil {
-			go u.followSidecar(c)
-		}
-		return c
 	}
-	u.modernMu.Unlock()
 	select {
 	case <-s.done:
 	case <-ctx.Done():
@@ -147,6 +129,33 @@ func (u *Upstream) modernConn(ctx context.Context) *conn {
 		return nil
 	}
 	return s.c
+}
+
+// openModern opens the 2026-07-28 connection of slot s and publishes it.
+func (u *Upstream) openModern(s *modernSlot) {
+	c, _, err := u.open(context.Background(), true, false)
+	switch {
+	case err == nil:
+		u.log.Info("upstream connected for 2026-07-28 callers", "protocol", c.protocol, "server", c.serverInfo.Name)
+	case errors.Is(err, errModernUnsupported), errors.Is(err, errNoModernSSE):
+		u.log.Info("2026-07-28 callers use the 2025-11-25 connection", "why", u.errText(err))
+	default:
+		u.log.Warn("opening the 2026-07-28 connection failed; its callers use the 2025-11-25 connection for now", "err", u.errText(err))
+	}
+	var stale *conn
+	u.modernMu.Lock()
+	if u.modernClosed && c != nil { // Close ran while it opened
+		stale, c = c, nil
+	}
+	s.c, s.err, s.failedAt = c, err, time.Now()
+	u.modernMu.Unlock()
+	close(s.done)
+	if stale != nil {
+		stale.close()
+	}
+	if c != nil {
+		go u.followSidecar(c)
+	}
 }
 
 // closeModern ends the 2026-07-28 connection (Close).

@@ -308,10 +308,17 @@ func TestProgressAndCancellation(t *testing.T) {
 		if tl := findTool(slow, "ht__block"); tl.Timeout != 500*time.Millisecond {
 			t.Fatalf("tool timeout %s", tl.Timeout)
 		}
+		// Over streamable HTTP every wait of a call honours its context,
+		// so the call runs on the caller's goroutine and its deadline
+		// holds through the context alone; over stdio it cannot.
+		if !findTool(slow, "ht__block").HonoursContext || findTool(ups["stdio"], "s__block").HonoursContext {
+			t.Errorf("HonoursContext: http %v, stdio %v; want true, false",
+				findTool(slow, "ht__block").HonoursContext, findTool(ups["stdio"], "s__block").HonoursContext)
+		}
 		before := cancelledCount(t, g, "ht__")
 		start := time.Now()
 		res := g.call(context.Background(), "ht__block", `{}`)
-		if res.Kind != gateway.KindTimeout || time.Since(start) > 10*time.Second {
+		if res.Kind != gateway.KindTimeout || time.Since(start) > 5*time.Second {
 			t.Errorf("hanging call: %s %s after %s", res.Kind, res.Message, time.Since(start))
 		}
 		eventually(t, 10*time.Second, "the upstream handler to be cancelled after the timeout", func() bool {

@@ -135,6 +135,14 @@ func (u *Upstream) toolDef(name string, d rawTool) gateway.ToolDef {
 		Description: d.Description,
 		Timeout:     u.timeout,
 		Meta:        d.Meta,
+		// Over streamable HTTP every wait of a call honours its context
+		// (the request, a concurrency slot, the 2026-07-28 connection
+		// being opened, a task's polls, the progress drain), so the call
+		// runs on the caller's goroutine. Over stdio and SSE it does not:
+		// a write to a child that stopped reading, or to an SSE endpoint,
+		// ignores the context, so the pipeline keeps such calls on a
+		// goroutine of their own, bounded by the deadline.
+		HonoursContext: u.cfg.EffectiveTransport() == TransportHTTP,
 	}
 	if !isNull(d.InputSchema) {
 		def.InputSchema = d.InputSchema
@@ -408,7 +416,8 @@ func (r *relay) push(p gateway.Progress) {
 	}
 }
 
-// finish delivers what is queued (waiting at most max) and stops.
+// finish delivers what is queued (waiting at most max, and not past the
+// call's end) and stops.
 func (r *relay) finish(max time.Duration) {
 	r.mu.Lock()
 	if !r.closed {
@@ -421,6 +430,7 @@ func (r *relay) finish(max time.Duration) {
 	select {
 	case <-r.done:
 	case <-t.C:
+	case <-r.ctx.Done():
 	}
 }
 
