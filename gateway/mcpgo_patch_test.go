@@ -12,6 +12,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -297,4 +298,33 @@ func FuzzToolEncoding(f *testing.F) {
 		}
 		checkToolEncoding(t, "fuzzed", tool)
 	})
+}
+
+// TestProtocolEraFound: item 11 answers "no envelope" without decoding a
+// message that cannot spell "_meta"; the era mcp-go finds must be the
+// same as when it decoded every message, including for a key spelled
+// with an escape.
+func TestProtocolEraFound(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "toolgate-test", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	envelope := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, c := range []struct {
+		name, params string
+		modern       bool
+	}{
+		{"no _meta", `{"name":"echo","arguments":{"path":"a"}}`, false},
+		{"a 2025-11-25 _meta", `{"name":"echo","arguments":{"path":"a"},"_meta":{"progressToken":"p"}}`, false},
+		{"the 2026-07-28 envelope", `{"name":"echo","arguments":{"path":"a"},"_meta":` + envelope + `}`, true},
+		{"the envelope under an escaped key", `{"name":"echo","arguments":{"path":"a"},"\u005fmeta":` + envelope + `}`, true},
+		{"_meta only in an argument", `{"name":"echo","arguments":{"path":"_meta"}}`, false},
+	} {
+		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + c.params + `}`
+		out, err := mcp.MarshalMessage(m.MCPGoServer().HandleMessage(context.Background(), json.RawMessage(msg)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if modern := bytes.Contains(out, []byte(`"resultType":"complete"`)); modern != c.modern || !bytes.Contains(out, []byte(`"result"`)) {
+			t.Errorf("%s: answered %s; want a result, of 2026-07-28: %v", c.name, out, c.modern)
+		}
+	}
 }

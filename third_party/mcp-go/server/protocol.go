@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,6 +103,12 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	// the message into their types, not through mcp.Meta's generic map and
 	// a re-encoding per member (same values: absent, null or malformed is
 	// the zero value, as with Meta's accessors).
+	// A message that cannot spell "_meta" (neither the word nor a \u
+	// escape) has no envelope: the legacy era, as the decoding below
+	// would find, without a pass over the whole message.
+	if !bytes.Contains(message, []byte("_meta")) && !bytes.Contains(message, []byte(`\u`)) {
+		return &RequestProtocolInfo{}, nil
+	}
 	var wrapper struct {
 		Params struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
