@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -166,11 +169,12 @@ func (l *livePrompts) set(sk *skills.Toolset) {
 	}
 }
 
-// samePrompts reports whether two listings describe the same prompts.
+// samePrompts reports whether two listings describe the same prompts (all
+// a client is listed of them, _meta included).
 func samePrompts(a, b []gateway.Prompt) bool {
 	return slices.EqualFunc(a, b, func(x, y gateway.Prompt) bool {
 		return x.Name == y.Name && x.Title == y.Title && x.Description == y.Description &&
-			slices.Equal(x.Arguments, y.Arguments)
+			slices.Equal(x.Arguments, y.Arguments) && maps.EqualFunc(x.Meta, y.Meta, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
 	})
 }
 
@@ -183,12 +187,24 @@ func (l *livePrompts) changed() {
 	}
 }
 
-// Prompts implements [gateway.PromptSource].
+// Prompts implements [gateway.PromptSource]. Each prompt renders from the
+// skills toolset in force when it is got, not from the one that listed it:
+// the MCP mirror keeps the prompts it installed until the listing changes,
+// and a reload that keeps the skills' names and descriptions (set tells no
+// one) must still serve the new bodies.
 func (l *livePrompts) Prompts(ctx context.Context) ([]gateway.Prompt, error) {
-	if sk := l.cur.Load(); sk != nil {
-		return sk.Prompts(ctx)
+	sk := l.cur.Load()
+	if sk == nil {
+		return nil, nil
 	}
-	return nil, nil
+	ps, err := sk.Prompts(ctx)
+	for i := range ps {
+		name := ps[i].Name
+		ps[i].Get = func(context.Context, map[string]string) (*gateway.PromptResult, error) {
+			return l.cur.Load().GetPrompt(name)
+		}
+	}
+	return ps, err
 }
 
 // OnPromptsChanged implements [gateway.PromptsChangeNotifier].

@@ -31,15 +31,16 @@ func (t *Toolset) Prompts(context.Context) ([]gateway.Prompt, error) {
 			Name:        name,
 			Description: sk.description,
 			Get: func(context.Context, map[string]string) (*gateway.PromptResult, error) {
-				return t.getPrompt(name)
+				return t.GetPrompt(name)
 			},
 		})
 	}
 	return prompts, nil
 }
 
-// getPrompt renders the prompt of the skill called name as it is now.
-func (t *Toolset) getPrompt(name string) (*gateway.PromptResult, error) {
+// GetPrompt renders the prompt of the skill called name as it is now (what
+// the Get of its [Toolset.Prompts] entry does).
+func (t *Toolset) GetPrompt(name string) (*gateway.PromptResult, error) {
 	s := t.current()
 	sk, ok := s.byName[name]
 	if !ok {
