@@ -16,6 +16,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzJSONRPCStdio \
 	./gateway:FuzzJSONRPCHTTP \
 	./gateway:FuzzToolArguments \
+	./gateway:FuzzPlainTextBlock \
 	./gateway:FuzzRoundStateOpen \
 	./gateway:FuzzCallToolResultEncoding \
 	./gateway:FuzzToolEncoding \

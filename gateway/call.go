@@ -70,6 +70,18 @@ type Call struct {
 	deadline callDeadline
 	// ctx is the call's context as the stages see it (inContext).
 	ctx callContext
+	// sessionRef is SessionRef(Session), worked out when the pipeline
+	// takes the call: its records and log line write it three or four
+	// times, and it is a SHA-256.
+	sessionRef string
+}
+
+// SessionRef is [SessionRef] of the call's session.
+func (c *Call) SessionRef() string {
+	if c.sessionRef != "" || c.Session == "" {
+		return c.sessionRef
+	}
+	return SessionRef(c.Session)
 }
 
 // CallTask is the task a call runs as.
@@ -152,7 +164,7 @@ func callerFields(fields map[string]any, c *Call) {
 		fields["identity"] = c.Identity
 	}
 	if c.Session != "" {
-		fields["session"] = SessionRef(c.Session)
+		fields["session"] = c.SessionRef()
 	}
 	if c.Client != "" {
 		fields["client"] = c.Client

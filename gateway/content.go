@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"unicode/utf8"
 )
 
 // Part is one piece of a tool's output for the model: text, an image, audio,
@@ -276,7 +277,9 @@ func Typed(p Part) Part {
 // blocks with no other members than text, annotations and _meta become
 // [TextPart]s (the pipeline reads text: to summarize it, to tell the
 // message apart); every other block is kept as a [RawPart], byte for byte.
-// It costs about two decoding passes, where [UnmarshalPart] costs five.
+// It costs about two decoding passes, where [UnmarshalPart] costs five; a
+// text block written as mcp-go and most servers write it costs none
+// ([plainTextBlock]).
 func unmarshalPartsPassthrough(data []byte) ([]Part, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(data, &raws); err != nil {
@@ -284,6 +287,10 @@ func unmarshalPartsPassthrough(data []byte) ([]Part, error) {
 	}
 	parts := make([]Part, 0, len(raws))
 	for i, raw := range raws {
+		if text, ok := plainTextBlock(raw); ok {
+			parts = append(parts, TextPart{Text: text})
+			continue
+		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return nil, fmt.Errorf("content[%d]: %w", i, err)
@@ -301,6 +308,22 @@ func unmarshalPartsPassthrough(data []byte) ([]Part, error) {
 		parts = append(parts, RawPart{Type: typ, JSON: bytes.Clone(raw)})
 	}
 	return parts, nil
+}
+
+// plainTextBlock returns the text of a block that is, byte for byte,
+// {"type":"text","text":"..."} with a text needing no decoding (no escape,
+// valid UTF-8): the same text decoding it would give. raw must be valid
+// JSON (a member of a document json.Unmarshal has accepted).
+func plainTextBlock(raw []byte) (string, bool) {
+	const head, tail = `{"type":"text","text":"`, `"}`
+	if len(raw) < len(head)+len(tail) || !bytes.HasPrefix(raw, []byte(head)) || !bytes.HasSuffix(raw, []byte(tail)) {
+		return "", false
+	}
+	s := raw[len(head) : len(raw)-len(tail)]
+	if bytes.IndexByte(s, '\\') >= 0 || bytes.IndexByte(s, '"') >= 0 || !utf8.Valid(s) {
+		return "", false
+	}
+	return string(s), true
 }
 
 // textFromMembers builds a TextPart from a text block's members when it has

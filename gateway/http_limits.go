@@ -189,8 +189,19 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(g.opts.BodyReadTimeout))
 	// Read the body here, bounded: mcp-go reads it whole with no limit.
-	// One byte more than the limit tells a body that is over.
-	body, err := io.ReadAll(io.LimitReader(r.Body, g.opts.MaxBodyBytes+1))
+	// A declared length (within the limit, checked above) is read into a
+	// buffer of that size (net/http ends the body there); otherwise one
+	// byte more than the limit tells a body that is over.
+	var body []byte
+	var err error
+	if r.ContentLength >= 0 {
+		body = make([]byte, r.ContentLength)
+		var n int
+		n, err = io.ReadFull(r.Body, body)
+		body = body[:n]
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, g.opts.MaxBodyBytes+1))
+	}
 	if err == nil {
 		_ = rc.SetReadDeadline(time.Time{})
 	} // else the deadline stays: net/http would wait for the rest of the body

@@ -194,7 +194,7 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	}
 	// Always filtered: a request's view (its profile) comes with the
 	// request, so any request may need it.
-	srvOpts = append(srvOpts, server.WithToolFilter(m.filterTools))
+	srvOpts = append(srvOpts, server.WithToolFilter(m.filterTools), server.WithToolCallFilter(m.admitsCall))
 	srvOpts = append(srvOpts,
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
@@ -447,7 +447,7 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 	return mt
 }
 
-// filterTools is tools/list's filter (and mcp-go's check at call time):
+// filterTools is tools/list's filter (and, through [MCPServer.admitsCall], mcp-go's check at call time):
 // the request's view (what it admits, and for a [ListingView] what it
 // lists), then the policy's ToolFilter. The filter and the tools' _meta
 // are decided for the caller: the context they get carries a [Call] with
@@ -472,6 +472,21 @@ func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Too
 		out = append(out, mt)
 	}
 	return out
+}
+
+// admitsCall is mcp-go's check at call time (WithToolCallFilter): whether
+// filterTools would keep the tool of that name (it decides by name),
+// asked without a copy of the tool in a slice.
+func (m *MCPServer) admitsCall(ctx context.Context, name string) bool {
+	f, perSession := m.listFilter(ctx)
+	if !f.lists(name) {
+		return false
+	}
+	if perSession {
+		_, _, ok := m.opts.Catalog.Resolve(name)
+		return ok
+	}
+	return true
 }
 
 // listFilter is what the caller of ctx is listed: f.lists reports whether
@@ -772,12 +787,39 @@ func withCaller(ctx context.Context, call *Call) *Call {
 		info = pi.ClientInfo
 	}
 	if info != nil && info.Name != "" {
-		call.Client = info.Name
-		if info.Version != "" {
-			call.Client += "/" + info.Version
-		}
+		call.Client = clientName(info.Name, info.Version)
 	}
 	return call
+}
+
+// clientNames are the "name/version" strings of the clients seen, so that
+// a call does not join its client's anew (twice per tools/call: mcp-go's
+// check and the call); at most maxClientNames, since clients name
+// themselves.
+var (
+	clientNames     sync.Map // [2]string{name, version} → string
+	clientNameCount atomic.Int32
+)
+
+const maxClientNames = 256
+
+// clientName is how records name a client: "name/version", or the name
+// alone without a version.
+func clientName(name, version string) string {
+	if version == "" {
+		return name
+	}
+	key := [2]string{name, version}
+	if s, ok := clientNames.Load(key); ok {
+		return s.(string)
+	}
+	s := name + "/" + version
+	if clientNameCount.Load() < maxClientNames {
+		if _, loaded := clientNames.LoadOrStore(key, s); !loaded {
+			clientNameCount.Add(1)
+		}
+	}
+	return s
 }
 
 // mcpProgress sends a call's progress as notifications/progress with the

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -579,4 +580,135 @@ func TestPreEncodedListingEncodesAsEncodingJSON(t *testing.T) {
 			t.Errorf("%s: no resultType in %s", era, got)
 		}
 	}
+}
+
+// namesView admits the tools it names.
+type namesView map[string]bool
+
+func (v namesView) Name() string            { return "named" }
+func (v namesView) Admits(tool string) bool { return v[tool] }
+
+// mcp-go asks toolgate at call time whether a tool is one the caller is
+// listed (admitsCall, through the patch's WithToolCallFilter): a tool
+// left out of tools/list by the view, the caller's own view or the
+// policy's filter is "not found" when called, and every listed one is
+// found.
+func TestCallableExactlyWhenListed(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		opts   func(o *MCPOptions)
+		listed []string
+	}{
+		{"everything", func(*MCPOptions) {}, []string{"echo", "shell", "sleep"}},
+		{"a view", func(o *MCPOptions) { o.View = namesView{"echo": true, "sleep": true} }, []string{"echo", "sleep"}},
+		{"the caller's view", func(o *MCPOptions) { o.CallerView = func(*Call) View { return namesView{"shell": true} } }, []string{"shell"}},
+		{"the policy's filter", func(o *MCPOptions) { o.ToolFilter = func(_ context.Context, t *Tool) bool { return t.Name != "echo" } }, []string{"shell", "sleep"}},
+		{"all three", func(o *MCPOptions) {
+			o.View = namesView{"echo": true, "sleep": true, "shell": true}
+			o.CallerView = func(*Call) View { return namesView{"echo": true, "sleep": true} }
+			o.ToolFilter = func(_ context.Context, t *Tool) bool { return t.Name != "sleep" }
+		}, []string{"echo"}},
+	} {
+		p := newTestPipeline(t, newMemRecorder(), nil)
+		o := &MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p}
+		c.opts(o)
+		m := NewMCPServer(o)
+		b, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)))
+		var list struct {
+			Result mcp.ListToolsResult `json:"result"`
+		}
+		if err := json.Unmarshal(b, &list); err != nil {
+			t.Fatal(err)
+		}
+		listed := map[string]bool{}
+		for _, tool := range list.Result.Tools {
+			listed[tool.Name] = true
+		}
+		for _, name := range []string{"echo", "shell", "sleep"} {
+			if listed[name] != slices.Contains(c.listed, name) {
+				t.Errorf("%s: %s listed %v, want %v", c.name, name, listed[name], !listed[name])
+			}
+			resp, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+name+`","arguments":{"ms":1,"path":"a"}}}`)))
+			notFound := strings.Contains(string(resp), `"code":-32602`) && strings.Contains(string(resp), "not found")
+			if notFound == listed[name] {
+				t.Errorf("%s: calling %s (listed %v): %s", c.name, name, listed[name], resp)
+			}
+		}
+	}
+}
+
+// Records name a client "name/version"; the joined names are kept, up to
+// a bound (clients name themselves), and every name is right past it.
+func TestClientName(t *testing.T) {
+	if got := clientName("claude-code", "2.1.0"); got != "claude-code/2.1.0" {
+		t.Errorf("clientName = %q", got)
+	}
+	if got := clientName("bare", ""); got != "bare" {
+		t.Errorf("clientName without a version = %q", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { clientName("claude-code", "2.1.0") }); n != 0 {
+		t.Errorf("a client seen before costs %v allocations, want 0", n)
+	}
+	for i := range 2 * maxClientNames {
+		v := fmt.Sprint(i)
+		if got := clientName("flood", v); got != "flood/"+v {
+			t.Fatalf("clientName(flood, %s) = %q", v, got)
+		}
+	}
+	if n := clientNameCount.Load(); n > maxClientNames {
+		t.Errorf("%d client names kept, want at most %d", n, maxClientNames)
+	}
+}
+
+// A text block an upstream writes as mcp-go does is taken without
+// decoding (plainTextBlock); what it gives must be what decoding gives,
+// and anything else must still be decoded.
+func TestResultFromMCPTextBlocks(t *testing.T) {
+	for _, c := range []struct {
+		block string
+		want  Part
+	}{
+		{`{"type":"text","text":"hello"}`, TextPart{Text: "hello"}},
+		{`{"type":"text","text":""}`, TextPart{}},
+		{`{"type":"text","text":"tab\there \"quoted\" \u00e9"}`, TextPart{Text: "tab\there \"quoted\" é"}},
+		{"{\"type\":\"text\",\"text\":\"bad \xff utf-8\"}", TextPart{Text: "bad \ufffd utf-8"}},
+		{`{ "type": "text", "text": "spaced" }`, TextPart{Text: "spaced"}},
+		{`{"text":"first","type":"text"}`, TextPart{Text: "first"}},
+		{`{"type":"text","text":"a","annotations":{"priority":1}}`, TextPart{Text: "a", Annotations: json.RawMessage(`{"priority":1}`)}},
+		{`{"type":"text","text":"a","x":"y"}`, RawPart{Type: "text", JSON: json.RawMessage(`{"type":"text","text":"a","x":"y"}`)}},
+		{`{"type":"image","data":"aGk=","mimeType":"image/png"}`, RawPart{Type: "image", JSON: json.RawMessage(`{"type":"image","data":"aGk=","mimeType":"image/png"}`)}},
+	} {
+		res, err := ResultFromMCP([]byte(`{"content":[` + c.block + `]}`))
+		if err != nil {
+			t.Errorf("%s: %v", c.block, err)
+			continue
+		}
+		if len(res.Output) != 1 || !reflect.DeepEqual(res.Output[0], c.want) {
+			t.Errorf("%s: parts %#v, want %#v", c.block, res.Output, c.want)
+		}
+	}
+}
+
+func FuzzPlainTextBlock(f *testing.F) {
+	f.Add("hello")
+	f.Add("<&> \u2028 \x01")
+	f.Add("\xff\xfe")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, raw := range [][]byte{
+			[]byte(`{"type":"text","text":"` + text + `"}`),
+			func() []byte { b, _ := json.Marshal(map[string]string{"type": "text", "text": text}); return b }(),
+		} {
+			if !json.Valid(raw) {
+				continue
+			}
+			got, ok := plainTextBlock(raw)
+			var want struct{ Text string }
+			if err := json.Unmarshal(raw, &want); err != nil {
+				t.Fatal(err)
+			}
+			if ok && got != want.Text {
+				t.Fatalf("%q: plainTextBlock %q, decoding %q", raw, got, want.Text)
+			}
+		}
+	})
 }

@@ -142,6 +142,16 @@ func TestCallToolResultEncodesAsBefore(t *testing.T) {
 			WithDisplay(DiffBlock{Path: "a.txt", Unified: "@@ -1 +1 @@\n-a\n+b\n", Added: 1, Removed: 1}).
 			WithExtra("k", map[string]any{"v": 1}))},
 		{"toolgate's error", ToMCPResult("0193-call", Error("denied & logged", "refused"))},
+		{"content blocks of every kind", &mcp.CallToolResult{Content: []mcp.Content{
+			mcp.TextContent{Type: "text", Text: "annotated", Annotated: mcp.Annotated{Annotations: &mcp.Annotations{Audience: []mcp.Role{mcp.RoleUser}}}},
+			mcp.TextContent{Type: "text", Text: "with meta", Meta: meta(map[string]any{"k": "v"})},
+			&mcp.TextContent{Type: "text", Text: "a pointer"},
+			mcp.TextContent{Text: "no type"},
+			nil,
+			mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///a", Text: "<a>"}),
+			mcp.NewTextContent("plain & <escaped>\u2028"),
+		}}},
+		{"no content, not nil", &mcp.CallToolResult{Content: []mcp.Content{}}},
 	} {
 		checkResultEncoding(t, c.name, c.r)
 	}

@@ -206,6 +206,7 @@ func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
 	if call.ID == "" {
 		call.ID = NewCallID()
 	}
+	call.sessionRef = SessionRef(call.Session) // before anything else sees the call
 	p.mu.Lock()
 	if p.closing {
 		p.mu.Unlock()
@@ -253,7 +254,7 @@ func (p *Pipeline) RecordOutside(call *Call, res *Result) {
 		_ = p.opts.Recorder.CallStarted(call) // the call is answered anyway
 		p.opts.Recorder.CallFinished(call, res, 0)
 	}
-	p.log.Warn("tool call", "call_id", call.ID, "tool", call.Name, "status", res.Status(), "session", SessionRef(call.Session))
+	p.log.Warn("tool call", "call_id", call.ID, "tool", call.Name, "status", res.Status(), "session", call.SessionRef())
 }
 
 // Start runs a call in its own goroutine and returns at once; the result

@@ -67,7 +67,7 @@ func (p *Pipeline) recordStage(next Handler) Handler {
 				slog.String("toolset", call.Toolset),
 				slog.String("status", res.Status()),
 				slog.Int64("duration_ms", elapsed.Milliseconds()),
-				slog.String("session", SessionRef(call.Session)),
+				slog.String("session", call.SessionRef()),
 			)
 		}
 		return res

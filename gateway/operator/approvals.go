@@ -143,7 +143,7 @@ func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Ap
 	}
 	deadline, _ := ctx.Deadline()
 	item := Item{
-		ID: call.ID, Kind: KindApproval, Tool: call.Name, Toolset: call.Toolset, Session: gateway.SessionRef(call.Session), Client: call.Client,
+		ID: call.ID, Kind: KindApproval, Tool: call.Name, Toolset: call.Toolset, Session: call.SessionRef(), Client: call.Client,
 		Created: time.Now(), Deadline: deadline, Arguments: gateway.RecordArguments(call), Reason: reasonOf(call),
 	}
 	if call.Tool != nil {

@@ -128,7 +128,7 @@ func (l *line) value(k string, v any) {
 // the task (its id) when it was called as one; the round, when it
 // repeats an earlier one.
 func (l *line) caller(call *gateway.Call) {
-	l.strOmit("session", gateway.SessionRef(call.Session))
+	l.strOmit("session", call.SessionRef())
 	l.strOmit("client", call.Client)
 	l.strOmit("identity", call.Identity)
 	if call.Principal != nil {

@@ -20,13 +20,17 @@ import (
 // encodings (TestCallToolResultEncodesAsBefore, TestToolEncodesAsBefore
 // and their fuzz targets).
 func marshalMetaMembers(fields map[string]any) ([]byte, error) {
+	return appendMetaMembers(make([]byte, 0, 64+32*len(fields)), fields)
+}
+
+// appendMetaMembers appends what marshalMetaMembers returns to b.
+func appendMetaMembers(b []byte, fields map[string]any) ([]byte, error) {
 	var room [8]string
 	keys := room[:0]
 	for k := range fields {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	b := make([]byte, 0, 64+32*len(keys))
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -56,6 +60,24 @@ func marshalMetaMembers(fields map[string]any) ([]byte, error) {
 		b = append(b, enc...)
 	}
 	return append(b, '}'), nil
+}
+
+// appendContent appends the encoding of one content block as
+// json.Marshal writes it: a text block with no annotations and no _meta
+// (the common case) directly, any other by json.Marshal.
+func appendContent(b []byte, c Content) ([]byte, error) {
+	if t, ok := c.(TextContent); ok && t.Annotations == nil && t.Meta == nil {
+		b = append(b, `{"type":`...)
+		b = appendJSONString(b, t.Type)
+		b = append(b, `,"text":`...)
+		b = appendJSONString(b, t.Text)
+		return append(b, '}'), nil
+	}
+	enc, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, enc...), nil
 }
 
 // appendJSONString appends s as encoding/json writes it (HTML escaping

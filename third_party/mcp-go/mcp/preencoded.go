@@ -48,7 +48,11 @@ func MarshalMessage(msg any) ([]byte, error) {
 		return nil, err
 	}
 	// The members in JSONRPCResponse's order.
-	b := make([]byte, 0, 32+len(id))
+	size := 64
+	if h, ok := pe.(interface{ sizeHint() int }); ok {
+		size += h.sizeHint()
+	}
+	b := make([]byte, 0, size+len(id))
 	b = append(b, `{"jsonrpc":`...)
 	b = append(b, version...)
 	b = append(b, `,"id":`...)

@@ -550,6 +550,30 @@ func (r CallToolResult) MarshalJSON() ([]byte, error) {
 	return r.AppendJSON(make([]byte, 0, 256))
 }
 
+// sizeHint (toolgate patch) is about how many bytes AppendJSON writes:
+// MarshalMessage's buffer is made that size once, not grown.
+func (r CallToolResult) sizeHint() int {
+	n := 32 + len(r.RawStructuredContent)
+	if r.Meta != nil {
+		for k, v := range r.Meta.AdditionalFields {
+			n += len(k) + 8
+			if s, ok := v.(string); ok {
+				n += len(s)
+			} else {
+				n += 32
+			}
+		}
+	}
+	for _, c := range r.Content {
+		if t, ok := c.(TextContent); ok {
+			n += len(t.Text) + 32
+		} else {
+			n += 64
+		}
+	}
+	return n
+}
+
 // AppendJSON implements PreEncoded (toolgate patch): the result is written
 // by the transports as MarshalJSON encodes it, without encoding/json's
 // second pass over it. Every member comes from json.Marshal or from
@@ -558,7 +582,15 @@ func (r CallToolResult) MarshalJSON() ([]byte, error) {
 func (r CallToolResult) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
-	if r.Meta != nil {
+	switch {
+	case r.Meta != nil && r.Meta.ProgressToken == nil && r.Meta.AdditionalFields != nil:
+		// Meta.MarshalJSON's encoding, appended in place.
+		b = append(b, `"_meta":`...)
+		if b, err = appendMetaMembers(b, r.Meta.AdditionalFields); err != nil {
+			return nil, err
+		}
+		b = append(b, ',')
+	case r.Meta != nil:
 		meta, err := r.Meta.MarshalJSON()
 		if err != nil {
 			return nil, err
@@ -567,17 +599,18 @@ func (r CallToolResult) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, meta...)
 		b = append(b, ',')
 	}
-	// Content array: null content is written as [].
-	b = append(b, `"content":`...)
-	if len(r.Content) == 0 {
-		b = append(b, '[', ']')
-	} else {
-		content, err := json.Marshal(r.Content)
-		if err != nil {
+	// Content array: null content is written as []. Each block is
+	// written as json.Marshal of the slice writes it.
+	b = append(b, `"content":[`...)
+	for i, c := range r.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = appendContent(b, c); err != nil {
 			return nil, err
 		}
-		b = append(b, content...)
 	}
+	b = append(b, ']')
 	// Multi round-trip fields, present only when the server is asking the
 	// client for more input before it can complete the call (SEP-2322).
 	if len(r.InputRequests) > 0 {

@@ -214,6 +214,7 @@ type MCPServer struct {
 	resourceHandlerMiddlewares []ResourceHandlerMiddleware
 	promptHandlerMiddlewares   []PromptHandlerMiddleware
 	toolFilters                []ToolFilterFunc
+	toolCallFilter             func(ctx context.Context, name string) bool // toolgate patch
 	promptFilters              []PromptFilterFunc
 	notificationHandlers       map[string]NotificationHandlerFunc
 	promptCompletionProvider   PromptCompletionProvider
@@ -432,6 +433,20 @@ func WithToolFilter(
 	return func(s *MCPServer) {
 		s.toolFiltersMu.Lock()
 		s.toolFilters = append(s.toolFilters, toolFilter)
+		s.toolFiltersMu.Unlock()
+	}
+}
+
+// WithToolCallFilter (toolgate patch) sets the test tools/call applies to
+// the tool it is asked for, by name, in place of passing a copy of the
+// tool through the list filters: for a server whose list filters decide
+// by the tool's name, the same answer without copying the tool into a
+// slice. admits must report true exactly when the list filters would
+// keep the tool.
+func WithToolCallFilter(admits func(ctx context.Context, name string) bool) ServerOption {
+	return func(s *MCPServer) {
+		s.toolFiltersMu.Lock()
+		s.toolCallFilter = admits
 		s.toolFiltersMu.Unlock()
 	}
 }
@@ -2031,6 +2046,9 @@ func (s *MCPServer) filteredTools(ctx context.Context) []mcp.Tool {
 func (s *MCPServer) passesToolFilters(ctx context.Context, tool mcp.Tool) bool {
 	s.toolFiltersMu.RLock()
 	defer s.toolFiltersMu.RUnlock()
+	if s.toolCallFilter != nil { // toolgate patch: WithToolCallFilter
+		return s.toolCallFilter(ctx, tool.Name)
+	}
 	if len(s.toolFilters) == 0 {
 		return true
 	}
