@@ -166,6 +166,16 @@ func (l *line) decision(d *gateway.Decision) {
 
 const hexDigits = "0123456789abcdef"
 
+// plainASCII tells the bytes appendString writes as they are: printable
+// ASCII but for the quote and the backslash. One lookup per byte instead
+// of four comparisons; it is most of what a record line costs to build.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string, escaped as encoding/json does
 // without HTML escaping: quotes, backslashes and control characters, with
 // invalid UTF-8 replaced by U+FFFD, and U+2028/U+2029 escaped.
@@ -174,11 +184,11 @@ func appendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plainASCII[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
