@@ -111,7 +111,9 @@ func (u *Upstream) modernConn(ctx context.Context) *conn {
 		u.modern = s
 		u.modernMu.Unlock()
 		if old != nil {
-			old.close()
+			// Not on the caller's goroutine: a stdio child's end waits
+			// for it to exit (up to its grace period).
+			go old.close()
 		}
 		// The connection outlives this call (Close ends it), and the
 		// call waits for it as any other does: no longer than its

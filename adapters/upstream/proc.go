@@ -99,23 +99,41 @@ func (p *process) commandFunc(ctx context.Context, command string, _ []string, a
 	return cmd, nil
 }
 
+// maxQueuedInput is how many bytes of messages may wait for a stdio child
+// that is slow to read its input (childInput).
+const maxQueuedInput = 16 << 20
+
 // start starts the child and returns the transport that speaks to it:
-// stdin as it is, stdout through the per-message limit. The child is
-// reaped by [process.stop].
+// stdin through a writer that never blocks (childInput), stdout through
+// the per-message limit. The child is reaped by [process.stop].
 func (p *process) start(ctx context.Context, command string, args []string, maxMessage int64, upstream string) (*transport.Stdio, error) {
 	cmd, err := p.commandFunc(ctx, command, nil, args)
 	if err != nil {
 		return nil, err
 	}
-	stdin, err := cmd.StdinPipe()
+	// The pipe is made here rather than by cmd.StdinPipe, which hides
+	// the *os.File childInput writes to without waiting.
+	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
+	cmd.Stdin = stdinR
+	stdin, err := newChildInput(stdinW, maxQueuedInput)
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return nil, err
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	stdinR.Close() // the child's copy is its own now
+	if err != nil {
+		stdinW.Close()
 		p.mu.Lock()
 		if p.stderrW != nil {
 			p.stderrW.Close()

@@ -256,7 +256,10 @@ func TestProgressAndCancellation(t *testing.T) {
 		"http":  start(t, Config{Name: "h", URL: url}, nil, true),
 	}
 	slow := start(t, Config{Name: "ht", URL: url, CallTimeout: 500 * time.Millisecond}, nil, true)
-	g := newGW(t, ups["stdio"], ups["http"], slow)
+	slowStdio := stdioConfig(t, "st")
+	slowStdio.CallTimeout = 500 * time.Millisecond
+	slowChild := start(t, slowStdio, nil, true)
+	g := newGW(t, ups["stdio"], ups["http"], slow, slowChild)
 	for kind, u := range ups {
 		t.Run(kind, func(t *testing.T) {
 			p := u.Prefix() + "__"
@@ -303,28 +306,30 @@ func TestProgressAndCancellation(t *testing.T) {
 			})
 		})
 	}
-	t.Run("timeout", func(t *testing.T) {
-		// The ht upstream's call_timeout is 500ms.
-		if tl := findTool(slow, "ht__block"); tl.Timeout != 500*time.Millisecond {
-			t.Fatalf("tool timeout %s", tl.Timeout)
-		}
-		// Over streamable HTTP every wait of a call honours its context,
-		// so the call runs on the caller's goroutine and its deadline
-		// holds through the context alone; over stdio it cannot.
-		if !findTool(slow, "ht__block").HonoursContext || findTool(ups["stdio"], "s__block").HonoursContext {
-			t.Errorf("HonoursContext: http %v, stdio %v; want true, false",
-				findTool(slow, "ht__block").HonoursContext, findTool(ups["stdio"], "s__block").HonoursContext)
-		}
-		before := cancelledCount(t, g, "ht__")
-		start := time.Now()
-		res := g.call(context.Background(), "ht__block", `{}`)
-		if res.Kind != gateway.KindTimeout || time.Since(start) > 5*time.Second {
-			t.Errorf("hanging call: %s %s after %s", res.Kind, res.Message, time.Since(start))
-		}
-		eventually(t, 10*time.Second, "the upstream handler to be cancelled after the timeout", func() bool {
-			return cancelledCount(t, g, "ht__") == before+1
+	// Over streamable HTTP and stdio every wait of a call honours its
+	// context, so the call runs on the caller's goroutine and its
+	// deadline holds through the context alone.
+	for _, c := range []struct {
+		kind, prefix string
+		u            *Upstream
+	}{{"http", "ht__", slow}, {"stdio", "st__", slowChild}} {
+		t.Run("timeout "+c.kind, func(t *testing.T) {
+			// The upstream's call_timeout is 500ms.
+			tl := findTool(c.u, c.prefix+"block")
+			if tl.Timeout != 500*time.Millisecond || !tl.HonoursContext {
+				t.Fatalf("tool timeout %s, HonoursContext %v; want 500ms, true", tl.Timeout, tl.HonoursContext)
+			}
+			before := cancelledCount(t, g, c.prefix)
+			start := time.Now()
+			res := g.call(context.Background(), c.prefix+"block", `{}`)
+			if res.Kind != gateway.KindTimeout || time.Since(start) > 5*time.Second {
+				t.Errorf("hanging call: %s %s after %s", res.Kind, res.Message, time.Since(start))
+			}
+			eventually(t, 10*time.Second, "the upstream handler to be cancelled after the timeout", func() bool {
+				return cancelledCount(t, g, c.prefix) == before+1
+			})
 		})
-	})
+	}
 }
 
 func cancelledCount(t *testing.T, g *gw, prefix string) int {

@@ -135,14 +135,14 @@ func (u *Upstream) toolDef(name string, d rawTool) gateway.ToolDef {
 		Description: d.Description,
 		Timeout:     u.timeout,
 		Meta:        d.Meta,
-		// Over streamable HTTP every wait of a call honours its context
-		// (the request, a concurrency slot, the 2026-07-28 connection
-		// being opened, a task's polls, the progress drain), so the call
-		// runs on the caller's goroutine. Over stdio and SSE it does not:
-		// a write to a child that stopped reading, or to an SSE endpoint,
-		// ignores the context, so the pipeline keeps such calls on a
-		// goroutine of their own, bounded by the deadline.
-		HonoursContext: u.cfg.EffectiveTransport() == TransportHTTP,
+		// Over streamable HTTP and stdio every wait of a call honours
+		// its context (the request, a concurrency slot, the 2026-07-28
+		// connection being opened, a task's polls, the progress drain; a
+		// write to a stdio child never waits: childInput), so the call
+		// runs on the caller's goroutine. Over SSE it does not: a POST to
+		// the SSE endpoint ignores the context, so the pipeline keeps
+		// such calls on a goroutine of their own, bounded by the deadline.
+		HonoursContext: u.cfg.EffectiveTransport() != TransportSSE,
 	}
 	if !isNull(d.InputSchema) {
 		def.InputSchema = d.InputSchema
