@@ -38,6 +38,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	hup := notifySIGHUP()
 	defer signal.Stop(hup)
+	defer keepHeapFloor(serveHeapFloor)()
 	keys := withKeys(map[string]string{"http": "http.addr"})
 	cfg, err := loadConfig(fs, keys)
 	if err != nil {
