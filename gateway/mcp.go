@@ -447,11 +447,12 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 	return mt
 }
 
-// filterTools is tools/list's filter (and, through [MCPServer.admitsCall], mcp-go's check at call time):
-// the request's view (what it admits, and for a [ListingView] what it
-// lists), then the policy's ToolFilter. The filter and the tools' _meta
-// are decided for the caller: the context they get carries a [Call] with
-// the caller's session, so that session-scoped policy (skill grants) counts.
+// filterTools is tools/list's filter (and, through [MCPServer.admitsCall],
+// mcp-go's check at call time): the request's view (what it admits, and
+// for a [ListingView] what it lists), then the policy's ToolFilter. The
+// filter and the tools' _meta are decided for the caller: the context they
+// get carries a [Call] with the caller's session, so that session-scoped
+// policy (skill grants) counts.
 func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	f, perSession := m.listFilter(ctx)
 	if f.all && !perSession {

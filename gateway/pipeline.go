@@ -206,7 +206,11 @@ func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
 	if call.ID == "" {
 		call.ID = NewCallID()
 	}
-	call.sessionRef = SessionRef(call.Session) // before anything else sees the call
+	if call.sessionRef == "" && call.Session != "" {
+		// Set before the stages share the call (and once: a call may pass
+		// the pipeline again while the first pass's handler reads it).
+		call.sessionRef = SessionRef(call.Session)
+	}
 	p.mu.Lock()
 	if p.closing {
 		p.mu.Unlock()
