@@ -194,7 +194,10 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	}
 	// Always filtered: a request's view (its profile) comes with the
 	// request, so any request may need it.
-	srvOpts = append(srvOpts, server.WithToolFilter(m.filterTools), server.WithToolCallFilter(m.admitsCall))
+	srvOpts = append(srvOpts, server.WithToolFilter(m.filterTools), server.WithToolCallFilter(m.admitsCall),
+		// A call's arguments are passed on as the client sent them
+		// (rawArguments); mcp-go need not decode them into a map too.
+		server.WithRawToolArguments())
 	srvOpts = append(srvOpts,
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),

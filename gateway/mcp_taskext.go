@@ -151,7 +151,7 @@ func (x *modernTasks) call(ctx context.Context, pi *server.RequestProtocolInfo, 
 		return nil, nil, false
 	}
 	var req mcp.CallToolRequest
-	if json.Unmarshal(message, &req) != nil {
+	if mcp.UnmarshalCallToolRequest(message, &req, true) != nil {
 		return nil, nil, false // mcp-go says what is wrong with it
 	}
 	t, _, ok := x.m.opts.Catalog.Resolve(req.Params.Name)

@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -335,6 +336,42 @@ func TestProtocolEraFound(t *testing.T) {
 		}
 		if modern := bytes.Contains(out, []byte(`"resultType":"complete"`)); modern != c.modern || !bytes.Contains(out, []byte(`"result"`)) {
 			t.Errorf("%s: answered %s; want a result, of 2026-07-28: %v", c.name, out, c.modern)
+		}
+	}
+}
+
+// With WithRawToolArguments (item 13) mcp-go decodes a tools/call request
+// as before but for the arguments' map: everything else, the raw
+// arguments included, is what json.Unmarshal gives.
+func TestRawToolArgumentsDecodeAsBefore(t *testing.T) {
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi","n":9007199254740993}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":null}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":[1,2],"_meta":{"progressToken":"p","k":"v"},"task":{"ttl":1000}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask","arguments":{},"requestState":"s1","inputResponses":{"a":{"action":"accept"}}}}`,
+	} {
+		var want, got mcp.CallToolRequest
+		if err := json.Unmarshal([]byte(msg), &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := mcp.UnmarshalCallToolRequest([]byte(msg), &got, true); err != nil {
+			t.Fatalf("%s: %v", msg, err)
+		}
+		if got.Params.Arguments != nil {
+			t.Errorf("%s: arguments decoded: %v", msg, got.Params.Arguments)
+		}
+		want.Params.Arguments = nil
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", msg, got, want)
+		}
+	}
+	for _, bad := range []string{`{"params":{"name":7}}`, `{"params":[]}`, `{"params":{"name":"x","arguments":{]}}`} {
+		var want, got mcp.CallToolRequest
+		errWant := json.Unmarshal([]byte(bad), &want)
+		errGot := mcp.UnmarshalCallToolRequest([]byte(bad), &got, true)
+		if (errWant == nil) != (errGot == nil) {
+			t.Errorf("%s: error %v, json.Unmarshal says %v", bad, errGot, errWant)
 		}
 	}
 }

@@ -129,6 +129,39 @@ func (r CallToolRequest) GetString(key string, defaultValue string) string {
 
 // UnmarshalJSON preserves the original arguments JSON while also populating Arguments.
 func (p *CallToolParams) UnmarshalJSON(data []byte) error {
+	return p.unmarshal(data, true)
+}
+
+// UnmarshalCallToolRequest (toolgate patch) decodes a tools/call request
+// into r as json.Unmarshal does, except that with rawArgumentsOnly the
+// arguments are kept as Params.RawArguments alone and Params.Arguments
+// stays nil: for a server whose tools read the raw arguments, decoding
+// them into a map as well is work for nothing (WithRawToolArguments).
+func UnmarshalCallToolRequest(data []byte, r *CallToolRequest, rawArgumentsOnly bool) error {
+	if !rawArgumentsOnly {
+		return json.Unmarshal(data, r)
+	}
+	var w struct {
+		Request
+		Params rawCallToolParams `json:"params"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	r.Request = w.Request
+	r.Params = CallToolParams(w.Params)
+	return nil
+}
+
+// rawCallToolParams are CallToolParams decoded without their arguments'
+// map (UnmarshalCallToolRequest).
+type rawCallToolParams CallToolParams
+
+func (p *rawCallToolParams) UnmarshalJSON(data []byte) error {
+	return (*CallToolParams)(p).unmarshal(data, false)
+}
+
+func (p *CallToolParams) unmarshal(data []byte, decodeArguments bool) error {
 	type params struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -152,6 +185,9 @@ func (p *CallToolParams) UnmarshalJSON(data []byte) error {
 	}
 
 	p.RawArguments = append(json.RawMessage(nil), raw.Arguments...)
+	if !decodeArguments {
+		return nil
+	}
 	return json.Unmarshal(raw.Arguments, &p.Arguments)
 }
 

@@ -520,7 +520,7 @@ func (s *MCPServer) HandleMessage(
 				code: mcp.METHOD_NOT_FOUND,
 				err:  fmt.Errorf("tools %w", ErrUnsupported),
 			}
-		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
+		} else if unmarshalErr := mcp.UnmarshalCallToolRequest(message, &request, s.rawToolArguments); unmarshalErr != nil { // toolgate patch
 			err = &requestError{
 				id:   baseMessage.ID,
 				code: mcp.INVALID_REQUEST,

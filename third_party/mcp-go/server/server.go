@@ -215,6 +215,7 @@ type MCPServer struct {
 	promptHandlerMiddlewares   []PromptHandlerMiddleware
 	toolFilters                []ToolFilterFunc
 	toolCallFilter             func(ctx context.Context, name string) bool // toolgate patch
+	rawToolArguments           bool                                        // toolgate patch
 	promptFilters              []PromptFilterFunc
 	notificationHandlers       map[string]NotificationHandlerFunc
 	promptCompletionProvider   PromptCompletionProvider
@@ -434,6 +435,18 @@ func WithToolFilter(
 		s.toolFiltersMu.Lock()
 		s.toolFilters = append(s.toolFilters, toolFilter)
 		s.toolFiltersMu.Unlock()
+	}
+}
+
+// WithRawToolArguments (toolgate patch) makes tools/call keep a request's
+// arguments as Params.RawArguments only, with Params.Arguments nil (so
+// GetArguments and its kin see none): for a server whose tools read the
+// raw arguments, the map they were also decoded into is work for nothing.
+// Input schema validation (WithInputSchemaValidation) reads the map, and
+// must not be used with it.
+func WithRawToolArguments() ServerOption {
+	return func(s *MCPServer) {
+		s.rawToolArguments = true
 	}
 }
 
