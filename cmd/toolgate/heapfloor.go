@@ -13,8 +13,8 @@ import (
 const serveHeapFloor = 16 << 20
 
 // keepHeapFloor keeps the garbage collector's heap goal at floor bytes or
-// more, and returns a function that stops doing so (restoring the
-// percentage the process had).
+// more, and returns a function that stops doing so (restoring Go's
+// default, the percentage it had: it acts only without GOGC set).
 //
 // Go's default (GOGC=100) sets the goal at twice the live heap, and at
 // least 4 MiB. A gateway's live heap is a few MiB, so under load it
