@@ -383,8 +383,8 @@ func (m *MCPServer) listTools(ctx context.Context, message json.RawMessage) (any
 	if l == nil || bytes.Contains(message, []byte(`"cursor"`)) {
 		return nil, nil, false
 	}
-	f, perSession := m.listFilter(ctx)
-	if perSession {
+	f := m.listFilter(ctx)
+	if f.perSession {
 		return nil, nil, false
 	}
 	buf := make([]byte, 1, l.size+2)
@@ -457,20 +457,17 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 // get carries a [Call] with the caller's session, so that session-scoped
 // policy (skill grants) counts.
 func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	f, perSession := m.listFilter(ctx)
-	if f.all && !perSession {
+	f := m.listFilter(ctx)
+	if f.all && !f.perSession {
 		return tools
 	}
 	out := tools[:0:0]
 	for _, mt := range tools {
-		if !f.lists(mt.Name) {
+		t, ok := f.keeps(mt.Name)
+		if !ok {
 			continue
 		}
-		if perSession {
-			t, _, ok := m.opts.Catalog.Resolve(mt.Name)
-			if !ok {
-				continue
-			}
+		if t != nil {
 			mt = m.withSessionMeta(f.cctx, mt, t)
 		}
 		out = append(out, mt)
@@ -479,43 +476,53 @@ func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Too
 }
 
 // admitsCall is mcp-go's check at call time (WithToolCallFilter): whether
-// filterTools would keep the tool of that name (it decides by name),
-// asked without a copy of the tool in a slice.
+// filterTools would keep the tool of that name, asked without a copy of
+// the tool in a slice.
 func (m *MCPServer) admitsCall(ctx context.Context, name string) bool {
-	f, perSession := m.listFilter(ctx)
-	if !f.lists(name) {
-		return false
-	}
-	if perSession {
-		_, _, ok := m.opts.Catalog.Resolve(name)
-		return ok
-	}
-	return true
+	_, ok := m.listFilter(ctx).keeps(name)
+	return ok
 }
 
-// listFilter is what the caller of ctx is listed: f.lists reports whether
-// a tool is (f.all: every tool), and perSession whether the tools' _meta
-// is computed for the caller's session (with f.cctx).
-func (m *MCPServer) listFilter(ctx context.Context) (f toolFilter, perSession bool) {
+// listFilter is what the caller of ctx is listed ([toolFilter]).
+func (m *MCPServer) listFilter(ctx context.Context) toolFilter {
 	who := withCaller(ctx, &Call{})
 	v := m.viewFor(ctx, who)
-	perSession = m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && who.Session != "" && m.opts.SessionMeta(who.Session)
-	f = toolFilter{all: v == nil && m.opts.ToolFilter == nil, m: m, v: v}
+	f := toolFilter{all: v == nil && m.opts.ToolFilter == nil, m: m, v: v}
 	f.lv, _ = v.(ListingView)
-	if !f.all || perSession {
+	f.perSession = m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && who.Session != "" && m.opts.SessionMeta(who.Session)
+	if !f.all || f.perSession {
 		f.cctx = withCall(ctx, who)
 	}
-	return f, perSession
+	return f
 }
 
-// toolFilter is a caller's [MCPServer.listFilter] (a value: no closure
-// to allocate on every tools/call, which mcp-go filters too).
+// toolFilter is what a caller is listed ([MCPServer.listFilter]): f.lists
+// reports whether a tool is (f.all: every tool), and perSession whether
+// the tools' _meta is computed for the caller's session (with cctx). A
+// value: no closure to allocate on every tools/call, which mcp-go filters
+// too.
 type toolFilter struct {
-	all  bool
-	m    *MCPServer
-	v    View
-	lv   ListingView
-	cctx context.Context // the caller's, for ToolFilter and session _meta
+	all        bool
+	perSession bool
+	m          *MCPServer
+	v          View
+	lv         ListingView
+	cctx       context.Context // the caller's, for ToolFilter and session _meta
+}
+
+// keeps is filterTools' decision for the tool of that name: whether it is
+// in the caller's listing, and, when its _meta is the session's, the
+// catalog's tool to compute it from (a tool the catalog no longer has is
+// left out).
+func (f toolFilter) keeps(name string) (*Tool, bool) {
+	if !f.lists(name) {
+		return nil, false
+	}
+	if !f.perSession {
+		return nil, true
+	}
+	t, _, ok := f.m.opts.Catalog.Resolve(name)
+	return t, ok
 }
 
 func (f toolFilter) lists(name string) bool {
