@@ -10,7 +10,7 @@ import (
 // json.Marshal of a map[string]any sorts the keys through reflection and
 // encodes each value through an interface encoder; for the few string
 // members a result's _meta usually has, that is most of the cost of
-// encoding the result. marshalMetaMembers writes the same bytes as
+// encoding the result. appendMetaMembers writes the same bytes as
 // json.Marshal(fields): keys in sorted order, and each value as
 // encoding/json writes it. A key or string value made only of printable
 // ASCII that JSON need not escape (encoding/json escapes <, > and & too)
@@ -19,11 +19,6 @@ import (
 // compares the results and tools encoded with it to mcp-go v1.2.1's
 // encodings (TestCallToolResultEncodesAsBefore, TestToolEncodesAsBefore
 // and their fuzz targets).
-func marshalMetaMembers(fields map[string]any) ([]byte, error) {
-	return appendMetaMembers(make([]byte, 0, 64+32*len(fields)), fields)
-}
-
-// appendMetaMembers appends what marshalMetaMembers returns to b.
 func appendMetaMembers(b []byte, fields map[string]any) ([]byte, error) {
 	var room [8]string
 	keys := room[:0]
@@ -60,6 +55,19 @@ func appendMetaMembers(b []byte, fields map[string]any) ([]byte, error) {
 		b = append(b, enc...)
 	}
 	return append(b, '}'), nil
+}
+
+// appendMeta appends m as Meta.MarshalJSON encodes it, in place when it
+// has no progress token (the members alone).
+func appendMeta(b []byte, m *Meta) ([]byte, error) {
+	if m.ProgressToken == nil && m.AdditionalFields != nil {
+		return appendMetaMembers(b, m.AdditionalFields)
+	}
+	enc, err := m.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return append(b, enc...), nil
 }
 
 // appendContent appends the encoding of one content block as

@@ -618,21 +618,11 @@ func (r CallToolResult) sizeHint() int {
 func (r CallToolResult) AppendJSON(b []byte) ([]byte, error) {
 	var err error
 	b = append(b, '{')
-	switch {
-	case r.Meta != nil && r.Meta.ProgressToken == nil && r.Meta.AdditionalFields != nil:
-		// Meta.MarshalJSON's encoding, appended in place.
+	if r.Meta != nil {
 		b = append(b, `"_meta":`...)
-		if b, err = appendMetaMembers(b, r.Meta.AdditionalFields); err != nil {
+		if b, err = appendMeta(b, r.Meta); err != nil {
 			return nil, err
 		}
-		b = append(b, ',')
-	case r.Meta != nil:
-		meta, err := r.Meta.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, `"_meta":`...)
-		b = append(b, meta...)
 		b = append(b, ',')
 	}
 	// Content array: null content is written as []. Each block is
@@ -803,13 +793,12 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 	}
 	b := make([]byte, 0, 256+len(t.Description)+len(t.RawInputSchema)+len(t.RawOutputSchema))
 	b = append(b, '{')
+	var err error
 	if t.Meta != nil {
-		meta, err := t.Meta.MarshalJSON()
-		if err != nil {
+		b = append(b, `"_meta":`...)
+		if b, err = appendMeta(b, t.Meta); err != nil {
 			return nil, err
 		}
-		b = append(b, `"_meta":`...)
-		b = append(b, meta...)
 		b = append(b, ',')
 	}
 	annotations, err := json.Marshal(t.Annotations)

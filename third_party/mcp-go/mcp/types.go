@@ -223,7 +223,7 @@ func (m *Meta) MarshalJSON() ([]byte, error) {
 	// toolgate patch: without a progress token the members are the
 	// additional fields alone; encode them without copying them first.
 	if m.ProgressToken == nil && m.AdditionalFields != nil {
-		return marshalMetaMembers(m.AdditionalFields)
+		return appendMetaMembers(make([]byte, 0, 64+32*len(m.AdditionalFields)), m.AdditionalFields)
 	}
 	raw := make(map[string]any)
 	if m.ProgressToken != nil {
