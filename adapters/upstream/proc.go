@@ -111,27 +111,24 @@ func (p *process) start(ctx context.Context, command string, args []string, maxM
 	if err != nil {
 		return nil, err
 	}
-	// The pipe is made here rather than by cmd.StdinPipe, which hides
-	// the *os.File childInput writes to without waiting.
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	// The stdin pipe is made here rather than by cmd.StdinPipe, which
+	// hides the *os.File childInput writes to without waiting.
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
 	cmd.Stdin = stdinR
 	stdin, err := newChildInput(stdinW, maxQueuedInput)
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, err
+	if err == nil {
+		if err = cmd.Start(); err != nil {
+			err = fmt.Errorf("failed to start command: %w", err)
+		}
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, fmt.Errorf("stdout pipe: %w", err)
-	}
-	err = cmd.Start()
-	stdinR.Close() // the child's copy is its own now
+	stdinR.Close() // the child's copy, if it started, is its own
 	if err != nil {
 		stdinW.Close()
 		p.mu.Lock()
@@ -140,7 +137,7 @@ func (p *process) start(ctx context.Context, command string, args []string, maxM
 			p.stderrW = nil
 		}
 		p.mu.Unlock()
-		return nil, fmt.Errorf("failed to start command: %w", err)
+		return nil, err
 	}
 	out := newLineLimiter(stdout, maxMessage, upstream, func(size int64, id string) {
 		p.log.Warn("upstream message refused: over upstreams[].max_result_bytes", "bytes", size, "max", maxMessage, "request_id", id)
