@@ -15,8 +15,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -328,6 +331,8 @@ func TestProtocolEraFound(t *testing.T) {
 		{"the 2026-07-28 envelope", `{"name":"echo","arguments":{"path":"a"},"_meta":` + envelope + `}`, true},
 		{"the envelope under an escaped key", `{"name":"echo","arguments":{"path":"a"},"\u005fmeta":` + envelope + `}`, true},
 		{"_meta only in an argument", `{"name":"echo","arguments":{"path":"_meta"}}`, false},
+		// encoding/json matches a member to a field case-insensitively.
+		{"the envelope under _META", `{"name":"echo","arguments":{"path":"a"},"_META":` + envelope + `}`, true},
 	} {
 		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + c.params + `}`
 		out, err := mcp.MarshalMessage(m.MCPGoServer().HandleMessage(context.Background(), json.RawMessage(msg)))
@@ -372,6 +377,42 @@ func TestRawToolArgumentsDecodeAsBefore(t *testing.T) {
 		errGot := mcp.UnmarshalCallToolRequest([]byte(bad), &got, true)
 		if (errWant == nil) != (errGot == nil) {
 			t.Errorf("%s: error %v, json.Unmarshal says %v", bad, errGot, errWant)
+		}
+	}
+}
+
+// TestRequestEraFoundOverHTTP: the streamable HTTP transport reads a
+// POST's protocol version from its body's _meta as well as from its
+// header; item 14 skips that read for a body that cannot spell the
+// version's key, and the era found must be v1.2.1's. A 2026-07-28
+// envelope under a 2025-11-25 header is refused as a mismatch however
+// its key and _meta are spelled; a body without one is not.
+func TestRequestEraFoundOverHTTP(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "toolgate-test", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	h, closeHTTP := m.HTTPHandler(HTTPOptions{})
+	t.Cleanup(func() { _ = closeHTTP(context.Background()) })
+	for _, c := range []struct {
+		name, meta string
+		mismatch   bool
+	}{
+		{"no _meta", ``, false},
+		{"the key in an argument", `,"arguments":{"path":"io.modelcontextprotocol/protocolVersion"}`, false},
+		{"the envelope", `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, true},
+		{"the key with an escaped slash", `,"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}`, true},
+		{"the key with a \\u escape", `,"_meta":{"io.modelcontextprotocol\u002fprotocolVersion":"2026-07-28"}`, true},
+		{"the envelope under _META", `,"_META":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, true},
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"` + c.meta + `}}`
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		refused := rec.Code == http.StatusBadRequest && strings.Contains(rec.Body.String(), "does not match")
+		if refused != c.mismatch {
+			t.Errorf("%s: answered %d %s; want a version mismatch: %v", c.name, rec.Code, rec.Body.String(), c.mismatch)
 		}
 	}
 }

@@ -103,10 +103,10 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	// the message into their types, not through mcp.Meta's generic map and
 	// a re-encoding per member (same values: absent, null or malformed is
 	// the zero value, as with Meta's accessors).
-	// A message that cannot spell "_meta" (neither the word nor a \u
-	// escape) has no envelope: the legacy era, as the decoding below
-	// would find, without a pass over the whole message.
-	if !bytes.Contains(message, []byte("_meta")) && !bytes.Contains(message, []byte(`\u`)) {
+	// A message that cannot spell the protocol version's key has no
+	// version: the legacy era, as the decoding below would find, without a
+	// pass over the whole message.
+	if !mayHoldProtocolVersion(message) {
 		return &RequestProtocolInfo{}, nil
 	}
 	var wrapper struct {
@@ -147,6 +147,18 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	info.ClientCapabilities = caps
 
 	return info, nil
+}
+
+// mayHoldProtocolVersion reports whether a message's bytes can spell
+// [mcp.MetaKeyProtocolVersion] (toolgate patch, for speed). The key is a
+// member of _meta's map, matched exactly (the "_meta" and "params" around
+// it are matched case-insensitively, so they are not what is looked
+// for), and of JSON's escapes only \u and \/ can write its characters. A
+// message that cannot spell it states no protocol version in _meta, and
+// need not be decoded to learn that.
+func mayHoldProtocolVersion(message []byte) bool {
+	return bytes.Contains(message, []byte(mcp.MetaKeyProtocolVersion)) ||
+		bytes.Contains(message, []byte(`\u`)) || bytes.Contains(message, []byte(`\/`))
 }
 
 // metaMember decodes the member key of a request's _meta: the zero value
