@@ -48,6 +48,8 @@ say "raw outputs: $OUT"
 echo "building..." >&2
 $GO build -o "$OUT/toolgate" ./cmd/toolgate
 $GO build -o "$OUT/bareserver" ./e2e/bench/cmd/bareserver
+# The same server on mcp-go as published (e2e/bench/stock/go.mod).
+(cd e2e/bench/stock && $GO build -o "$OUT/bareserver-stock" github.com/toolgate/toolgate/e2e/bench/cmd/bareserver)
 $GO build -o "$OUT/e2eload" ./e2e/bench/cmd/e2eload
 $GO build -o "$OUT/benchratio" ./e2e/bench/cmd/benchratio
 $GO build -o "$OUT/minproxy" ./e2e/bench/cmd/minproxy
@@ -65,11 +67,18 @@ timeout 600 $GO test -run='^$' -bench='^BenchmarkGrepVsGrepRN$' -benchtime=5x -t
 	./toolsets/filesystem >"$OUT/grep-bench.txt"
 "$OUT/benchratio" <"$OUT/grep-bench.txt" | tee -a "$SUMMARY"
 
-section "end to end over loopback streamable HTTP (toolgate vs bare mcp-go, echo tool)"
-timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$OUT/bareserver" \
-	-clients "$E2E_CLIENTS" -duration "$E2E_DURATION" -slice 2s -warmup 1s \
-	-json "$OUT/e2e.json" 2>"$OUT/e2e.stderr" | tee -a "$SUMMARY" || {
-	say "e2eload failed:"; tail -5 "$OUT/e2e.stderr" | tee -a "$SUMMARY"; }
+# Two baselines, the same bare server built twice: on mcp-go v1.2.1 as
+# published (what a bare mcp-go server is), and on toolgate's patched copy
+# (the library toolgate itself runs on: the ratio is toolgate's own cost).
+for base in stock:"mcp-go v1.2.1 as published" patched:"toolgate's patched mcp-go (third_party/mcp-go)"; do
+	name=${base%%:*}
+	bin="$OUT/bareserver"; [ "$name" = stock ] && bin="$OUT/bareserver-stock"
+	section "end to end over loopback streamable HTTP (toolgate vs bare server on ${base#*:}, echo tool)"
+	timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$bin" \
+		-clients "$E2E_CLIENTS" -duration "$E2E_DURATION" -slice 2s -warmup 1s \
+		-json "$OUT/e2e-$name.json" 2>"$OUT/e2e-$name.stderr" | tee -a "$SUMMARY" || {
+		say "e2eload failed:"; tail -5 "$OUT/e2e-$name.stderr" | tee -a "$SUMMARY"; }
+done
 
 if [ "$PROXY_DURATION" != "0" ]; then
 	section "proxy hop: client -> upstream vs -> minimal mcp-go proxy -> upstream vs -> toolgate -> upstream (echo tool)"
