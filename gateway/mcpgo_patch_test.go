@@ -23,6 +23,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/mark3labs/mcp-go/tracing"
 )
 
 // v121ResultJSON is how mcp-go v1.2.1 encoded a tools/call result.
@@ -414,5 +416,48 @@ func TestRequestEraFoundOverHTTP(t *testing.T) {
 		if refused != c.mismatch {
 			t.Errorf("%s: answered %d %s; want a version mismatch: %v", c.name, rec.Code, rec.Body.String(), c.mismatch)
 		}
+	}
+}
+
+// spanRecorder is a tracing.Tracer and tracing.MetaPropagator that notes
+// what mcp-go asks of it.
+type spanRecorder struct {
+	spans []string
+	metas []string
+}
+
+func (r *spanRecorder) Start(ctx context.Context, name string, _ tracing.SpanKind, _ ...tracing.Attribute) (context.Context, tracing.Span) {
+	r.spans = append(r.spans, name)
+	return tracing.NoopTracer().Start(ctx, name, tracing.SpanKindServer)
+}
+
+func (r *spanRecorder) InjectMeta(_ context.Context, meta *mcp.Meta) *mcp.Meta { return meta }
+
+func (r *spanRecorder) ExtractMeta(ctx context.Context, meta *mcp.Meta) context.Context {
+	if meta != nil {
+		tp, _ := meta.AdditionalFields["traceparent"].(string)
+		r.metas = append(r.metas, tp)
+	}
+	return ctx
+}
+
+// Item 15 skips mcp-go's per-message tracing work when nothing is
+// installed to receive it; with a tracer and a _meta propagator installed,
+// each message still opens its span and has its _meta read.
+func TestMessageTracingWhenInstalled(t *testing.T) {
+	rec := &spanRecorder{}
+	s := server.NewMCPServer("traced", "1", server.WithToolCapabilities(true), server.WithTracer(rec), server.WithMetaPropagator(rec))
+	s.AddTool(mcp.NewTool("echo"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	})
+	msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}`
+	if _, err := mcp.MarshalMessage(s.HandleMessage(context.Background(), json.RawMessage(msg))); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(rec.spans, "mcp.tools/call") {
+		t.Errorf("spans %q; want mcp.tools/call", rec.spans)
+	}
+	if !slices.Equal(rec.metas, []string{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}) {
+		t.Errorf("_meta extracted: %q; want the message's traceparent once", rec.metas)
 	}
 }

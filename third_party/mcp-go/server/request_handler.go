@@ -122,7 +122,10 @@ func (s *MCPServer) HandleMessage(
 
 	// Extract trace context from _meta before opening the server span so the span
 	// inherits the correct parent (SEP-414, transport-agnostic propagation).
-	{
+	// toolgate patch, for speed: only when a MetaPropagator is installed;
+	// without one extractMeta returns ctx as it is, and the message was
+	// decoded once more for nothing.
+	if s.metaPropagator != nil {
 		var metaWrapper struct {
 			Params struct {
 				Meta *mcp.Meta `json:"_meta"`
