@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -459,5 +460,72 @@ func TestMessageTracingWhenInstalled(t *testing.T) {
 	}
 	if !slices.Equal(rec.metas, []string{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}) {
 		t.Errorf("_meta extracted: %q; want the message's traceparent once", rec.metas)
+	}
+}
+
+// Item 16: mcp-go's HandleMessage takes the envelope the streamable HTTP
+// transport decoded of a POST instead of decoding it again. What it
+// answers over HTTP must be what it answers when it decodes the message
+// itself (HandleMessage called directly), for envelopes of every kind it
+// tells apart: a version of the wrong type, the wrong version, one
+// spelled with an escape, members in other case, a result alongside a
+// method (a response: no answer), a null result (a request).
+func TestDecodedEnvelopeAnswersAsBefore(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "toolgate-test", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	h, closeHTTP := m.HTTPHandler(HTTPOptions{})
+	t.Cleanup(func() { _ = closeHTTP(context.Background()) })
+	post := func(body, session string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			r.Header.Set("Mcp-Session-Id", session)
+			r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+	init := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "")
+	session := init.Header().Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatalf("initialize: %d %s", init.Code, init.Body.String())
+	}
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":2,"id":2,"method":"ping"}`,
+		`{"jsonrpc":"1.0","id":3,"method":"ping"}`,
+		`{"jsonrpc":null,"id":4,"method":"ping"}`,
+		`{"id":5,"method":"ping"}`,
+		`{"jsonrpc":"2\u002e0","id":6,"method":"ping"}`,
+		`{"JSONRPC":"2.0","Id":7,"METHOD":"ping"}`,
+		`{"jsonrpc":"2.0","id":8,"method":"ping","result":{}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"ping","result":null}`,
+		`{"jsonrpc":"2.0","id":"ten","method":"tools/call","params":{"name":"echo","arguments":{"path":"a"}}}`,
+		`{"jsonrpc":"2.0","id":1.5e300,"method":"tools/call","params":{"name":"nope"}}`,
+		`{"jsonrpc":"2.0","id":12,"method":"ping","jsonrpc":"2.1"}`,
+	} {
+		want, err := mcp.MarshalMessage(m.MCPGoServer().HandleMessage(context.Background(), json.RawMessage(msg)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := post(msg, session)
+		got := bytes.TrimSpace(rec.Body.Bytes())
+		if string(want) == "null" {
+			if rec.Code != http.StatusAccepted || len(got) != 0 {
+				t.Errorf("%s: answered %d %s; want 202 and no body, as HandleMessage gives no answer", msg, rec.Code, got)
+			}
+			continue
+		}
+		// The call's ID differs from call to call; the rest must not.
+		norm := func(b []byte) string {
+			return string(regexp.MustCompile(`"toolgate/call_id":"[^"]*"`).ReplaceAll(b, nil))
+		}
+		if norm(got) != norm(want) {
+			t.Errorf("%s:\n over HTTP %d %s\n directly %s", msg, rec.Code, got, want)
+		}
 	}
 }

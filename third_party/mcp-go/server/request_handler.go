@@ -27,12 +27,25 @@ func (s *MCPServer) HandleMessage(
 		Result  any           `json:"result,omitempty"`
 	}
 
-	if err := json.Unmarshal(message, &baseMessage); err != nil {
+	// toolgate patch, for speed: the envelope the transport decoded of
+	// this message, if it did (envelope.go).
+	hasResult := false
+	if env := decodedEnvelopeOf(ctx, message); env != nil {
+		if err := env.base(&baseMessage.JSONRPC, &baseMessage.Method, &baseMessage.ID, &hasResult); err != nil {
+			return createErrorResponse(
+				nil,
+				mcp.PARSE_ERROR,
+				"Failed to parse message",
+			)
+		}
+	} else if err := json.Unmarshal(message, &baseMessage); err != nil {
 		return createErrorResponse(
 			nil,
 			mcp.PARSE_ERROR,
 			"Failed to parse message",
 		)
+	} else {
+		hasResult = baseMessage.Result != nil
 	}
 
 	// Check for valid JSONRPC version
@@ -57,7 +70,7 @@ func (s *MCPServer) HandleMessage(
 		return nil // Return nil for notifications
 	}
 
-	if baseMessage.Result != nil {
+	if hasResult {
 		// this is a response to a request sent by the server (e.g. from a ping
 		// sent due to WithKeepAlive option)
 		return nil

@@ -565,12 +565,7 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	// Body has already been buffered by the caller (ServeHTTP or Handle).
 	rawData := r.Body
 	// First, try to parse as a response (sampling responses don't have a method field)
-	var jsonMessage struct {
-		ID     json.RawMessage `json:"id"`
-		Result json.RawMessage `json:"result,omitempty"`
-		Error  json.RawMessage `json:"error,omitempty"`
-		Method mcp.MCPMethod   `json:"method,omitempty"`
-	}
+	var jsonMessage postEnvelope
 	if err := json.Unmarshal(rawData, &jsonMessage); err != nil {
 		s.writeJSONRPCError(w, nil, mcp.PARSE_ERROR, "request body is not valid json")
 		return
@@ -902,8 +897,12 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 		}
 	}()
 
-	// Process message through MCPServer
-	response := s.server.HandleMessage(ctx, rawData)
+	// Process message through MCPServer. toolgate patch, for speed: with
+	// the envelope decoded above (envelope.go).
+	response := s.server.HandleMessage(withDecodedEnvelope(ctx, &decodedEnvelope{
+		message: rawData, jsonrpc: jsonMessage.JSONRPC, method: jsonMessage.Method,
+		id: requestID, result: jsonMessage.Result,
+	}), rawData)
 	if listening {
 		// Stop broadcasts before draining what is already queued.
 		s.server.unregisterListenSession(session)
@@ -1310,12 +1309,17 @@ func writeSSEEvent(w io.Writer, data any) error {
 }
 
 // handleSamplingResponse processes incoming sampling responses from clients
-func (s *StreamableHTTPServer) handleSamplingResponse(w HTTPResponseWriter, r *HTTPRequest, responseMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  json.RawMessage `json:"error,omitempty"`
-	Method mcp.MCPMethod   `json:"method,omitempty"`
-}) error {
+// postEnvelope is what handlePost decodes of a message to route it (a
+// named type and JSONRPC: toolgate patch, envelope.go).
+type postEnvelope struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
+	Method  mcp.MCPMethod   `json:"method,omitempty"`
+}
+
+func (s *StreamableHTTPServer) handleSamplingResponse(w HTTPResponseWriter, r *HTTPRequest, responseMessage postEnvelope) error {
 	// Get session ID from header
 	sessionID := r.header().Get(HeaderKeySessionID)
 	if sessionID == "" {

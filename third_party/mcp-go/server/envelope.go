@@ -1,0 +1,55 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// toolgate patch, for speed: the streamable HTTP transport decodes each
+// POST's JSON-RPC envelope to route it, and HandleMessage decoded the same
+// members of the same bytes again (a pass over the whole message and ten
+// allocations). The transport now hands over what it decoded, in the
+// context, and HandleMessage takes it for exactly that message.
+
+// decodedEnvelope is what a transport decoded of a message: the members
+// HandleMessage's own decoding reads, each decoded as it decodes them.
+type decodedEnvelope struct {
+	message []byte          // the bytes decoded
+	jsonrpc json.RawMessage // "jsonrpc", not yet decoded (absent: nil)
+	method  mcp.MCPMethod
+	id      any             // "id" decoded into an interface value
+	result  json.RawMessage // "result" (absent: nil)
+}
+
+type decodedEnvelopeKey struct{}
+
+func withDecodedEnvelope(ctx context.Context, env *decodedEnvelope) context.Context {
+	return context.WithValue(ctx, decodedEnvelopeKey{}, env)
+}
+
+// decodedEnvelopeOf returns the envelope in ctx if it was decoded from
+// message itself (the same bytes in memory), or nil.
+func decodedEnvelopeOf(ctx context.Context, message []byte) *decodedEnvelope {
+	env, _ := ctx.Value(decodedEnvelopeKey{}).(*decodedEnvelope)
+	if env == nil || len(message) == 0 || len(env.message) != len(message) || &env.message[0] != &message[0] {
+		return nil
+	}
+	return env
+}
+
+// base fills HandleMessage's view of the envelope as json.Unmarshal into
+// it would: the version decoded into a string (a type error is the same
+// parse error), the result present unless absent or null.
+func (env *decodedEnvelope) base(jsonrpc *string, method *mcp.MCPMethod, id *any, hasResult *bool) error {
+	if len(env.jsonrpc) > 0 {
+		if err := json.Unmarshal(env.jsonrpc, jsonrpc); err != nil {
+			return err
+		}
+	}
+	*method, *id = env.method, env.id
+	*hasResult = len(env.result) > 0 && !bytes.Equal(bytes.TrimSpace(env.result), []byte("null"))
+	return nil
+}
