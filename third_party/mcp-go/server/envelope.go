@@ -10,8 +10,8 @@ import (
 
 // toolgate patch, for speed: the streamable HTTP transport decodes each
 // POST's JSON-RPC envelope to route it, and HandleMessage decoded the same
-// members of the same bytes again (a pass over the whole message and ten
-// allocations). The transport now hands over what it decoded, in the
+// members of the same bytes again (a pass over the whole message and
+// several allocations). The transport now hands over what it decoded, in the
 // context, and HandleMessage takes it for exactly that message.
 
 // decodedEnvelope is what a transport decoded of a message: the members

@@ -1308,7 +1308,6 @@ func writeSSEEvent(w io.Writer, data any) error {
 	return nil
 }
 
-// handleSamplingResponse processes incoming sampling responses from clients
 // postEnvelope is what handlePost decodes of a message to route it (a
 // named type and JSONRPC: toolgate patch, envelope.go).
 type postEnvelope struct {
@@ -1319,6 +1318,7 @@ type postEnvelope struct {
 	Method  mcp.MCPMethod   `json:"method,omitempty"`
 }
 
+// handleSamplingResponse processes incoming sampling responses from clients
 func (s *StreamableHTTPServer) handleSamplingResponse(w HTTPResponseWriter, r *HTTPRequest, responseMessage postEnvelope) error {
 	// Get session ID from header
 	sessionID := r.header().Get(HeaderKeySessionID)
