@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -329,7 +331,7 @@ type toolListing struct {
 // A cheap test that spares the calls of every other tool the decoding of
 // their name (mcp_taskext.go); with many such tools it just says yes.
 func (l *toolListing) mayCallTaskTool(message []byte) bool {
-	if len(l.taskNames) > 32 || bytes.Contains(message, []byte(`\u`)) { // an escape may spell a name
+	if len(l.taskNames) > 32 || bytes.Contains(message, []byte(`\u`)) || bytes.Contains(message, []byte(`\/`)) { // an escape may spell a name
 		return true
 	}
 	for _, n := range l.taskNames {
@@ -380,7 +382,7 @@ func (r *toolsListResult) AppendJSON(dst []byte) ([]byte, error) {
 // to mcp-go.
 func (m *MCPServer) listTools(ctx context.Context, message json.RawMessage) (any, error, bool) {
 	l := m.listing.Load()
-	if l == nil || bytes.Contains(message, []byte(`"cursor"`)) {
+	if l == nil || mayHold(message, `"cursor"`) {
 		return nil, nil, false
 	}
 	f := m.listFilter(ctx)
@@ -710,15 +712,15 @@ type requestHead struct {
 }
 
 // hookHead decodes the head of a request mcp-go is about to handle, if the
-// message is raw JSON holding every one of markers (a cheap test that
-// spares most requests the decoding).
+// message is raw JSON that may hold every one of markers (mayHold: a cheap
+// test that spares most requests the decoding).
 func hookHead(message any, markers ...string) (*requestHead, bool) {
 	raw, ok := message.(json.RawMessage)
 	if !ok {
 		return nil, false
 	}
 	for _, mk := range markers {
-		if !bytes.Contains(raw, []byte(mk)) {
+		if !mayHold(raw, mk) {
 			return nil, false
 		}
 	}
@@ -727,6 +729,68 @@ func hookHead(message any, markers ...string) (*requestHead, bool) {
 		return nil, false // mcp-go says what is wrong
 	}
 	return &h, true
+}
+
+// mayHold reports whether raw JSON may hold text where a decoder would
+// find it, so that a message that cannot is spared the decoding. It says
+// yes for text in any case (encoding/json matches a member to a struct
+// field as bytes.EqualFold does, which also folds ſ to s and the Kelvin
+// sign to k: with an s or a k in text, any non-ASCII byte says yes), and
+// for a message with a \u escape, or a \/ when text has a slash. One pass
+// over the message, and a search for each of text's letters in upper case,
+// besides the search for text as it is.
+func mayHold(raw []byte, text string) bool {
+	if bytes.Contains(raw, []byte(text)) {
+		return true
+	}
+	slash := strings.IndexByte(text, '/') >= 0
+	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i+1 < len(raw); {
+		if c := raw[i+1]; c == 'u' || c == '/' && slash {
+			return true
+		}
+		j := bytes.IndexByte(raw[i+2:], '\\') // past the escaped byte
+		if j < 0 {
+			break
+		}
+		i += 2 + j
+	}
+	if strings.ContainsAny(text, "sSkK") && hasNonASCII(raw) { // ſ and K fold to s and k
+		return true
+	}
+	// Text in another case has one of its letters in upper case: without
+	// any of those in the message (the common case) there is nothing to
+	// compare.
+	upper := false
+	for i := 0; i < len(text) && !upper; i++ {
+		if c := text[i] &^ 0x20; 'A' <= c && c <= 'Z' {
+			upper = bytes.IndexByte(raw, c) >= 0
+		}
+	}
+	if !upper {
+		return false
+	}
+	for i := 0; i+len(text) <= len(raw); i++ {
+		if bytes.EqualFold(raw[i:i+len(text)], []byte(text)) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNonASCII reports whether b holds a byte outside ASCII, eight bytes
+// at a time.
+func hasNonASCII(b []byte) bool {
+	for ; len(b) >= 8; b = b[8:] {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return true
+		}
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
 }
 
 // modern reports whether the request is of the 2026-07-28 revision, which

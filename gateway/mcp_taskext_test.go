@@ -443,6 +443,7 @@ func TestMayCallTaskTool(t *testing.T) {
 		{`{"method":"tools/call","params":{"name":"plain","arguments":{}}}`, false},
 		{`{"method":"tools/call","params":{"name":"wait","arguments":{}}}`, true},
 		{`{"method":"tools/call","params":{"name":"w\u0061it","arguments":{}}}`, true},
+		{`{"method":"tools/call","params":{"name":"wa\/it","arguments":{}}}`, true},          // \/ spells a slash
 		{`{"method":"tools/call","params":{"name":"plain","arguments":{"x":"wait"}}}`, true}, // decoded, then left alone
 	} {
 		if got := l.mayCallTaskTool([]byte(tc.msg)); got != tc.want {

@@ -269,6 +269,11 @@ func TestTaskRefusals(t *testing.T) {
 		{"2025 tasks/get", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x"}}`, false},
 		{"2025 task call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","task":{"ttl":5}}}`, false},
 		{"2025 task call, no task support", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","task":{"ttl":5}}}`, true},
+		// mcp-go's decoding matches "Task" and "taſk" to the task member,
+		// and reads an escaped method: so must the check.
+		{"no task support, the member in capitals", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","TASK":{"ttl":5}}}`, true},
+		{"no task support, the member with a long s", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","taſk":{"ttl":5}}}`, true},
+		{"no task support, the method escaped", `{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"plain","task":{"ttl":5}}}`, true},
 	} {
 		err := f.m.checkTaskRequest(context.Background(), 1, json.RawMessage(tc.msg))
 		if (err != nil) != tc.refused {

@@ -712,3 +712,32 @@ func FuzzPlainTextBlock(f *testing.F) {
 		}
 	})
 }
+
+// mayHold is the prefilter that spares requests a decoding: it must say
+// yes wherever encoding/json would find the text (a member's name in any
+// case, with ſ or the Kelvin sign for s or k, or written with escapes),
+// and may say no only where it cannot be.
+func TestMayHold(t *testing.T) {
+	for _, tc := range []struct {
+		raw, text string
+		want      bool
+	}{
+		{`{"params":{"task":{}}}`, `"task`, true},
+		{`{"params":{"TaSk":{}}}`, `"task`, true},
+		{`{"params":{"taſk":{}}}`, `"task`, true},
+		{`{"params":{"tas` + "\u212a" + `":{}}}`, `"task`, true},
+		{`{"params":{"t\u0061sk":{}}}`, `"task`, true},
+		{`{"method":"tools\/call"}`, `"tools/call"`, true},
+		{`{"method":"TOOLS/CALL"}`, `"tools/call"`, true}, // decoded, then left alone
+		{`{"params":{"name":"echo"}}`, `"task`, false},
+		{`{"params":{"name":"ému"}}`, `"cursor"`, true}, // non-ASCII, and cursor has an s
+		{`{"params":{"name":"ému"}}`, `"_meta"`, false},
+		{`{"method":"tools/list","params":{}}`, `"cursor"`, false},
+		{`{"method":"tools/list","params":{"CURSOR":"x"}}`, `"cursor"`, true},
+		{`"ta`, `"task`, false},
+	} {
+		if got := mayHold([]byte(tc.raw), tc.text); got != tc.want {
+			t.Errorf("mayHold(%s, %s) = %v, want %v", tc.raw, tc.text, got, tc.want)
+		}
+	}
+}

@@ -428,6 +428,9 @@ func addProtocolVersionToNotification(body []byte, version string) ([]byte, bool
 	if meta == nil {
 		meta = map[string]json.RawMessage{}
 	}
+	if _, stated := meta[mcp.MetaKeyProtocolVersion]; stated {
+		return nil, false // stated with an escape the test above does not see
+	}
 	meta[mcp.MetaKeyProtocolVersion], _ = json.Marshal(version)
 	params["_meta"], _ = json.Marshal(meta)
 	msg["params"], _ = json.Marshal(params)

@@ -17,6 +17,7 @@ func TestAddProtocolVersionToNotification(t *testing.T) {
 		{"params without _meta", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`, true, v},
 		{"null _meta", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"_meta":null}}`, true, v},
 		{"already there", `{"jsonrpc":"2.0","method":"x","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false, ""},
+		{"already there, the key with an escape", `{"jsonrpc":"2.0","method":"x","params":{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2025-11-25"}}}`, false, ""},
 		{"a request is left to the spec", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, false, ""},
 		{"a response", `{"jsonrpc":"2.0","id":1,"result":{}}`, false, ""},
 		{"params not an object", `{"jsonrpc":"2.0","method":"x","params":[1]}`, false, ""},

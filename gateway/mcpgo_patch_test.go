@@ -191,6 +191,8 @@ func TestParamHeaderAnnotationsFound(t *testing.T) {
 		{"annotated", `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`, []string{"Region"}, false},
 		{"annotated, nested", `{"type":"object","properties":{"o":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Deep"}}}}}`, []string{"Deep"}, false},
 		{"annotation spelled with an escape", `{"type":"object","properties":{"region":{"type":"string","x-mcp-head\u0065r":"Region"}}}`, []string{"Region"}, false},
+		// encoding/json matches the member to mcp-go's field in any case.
+		{"annotation in capitals", `{"type":"object","properties":{"region":{"type":"string","X-MCP-Header":"Region"}}}`, []string{"Region"}, false},
 		{"invalid header name", `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"bad name"}}}`, nil, true},
 		{"unreadable schema", `{"type":"object","properties":[1]}`, nil, false},
 	} {

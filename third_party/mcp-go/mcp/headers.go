@@ -324,10 +324,11 @@ func schemaHeaderProperties(schema any) (map[string]headerSchemaProperty, error)
 		return nil, nil
 	}
 	// toolgate patch: a raw schema that cannot spell the annotation (no
-	// "x-mcp-header", no \u escape) has no header properties; it is not
-	// decoded. Both callers treat an unreadable schema as one without
-	// them, so the answer is the same.
-	if raw, ok := schema.(json.RawMessage); ok && !bytes.Contains(raw, []byte("x-mcp-header")) && !bytes.Contains(raw, []byte(`\u`)) {
+	// "x-mcp-header" in any case, since encoding/json matches a member to
+	// the field case-insensitively; no \u escape) has no header
+	// properties; it is not decoded. Both callers treat an unreadable
+	// schema as one without them, so the answer is the same.
+	if raw, ok := schema.(json.RawMessage); ok && !containsFold(raw, "x-mcp-header") && !bytes.Contains(raw, []byte(`\u`)) {
 		return nil, nil
 	}
 	var s headerSchemaProperty
@@ -335,6 +336,18 @@ func schemaHeaderProperties(schema any) (map[string]headerSchemaProperty, error)
 		return nil, fmt.Errorf("reading input schema: %w", err)
 	}
 	return s.Properties, nil
+}
+
+// containsFold reports whether b holds word in any ASCII case (toolgate
+// patch). word is lower-case ASCII without k or s, the letters Unicode
+// also folds from non-ASCII ones, so no other spelling matches it.
+func containsFold(b []byte, word string) bool {
+	for i := 0; i+len(word) <= len(b); i++ {
+		if b[i]|0x20 == word[0] && bytes.EqualFold(b[i:i+len(word)], []byte(word)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ExtractParamHeaderBindings returns a binding for every property in the
