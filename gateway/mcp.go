@@ -736,9 +736,10 @@ func hookHead(message any, markers ...string) (*requestHead, bool) {
 // yes for text in any case (encoding/json matches a member to a struct
 // field as bytes.EqualFold does, which also folds ſ to s and the Kelvin
 // sign to k: with an s or a k in text, any non-ASCII byte says yes), and
-// for a message with a \u escape, or a \/ when text has a slash. One pass
-// over the message, and a search for each of text's letters in upper case,
-// besides the search for text as it is.
+// for a message with a \u escape, or a \/ when text has a slash. A
+// message without text as it is, without those escapes and without any of
+// text's letters in upper case (the common case) costs a few searches of
+// single bytes.
 func mayHold(raw []byte, text string) bool {
 	if bytes.Contains(raw, []byte(text)) {
 		return true
