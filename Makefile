@@ -20,6 +20,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzRoundStateOpen \
 	./gateway:FuzzCallToolResultEncoding \
 	./gateway:FuzzToolEncoding \
+	./gateway:FuzzMayHold \
 	./gateway/runs:FuzzAppendString \
 	./adapters/upstream:FuzzLineLimiter \
 	./toolsets/filesystem:FuzzMatcher \

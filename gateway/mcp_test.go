@@ -741,3 +741,39 @@ func TestMayHold(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMayHold: wherever encoding/json finds what a prefilter looks for (a
+// member named task, cursor or x-mcp-header, in any spelling it accepts;
+// a method "tools/call"), mayHold says the message may hold it.
+func FuzzMayHold(f *testing.F) {
+	for _, s := range []string{
+		`{"task":{}}`, `{"TASK":1}`, `{"taſk":1}`, `{"t\u0061sk":1}`, `{"cursor":"c"}`, `{"CURSOR":"c"}`,
+		`{"X-MCP-Header":"H"}`, `{"method":"tools\/call"}`, `{"method":"tools/call"}`, `{"name":"ému"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var m struct {
+			Task   json.RawMessage `json:"task"`
+			Cursor json.RawMessage `json:"cursor"`
+			Header json.RawMessage `json:"x-mcp-header"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(raw, &m) != nil {
+			return
+		}
+		for _, c := range []struct {
+			found bool
+			text  string
+		}{
+			{m.Task != nil, `"task`},
+			{m.Cursor != nil, `"cursor"`},
+			{m.Header != nil, `"x-mcp-header"`},
+			{m.Method == "tools/call", `"tools/call"`},
+		} {
+			if c.found && !mayHold(raw, c.text) {
+				t.Errorf("encoding/json finds %s in %q, mayHold says it cannot be there", c.text, raw)
+			}
+		}
+	})
+}
