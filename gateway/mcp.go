@@ -868,34 +868,13 @@ func withCaller(ctx context.Context, call *Call) *Call {
 	return call
 }
 
-// clientNames are the "name/version" strings of the clients seen, so that
-// a call does not join its client's anew (twice per tools/call: mcp-go's
-// check and the call); at most maxClientNames, since clients name
-// themselves.
-var (
-	clientNames     sync.Map // [2]string{name, version} → string
-	clientNameCount atomic.Int32
-)
-
-const maxClientNames = 256
-
 // clientName is how records name a client: "name/version", or the name
 // alone without a version.
 func clientName(name, version string) string {
 	if version == "" {
 		return name
 	}
-	key := [2]string{name, version}
-	if s, ok := clientNames.Load(key); ok {
-		return s.(string)
-	}
-	s := name + "/" + version
-	if clientNameCount.Load() < maxClientNames {
-		if _, loaded := clientNames.LoadOrStore(key, s); !loaded {
-			clientNameCount.Add(1)
-		}
-	}
-	return s
+	return name + "/" + version
 }
 
 // mcpProgress sends a call's progress as notifications/progress with the
