@@ -744,16 +744,9 @@ func mayHold(raw []byte, text string) bool {
 	if bytes.Contains(raw, []byte(text)) {
 		return true
 	}
-	slash := strings.IndexByte(text, '/') >= 0
-	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i+1 < len(raw); {
-		if c := raw[i+1]; c == 'u' || c == '/' && slash {
-			return true
-		}
-		j := bytes.IndexByte(raw[i+2:], '\\') // past the escaped byte
-		if j < 0 {
-			break
-		}
-		i += 2 + j
+	if bytes.IndexByte(raw, '\\') >= 0 && // most messages have no escape at all
+		(bytes.Contains(raw, []byte(`\u`)) || strings.Contains(text, "/") && bytes.Contains(raw, []byte(`\/`))) {
+		return true
 	}
 	if strings.ContainsAny(text, "sSkK") && hasNonASCII(raw) { // ſ and K fold to s and k
 		return true
