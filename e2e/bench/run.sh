@@ -67,18 +67,19 @@ timeout 600 $GO test -run='^$' -bench='^BenchmarkGrepVsGrepRN$' -benchtime=5x -t
 	./toolsets/filesystem >"$OUT/grep-bench.txt"
 "$OUT/benchratio" <"$OUT/grep-bench.txt" | tee -a "$SUMMARY"
 
+# e2e NAME BARE LABEL: toolgate against the bare server BARE.
+e2e() {
+	section "end to end over loopback streamable HTTP (toolgate vs bare server on $3, echo tool)"
+	timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$2" \
+		-clients "$E2E_CLIENTS" -duration "$E2E_DURATION" -slice 2s -warmup 1s \
+		-json "$OUT/e2e-$1.json" 2>"$OUT/e2e-$1.stderr" | tee -a "$SUMMARY" || {
+		say "e2eload failed:"; tail -5 "$OUT/e2e-$1.stderr" | tee -a "$SUMMARY"; }
+}
 # Two baselines, the same bare server built twice: on mcp-go v1.2.1 as
 # published (what a bare mcp-go server is), and on toolgate's patched copy
 # (the library toolgate itself runs on: the ratio is toolgate's own cost).
-for base in stock:"mcp-go v1.2.1 as published" patched:"toolgate's patched mcp-go (third_party/mcp-go)"; do
-	name=${base%%:*}
-	bin="$OUT/bareserver"; [ "$name" = stock ] && bin="$OUT/bareserver-stock"
-	section "end to end over loopback streamable HTTP (toolgate vs bare server on ${base#*:}, echo tool)"
-	timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$bin" \
-		-clients "$E2E_CLIENTS" -duration "$E2E_DURATION" -slice 2s -warmup 1s \
-		-json "$OUT/e2e-$name.json" 2>"$OUT/e2e-$name.stderr" | tee -a "$SUMMARY" || {
-		say "e2eload failed:"; tail -5 "$OUT/e2e-$name.stderr" | tee -a "$SUMMARY"; }
-done
+e2e stock "$OUT/bareserver-stock" "mcp-go v1.2.1 as published"
+e2e patched "$OUT/bareserver" "toolgate's patched mcp-go (third_party/mcp-go)"
 
 if [ "$PROXY_DURATION" != "0" ]; then
 	section "proxy hop: client -> upstream vs -> minimal mcp-go proxy -> upstream vs -> toolgate -> upstream (echo tool)"
