@@ -465,6 +465,32 @@ func TestMessageTracingWhenInstalled(t *testing.T) {
 	}
 }
 
+// quietTracer is a tracer of its own kind that does nothing and allocates
+// nothing: installed, it makes mcp-go open a span for every message.
+type quietTracer struct{}
+
+func (quietTracer) Start(ctx context.Context, name string, kind tracing.SpanKind, _ ...tracing.Attribute) (context.Context, tracing.Span) {
+	return tracing.NoopTracer().Start(ctx, name, kind)
+}
+
+// Item 15, the other half: NewMCPServer installs no-op tracer and
+// propagator values, and those count as none installed. A message then
+// costs no span's set-up (its attributes, name and closure), which a
+// tracer of another kind does get. (The first version of the item tested
+// for nil, which NewMCPServer never leaves: the set-up ran anyway.)
+func TestMessageTracingSkippedWhenNoop(t *testing.T) {
+	ping := json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	allocs := func(s *server.MCPServer) float64 {
+		return testing.AllocsPerRun(200, func() { s.HandleMessage(context.Background(), ping) })
+	}
+	plain := allocs(server.NewMCPServer("plain", "1"))
+	noop := allocs(server.NewMCPServer("noop", "1", server.WithTracer(nil), server.WithPropagator(nil)))
+	traced := allocs(server.NewMCPServer("traced", "1", server.WithTracer(quietTracer{})))
+	if plain >= traced || noop >= traced {
+		t.Errorf("allocations per ping: %v by default, %v with no-op tracing installed, %v with a tracer: the no-op ones still set up a span", plain, noop, traced)
+	}
+}
+
 // Item 16: mcp-go's HandleMessage takes the envelope the streamable HTTP
 // transport decoded of a POST instead of decoding it again. What it
 // answers over HTTP must be what it answers when it decodes the message

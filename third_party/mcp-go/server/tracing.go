@@ -78,10 +78,11 @@ func (s *MCPServer) startMessageSpan(
 	method string,
 ) (context.Context, func(mcp.JSONRPCMessage)) {
 	// toolgate patch, for speed: with neither a tracer nor a propagator
-	// installed, both would be no-ops (the context unchanged, a span that
+	// installed, both are no-ops (the context unchanged, a span that
 	// records nothing); the attributes, the span's name and the closure
-	// were built for them on every message.
-	if s.tracer == nil && s.propagator == nil {
+	// were built for them on every message. NewMCPServer installs the
+	// no-op ones, so "not installed" is nil or those.
+	if noTracer(s.tracer) && noPropagator(s.propagator) {
 		return ctx, endNoSpan
 	}
 	propagator := s.propagator
@@ -116,6 +117,13 @@ func (s *MCPServer) startMessageSpan(
 
 // endNoSpan ends the span of a message no tracer sees (toolgate patch).
 func endNoSpan(mcp.JSONRPCMessage) {}
+
+// noTracer and noPropagator tell whether t and p do nothing: nil, or the
+// no-op kinds NewMCPServer starts with (toolgate patch). Both kinds are
+// empty structs, so an interface holding one equals a fresh one.
+func noTracer(t tracing.Tracer) bool { return t == nil || t == tracing.NoopTracer() }
+
+func noPropagator(p tracing.Propagator) bool { return p == nil || p == tracing.NoopPropagator() }
 
 func toolTracingMiddleware(tracer tracing.Tracer) ToolHandlerMiddleware {
 	return func(next ToolHandlerFunc) ToolHandlerFunc {
