@@ -45,13 +45,16 @@ func (l *line) release() {
 	}
 }
 
+// key starts member k. Every k is a constant of this package made of
+// letters and underscores, which JSON needs no escape for.
 func (l *line) key(k string) {
 	if !l.empty {
 		l.b = append(l.b, ',')
 	}
 	l.empty = false
-	l.b = appendString(l.b, k)
-	l.b = append(l.b, ':')
+	l.b = append(l.b, '"')
+	l.b = append(l.b, k...)
+	l.b = append(l.b, '"', ':')
 }
 
 func (l *line) str(k, v string) {

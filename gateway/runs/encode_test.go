@@ -3,7 +3,14 @@ package runs
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -54,4 +61,80 @@ func TestHandBuiltLinesAreJSON(t *testing.T) {
 		t.Error("empty omitempty field written")
 	}
 	l.release()
+}
+
+// BenchmarkLine builds a tools.jsonl line as CallFinished does for an
+// echo call.
+func BenchmarkLine(b *testing.B) {
+	d := &gateway.Decision{Allow: true, Layer: "runtime", Rule: "runtime.no_capabilities", Reason: "the tool needs no capability; it is not destructive"}
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		l := newLine()
+		l.time("time", now)
+		l.str("run_id", "20261126T003233Z-e67bd3")
+		l.str("call_id", "01a21544-b3e5-7287-b449-2bc4d03dc94a")
+		l.str("tool", "echo")
+		l.strOmit("toolset", "diagnostics")
+		l.strOmit("session", "s-056e09679c78")
+		l.strOmit("client", "e2eload/1")
+		l.strOmit("identity", "anonymous")
+		l.raw("arguments", []byte(`{"text":"hello, toolgate"}`))
+		l.str("status", "ok")
+		l.boolean("is_error", false)
+		l.num("duration_ms", 0.01)
+		l.strOmit("brief", "Echoed 15 bytes")
+		l.decision(d)
+		l.done()
+		l.release()
+	}
+}
+
+// line.key writes member names without escaping them: every name given
+// to a line's methods in this package must be a string constant that
+// JSON needs no escape for. This reads the package's source to hold it.
+func TestLineKeysArePlainConstants(t *testing.T) {
+	methods := map[string]bool{"key": true, "str": true, "strOmit": true, "time": true, "boolean": true, "num": true, "strings": true, "raw": true, "value": true}
+	plain := regexp.MustCompile(`^"[a-z_]+"$`)
+	fset := token.NewFileSet()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || !methods[sel.Sel.Name] || len(call.Args) == 0 {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "time" || id.Name == "strings") {
+				return true // the packages
+			}
+			calls++
+			lit, ok := call.Args[0].(*ast.BasicLit)
+			if k := fset.Position(call.Pos()); !ok || !plain.MatchString(lit.Value) {
+				// The methods' own bodies pass their k on.
+				if id, isID := call.Args[0].(*ast.Ident); isID && id.Name == "k" {
+					return true
+				}
+				t.Errorf("%s: %s's member name is not a plain string constant", k, sel.Sel.Name)
+			}
+			return true
+		})
+	}
+	if calls < 30 {
+		t.Fatalf("found %d calls of a line's methods; the test no longer finds them", calls)
+	}
 }
