@@ -21,6 +21,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolgate/toolgate/e2e/bench/bare"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/gateway/runs"
 	"github.com/toolgate/toolgate/gateway/telemetry"
@@ -28,8 +29,9 @@ import (
 	"github.com/toolgate/toolgate/toolsets/diagnostics"
 )
 
-// benchArgs are the arguments of every benchmarked echo call.
-var benchArgs = json.RawMessage(`{"text":"hello, toolgate"}`)
+// benchArgs are the arguments of every benchmarked echo call (those of
+// bare.EchoCall).
+var benchArgs = json.RawMessage(`{"text":"` + bare.EchoText + `"}`)
 
 // benchCatalog is a catalog holding the diagnostics toolset (echo, the
 // trivial tool).
@@ -201,19 +203,6 @@ func BenchmarkPipelineParallel(b *testing.B) {
 	})
 }
 
-// bareMCPServer is an mcp-go server with an echo tool and nothing else: the
-// baseline toolgate's MCP mirror is compared with.
-func bareMCPServer() *server.MCPServer {
-	s := server.NewMCPServer("bare", "1.0.0", server.WithToolCapabilities(true))
-	s.AddTool(mcp.NewTool("echo",
-		mcp.WithDescription("Return the given text unchanged."),
-		mcp.WithString("text", mcp.Required(), mcp.Description("Text to return unchanged")),
-	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(req.GetString("text", "")), nil
-	})
-	return s
-}
-
 // toolgateMCPServer is toolgate's MCP mirror over the diagnostics toolset,
 // with the pipeline configured as `toolgate serve` configures it (default
 // policy, run archive as recorder and artifact store) unless minimal.
@@ -237,7 +226,7 @@ func toolgateMCPServer(b *testing.B, minimal bool) *server.MCPServer {
 // response encoded, as a transport does: by a bare mcp-go server and by
 // toolgate's mirror (with a minimal pipeline, and as served).
 func BenchmarkMCPCall(b *testing.B) {
-	benchMCPCall(b, json.RawMessage(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":`+string(benchArgs)+`}}`), "mcp")
+	benchMCPCall(b, bare.EchoCall, "mcp")
 }
 
 // BenchmarkMCPCall2026 is BenchmarkMCPCall for a caller of 2026-07-28:
@@ -260,14 +249,14 @@ func benchMCPCall(b *testing.B, msg json.RawMessage, ratio string) {
 				} `json:"result"`
 			}
 			if err := json.Unmarshal(out, &resp); err != nil || resp.Result == nil || resp.Result.IsError ||
-				len(resp.Result.Content) == 0 || resp.Result.Content[0].Text != "hello, toolgate" {
+				len(resp.Result.Content) == 0 || resp.Result.Content[0].Text != bare.EchoText {
 				return fmt.Errorf("unexpected response %s (%v)", out, err)
 			}
 			return nil
 		})
 	}
 	b.Run("bare-mcp-go", func(b *testing.B) {
-		run(b, bareMCPServer())
+		run(b, bare.NewServer())
 		reportBaseline(b, ratio)
 	})
 	b.Run("toolgate-minimal", func(b *testing.B) {
@@ -314,7 +303,7 @@ func TestBenchSetup(t *testing.T) {
 	defer r.Close()
 	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: benchPolicy(t), Recorder: r, Artifacts: r, CallTimeout: 5 * time.Second})
 	res := p.Call(context.Background(), &gateway.Call{Name: "echo", Arguments: benchArgs})
-	if res.IsError || res.OutputText() != "hello, toolgate" {
+	if res.IsError || res.OutputText() != bare.EchoText {
 		t.Fatalf("echo through the full pipeline: %+v", res)
 	}
 }

@@ -62,6 +62,14 @@ timeout 600 $GO test -run='^$' -bench='^Benchmark(Pipeline|PipelineParallel|MCPC
 	-count="$COUNT" -benchtime=500ms -timeout=10m ./gateway >"$OUT/gateway-bench.txt"
 "$OUT/benchratio" <"$OUT/gateway-bench.txt" | tee -a "$SUMMARY"
 
+# The same tools/call against mcp-go as published: the bare server and
+# message of BenchmarkMCPCall on v1.2.1 (e2e/bench/stock), run right after.
+section "in process: one tools/call, against the bare server on mcp-go v1.2.1 as published (median of $COUNT runs)"
+(cd e2e/bench/stock && timeout 300 $GO test -run='^$' -bench='^BenchmarkMCPCall$' -benchmem \
+	-count="$COUNT" -benchtime=500ms -timeout=5m .) >"$OUT/stock-bench.txt"
+grep -h '^BenchmarkMCPCall/' "$OUT/gateway-bench.txt" "$OUT/stock-bench.txt" |
+	"$OUT/benchratio" -baselines published-mcp-go | tee -a "$SUMMARY"
+
 section "grep_files vs grep -rn (10,000 files, ~50 MB; ratio = grep_files time / grep time)"
 timeout 600 $GO test -run='^$' -bench='^BenchmarkGrepVsGrepRN$' -benchtime=5x -timeout=10m \
 	./toolsets/filesystem >"$OUT/grep-bench.txt"

@@ -8,8 +8,7 @@
 //
 // It serves until SIGINT or SIGTERM. With -stdio it serves the same tool
 // on stdin/stdout instead (the proxy-hop benchmark's stdio upstream). The
-// echo tool is annotated read-only and closed-world, so that toolgate
-// allows it by default when it is configured as an upstream.
+// server itself is package bare's.
 package main
 
 import (
@@ -26,8 +25,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolgate/toolgate/e2e/bench/bare"
 )
 
 func main() {
@@ -36,15 +35,7 @@ func main() {
 	stdio := flag.Bool("stdio", false, "serve on stdin/stdout instead of HTTP")
 	flag.Parse()
 
-	s := server.NewMCPServer("bare", "1.0.0", server.WithToolCapabilities(true))
-	s.AddTool(mcp.NewTool("echo",
-		mcp.WithDescription("Return the given text unchanged."),
-		mcp.WithString("text", mcp.Required(), mcp.Description("Text to return unchanged")),
-		mcp.WithReadOnlyHintAnnotation(true),
-		mcp.WithOpenWorldHintAnnotation(false),
-	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(req.GetString("text", "")), nil
-	})
+	s := bare.NewServer()
 
 	if *stdio {
 		if err := server.ServeStdio(s); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
