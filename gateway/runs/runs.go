@@ -259,40 +259,46 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 	ms := float64(elapsed.Microseconds()) / 1000
 	status := res.Status()
 
+	// The event and the tools.jsonl line share most of their members, in
+	// the same order: the line copies them from the event's bytes
+	// ({"time":…, then run_id through the caller, and the decision with
+	// the artifacts) instead of encoding them again.
 	ev := newLine()
 	ev.time("time", now)
+	head := len(ev.b)
 	if res.IsError {
 		ev.str("type", "tool.failed")
 	} else {
 		ev.str("type", "tool.completed")
 	}
+	who := len(ev.b)
 	ev.str("run_id", r.id)
 	ev.strOmit("replica", r.replica)
 	ev.str("call_id", call.ID)
 	ev.str("tool", call.Name)
 	ev.strOmit("toolset", call.Toolset)
 	ev.caller(call)
+	whoEnd := len(ev.b)
 	ev.str("status", status)
 	ev.num("duration_ms", ms)
+	tail := len(ev.b)
 	ev.decision(call.Decision)
 	if len(call.Artifacts) > 0 {
 		ev.value("artifacts", call.Artifacts)
 	}
-	_ = r.writeBuilt(r.events, ev)
 
 	tl := newLine()
-	r.common(tl, now, call)
-	tl.strOmit("toolset", call.Toolset)
-	tl.caller(call)
+	tl.b = append(tl.b[:0], ev.b[:head]...)
+	tl.b = append(tl.b, ev.b[who:whoEnd]...)
+	tl.empty = false
 	tl.raw("arguments", gateway.RecordArguments(call))
 	tl.str("status", status)
 	tl.boolean("is_error", res.IsError)
 	tl.num("duration_ms", ms)
 	tl.strOmit("brief", res.Brief())
-	tl.decision(call.Decision)
-	if len(call.Artifacts) > 0 {
-		tl.value("artifacts", call.Artifacts)
-	}
+	tl.b = append(tl.b, ev.b[tail:]...)
+
+	_ = r.writeBuilt(r.events, ev)
 	_ = r.writeBuilt(r.tools, tl)
 
 	if res.IsError {

@@ -236,3 +236,82 @@ func TestWritesAfterCloseAreCounted(t *testing.T) {
 		t.Errorf("write errors %d, want 1", r.WriteErrors())
 	}
 }
+
+// CallFinished builds the tools.jsonl line partly from the event's bytes
+// (the members they share); the line must be, byte for byte, the one
+// encoded member by member in its documented order, whatever the call
+// carries.
+func TestToolsLineAsEncodedMemberByMember(t *testing.T) {
+	r, err := Open(t.TempDir(), &Options{Version: "test", Replica: "replica-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		call *gateway.Call
+		res  *gateway.Result
+	}{
+		{&gateway.Call{ID: "c1", Name: "echo", Toolset: "diagnostics", Client: "bench/1", Identity: "anonymous",
+			Arguments: json.RawMessage(`{"text":"hé \"quoted\""}`),
+			Decision:  &gateway.Decision{Allow: true, Layer: "runtime", Rule: "runtime.no_capabilities", Reason: "no capability"}},
+			gateway.OkText("ok").WithBrief("Echoed 2 bytes")},
+		{&gateway.Call{ID: "c2", Name: "write_file", Toolset: "fs", Session: "sess-1", Identity: "alice",
+			Principal: &gateway.Principal{ClientID: "app", Scopes: []string{"tools"}},
+			Task:      &gateway.CallTask{ID: "task-1", TTLMs: 1000},
+			Round:     &gateway.Round{N: 2, Of: "c0"},
+			Arguments: json.RawMessage(`{"path":"a.txt","token":"s3cret"}`),
+			Artifacts: []gateway.Artifact{{URI: "toolgate://artifacts/c2/out.txt", Name: "out.txt", MIMEType: "text/plain", Size: 3}},
+			Decision:  &gateway.Decision{Allow: false, Layer: "policy", Rule: "deny.fs", Capabilities: []string{"fs.write"}, Missing: []string{"fs.write"}}},
+			gateway.Errorf("permission denied")},
+		{&gateway.Call{ID: "c3", Name: "nothing"}, gateway.OkText("")},
+	}
+	for _, c := range cases {
+		r.CallFinished(c.call, c.res, 1500*time.Microsecond)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) [][]byte {
+		b, err := os.ReadFile(filepath.Join(r.Dir(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.SplitAfter(b, []byte("\n"))
+		return lines[:len(lines)-1] // after the last newline
+	}
+	var finished [][]byte // the tool.completed / tool.failed events
+	for _, ev := range read("events.jsonl") {
+		if bytes.Contains(ev, []byte(`"type":"tool.`)) {
+			finished = append(finished, ev)
+		}
+	}
+	got := read(filepath.Join("logs", "tools.jsonl"))
+	if len(got) != len(cases) || len(finished) != len(cases) {
+		t.Fatalf("%d tools.jsonl lines and %d events for %d calls", len(got), len(finished), len(cases))
+	}
+	for i, c := range cases {
+		var ev struct{ Time time.Time }
+		if err := json.Unmarshal(finished[i], &ev); err != nil {
+			t.Fatal(err)
+		}
+		l := newLine()
+		l.time("time", ev.Time)
+		l.str("run_id", r.id)
+		l.strOmit("replica", r.replica)
+		l.str("call_id", c.call.ID)
+		l.str("tool", c.call.Name)
+		l.strOmit("toolset", c.call.Toolset)
+		l.caller(c.call)
+		l.raw("arguments", gateway.RecordArguments(c.call))
+		l.str("status", c.res.Status())
+		l.boolean("is_error", c.res.IsError)
+		l.num("duration_ms", 1.5)
+		l.strOmit("brief", c.res.Brief())
+		l.decision(c.call.Decision)
+		if len(c.call.Artifacts) > 0 {
+			l.value("artifacts", c.call.Artifacts)
+		}
+		if want := l.done(); !bytes.Equal(got[i], want) {
+			t.Errorf("call %s: tools.jsonl has\n%s\nencoded member by member:\n%s", c.call.ID, got[i], want)
+		}
+	}
+}
