@@ -21,6 +21,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzCallToolResultEncoding \
 	./gateway:FuzzToolEncoding \
 	./gateway:FuzzMayHold \
+	./gateway:FuzzFlatArgs \
 	./gateway/runs:FuzzAppendString \
 	./adapters/upstream:FuzzLineLimiter \
 	./toolsets/filesystem:FuzzMatcher \

@@ -256,6 +256,12 @@ func NewDynamicTool(def ToolDef, h func(ctx context.Context, args map[string]any
 // the seeds' CallableTool2. Tags: `json:"name,omitempty"` names a field (a
 // field without omitempty is required); `jsonschema:"description=...,enum=a,enum=b,minimum=1,maximum=1000,default=10"`
 // adds keywords (see invopop/jsonschema). def.InputSchema must be empty.
+//
+// The arguments reach an In as json.Unmarshal would put them there. When
+// In's fields are all strings, booleans and numbers, the In is filled
+// from the arguments the validation stage decoded rather than by decoding
+// their bytes again (flatArgs); a member named twice then counts once,
+// the last, as it did for the validation.
 func NewTypedTool[In any](def ToolDef, h func(ctx context.Context, in In) (*Result, error)) (*Tool, error) {
 	if h == nil {
 		return nil, fmt.Errorf("tool %q: nil handler", def.Name)
@@ -269,9 +275,12 @@ func NewTypedTool[In any](def ToolDef, h func(ctx context.Context, in In) (*Resu
 	}
 	def.InputSchema = schema
 	name := def.Name
+	flat := newFlatArgs(reflect.TypeFor[In]())
 	return NewTool(def, func(ctx context.Context, call *Call) (*Result, error) {
 		var in In
-		if len(call.Arguments) > 0 {
+		if len(call.Arguments) > 0 && (flat == nil || !flat.fill(call.Args, reflect.ValueOf(&in).Elem())) {
+			var zero In
+			in = zero // what fill may have set
 			if err := decodeTyped(call, &in); err != nil {
 				return InvalidArgumentsResult(name, err.Error()), nil
 			}
