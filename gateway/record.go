@@ -77,7 +77,9 @@ func (p *Pipeline) recordStage(next Handler) Handler {
 // errNoResult is the runtime error of a stage that returned nil.
 var errNoResult = errors.New("no result")
 
-// secretKeyParts are the substrings that mark an argument key as secret.
+// secretKeyParts are the substrings that mark an argument key as secret:
+// lower-case ASCII, each beginning with a, c, p, s or t (mayHoldSecretKey
+// looks for them from those letters; TestMayHoldSecretKey checks).
 var secretKeyParts = []string{"token", "secret", "password", "passwd", "authorization", "api_key", "apikey", "api-key", "credential", "private_key", "cookie"}
 
 // Redacted is what a secret value is replaced with in records and logs.
@@ -204,27 +206,44 @@ func mayHoldSecretKey(raw []byte) bool {
 	if bytes.Contains(raw, []byte(`\u`)) {
 		return true // an escaped letter may spell a key ("\u0074oken")
 	}
-	// Lowered ASCII text of ordinary size is lowered on the stack; other
-	// text (large, or not ASCII, where Unicode case rules apply) with
-	// bytes.ToLower.
-	var buf [512]byte
-	lower := buf[:0]
 	for _, c := range raw {
-		if c >= utf8.RuneSelf || len(lower) == len(buf) {
-			lower = bytes.ToLower(raw)
-			break
+		if c >= utf8.RuneSelf { // Unicode case rules apply (K, the Kelvin sign, lowers to k)
+			lower := bytes.ToLower(raw)
+			for _, s := range secretKeyParts {
+				if bytes.Contains(lower, []byte(s)) {
+					return true
+				}
+			}
+			return false
 		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		lower = append(lower, c)
 	}
-	for _, s := range secretKeyParts {
-		if bytes.Contains(lower, []byte(s)) {
-			return true
+	// ASCII: one pass, comparing the parts that begin with each letter
+	// met (every part begins with one of a, c, p, s, t).
+	for i, c := range raw {
+		switch c | 0x20 {
+		case 'a', 'c', 'p', 's', 't':
+			for _, s := range secretKeyParts {
+				if s[0] == c|0x20 && len(raw)-i >= len(s) && asciiEqualFold(raw[i:i+len(s)], s) {
+					return true
+				}
+			}
 		}
 	}
 	return false
+}
+
+// asciiEqualFold reports whether b is s (lower-case ASCII) in any case.
+func asciiEqualFold(b []byte, s string) bool {
+	for i := range len(s) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // redactValue redacts secrets in place and reports whether it changed

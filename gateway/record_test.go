@@ -1,10 +1,13 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -111,6 +114,35 @@ func TestMayHoldSecretKey(t *testing.T) {
 	} {
 		if got := mayHoldSecretKey([]byte(tc.raw)); got != tc.want {
 			t.Errorf("mayHoldSecretKey(%.60q) = %v, want %v", tc.raw, got, tc.want)
+		}
+	}
+	// Against the plain rule (a part in the lowered text) on ASCII text
+	// made of the parts' letters in both cases, cut and joined anyhow.
+	for _, part := range secretKeyParts {
+		if !strings.ContainsRune("acpst", rune(part[0])) || strings.ToLower(part) != part {
+			t.Errorf("secret key part %q: mayHoldSecretKey's pass looks for lower-case parts beginning with a, c, p, s or t", part)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte(`{}":,_-` + strings.Join(secretKeyParts, "") + strings.ToUpper(strings.Join(secretKeyParts, "")))
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if rng.IntN(4) == 0 { // a part in some case, somewhere
+			part := []byte(secretKeyParts[rng.IntN(len(secretKeyParts))])
+			for i := range part {
+				if rng.IntN(2) == 0 {
+					part[i] = bytes.ToUpper(part[i : i+1])[0]
+				}
+			}
+			at := rng.IntN(len(b) + 1)
+			b = append(b[:at], append(part, b[at:]...)...)
+		}
+		want := slices.ContainsFunc(secretKeyParts, func(p string) bool { return strings.Contains(strings.ToLower(string(b)), p) })
+		if got := mayHoldSecretKey(b); got != want {
+			t.Fatalf("mayHoldSecretKey(%q) = %v, the lowered text holds a part: %v", b, got, want)
 		}
 	}
 }
