@@ -7,17 +7,22 @@ import (
 	"testing"
 )
 
+// flatMode is a named string type, as tools declare their enums.
+type flatMode string
+
 // flatParams has a field of every kind flatArgs fills, named by tag and
 // by Go name, and fields it must leave alone.
 type flatParams struct {
-	Text    string  `json:"text"`
-	Flag    bool    `json:"flag,omitempty"`
-	Small   int8    `json:"small"`
-	Big     int64   // named "Big"
-	Count   uint16  `json:"count"`
-	Ratio   float32 `json:"ratio"`
-	Value   float64 `json:"value"`
-	Skipped string  `json:"-"`
+	Text    string   `json:"text"`
+	Mode    flatMode `json:"mode,omitempty"`
+	Tiny    uint8    `json:"tiny"`
+	Flag    bool     `json:"flag,omitempty"`
+	Small   int8     `json:"small"`
+	Big     int64    // named "Big"
+	Count   uint16   `json:"count"`
+	Ratio   float32  `json:"ratio"`
+	Value   float64  `json:"value"`
+	Skipped string   `json:"-"`
 	//lint:ignore U1000 an unexported field, which both must leave alone
 	hidden string
 }
@@ -56,6 +61,7 @@ func FuzzFlatArgs(f *testing.F) {
 		`{"TEXT":"other case"}`, `{"big":1}`, `{"ſmall":1}`, `{"small":128}`, `{"small":1.0}`, `{"small":1e2}`,
 		`{"count":-1}`, `{"count":-0}`, `{"ratio":3.5e38}`, `{"ratio":1e39}`, `{"value":1e309}`, `{"flag":"true"}`,
 		`{"text":1}`, `{"text":"\ud800 \u00e9 \\"}`, `{}`, `{"text":"a","text":null}`,
+		`{"mode":"fast","tiny":255}`, `{"tiny":256}`, `{"mode":7}`,
 	} {
 		f.Add([]byte(s))
 	}
