@@ -12,8 +12,8 @@ import (
 // validation stage has already decoded (call.Args, numbers as
 // json.Number), for a struct whose fields are all strings, booleans and
 // numbers: most of the built-in tools' parameters. json.Unmarshal would
-// decode the argument bytes a second time (a third of the cost of a
-// trivial tool's call in the pipeline).
+// decode the argument bytes a second time (~0.45 µs of an echo call's
+// ~6 µs through the full pipeline).
 //
 // It fills only what it can fill exactly as json.Unmarshal fills it from
 // the same bytes, and says no to everything else: a member that names a
@@ -24,7 +24,10 @@ import (
 // argument bytes with json.Unmarshal (decodeTyped), whose errors say what
 // is wrong. Members that name no field are ignored and null leaves a
 // field alone, as in json.Unmarshal. FuzzFlatArgs holds the two to the
-// same result.
+// same result. One difference is kept on purpose: of a member named twice
+// the struct gets the last value, which is what the validation checked
+// (json.Unmarshal applies each in turn, failing on an earlier one of the
+// wrong type).
 type flatArgs struct {
 	byName map[string]int // member name -> fields index
 	fields []flatField
