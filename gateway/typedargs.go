@@ -28,16 +28,7 @@ import (
 // the struct gets the last value, which is what the validation checked
 // (json.Unmarshal applies each in turn, failing on an earlier one of the
 // wrong type).
-type flatArgs struct {
-	byName map[string]int // member name -> fields index
-	fields []flatField
-}
-
-type flatField struct {
-	name  string
-	index int // in the struct
-	kind  reflect.Kind
-}
+type flatArgs map[string]int // member name -> struct field index
 
 var (
 	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
@@ -48,13 +39,13 @@ var (
 // newFlatArgs is t's flatArgs, or nil if t is not a struct of that kind:
 // a field of another kind, one embedded, one whose type decodes itself
 // (UnmarshalJSON, UnmarshalText) or that encoding/json treats apart
-// (json.Number), one with the ",string" option, a name
-// that is not a plain identifier, or two names that differ only in case.
-func newFlatArgs(t reflect.Type) *flatArgs {
+// (json.Number), one with the ",string" option, a name that is not a
+// plain identifier, or two names that differ only in case.
+func newFlatArgs(t reflect.Type) flatArgs {
 	if t.Kind() != reflect.Struct {
 		return nil
 	}
-	fa := &flatArgs{byName: map[string]int{}}
+	fa := flatArgs{}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Anonymous {
@@ -76,8 +67,8 @@ func newFlatArgs(t reflect.Type) *flatArgs {
 				name = n
 			}
 		}
-		if !plainName(name) || f.Type == jsonNumberType || f.Type.Implements(jsonUnmarshalerType) || reflect.PointerTo(f.Type).Implements(jsonUnmarshalerType) ||
-			f.Type.Implements(textUnmarshalerType) || reflect.PointerTo(f.Type).Implements(textUnmarshalerType) {
+		ptr := reflect.PointerTo(f.Type) // its method set holds the value's too
+		if !plainName(name) || f.Type == jsonNumberType || ptr.Implements(jsonUnmarshalerType) || ptr.Implements(textUnmarshalerType) {
 			return nil
 		}
 		switch f.Type.Kind() {
@@ -88,15 +79,24 @@ func newFlatArgs(t reflect.Type) *flatArgs {
 		default:
 			return nil
 		}
-		for _, other := range fa.fields {
-			if strings.EqualFold(other.name, name) {
-				return nil
-			}
+		if fa.foldsTo(name) {
+			return nil
 		}
-		fa.byName[name] = len(fa.fields)
-		fa.fields = append(fa.fields, flatField{name: name, index: i, kind: f.Type.Kind()})
+		fa[name] = i
 	}
 	return fa
+}
+
+// foldsTo reports whether a member named k names one of fa's fields in
+// another case (where encoding/json, failing an exact match, would put
+// it).
+func (fa flatArgs) foldsTo(k string) bool {
+	for name := range fa {
+		if strings.EqualFold(name, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // plainName reports whether name is an ASCII identifier (letters, digits,
@@ -113,69 +113,70 @@ func plainName(name string) bool {
 // fill sets dst (an addressable struct of fa's type) from args, the
 // decoded arguments, and reports whether it could; when it could not,
 // dst may be partly set.
-func (fa *flatArgs) fill(args any, dst reflect.Value) bool {
+func (fa flatArgs) fill(args any, dst reflect.Value) bool {
 	m, ok := args.(map[string]any)
 	if !ok {
 		return false
 	}
 	for k, v := range m {
-		i, ok := fa.byName[k]
+		i, ok := fa[k]
 		if !ok {
-			for _, f := range fa.fields {
-				if strings.EqualFold(f.name, k) {
-					return false // json.Unmarshal would give it to f
-				}
+			if fa.foldsTo(k) {
+				return false
 			}
 			continue
 		}
-		if v == nil {
-			continue
+		fv := dst.Field(i)
+		switch x := v.(type) {
+		case nil:
+			// null leaves the field alone
+		case string:
+			if fv.Kind() != reflect.String {
+				return false
+			}
+			fv.SetString(x)
+		case bool:
+			if fv.Kind() != reflect.Bool {
+				return false
+			}
+			fv.SetBool(x)
+		case json.Number:
+			if !setNumber(fv, string(x)) {
+				return false
+			}
+		default:
+			return false
 		}
-		fv := dst.Field(fa.fields[i].index)
-		switch fa.fields[i].kind {
-		case reflect.String:
-			s, ok := v.(string)
-			if !ok {
-				return false
-			}
-			fv.SetString(s)
-		case reflect.Bool:
-			b, ok := v.(bool)
-			if !ok {
-				return false
-			}
-			fv.SetBool(b)
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			n, ok := v.(json.Number)
-			if !ok {
-				return false
-			}
-			x, err := strconv.ParseInt(string(n), 10, 64)
-			if err != nil || fv.OverflowInt(x) {
-				return false
-			}
-			fv.SetInt(x)
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			n, ok := v.(json.Number)
-			if !ok {
-				return false
-			}
-			x, err := strconv.ParseUint(string(n), 10, 64)
-			if err != nil || fv.OverflowUint(x) {
-				return false
-			}
-			fv.SetUint(x)
-		case reflect.Float32, reflect.Float64:
-			n, ok := v.(json.Number)
-			if !ok {
-				return false
-			}
-			x, err := strconv.ParseFloat(string(n), fv.Type().Bits())
-			if err != nil || fv.OverflowFloat(x) {
-				return false
-			}
-			fv.SetFloat(x)
+	}
+	return true
+}
+
+// setNumber sets the number field fv from the JSON number s as
+// json.Unmarshal does, and reports whether it could: an integer field
+// takes an integer written as one and within its range, a float field a
+// number within its range.
+func setNumber(fv reflect.Value, s string) bool {
+	switch fv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		x, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || fv.OverflowInt(x) {
+			return false
 		}
+		fv.SetInt(x)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		x, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || fv.OverflowUint(x) {
+			return false
+		}
+		fv.SetUint(x)
+	case reflect.Float32, reflect.Float64:
+		x, err := strconv.ParseFloat(s, fv.Type().Bits())
+		if err != nil || fv.OverflowFloat(x) {
+			return false
+		}
+		fv.SetFloat(x)
+	default:
+		return false
 	}
 	return true
 }
