@@ -32,6 +32,18 @@ func newLine() *line {
 	return l
 }
 
+// newLineOf is a line that begins with parts, whole members copied from
+// other lines (the first part opens the object).
+func newLineOf(parts ...[]byte) *line {
+	l := linePool.Get().(*line)
+	l.b = l.b[:0]
+	for _, p := range parts {
+		l.b = append(l.b, p...)
+	}
+	l.empty = false
+	return l
+}
+
 // done ends the object and the line and returns the bytes, which stay
 // valid until release.
 func (l *line) done() []byte {

@@ -223,15 +223,6 @@ func (r *Run) writeBuilt(f *lineFile, l *line) error {
 	return err
 }
 
-// common adds the fields every call line begins with.
-func (r *Run) common(l *line, now time.Time, call *gateway.Call) {
-	l.time("time", now)
-	l.str("run_id", r.id)
-	l.strOmit("replica", r.replica)
-	l.str("call_id", call.ID)
-	l.str("tool", call.Name)
-}
-
 // CallStarted implements [gateway.Recorder]: a tool.started event. It
 // returns the write error, if any, so that a call is not run unrecorded.
 func (r *Run) CallStarted(call *gateway.Call) error {
@@ -259,10 +250,11 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 	ms := float64(elapsed.Microseconds()) / 1000
 	status := res.Status()
 
-	// The event and the tools.jsonl line share most of their members, in
-	// the same order: the line copies them from the event's bytes
-	// ({"time":…, then run_id through the caller, and the decision with
-	// the artifacts) instead of encoding them again.
+	// The event, the tools.jsonl line and an errors.jsonl line share most
+	// of their members, in the same order: the lines copy them from the
+	// event's bytes ({"time":…, then run_id through the caller; and for
+	// tools.jsonl the decision with the artifacts) instead of encoding
+	// them again.
 	ev := newLine()
 	ev.time("time", now)
 	head := len(ev.b)
@@ -287,34 +279,31 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		ev.value("artifacts", call.Artifacts)
 	}
 
-	tl := newLine()
-	tl.b = append(tl.b[:0], ev.b[:head]...)
-	tl.b = append(tl.b, ev.b[who:whoEnd]...)
-	tl.empty = false
-	tl.raw("arguments", gateway.RecordArguments(call))
+	args := gateway.RecordArguments(call)
+	tl := newLineOf(ev.b[:head], ev.b[who:whoEnd])
+	tl.raw("arguments", args)
 	tl.str("status", status)
 	tl.boolean("is_error", res.IsError)
 	tl.num("duration_ms", ms)
 	tl.strOmit("brief", res.Brief())
 	tl.b = append(tl.b, ev.b[tail:]...)
 
-	_ = r.writeBuilt(r.events, ev)
-	_ = r.writeBuilt(r.tools, tl)
-
+	var el *line
 	if res.IsError {
 		msg := res.Message
 		if msg == "" {
 			msg = res.OutputText()
 		}
-		msg = gateway.Truncate(msg, 4096)
-		el := newLine()
-		r.common(el, now, call)
-		el.strOmit("toolset", call.Toolset)
-		el.caller(call)
-		el.raw("arguments", gateway.RecordArguments(call))
+		el = newLineOf(ev.b[:head], ev.b[who:whoEnd])
+		el.raw("arguments", args)
 		el.str("status", status)
-		el.str("message", msg)
+		el.str("message", gateway.Truncate(msg, 4096))
 		el.num("duration_ms", ms)
+	}
+
+	_ = r.writeBuilt(r.events, ev)
+	_ = r.writeBuilt(r.tools, tl)
+	if el != nil {
 		_ = r.writeBuilt(r.errs, el)
 	}
 }

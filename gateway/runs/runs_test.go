@@ -237,10 +237,10 @@ func TestWritesAfterCloseAreCounted(t *testing.T) {
 	}
 }
 
-// CallFinished builds the tools.jsonl line partly from the event's bytes
-// (the members they share); the line must be, byte for byte, the one
-// encoded member by member in its documented order, whatever the call
-// carries.
+// CallFinished builds the tools.jsonl and errors.jsonl lines partly from
+// the event's bytes (the members they share); each line must be, byte for
+// byte, the one encoded member by member in its documented order,
+// whatever the call carries.
 func TestToolsLineAsEncodedMemberByMember(t *testing.T) {
 	r, err := Open(t.TempDir(), &Options{Version: "test", Replica: "replica-1"})
 	if err != nil {
@@ -288,6 +288,7 @@ func TestToolsLineAsEncodedMemberByMember(t *testing.T) {
 	if len(got) != len(cases) || len(finished) != len(cases) {
 		t.Fatalf("%d tools.jsonl lines and %d events for %d calls", len(got), len(finished), len(cases))
 	}
+	var errLines [][]byte
 	for i, c := range cases {
 		var ev struct{ Time time.Time }
 		if err := json.Unmarshal(finished[i], &ev); err != nil {
@@ -312,6 +313,30 @@ func TestToolsLineAsEncodedMemberByMember(t *testing.T) {
 		}
 		if want := l.done(); !bytes.Equal(got[i], want) {
 			t.Errorf("call %s: tools.jsonl has\n%s\nencoded member by member:\n%s", c.call.ID, got[i], want)
+		}
+		if c.res.IsError {
+			el := newLine()
+			el.time("time", ev.Time)
+			el.str("run_id", r.id)
+			el.strOmit("replica", r.replica)
+			el.str("call_id", c.call.ID)
+			el.str("tool", c.call.Name)
+			el.strOmit("toolset", c.call.Toolset)
+			el.caller(c.call)
+			el.raw("arguments", gateway.RecordArguments(c.call))
+			el.str("status", c.res.Status())
+			el.str("message", c.res.Message)
+			el.num("duration_ms", 1.5)
+			errLines = append(errLines, el.done())
+		}
+	}
+	gotErrs := read(filepath.Join("logs", "errors.jsonl"))
+	if len(gotErrs) != len(errLines) {
+		t.Fatalf("errors.jsonl has %d lines; %d calls failed", len(gotErrs), len(errLines))
+	}
+	for i := range errLines {
+		if !bytes.Equal(gotErrs[i], errLines[i]) {
+			t.Errorf("errors.jsonl has\n%s\nencoded member by member:\n%s", gotErrs[i], errLines[i])
 		}
 	}
 }
