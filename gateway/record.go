@@ -206,16 +206,14 @@ func mayHoldSecretKey(raw []byte) bool {
 	if bytes.Contains(raw, []byte(`\u`)) {
 		return true // an escaped letter may spell a key ("\u0074oken")
 	}
-	for _, c := range raw {
-		if c >= utf8.RuneSelf { // Unicode case rules apply (K, the Kelvin sign, lowers to k)
-			lower := bytes.ToLower(raw)
-			for _, s := range secretKeyParts {
-				if bytes.Contains(lower, []byte(s)) {
-					return true
-				}
+	if hasNonASCII(raw) { // Unicode case rules apply (K, the Kelvin sign, lowers to k)
+		lower := bytes.ToLower(raw)
+		for _, s := range secretKeyParts {
+			if bytes.Contains(lower, []byte(s)) {
+				return true
 			}
-			return false
 		}
+		return false
 	}
 	// ASCII: one pass, comparing the parts that begin with each letter
 	// met (every part begins with one of a, c, p, s, t).
@@ -223,27 +221,13 @@ func mayHoldSecretKey(raw []byte) bool {
 		switch c | 0x20 {
 		case 'a', 'c', 'p', 's', 't':
 			for _, s := range secretKeyParts {
-				if s[0] == c|0x20 && len(raw)-i >= len(s) && asciiEqualFold(raw[i:i+len(s)], s) {
+				if s[0] == c|0x20 && len(raw)-i >= len(s) && bytes.EqualFold(raw[i:i+len(s)], []byte(s)) {
 					return true
 				}
 			}
 		}
 	}
 	return false
-}
-
-// asciiEqualFold reports whether b is s (lower-case ASCII) in any case.
-func asciiEqualFold(b []byte, s string) bool {
-	for i := range len(s) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // redactValue redacts secrets in place and reports whether it changed
