@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -765,22 +763,6 @@ func mayHold(raw []byte, text string) bool {
 	}
 	for i := 0; i+len(text) <= len(raw); i++ {
 		if bytes.EqualFold(raw[i:i+len(text)], []byte(text)) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasNonASCII reports whether b holds a byte outside ASCII, eight bytes
-// at a time.
-func hasNonASCII(b []byte) bool {
-	for ; len(b) >= 8; b = b[8:] {
-		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
-			return true
-		}
-	}
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
 			return true
 		}
 	}
