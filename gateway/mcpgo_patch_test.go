@@ -386,6 +386,28 @@ func TestRawToolArgumentsDecodeAsBefore(t *testing.T) {
 	}
 }
 
+// postToMirror serves a test pipeline's MCP mirror over streamable HTTP,
+// in process, and returns it with a function that POSTs a body to it with
+// the headers every client sends and the given ones (name, value pairs).
+func postToMirror(t *testing.T) (*MCPServer, func(body string, header ...string) *httptest.ResponseRecorder) {
+	t.Helper()
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "toolgate-test", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	h, closeHTTP := m.HTTPHandler(HTTPOptions{})
+	t.Cleanup(func() { _ = closeHTTP(context.Background()) })
+	return m, func(body string, header ...string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		for i := 0; i+1 < len(header); i += 2 {
+			r.Header.Set(header[i], header[i+1])
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+}
+
 // TestRequestEraFoundOverHTTP: the streamable HTTP transport reads a
 // POST's protocol version from its body's _meta as well as from its
 // header; item 14 skips that read for a body that cannot spell the
@@ -393,10 +415,7 @@ func TestRawToolArgumentsDecodeAsBefore(t *testing.T) {
 // envelope under a 2025-11-25 header is refused as a mismatch however
 // its key and _meta are spelled; a body without one is not.
 func TestRequestEraFoundOverHTTP(t *testing.T) {
-	p := newTestPipeline(t, newMemRecorder(), nil)
-	m := NewMCPServer(&MCPOptions{Name: "toolgate-test", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
-	h, closeHTTP := m.HTTPHandler(HTTPOptions{})
-	t.Cleanup(func() { _ = closeHTTP(context.Background()) })
+	_, post := postToMirror(t)
 	for _, c := range []struct {
 		name, meta string
 		mismatch   bool
@@ -409,12 +428,7 @@ func TestRequestEraFoundOverHTTP(t *testing.T) {
 		{"the envelope under _META", `,"_META":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, true},
 	} {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"` + c.meta + `}}`
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
+		rec := post(body, "Mcp-Protocol-Version", "2025-11-25")
 		refused := rec.Code == http.StatusBadRequest && strings.Contains(rec.Body.String(), "does not match")
 		if refused != c.mismatch {
 			t.Errorf("%s: answered %d %s; want a version mismatch: %v", c.name, rec.Code, rec.Body.String(), c.mismatch)
@@ -499,23 +513,11 @@ func TestMessageTracingSkippedWhenNoop(t *testing.T) {
 // spelled with an escape, members in other case, a result alongside a
 // method (a response: no answer), a null result (a request).
 func TestDecodedEnvelopeAnswersAsBefore(t *testing.T) {
-	p := newTestPipeline(t, newMemRecorder(), nil)
-	m := NewMCPServer(&MCPOptions{Name: "toolgate-test", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
-	h, closeHTTP := m.HTTPHandler(HTTPOptions{})
-	t.Cleanup(func() { _ = closeHTTP(context.Background()) })
+	m, postTo := postToMirror(t)
 	post := func(body, session string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			r.Header.Set("Mcp-Session-Id", session)
-			r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		return rec
+		return postTo(body, "Mcp-Session-Id", session, "Mcp-Protocol-Version", "2025-11-25")
 	}
-	init := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "")
+	init := postTo(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	session := init.Header().Get("Mcp-Session-Id")
 	if session == "" {
 		t.Fatalf("initialize: %d %s", init.Code, init.Body.String())
