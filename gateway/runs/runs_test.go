@@ -294,15 +294,20 @@ func TestToolsLineAsEncodedMemberByMember(t *testing.T) {
 		if err := json.Unmarshal(finished[i], &ev); err != nil {
 			t.Fatal(err)
 		}
-		l := newLine()
-		l.time("time", ev.Time)
-		l.str("run_id", r.id)
-		l.strOmit("replica", r.replica)
-		l.str("call_id", c.call.ID)
-		l.str("tool", c.call.Name)
-		l.strOmit("toolset", c.call.Toolset)
-		l.caller(c.call)
-		l.raw("arguments", gateway.RecordArguments(c.call))
+		// Both lines begin alike: time, run_id through the caller, arguments.
+		begin := func() *line {
+			l := newLine()
+			l.time("time", ev.Time)
+			l.str("run_id", r.id)
+			l.strOmit("replica", r.replica)
+			l.str("call_id", c.call.ID)
+			l.str("tool", c.call.Name)
+			l.strOmit("toolset", c.call.Toolset)
+			l.caller(c.call)
+			l.raw("arguments", gateway.RecordArguments(c.call))
+			return l
+		}
+		l := begin()
 		l.str("status", c.res.Status())
 		l.boolean("is_error", c.res.IsError)
 		l.num("duration_ms", 1.5)
@@ -315,15 +320,7 @@ func TestToolsLineAsEncodedMemberByMember(t *testing.T) {
 			t.Errorf("call %s: tools.jsonl has\n%s\nencoded member by member:\n%s", c.call.ID, got[i], want)
 		}
 		if c.res.IsError {
-			el := newLine()
-			el.time("time", ev.Time)
-			el.str("run_id", r.id)
-			el.strOmit("replica", r.replica)
-			el.str("call_id", c.call.ID)
-			el.str("tool", c.call.Name)
-			el.strOmit("toolset", c.call.Toolset)
-			el.caller(c.call)
-			el.raw("arguments", gateway.RecordArguments(c.call))
+			el := begin()
 			el.str("status", c.res.Status())
 			el.str("message", c.res.Message)
 			el.num("duration_ms", 1.5)
