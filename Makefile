@@ -22,6 +22,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzToolEncoding \
 	./gateway:FuzzMayHold \
 	./gateway:FuzzFlatArgs \
+	./gateway:FuzzCallToolRequestDecodedOnce \
 	./gateway/runs:FuzzAppendString \
 	./adapters/upstream:FuzzLineLimiter \
 	./toolsets/filesystem:FuzzMatcher \

@@ -559,3 +559,114 @@ func TestDecodedEnvelopeAnswersAsBefore(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCallToolRequestDecodedOnce: item 17 decodes a tools/call request
+// from the "params" its envelope's decoding kept, not from the whole
+// message once more. The request a server's handlers get must be the one
+// mcp.UnmarshalCallToolRequest decodes from the message (v1.2.1's
+// json.Unmarshal, less the arguments' map where the server keeps them raw),
+// and a request that does not decode must be refused with that function's
+// error, whether HandleMessage is called directly (stdio, in process) or
+// through the streamable HTTP transport, which hands over its envelope.
+func FuzzCallToolRequestDecodedOnce(f *testing.F) {
+	for _, params := range []string{
+		`{"name":"echo","arguments":{"text":"hi"}}`,
+		`{"name":"echo"}`,
+		`null`,
+		`[]`,
+		`7`,
+		`{"name":7}`,
+		`{"name":"echo","arguments":{"a":1},"_meta":{"progressToken":"p"},"task":{"ttl":1000}}`,
+		`{"name":"ask","arguments":{},"requestState":"s1","inputResponses":{"a":{"action":"accept"}}}`,
+		`{"name":"echo","arguments":{"a":1}},"params":{"name":"other"}`,
+		`{"name":"echo","arguments":{"a":1}},"PARAMS":{"name":"other"}`,
+		`{"name":"echo","arguments":{"a":1}},"par\u0061ms":7`,
+		`{"name":"a"},"Params":null`,
+		`{"NAME":"echo","Arguments":{"x":[1,2]}}`,
+		`{"name":"echo","arguments":null}`,
+	} {
+		f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`)
+	}
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`)
+	f.Add(`{"jsonrpc":"2.0","id":1,"METHOD":"tools/call","Params":{"name":"x"},"method":"tools/call"}`)
+
+	type served struct {
+		raw     bool
+		mcp     *server.MCPServer
+		http    http.Handler
+		got     *mcp.CallToolRequest
+		calls   int
+		decoded func(msg []byte, r *mcp.CallToolRequest) error
+	}
+	var servers []*served
+	for _, raw := range []bool{false, true} {
+		s := &served{raw: raw}
+		hooks := &server.Hooks{}
+		hooks.AddBeforeCallTool(func(_ context.Context, _ any, r *mcp.CallToolRequest) {
+			c := *r
+			c.Header = nil
+			s.got, s.calls = &c, s.calls+1
+		})
+		opts := []server.ServerOption{server.WithToolCapabilities(false), server.WithHooks(hooks)}
+		if raw {
+			opts = append(opts, server.WithRawToolArguments())
+		}
+		s.mcp = server.NewMCPServer("fuzz", "1", opts...)
+		s.http = server.NewStreamableHTTPServer(s.mcp, server.WithStateLess(true))
+		s.decoded = func(msg []byte, r *mcp.CallToolRequest) error { return mcp.UnmarshalCallToolRequest(msg, r, raw) }
+		servers = append(servers, s)
+	}
+
+	f.Fuzz(func(t *testing.T, msg string) {
+		var env struct {
+			ID     any           `json:"id"`
+			Method mcp.MCPMethod `json:"method"`
+			Result any           `json:"result"`
+		}
+		if json.Unmarshal([]byte(msg), &env) != nil || env.Method != mcp.MethodToolsCall || env.ID == nil || env.Result != nil {
+			return
+		}
+		for _, s := range servers {
+			var want mcp.CallToolRequest
+			wantErr := s.decoded([]byte(msg), &want)
+			check := func(how string, answer []byte) {
+				t.Helper()
+				var refused struct {
+					Error struct {
+						Code    int    `json:"code"`
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				_ = json.Unmarshal(answer, &refused)
+				if s.calls == 0 && refused.Error.Code != 0 && !strings.HasPrefix(refused.Error.Message, "unparsable tools/call request: ") {
+					return // refused before the request is decoded (the version, its era), as before
+				}
+				if wantErr == nil {
+					if s.calls != 1 || !reflect.DeepEqual(*s.got, want) {
+						t.Fatalf("%s, raw arguments %v: %s\nhandlers got %d requests, %+v\nwant %+v", how, s.raw, msg, s.calls, s.got, want)
+					}
+					return
+				}
+				if s.calls != 0 || refused.Error.Code != mcp.INVALID_REQUEST || refused.Error.Message != "unparsable tools/call request: "+wantErr.Error() {
+					t.Fatalf("%s, raw arguments %v: %s\nanswered %s, %d requests handled; want %d for %v", how, s.raw, msg, answer, s.calls, mcp.INVALID_REQUEST, wantErr)
+				}
+			}
+			s.got, s.calls = nil, 0
+			direct, err := mcp.MarshalMessage(s.mcp.HandleMessage(context.Background(), json.RawMessage(msg)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("directly", direct)
+
+			r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(msg))
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Accept", "application/json, text/event-stream")
+			r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			rec := httptest.NewRecorder()
+			s.got, s.calls = nil, 0
+			s.http.ServeHTTP(rec, r)
+			overHTTP := bytes.TrimSpace(rec.Body.Bytes())
+			check("over HTTP", overHTTP)
+		}
+	})
+}

@@ -153,6 +153,12 @@ func UnmarshalCallToolRequest(data []byte, r *CallToolRequest, rawArgumentsOnly 
 	return nil
 }
 
+// UnmarshalCallToolParams (toolgate patch) decodes a tools/call request's
+// params into p as UnmarshalCallToolRequest decodes them from the request.
+func UnmarshalCallToolParams(data []byte, p *CallToolParams, rawArgumentsOnly bool) error {
+	return p.unmarshal(data, !rawArgumentsOnly)
+}
+
 // rawCallToolParams are CallToolParams decoded without their arguments'
 // map (UnmarshalCallToolRequest).
 type rawCallToolParams CallToolParams
@@ -184,7 +190,9 @@ func (p *CallToolParams) unmarshal(data []byte, decodeArguments bool) error {
 		return nil
 	}
 
-	p.RawArguments = append(json.RawMessage(nil), raw.Arguments...)
+	// toolgate patch (item 17): raw.Arguments is the decoder's own copy
+	// (json.RawMessage.UnmarshalJSON), not the input's bytes; kept as is.
+	p.RawArguments = raw.Arguments
 	if !decodeArguments {
 		return nil
 	}

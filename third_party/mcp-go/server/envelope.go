@@ -22,6 +22,23 @@ type decodedEnvelope struct {
 	method  mcp.MCPMethod
 	id      any             // "id" decoded into an interface value
 	result  json.RawMessage // "result" (absent: nil)
+	params  paramsMember    // "params", as met (item 17)
+}
+
+// paramsMember is a message's "params" kept raw while the envelope is
+// decoded, counting each member json.Unmarshal matched to it (the name in
+// another case or escaped included). toolgate patch, for speed (item 17):
+// a tools/call request is then decoded from these bytes alone, not from
+// the whole message once more, when there was at most one.
+type paramsMember struct {
+	raw json.RawMessage
+	n   int
+}
+
+func (p *paramsMember) UnmarshalJSON(b []byte) error {
+	p.raw = append(p.raw[:0], b...)
+	p.n++
+	return nil
 }
 
 type decodedEnvelopeKey struct{}
@@ -52,4 +69,23 @@ func (env *decodedEnvelope) base(jsonrpc *string, method *mcp.MCPMethod, id *any
 	*method, *id = env.method, env.id
 	*hasResult = len(env.result) > 0 && !bytes.Equal(bytes.TrimSpace(env.result), []byte("null"))
 	return nil
+}
+
+// decodeCallToolRequest decodes a tools/call request as
+// mcp.UnmarshalCallToolRequest decodes message, from the method and params
+// its envelope's decoding met: of the members that decoding fills, a
+// request has only those two, and message is known to be valid JSON. With
+// params met more than once, or bytes that do not decode (whose error
+// json.Unmarshal words with the outer member's path), it decodes message
+// itself, as before.
+func decodeCallToolRequest(message []byte, method mcp.MCPMethod, params paramsMember, r *mcp.CallToolRequest, rawArgumentsOnly bool) error {
+	if params.n <= 1 {
+		var req mcp.CallToolRequest
+		req.Method = string(method)
+		if params.n == 0 || mcp.UnmarshalCallToolParams(params.raw, &req.Params, rawArgumentsOnly) == nil {
+			*r = req
+			return nil
+		}
+	}
+	return mcp.UnmarshalCallToolRequest(message, r, rawArgumentsOnly)
 }

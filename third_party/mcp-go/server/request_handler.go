@@ -25,6 +25,7 @@ func (s *MCPServer) HandleMessage(
 		Method  mcp.MCPMethod `json:"method"`
 		ID      any           `json:"id,omitempty"`
 		Result  any           `json:"result,omitempty"`
+		Params  paramsMember  `json:"params"` // toolgate patch, item 17
 	}
 
 	// toolgate patch, for speed: the envelope the transport decoded of
@@ -38,6 +39,7 @@ func (s *MCPServer) HandleMessage(
 				"Failed to parse message",
 			)
 		}
+		baseMessage.Params = env.params
 	} else if err := json.Unmarshal(message, &baseMessage); err != nil {
 		return createErrorResponse(
 			nil,
@@ -536,7 +538,7 @@ func (s *MCPServer) HandleMessage(
 				code: mcp.METHOD_NOT_FOUND,
 				err:  fmt.Errorf("tools %w", ErrUnsupported),
 			}
-		} else if unmarshalErr := mcp.UnmarshalCallToolRequest(message, &request, s.rawToolArguments); unmarshalErr != nil { // toolgate patch
+		} else if unmarshalErr := decodeCallToolRequest(message, baseMessage.Method, baseMessage.Params, &request, s.rawToolArguments); unmarshalErr != nil { // toolgate patch
 			err = &requestError{
 				id:   baseMessage.ID,
 				code: mcp.INVALID_REQUEST,

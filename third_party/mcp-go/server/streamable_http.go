@@ -901,7 +901,7 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	// the envelope decoded above (envelope.go).
 	response := s.server.HandleMessage(withDecodedEnvelope(ctx, &decodedEnvelope{
 		message: rawData, jsonrpc: jsonMessage.JSONRPC, method: jsonMessage.Method,
-		id: requestID, result: jsonMessage.Result,
+		id: requestID, result: jsonMessage.Result, params: jsonMessage.Params,
 	}), rawData)
 	if listening {
 		// Stop broadcasts before draining what is already queued.
@@ -1316,6 +1316,7 @@ type postEnvelope struct {
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   json.RawMessage `json:"error,omitempty"`
 	Method  mcp.MCPMethod   `json:"method,omitempty"`
+	Params  paramsMember    `json:"params"` // toolgate patch, item 17
 }
 
 // handleSamplingResponse processes incoming sampling responses from clients
