@@ -10,14 +10,18 @@ package gateway_test
 // bench/run.sh runs them with the other benchmarks and prints the ratios.
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"io"
 	"sync"
 	"testing"
 	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -207,6 +211,13 @@ func BenchmarkPipelineParallel(b *testing.B) {
 // with the pipeline configured as `toolgate serve` configures it (default
 // policy, run archive as recorder and artifact store) unless minimal.
 func toolgateMCPServer(b *testing.B, minimal bool) *server.MCPServer {
+	return toolgateMirror(b, minimal).MCPGoServer()
+}
+
+// toolgateMirror is toolgate's MCP mirror over the bench catalog: with a
+// minimal pipeline (no validation, policy, records or artifacts), or as
+// served.
+func toolgateMirror(b *testing.B, minimal bool) *gateway.MCPServer {
 	cat := benchCatalog(b)
 	opts := gateway.Options{Tools: cat, SkipValidation: minimal}
 	var artifacts gateway.ArtifactStore
@@ -215,11 +226,10 @@ func toolgateMCPServer(b *testing.B, minimal bool) *server.MCPServer {
 		opts.Policy, opts.Recorder, opts.Artifacts = benchPolicy(b), r, r
 		artifacts = r
 	}
-	m := gateway.NewMCPServer(&gateway.MCPOptions{
+	return gateway.NewMCPServer(&gateway.MCPOptions{
 		Name: "toolgate", Version: "bench", Catalog: cat,
 		Pipeline: gateway.NewPipeline(&opts), Artifacts: artifacts,
 	})
-	return m.MCPGoServer()
 }
 
 // BenchmarkMCPCall measures a tools/call JSON-RPC message handled and its
@@ -266,6 +276,62 @@ func benchMCPCall(b *testing.B, msg json.RawMessage, ratio string) {
 	b.Run("toolgate", func(b *testing.B) {
 		run(b, toolgateMCPServer(b, false))
 		reportRatio(b, ratio)
+	})
+}
+
+// BenchmarkStdioCall measures one tools/call over mcp-go's stdio transport,
+// on pipes, from the line written to its answer read: the bare server
+// served by the transport as its author would, and toolgate as served
+// (MCPServer.ServeStdio), whose clients are mostly of this kind.
+func BenchmarkStdioCall(b *testing.B) {
+	run := func(b *testing.B, serve func(ctx context.Context, in io.Reader, out io.Writer) error) {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			_ = serve(ctx, inR, outW)
+		}()
+		defer func() {
+			cancel()
+			_ = inW.Close()
+			_ = outR.Close()
+			<-served
+		}()
+		out := bufio.NewReader(outR)
+		roundTrip := func(line []byte) []byte {
+			if _, err := inW.Write(line); err != nil {
+				b.Fatal(err)
+			}
+			answer, err := out.ReadBytes('\n')
+			if err != nil {
+				b.Fatal(err)
+			}
+			return answer
+		}
+		roundTrip([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"))
+		if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		call := append(bytes.Clone(bare.EchoCall), '\n')
+		if answer := roundTrip(call); !bytes.Contains(answer, []byte(`"text":"`+bare.EchoText+`"`)) {
+			b.Fatalf("unexpected answer %s", answer)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			roundTrip(call)
+		}
+		b.StopTimer()
+	}
+	b.Run("bare-mcp-go", func(b *testing.B) {
+		run(b, server.NewStdioServer(bare.NewServer()).Listen)
+		reportBaseline(b, "stdio")
+	})
+	b.Run("toolgate", func(b *testing.B) {
+		run(b, toolgateMirror(b, false).ServeStdio)
+		reportRatio(b, "stdio")
 	})
 }
 

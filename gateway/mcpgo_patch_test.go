@@ -11,10 +11,13 @@ package gateway
 // validation must be v1.2.1's.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -22,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -669,4 +673,167 @@ func FuzzCallToolRequestDecodedOnce(f *testing.F) {
 			check("over HTTP", overHTTP)
 		}
 	})
+}
+
+// stdioPeer serves s over mcp-go's stdio transport on pipes, and is its
+// client: send writes a line, next reads the transport's next line (or
+// fails the test when none comes within a while: a request the server
+// waits on, never answered).
+type stdioPeer struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines chan []byte
+}
+
+func serveStdioPipes(t *testing.T, s *server.MCPServer) *stdioPeer {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = server.NewStdioServer(s).Listen(ctx, inR, outW)
+	}()
+	p := &stdioPeer{t: t, in: inW, lines: make(chan []byte, 16)}
+	go func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			p.lines <- bytes.Clone(sc.Bytes())
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		_ = inW.Close()
+		_ = outR.Close()
+		<-served
+	})
+	return p
+}
+
+func (p *stdioPeer) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *stdioPeer) next() []byte {
+	p.t.Helper()
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			p.t.Fatal("the stdio transport's output ended")
+		}
+		return line
+	case <-time.After(10 * time.Second):
+		p.t.Fatal("no line from the stdio transport within 10 s")
+		return nil
+	}
+}
+
+// TestStdioAnswersAsBefore: item 18 has mcp-go's stdio transport decode
+// each line's envelope once, for its response probes, its routing and
+// HandleMessage, where it decoded the line five times. Every request must
+// be answered as HandleMessage answers it directly (the envelopes of
+// TestDecodedEnvelopeAnswersAsBefore, a method of the wrong type, a line
+// with blanks about it), notifications not at all, a line that is not JSON
+// with the transport's parse error; and the client's answers to the
+// server's own requests (sampling, elicitation, roots: a result, a result
+// member spelled in another case, an error) must still reach them.
+func TestStdioAnswersAsBefore(t *testing.T) {
+	s := server.NewMCPServer("stdio-test", "1", server.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(r.GetString("text", "")), nil
+	})
+	s.AddTool(mcp.NewTool("ask"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var got []string
+		//lint:ignore SA1019 the transport routes answers to sampling requests on the 2025 revisions, where it is current
+		if res, err := s.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{MaxTokens: 5}}); err != nil {
+			got = append(got, "sampling: "+err.Error())
+		} else {
+			got = append(got, "sampling: "+mcp.GetTextFromContent(res.Content))
+		}
+		if res, err := s.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: "name?", RequestedSchema: map[string]any{"type": "object"}}}); err != nil {
+			got = append(got, "elicitation: "+err.Error())
+		} else {
+			got = append(got, "elicitation: "+string(res.Action))
+		}
+		if _, err := s.RequestRoots(ctx, mcp.ListRootsRequest{}); err != nil {
+			got = append(got, "roots: "+err.Error())
+		} else {
+			got = append(got, "roots: listed")
+		}
+		return mcp.NewToolResultText(strings.Join(got, "; ")), nil
+	})
+	p := serveStdioPipes(t, s)
+	p.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"elicitation":{},"roots":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	if init := p.next(); !bytes.Contains(init, []byte(`"protocolVersion":"2025-11-25"`)) {
+		t.Fatalf("initialize: %s", init)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":2,"id":2,"method":"ping"}`,
+		`{"jsonrpc":"1.0","id":3,"method":"ping"}`,
+		`{"jsonrpc":null,"id":4,"method":"ping"}`,
+		`{"id":5,"method":"ping"}`,
+		`{"jsonrpc":"2\u002e0","id":6,"method":"ping"}`,
+		`{"JSONRPC":"2.0","Id":7,"METHOD":"ping"}`,
+		`{"jsonrpc":"2.0","id":"ten","method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
+		`{"jsonrpc":"2.0","id":1.5e300,"method":"tools/call","params":{"name":"nope"}}`,
+		`{"jsonrpc":"2.0","id":12,"method":"ping","jsonrpc":"2.1"}`,
+		`{"jsonrpc":"2.0","id":13,"method":7}`,
+		`[{"jsonrpc":"2.0","id":14,"method":"ping"}]`,
+		" \t{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"b\"}}}\t ",
+		`{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"echo"},"params":{"name":"echo","arguments":{"text":"c"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`,
+		`{"jsonrpc":"2.0","id":17,"result":{}}`,
+	} {
+		want, err := mcp.MarshalMessage(s.HandleMessage(context.Background(), json.RawMessage(strings.TrimSpace(msg))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.send(msg)
+		if string(want) == "null" {
+			continue // no answer; the next one read must be the next message's
+		}
+		if got := p.next(); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n over stdio %s\n directly   %s", msg, got, want)
+		}
+	}
+	p.send(`not json`)
+	if got, want := string(p.next()), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`; got != want {
+		t.Errorf("a line that is not JSON:\n got %s\nwant %s", got, want)
+	}
+
+	// The server's own requests, answered by the client.
+	p.send(`{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"ask"}}`)
+	for _, answer := range []struct{ method, reply string }{
+		{"sampling/createMessage", `{"jsonrpc":"2.0","id":%s,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}`},
+		{"elicitation/create", `{"jsonrpc":"2.0","id":%s,"Result":{"action":"decline"}}`},
+		{"roots/list", `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no roots here"}}`},
+	} {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		line := p.next()
+		if err := json.Unmarshal(line, &req); err != nil || req.Method != answer.method {
+			t.Fatalf("want the server's %s request, read %s", answer.method, line)
+		}
+		p.send(fmt.Sprintf(answer.reply, req.ID))
+	}
+	res := p.next()
+	for _, want := range []string{"sampling: hi;", "elicitation: decline;", "roots: list root request failed: no roots here"} {
+		if !bytes.Contains(res, []byte(want)) {
+			t.Errorf("the tool that asked answered %s; want %q in it", res, want)
+		}
+	}
+	p.send(`{"jsonrpc":"2.0","id":"fence","method":"ping"}`)
+	if got := p.next(); !bytes.Contains(got, []byte(`"id":"fence"`)) {
+		t.Errorf("after the last request, read %s; want the fence's answer", got)
+	}
 }

@@ -58,7 +58,7 @@ $GO build -o "$OUT/manytools" ./e2e/bench/cmd/manytools
 $GO build -o "$OUT/upstreamscale" ./e2e/bench/cmd/upstreamscale
 
 section "in process: pipeline, one tools/call, tools/list, installing 2,000 tools (median of $COUNT runs; ratio to the bare handler / bare mcp-go server)"
-timeout 600 $GO test -run='^$' -bench='^Benchmark(Pipeline|PipelineParallel|MCPCall|MCPCall2026|ToolsList|InstallTools)$' -benchmem \
+timeout 600 $GO test -run='^$' -bench='^Benchmark(Pipeline|PipelineParallel|MCPCall|MCPCall2026|StdioCall|ToolsList|InstallTools)$' -benchmem \
 	-count="$COUNT" -benchtime=500ms -timeout=10m ./gateway >"$OUT/gateway-bench.txt"
 "$OUT/benchratio" <"$OUT/gateway-bench.txt" | tee -a "$SUMMARY"
 

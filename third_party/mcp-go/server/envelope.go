@@ -25,6 +25,17 @@ type decodedEnvelope struct {
 	params  paramsMember    // "params", as met (item 17)
 }
 
+// stdioEnvelope is what the stdio transport decodes of each line (item 18):
+// its members as HandleMessage and the transport's own routing read them.
+type stdioEnvelope struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      any             `json:"id"`
+	Method  mcp.MCPMethod   `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+	Params  paramsMember    `json:"params"`
+}
+
 // paramsMember is a message's "params" kept raw while the envelope is
 // decoded, counting each member json.Unmarshal matched to it (the name in
 // another case or escaped included). toolgate patch, for speed (item 17):
