@@ -18,12 +18,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -685,15 +688,20 @@ type stdioPeer struct {
 	lines chan []byte
 }
 
-func serveStdioPipes(t *testing.T, s *server.MCPServer) *stdioPeer {
+func serveStdioPipes(t *testing.T, s *server.MCPServer, opts ...server.StdioOption) *stdioPeer {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
+	st := server.NewStdioServer(s)
+	st.SetErrorLogger(log.New(io.Discard, "", 0))
+	for _, o := range opts {
+		o(st)
+	}
 	go func() {
 		defer close(served)
-		_ = server.NewStdioServer(s).Listen(ctx, inR, outW)
+		_ = st.Listen(ctx, inR, outW)
 	}()
 	p := &stdioPeer{t: t, in: inW, lines: make(chan []byte, 16)}
 	go func() {
@@ -835,5 +843,92 @@ func TestStdioAnswersAsBefore(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":"fence","method":"ping"}`)
 	if got := p.next(); !bytes.Contains(got, []byte(`"id":"fence"`)) {
 		t.Errorf("after the last request, read %s; want the fence's answer", got)
+	}
+}
+
+// goroutineID is the running goroutine's number, as its stack's header
+// gives it.
+func goroutineID() string {
+	var buf [64]byte
+	n := runtime.Stack(buf[:], false)
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf[:n]), "goroutine "), " ")
+	return id
+}
+
+// TestStdioToolCallsPool: item 19 hands the stdio transport's tool calls
+// to its workers through a pool instead of a channel. The pool must keep
+// what the channel gave: as many calls running at once as there are
+// workers, then a queue of its capacity, then the call served on the read
+// loop itself; and it must give what the channel did not: calls one after
+// another run on the workers idle least long (two at most, as the last
+// one may still be writing its answer when the next call comes), where the
+// channel went through every worker in turn.
+func TestStdioToolCallsPool(t *testing.T) {
+	const workers, queue = 8, 2
+	s := server.NewMCPServer("stdio-test", "1", server.WithToolCapabilities(false))
+	var (
+		mu      sync.Mutex
+		ran     []string
+		started = make(chan struct{}, 16)
+		release = make(chan struct{})
+	)
+	s.AddTool(mcp.NewTool("where"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		mu.Lock()
+		ran = append(ran, goroutineID())
+		mu.Unlock()
+		return mcp.NewToolResultText("here"), nil
+	})
+	s.AddTool(mcp.NewTool("block"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
+		<-release
+		return mcp.NewToolResultText("released"), nil
+	})
+	p := serveStdioPipes(t, s, server.WithWorkerPoolSize(workers), server.WithQueueSize(queue))
+	var releaseOnce sync.Once
+	releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(releaseAll) // before the server's cleanup, which waits for its workers
+	p.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	p.next()
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	for i := 1; i <= 10; i++ {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"where"}}`, i))
+		if got := p.next(); !bytes.Contains(got, []byte(`"here"`)) {
+			t.Fatalf("call %d answered %s", i, got)
+		}
+	}
+	mu.Lock()
+	if distinct := len(slices.Compact(slices.Sorted(slices.Values(ran)))); distinct > 2 {
+		t.Errorf("ten calls one after another ran on %d workers (%v); want the two idle least long", distinct, ran)
+	}
+	mu.Unlock()
+
+	wait := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case <-started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("a call that should have started did not")
+			}
+		}
+	}
+	for i := range workers + queue + 1 {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"b%d","method":"tools/call","params":{"name":"block"}}`, i))
+		if i == workers-1 {
+			wait(workers) // every worker busy
+		}
+	}
+	wait(1) // the queue full, the last one runs on the read loop
+	select {
+	case <-started:
+		t.Fatal("a queued call started while every worker was busy")
+	default:
+	}
+	releaseAll()
+	for range workers + queue + 1 {
+		if got := p.next(); !bytes.Contains(got, []byte(`"released"`)) {
+			t.Errorf("a blocked call answered %s", got)
+		}
 	}
 }

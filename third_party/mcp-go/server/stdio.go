@@ -32,7 +32,7 @@ type StdioServer struct {
 	contextFunc StdioContextFunc
 
 	// Thread-safe tool call processing
-	toolCallQueue  chan *toolCallWork
+	toolCalls      *toolCallPool // toolgate patch (item 19): was toolCallQueue, a channel
 	workerWg       sync.WaitGroup
 	requestWg      sync.WaitGroup // Tracks in-flight request handlers
 	workerPoolSize int
@@ -442,36 +442,114 @@ func (s *StdioServer) processInputStream(ctx context.Context, reader *bufio.Read
 	}
 }
 
-// toolCallWorker processes tool calls from the queue
+// toolCallWorker processes tool calls from the pool's queue.
 func (s *StdioServer) toolCallWorker(ctx context.Context) {
 	defer s.workerWg.Done()
 
+	inbox := make(chan *toolCallWork, 1)
 	for {
-		select {
-		case work, ok := <-s.toolCallQueue:
-			if !ok {
-				// Channel closed, exit worker
-				return
-			}
-			// Process the tool call with panic recovery so a single
-			// panicking handler does not kill the worker permanently.
-			response := func() (resp mcp.JSONRPCMessage) {
-				defer func() {
-					if r := recover(); r != nil {
-						s.errLogger.Printf("panic recovered in stdio tool call worker: %v", r)
-						resp = createErrorResponse(work.id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r))
-					}
-				}()
-				return s.server.HandleMessage(work.ctx, work.message)
-			}()
-			if response != nil {
-				if err := s.writeResponse(response, work.writer); err != nil {
-					s.errLogger.Printf("Error writing tool response: %v", err)
-				}
-			}
-		case <-ctx.Done():
+		work := s.toolCalls.next(ctx, inbox)
+		if work == nil {
 			return
 		}
+		// Process the tool call with panic recovery so a single
+		// panicking handler does not kill the worker permanently.
+		response := func() (resp mcp.JSONRPCMessage) {
+			defer func() {
+				if r := recover(); r != nil {
+					s.errLogger.Printf("panic recovered in stdio tool call worker: %v", r)
+					resp = createErrorResponse(work.id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r))
+				}
+			}()
+			return s.server.HandleMessage(work.ctx, work.message)
+		}()
+		if response != nil {
+			if err := s.writeResponse(response, work.writer); err != nil {
+				s.errLogger.Printf("Error writing tool response: %v", err)
+			}
+		}
+	}
+}
+
+// toolCallPool hands tool calls to the stdio server's workers. toolgate
+// patch, for speed (item 19): the workers took calls from one channel,
+// whose waiting receivers are served first come, first served, so each
+// call went to the worker idle longest: with many workers (toolgate runs
+// mcp-go's maximum, 100, so that slow tools hold up no others) every call
+// ran on a cold goroutine whose stack the collector had shrunk since, and
+// grew it again. Here a call goes to the worker idle least long; with none
+// idle it waits in a queue of the same capacity, oldest first, and with
+// the queue full the caller serves it itself, as before.
+type toolCallPool struct {
+	mu     sync.Mutex
+	idle   []chan *toolCallWork // idle workers' inboxes, the latest last
+	queue  []*toolCallWork      // calls waiting for a worker, oldest first
+	limit  int                  // the queue's capacity
+	closed bool
+}
+
+// submit hands w to the worker idle least long, or queues it; false when
+// the queue is full or the pool closed.
+func (p *toolCallPool) submit(w *toolCallWork) bool {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return false
+	}
+	if n := len(p.idle); n > 0 {
+		inbox := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		inbox <- w // buffered, and handed one call per wait: never blocks
+		return true
+	}
+	if len(p.queue) >= p.limit {
+		p.mu.Unlock()
+		return false
+	}
+	p.queue = append(p.queue, w)
+	p.mu.Unlock()
+	return true
+}
+
+// next returns a worker's next call: the oldest queued one, or the next
+// one handed to its inbox. It returns nil when ctx ends or the pool is
+// closed with nothing queued (calls still queued when ctx ends are left,
+// as the channel's receivers left them).
+func (p *toolCallPool) next(ctx context.Context, inbox chan *toolCallWork) *toolCallWork {
+	p.mu.Lock()
+	if len(p.queue) > 0 {
+		w := p.queue[0]
+		p.queue[0] = nil
+		p.queue = p.queue[1:]
+		p.mu.Unlock()
+		return w
+	}
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.idle = append(p.idle, inbox)
+	p.mu.Unlock()
+	select {
+	case w := <-inbox:
+		return w // nil once closed
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// close ends the pool: idle workers return, busy ones once the queue is
+// empty.
+func (p *toolCallPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, inbox := range idle {
+		inbox <- nil
 	}
 }
 
@@ -510,7 +588,7 @@ func (s *StdioServer) Listen(
 	stdout io.Writer,
 ) error {
 	// Initialize the tool call queue
-	s.toolCallQueue = make(chan *toolCallWork, s.queueSize)
+	s.toolCalls = &toolCallPool{limit: s.queueSize}
 
 	// Set a static client context since stdio only has one client
 	if err := s.server.RegisterSession(ctx, &stdioSessionInstance); err != nil {
@@ -549,7 +627,7 @@ func (s *StdioServer) Listen(
 
 	// Shutdown workers gracefully
 	cancelRequests()
-	close(s.toolCallQueue)
+	s.toolCalls.close()
 	s.workerWg.Wait()
 	s.requestWg.Wait()
 
@@ -618,25 +696,24 @@ func (s *StdioServer) processMessage(
 	}
 	if parsed && baseMessage.Method == string(mcp.MethodToolsCall) {
 		// Queue tool calls for processing by workers
-		select {
-		case s.toolCallQueue <- &toolCallWork{
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.toolCalls.submit(&toolCallWork{
 			ctx:     ctx,
 			id:      baseMessage.ID,
 			message: rawMessage,
 			writer:  writer,
-		}:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-			// Queue is full, process synchronously as fallback
-			s.errLogger.Printf("Tool call queue full, processing synchronously")
-			response := s.handleMessage(ctx, baseMessage.ID, rawMessage)
-			if response != nil {
-				return s.writeResponse(response, writer)
-			}
+		}) {
 			return nil
 		}
+		// Queue is full, process synchronously as fallback
+		s.errLogger.Printf("Tool call queue full, processing synchronously")
+		response := s.handleMessage(ctx, baseMessage.ID, rawMessage)
+		if response != nil {
+			return s.writeResponse(response, writer)
+		}
+		return nil
 	}
 
 	// Serve requests off the read loop: a handler that blocks, such as
