@@ -690,6 +690,13 @@ type stdioPeer struct {
 
 func serveStdioPipes(t *testing.T, s *server.MCPServer, opts ...server.StdioOption) *stdioPeer {
 	t.Helper()
+	return serveStdioFrom(t, s, func(r io.Reader) io.Reader { return r }, opts...)
+}
+
+// serveStdioFrom is serveStdioPipes with the transport reading its input
+// through input(the pipe).
+func serveStdioFrom(t *testing.T, s *server.MCPServer, input func(io.Reader) io.Reader, opts ...server.StdioOption) *stdioPeer {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -701,7 +708,7 @@ func serveStdioPipes(t *testing.T, s *server.MCPServer, opts ...server.StdioOpti
 	}
 	go func() {
 		defer close(served)
-		_ = st.Listen(ctx, inR, outW)
+		_ = st.Listen(ctx, input(inR), outW)
 	}()
 	p := &stdioPeer{t: t, in: inW, lines: make(chan []byte, 16)}
 	go func() {
@@ -930,5 +937,38 @@ func TestStdioToolCallsPool(t *testing.T) {
 		if got := p.next(); !bytes.Contains(got, []byte(`"released"`)) {
 			t.Errorf("a blocked call answered %s", got)
 		}
+	}
+}
+
+// readerOn records the goroutines its Reads are called on.
+type readerOn struct {
+	r          io.Reader
+	mu         sync.Mutex
+	goroutines []string
+}
+
+func (r *readerOn) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	r.goroutines = append(r.goroutines, goroutineID())
+	r.mu.Unlock()
+	return r.r.Read(p)
+}
+
+// TestStdioReadsOnOneGoroutine: item 20 has mcp-go's stdio transport read
+// its input on one goroutine, where it started one for every line. Lines
+// sent one after another, each answered before the next, are all read there.
+func TestStdioReadsOnOneGoroutine(t *testing.T) {
+	in := &readerOn{}
+	p := serveStdioFrom(t, server.NewMCPServer("stdio-test", "1"), func(r io.Reader) io.Reader { in.r = r; return in })
+	for i := range 5 {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))
+		if got := p.next(); !bytes.Contains(got, []byte(fmt.Sprintf(`"id":%d`, i))) {
+			t.Fatalf("ping %d answered %s", i, got)
+		}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if distinct := len(slices.Compact(slices.Sorted(slices.Values(in.goroutines)))); distinct != 1 {
+		t.Errorf("five lines read on %d goroutines (%v); want one", distinct, in.goroutines)
 	}
 }
