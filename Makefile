@@ -23,6 +23,8 @@ FUZZ_TARGETS := \
 	./gateway:FuzzMayHold \
 	./gateway:FuzzFlatArgs \
 	./gateway:FuzzCallToolRequestDecodedOnce \
+	./gateway:FuzzRequestIdDecode \
+	./gateway:FuzzStdioClientResponse \
 	./gateway/runs:FuzzAppendString \
 	./adapters/upstream:FuzzLineLimiter \
 	./toolsets/filesystem:FuzzMatcher \

@@ -25,11 +25,13 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mark3labs/mcp-go/tracing"
@@ -971,4 +973,158 @@ func TestStdioReadsOnOneGoroutine(t *testing.T) {
 	if distinct := len(slices.Compact(slices.Sorted(slices.Values(in.goroutines)))); distinct != 1 {
 		t.Errorf("five lines read on %d goroutines (%v); want one", distinct, in.goroutines)
 	}
+}
+
+// v121RequestIdValue is how mcp-go v1.2.1 decoded a request ID: as a
+// string if the bytes decode into one, else as a number.
+func v121RequestIdValue(data []byte) (any, error) {
+	if string(data) == "null" {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(data, &s); err == nil {
+		return s, nil
+	}
+	var f float64
+	if err := json.Unmarshal(data, &f); err == nil {
+		if f == float64(int64(f)) {
+			return int64(f), nil
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("invalid request id: %s", string(data))
+}
+
+// FuzzRequestIdDecode: item 21 decodes an ID that begins as a number does
+// without first trying it as a string. Any bytes must decode to v1.2.1's
+// value, or fail with its error.
+func FuzzRequestIdDecode(f *testing.F) {
+	for _, seed := range []string{`7`, `-7`, `1.5`, `1e3`, `"7"`, `"abc"`, `null`, ` 7`, `07`, `-`, `"\u0037"`, `true`, `{}`, `9007199254740993`, ``, `"`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, wantErr := v121RequestIdValue(data)
+		var id mcp.RequestId
+		err := id.UnmarshalJSON(data)
+		if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+			t.Fatalf("%q: error %v, v1.2.1's %v", data, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(id.Value(), want) {
+			t.Fatalf("%q: %#v, v1.2.1's %#v", data, id.Value(), want)
+		}
+	})
+}
+
+// v121StdioResponse is the response mcp-go v1.2.1's stdio client transport
+// read from a line, if it read one: the line decoded for its kind, then
+// (neither a notification nor a request that decodes) as a response.
+func v121StdioResponse(line []byte) (*transport.JSONRPCResponse, bool) {
+	var base struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      *mcp.RequestId `json:"id,omitempty"`
+		Method  string         `json:"method,omitempty"`
+	}
+	if json.Unmarshal(line, &base) != nil || (base.Method != "" && base.ID == nil) {
+		return nil, false
+	}
+	if base.Method != "" {
+		var req transport.JSONRPCRequest
+		if json.Unmarshal(line, &req) == nil {
+			return nil, false
+		}
+	}
+	var resp transport.JSONRPCResponse
+	if json.Unmarshal(line, &resp) != nil {
+		return nil, false
+	}
+	return &resp, true
+}
+
+// FuzzStdioClientResponse: item 22 has mcp-go's stdio client transport
+// decode a response line once, where it decoded it twice. For any line
+// (ID standing for the pending request's ID), the request must get the
+// response v1.2.1 read from it, or, where v1.2.1 read none for it, the
+// next line's.
+func FuzzStdioClientResponse(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"hi"}]}}`,
+		`{"jsonrpc":"2.0","id":ID,"error":{"code":-32601,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":"ID","result":{}}`,
+		`{"jsonrpc":"2.0","id":null,"result":{}}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"2.0","id":ID,"id":null,"result":{}}`,
+		`{"jsonrpc":"2.0","id":null,"id":ID,"result":{}}`,
+		`{"jsonrpc":"2.0","ID":ID,"Result":[1],"ERROR":null}`,
+		`{"jsonrpc":"2.0","id":ID,"error":"not an object"}`,
+		`{"jsonrpc":"2.0","id":ID,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":ID,"method":7,"result":{}}`,
+		`{"jsonrpc":"2.0","id":ID,"method":"","result":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`,
+		`{"jsonrpc":2,"id":ID,"result":{}}`,
+		`not json`,
+	} {
+		f.Add(seed)
+	}
+	serverIn, clientOut := io.Pipe() // what the client writes, the server reads
+	clientIn, serverOut := io.Pipe()
+	c := transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader("")))
+	if err := c.Start(context.Background()); err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() {
+		_ = c.Close()
+		_ = serverOut.Close()
+		_ = serverIn.Close()
+	})
+	requests := make(chan []byte, 16) // the client's requests of method "x"
+	go func() {
+		sc := bufio.NewScanner(serverIn)
+		for sc.Scan() {
+			if bytes.Contains(sc.Bytes(), []byte(`"method":"x"`)) {
+				requests <- bytes.Clone(sc.Bytes())
+			}
+		}
+	}()
+	var n int64
+	f.Fuzz(func(t *testing.T, line string) {
+		line = strings.NewReplacer("\n", "", "\r", "").Replace(line)
+		n++
+		id := strconv.FormatInt(n, 10)
+		line = strings.ReplaceAll(line, "ID", id)
+		next := `{"jsonrpc":"2.0","id":` + id + `,"result":{"next":true}}`
+
+		type answer struct {
+			resp *transport.JSONRPCResponse
+			err  error
+		}
+		got := make(chan answer, 1)
+		go func() {
+			resp, err := c.SendRequest(context.Background(), transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(n), Method: "x"})
+			got <- answer{resp, err}
+		}()
+		select {
+		case <-requests:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the client's request did not come")
+		}
+		if _, err := io.WriteString(serverOut, line+"\n"+next+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		var a answer
+		select {
+		case a = <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no response", line)
+		}
+		if a.err != nil {
+			t.Fatalf("%s: %v", line, a.err)
+		}
+		want, ok := v121StdioResponse([]byte(line))
+		if !ok || want.ID.String() != mcp.NewRequestId(n).String() {
+			want, _ = v121StdioResponse([]byte(next))
+		}
+		if !reflect.DeepEqual(a.resp, want) {
+			t.Fatalf("%s:\n got %+v (%s)\nwant %+v (%s)", line, a.resp, a.resp.Result, want, want.Result)
+		}
+	})
 }

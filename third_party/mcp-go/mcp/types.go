@@ -399,11 +399,16 @@ func (r *RequestId) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 
-	// Try unmarshaling as string first
-	var s string
-	if err := json.Unmarshal(data, &s); err == nil {
-		r.value = s
-		return nil
+	// Try unmarshaling as string first. toolgate patch, for speed (item
+	// 21): not for bytes that begin as a number does, which cannot decode
+	// into a string (the attempt cost a pass and an error's allocation for
+	// every numeric ID).
+	if len(data) == 0 || (data[0] != '-' && (data[0] < '0' || data[0] > '9')) {
+		var s string
+		if err := json.Unmarshal(data, &s); err == nil {
+			r.value = s
+			return nil
+		}
 	}
 
 	// JSON numbers are unmarshaled as float64 in Go
