@@ -514,6 +514,26 @@ func TestMessageTracingSkippedWhenNoop(t *testing.T) {
 	}
 }
 
+// envelopesAsBefore are the JSON-RPC envelopes the transports' own
+// decoding (items 16 and 18) must have answered as HandleMessage answers
+// them directly: a version of the wrong type, null, absent, escaped,
+// repeated; members in another case; a result beside a method, a null one;
+// string and huge IDs.
+var envelopesAsBefore = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+	`{"jsonrpc":2,"id":2,"method":"ping"}`,
+	`{"jsonrpc":"1.0","id":3,"method":"ping"}`,
+	`{"jsonrpc":null,"id":4,"method":"ping"}`,
+	`{"id":5,"method":"ping"}`,
+	`{"jsonrpc":"2\u002e0","id":6,"method":"ping"}`,
+	`{"JSONRPC":"2.0","Id":7,"METHOD":"ping"}`,
+	`{"jsonrpc":"2.0","id":8,"method":"ping","result":{}}`,
+	`{"jsonrpc":"2.0","id":9,"method":"ping","result":null}`,
+	`{"jsonrpc":"2.0","id":"ten","method":"tools/call","params":{"name":"echo","arguments":{"path":"a"}}}`,
+	`{"jsonrpc":"2.0","id":1.5e300,"method":"tools/call","params":{"name":"nope"}}`,
+	`{"jsonrpc":"2.0","id":12,"method":"ping","jsonrpc":"2.1"}`,
+}
+
 // Item 16: mcp-go's HandleMessage takes the envelope the streamable HTTP
 // transport decoded of a POST instead of decoding it again. What it
 // answers over HTTP must be what it answers when it decodes the message
@@ -533,20 +553,7 @@ func TestDecodedEnvelopeAnswersAsBefore(t *testing.T) {
 	}
 	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
 
-	for _, msg := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
-		`{"jsonrpc":2,"id":2,"method":"ping"}`,
-		`{"jsonrpc":"1.0","id":3,"method":"ping"}`,
-		`{"jsonrpc":null,"id":4,"method":"ping"}`,
-		`{"id":5,"method":"ping"}`,
-		`{"jsonrpc":"2\u002e0","id":6,"method":"ping"}`,
-		`{"JSONRPC":"2.0","Id":7,"METHOD":"ping"}`,
-		`{"jsonrpc":"2.0","id":8,"method":"ping","result":{}}`,
-		`{"jsonrpc":"2.0","id":9,"method":"ping","result":null}`,
-		`{"jsonrpc":"2.0","id":"ten","method":"tools/call","params":{"name":"echo","arguments":{"path":"a"}}}`,
-		`{"jsonrpc":"2.0","id":1.5e300,"method":"tools/call","params":{"name":"nope"}}`,
-		`{"jsonrpc":"2.0","id":12,"method":"ping","jsonrpc":"2.1"}`,
-	} {
+	for _, msg := range envelopesAsBefore {
 		want, err := mcp.MarshalMessage(m.MCPGoServer().HandleMessage(context.Background(), json.RawMessage(msg)))
 		if err != nil {
 			t.Fatal(err)
@@ -754,7 +761,7 @@ func (p *stdioPeer) next() []byte {
 // each line's envelope once, for its response probes, its routing and
 // HandleMessage, where it decoded the line five times. Every request must
 // be answered as HandleMessage answers it directly (the envelopes of
-// TestDecodedEnvelopeAnswersAsBefore, a method of the wrong type, a line
+// envelopesAsBefore, a method of the wrong type, an array, a line
 // with blanks about it), notifications not at all, a line that is not JSON
 // with the transport's parse error; and the client's answers to the
 // server's own requests (sampling, elicitation, roots: a result, a result
@@ -791,24 +798,14 @@ func TestStdioAnswersAsBefore(t *testing.T) {
 	}
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
-	for _, msg := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
-		`{"jsonrpc":2,"id":2,"method":"ping"}`,
-		`{"jsonrpc":"1.0","id":3,"method":"ping"}`,
-		`{"jsonrpc":null,"id":4,"method":"ping"}`,
-		`{"id":5,"method":"ping"}`,
-		`{"jsonrpc":"2\u002e0","id":6,"method":"ping"}`,
-		`{"JSONRPC":"2.0","Id":7,"METHOD":"ping"}`,
-		`{"jsonrpc":"2.0","id":"ten","method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}`,
-		`{"jsonrpc":"2.0","id":1.5e300,"method":"tools/call","params":{"name":"nope"}}`,
-		`{"jsonrpc":"2.0","id":12,"method":"ping","jsonrpc":"2.1"}`,
+	for _, msg := range append(slices.Clone(envelopesAsBefore),
 		`{"jsonrpc":"2.0","id":13,"method":7}`,
 		`[{"jsonrpc":"2.0","id":14,"method":"ping"}]`,
 		" \t{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"b\"}}}\t ",
 		`{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"echo"},"params":{"name":"echo","arguments":{"text":"c"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`,
 		`{"jsonrpc":"2.0","id":17,"result":{}}`,
-	} {
+	) {
 		want, err := mcp.MarshalMessage(s.HandleMessage(context.Background(), json.RawMessage(strings.TrimSpace(msg))))
 		if err != nil {
 			t.Fatal(err)
