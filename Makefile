@@ -73,6 +73,7 @@ vet:
 
 unit:
 	REQUIRE_MCP_PEERS=1 $(GO) test -race -count=1 -timeout 20m ./...
+	cd third_party/mcp-go && $(GO) test -race -count=1 -run '^TestToolgate' ./server ./client/transport
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

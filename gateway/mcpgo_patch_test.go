@@ -1012,6 +1012,23 @@ func FuzzRequestIdDecode(f *testing.F) {
 	})
 }
 
+// TestRequestIdNumberNotTriedAsString: item 21's fast path is taken: a
+// numeric ID is decoded without first being tried as a string, which cost
+// an error's allocations, so it allocates no more than a string ID does.
+func TestRequestIdNumberNotTriedAsString(t *testing.T) {
+	decode := func(data string) float64 {
+		return testing.AllocsPerRun(100, func() {
+			var id mcp.RequestId
+			if err := id.UnmarshalJSON([]byte(data)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if n, s := decode(`12345`), decode(`"12345"`); n > s {
+		t.Errorf("a numeric ID allocates %v times, a string ID %v: the number was tried as a string first", n, s)
+	}
+}
+
 // v121StdioResponse is the response mcp-go v1.2.1's stdio client transport
 // read from a line, if it read one: the line decoded for its kind, then
 // (neither a notification nor a request that decodes) as a response.
