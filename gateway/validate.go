@@ -77,11 +77,19 @@ func decodeFresh(raw []byte) (map[string]any, error) {
 // to a fresh decoder's), without its reader, buffer, scanner and
 // reflection: 650 → 280 ns and 7 → 5 allocations for an echo call's
 // arguments. Anything else (nesting, escapes, other bytes, any syntax
-// error) goes to the decoder, which also says what is wrong.
+// error) goes to the decoder, which also says what is wrong. Nesting,
+// escapes and bytes outside ASCII, the common reasons to say no, are
+// looked for first, so that arguments the decoder must read cost no
+// member decoded for nothing.
 func decodeFlat(raw []byte) (map[string]any, bool) {
 	i := skipJSONSpace(raw, 0)
 	if i == len(raw) || raw[i] != '{' {
 		return nil, false
+	}
+	for _, c := range raw[i+1:] {
+		if c == '{' || c == '[' || c == '\\' || c >= 0x80 {
+			return nil, false
+		}
 	}
 	obj := make(map[string]any)
 	i = skipJSONSpace(raw, i+1)
