@@ -670,7 +670,9 @@ func (s *StdioServer) processMessage(
 	// gave; the probes for a response run only for a message with a
 	// result or an error member, without which each said no; and
 	// HandleMessage gets the envelope, unless its method could not be
-	// decoded (which made it unparsed before as now).
+	// decoded (which made it unparsed before as now). The method and ID
+	// the routing reads are the envelope's, decoded as the routing's own
+	// decoding did, partly so where the method's type was wrong.
 	rawMessage := json.RawMessage(bytes.Trim([]byte(line), " \t\r\n"))
 	var env stdioEnvelope
 	envErr := json.Unmarshal(rawMessage, &env)
@@ -697,26 +699,22 @@ func (s *StdioServer) processMessage(
 		}
 	}
 
-	// Check if this is a tool call that might need sampling (and thus should be processed concurrently)
-	var baseMessage struct {
-		Method string
-		ID     any
-	}
 	if parsed {
-		baseMessage.Method, baseMessage.ID = string(env.Method), env.ID
 		ctx = withDecodedEnvelope(ctx, &decodedEnvelope{
 			message: rawMessage, jsonrpc: env.JSONRPC, method: env.Method,
 			id: env.ID, result: env.Result, params: env.Params,
 		})
 	}
-	if parsed && baseMessage.Method == string(mcp.MethodToolsCall) {
+
+	// Check if this is a tool call that might need sampling (and thus should be processed concurrently)
+	if parsed && env.Method == mcp.MethodToolsCall {
 		// Queue tool calls for processing by workers
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if s.toolCalls.submit(&toolCallWork{
 			ctx:     ctx,
-			id:      baseMessage.ID,
+			id:      env.ID,
 			message: rawMessage,
 			writer:  writer,
 		}) {
@@ -724,7 +722,7 @@ func (s *StdioServer) processMessage(
 		}
 		// Queue is full, process synchronously as fallback
 		s.errLogger.Printf("Tool call queue full, processing synchronously")
-		response := s.handleMessage(ctx, baseMessage.ID, rawMessage)
+		response := s.handleMessage(ctx, env.ID, rawMessage)
 		if response != nil {
 			return s.writeResponse(response, writer)
 		}
@@ -733,15 +731,15 @@ func (s *StdioServer) processMessage(
 
 	// Serve requests off the read loop: a handler that blocks, such as
 	// subscriptions/listen, must not stall it. writeMu serialises the writes.
-	if parsed && baseMessage.ID != nil {
+	if parsed && env.ID != nil {
 		s.requestWg.Go(func() {
-			s.handleRequest(ctx, baseMessage.ID, rawMessage, writer)
+			s.handleRequest(ctx, env.ID, rawMessage, writer)
 		})
 		return nil
 	}
 
 	// Notifications carry no response and must not queue behind a request.
-	response := s.handleMessage(ctx, baseMessage.ID, rawMessage)
+	response := s.handleMessage(ctx, env.ID, rawMessage)
 
 	// Only write response if there is one (not for notifications)
 	if response != nil {
