@@ -544,27 +544,18 @@ func (c *Stdio) readResponses(ready chan struct{}) {
 			}
 
 			line = strings.TrimRight(line, "\r\n")
-			// toolgate patch, for speed (item 22): a response, by far the
-			// most common line, was decoded twice, its ID each time. One
-			// decoding of every member either reading uses now gives it
-			// whole; anything else is read as before.
-			if response, ok := decodeResponseOnce([]byte(line)); ok {
-				c.deliverResponse(response)
-				continue
-			}
-
-			// First try to parse as a generic message to check for ID field
-			var baseMessage struct {
-				JSONRPC string         `json:"jsonrpc"`
-				ID      *mcp.RequestId `json:"id,omitempty"`
-				Method  string         `json:"method,omitempty"`
-			}
-			if err := json.Unmarshal([]byte(line), &baseMessage); err != nil {
+			// toolgate patch, for speed (item 22): a line was decoded for
+			// its kind, then again as what it is; a response, by far the
+			// most common line, so twice, its ID each time. One decoding
+			// of the members both readings use now serves the kind and,
+			// for a response, the response whole (decodeLine).
+			msg, ok := decodeLine([]byte(line))
+			if !ok {
 				continue
 			}
 
 			// If it has a method but no ID, it's a notification
-			if baseMessage.Method != "" && baseMessage.ID == nil {
+			if msg.Method != "" && msg.ID == nil {
 				var notification mcp.JSONRPCNotification
 				if err := json.Unmarshal([]byte(line), &notification); err != nil {
 					continue
@@ -578,7 +569,7 @@ func (c *Stdio) readResponses(ready chan struct{}) {
 			}
 
 			// If it has a method and an ID, it's an incoming request
-			if baseMessage.Method != "" && baseMessage.ID != nil {
+			if msg.Method != "" && msg.ID != nil {
 				var request JSONRPCRequest
 				if err := json.Unmarshal([]byte(line), &request); err == nil {
 					c.handleIncomingRequest(request)
@@ -587,6 +578,10 @@ func (c *Stdio) readResponses(ready chan struct{}) {
 			}
 
 			// Otherwise, it's a response to our request
+			if response, ok := msg.response(); ok {
+				c.deliverResponse(response)
+				continue
+			}
 			var response JSONRPCResponse
 			if err := json.Unmarshal([]byte(line), &response); err != nil {
 				continue
@@ -613,24 +608,44 @@ func (c *Stdio) deliverResponse(response *JSONRPCResponse) {
 	}
 }
 
-// decodeResponseOnce decodes line as readResponses reads a response, in one
-// pass: the members of both its decodings (the message's kind, then the
-// response), each of the type either gives it. It says no for a line that
-// one of them would read otherwise: one that does not decode, that has a
-// method, or whose ID is absent or null (which the first decoding leaves nil
-// and the second decodes).
-func decodeResponseOnce(line []byte) (*JSONRPCResponse, bool) {
-	var msg struct {
-		JSONRPC string                   `json:"jsonrpc"`
-		ID      *mcp.RequestId           `json:"id,omitempty"`
-		Method  string                   `json:"method,omitempty"`
-		Result  json.RawMessage          `json:"result,omitempty"`
-		Error   *mcp.JSONRPCErrorDetails `json:"error,omitempty"`
+// lineKind is what readResponses reads of every line to tell its kind.
+type lineKind struct {
+	JSONRPC string         `json:"jsonrpc"`
+	ID      *mcp.RequestId `json:"id,omitempty"`
+	Method  string         `json:"method,omitempty"`
+}
+
+// lineMessage is a line's kind with the members a response adds, each of
+// the type the response's own decoding (JSONRPCResponse) gives it.
+type lineMessage struct {
+	lineKind
+	Result json.RawMessage          `json:"result,omitempty"`
+	Error  *mcp.JSONRPCErrorDetails `json:"error,omitempty"`
+	whole  bool                     // Result and Error decoded too
+}
+
+// decodeLine decodes line's kind and, in the same pass, what a response
+// holds. Where the response's members do not decode, the kind is decoded
+// alone, as before (a notification or request with such a member is still
+// one); false where even the kind does not decode.
+func decodeLine(line []byte) (lineMessage, bool) {
+	var msg lineMessage
+	if json.Unmarshal(line, &msg) == nil {
+		msg.whole = true
+		return msg, true
 	}
-	if json.Unmarshal(line, &msg) != nil || msg.Method != "" || msg.ID == nil {
+	msg = lineMessage{}
+	return msg, json.Unmarshal(line, &msg.lineKind) == nil
+}
+
+// response is the line as JSONRPCResponse decodes it, where the one
+// decoding holds all of it: its result and error decoded, and an ID (an ID
+// absent or null, which the kind leaves nil, JSONRPCResponse decodes).
+func (m *lineMessage) response() (*JSONRPCResponse, bool) {
+	if !m.whole || m.ID == nil {
 		return nil, false
 	}
-	return &JSONRPCResponse{JSONRPC: msg.JSONRPC, ID: *msg.ID, Result: msg.Result, Error: msg.Error}, true
+	return &JSONRPCResponse{JSONRPC: m.JSONRPC, ID: *m.ID, Result: m.Result, Error: m.Error}, true
 }
 
 // SendRequest sends a JSON-RPC request to the server and waits for a response.
