@@ -82,15 +82,19 @@ func withMetaTrace(ctx context.Context, meta map[string]any) context.Context {
 // InjectTrace writes the trace context of ctx's span into meta (an
 // upstream request's _meta), when there is one.
 func InjectTrace(ctx context.Context, meta map[string]any) {
-	if trace.SpanContextFromContext(ctx).IsValid() {
+	if Traced(ctx) {
 		propagator.Inject(ctx, mapCarrier(meta))
 	}
 }
 
+// Traced reports whether ctx carries the trace context of a span, which
+// [InjectTrace] and [InjectTraceHeaders] would pass on.
+func Traced(ctx context.Context) bool { return trace.SpanContextFromContext(ctx).IsValid() }
+
 // InjectTraceHeaders writes the trace context of ctx's span into HTTP
 // headers, when there is one.
 func InjectTraceHeaders(ctx context.Context, h map[string][]string) {
-	if trace.SpanContextFromContext(ctx).IsValid() {
+	if Traced(ctx) {
 		propagator.Inject(ctx, propagation.HeaderCarrier(h))
 	}
 }
