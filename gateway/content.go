@@ -273,18 +273,15 @@ func Typed(p Part) Part {
 	return t
 }
 
-// unmarshalPartsPassthrough decodes a content array for passing on: text
+// partsPassthrough decodes a content array's blocks for passing on: text
 // blocks with no other members than text, annotations and _meta become
 // [TextPart]s (the pipeline reads text: to summarize it, to tell the
 // message apart); every other block is kept as a [RawPart], byte for byte.
-// It costs about two decoding passes, where [UnmarshalPart] costs five; a
-// text block written as mcp-go and most servers write it costs none
-// ([plainTextBlock]).
-func unmarshalPartsPassthrough(data []byte) ([]Part, error) {
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil {
-		return nil, fmt.Errorf("decoding content: %w", err)
-	}
+// The blocks come as the result's decoding split them ([ResultFromMCP]);
+// a text block written as mcp-go and most servers write it needs no
+// decoding of its own ([plainTextBlock]), any other about two passes,
+// where [UnmarshalPart] costs five.
+func partsPassthrough(raws []json.RawMessage) ([]Part, error) {
 	parts := make([]Part, 0, len(raws))
 	for i, raw := range raws {
 		if text, ok := plainTextBlock(raw); ok {

@@ -116,8 +116,11 @@ func ToMCPResult(callID string, res *Result) *mcp.CallToolResult {
 // extras and kind again, and the message block is separated from the
 // output.
 func ResultFromMCP(data []byte) (*Result, error) {
+	// The content array is split into its blocks by this one decoding
+	// (it was decoded whole, then again as an array: a second pass over
+	// most of the result, and six allocations).
 	var wire struct {
-		Content           json.RawMessage            `json:"content"`
+		Content           []json.RawMessage          `json:"content"`
 		StructuredContent json.RawMessage            `json:"structuredContent"`
 		IsError           bool                       `json:"isError"`
 		Meta              map[string]json.RawMessage `json:"_meta"`
@@ -127,8 +130,8 @@ func ResultFromMCP(data []byte) (*Result, error) {
 	}
 	res := &Result{IsError: wire.IsError}
 	var brief string
-	if len(wire.Content) > 0 && !bytes.Equal(wire.Content, []byte("null")) {
-		parts, err := unmarshalPartsPassthrough(wire.Content)
+	if wire.Content != nil { // absent or null: nil
+		parts, err := partsPassthrough(wire.Content)
 		if err != nil {
 			return nil, err
 		}

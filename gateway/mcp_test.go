@@ -677,6 +677,39 @@ func TestResultFromMCPTextBlocks(t *testing.T) {
 	}
 }
 
+// The content member as the result's one decoding takes it: absent or
+// null is no output, an empty array an empty one, a repeated member the
+// last, anything but an array an error that names it.
+func TestResultFromMCPContentMember(t *testing.T) {
+	hello := TextPart{Text: "hello"}
+	for _, c := range []struct {
+		result string
+		want   []Part // nil: no output
+	}{
+		{`{}`, nil},
+		{`{"content":null}`, nil},
+		{`{"content":[]}`, []Part{}},
+		{`{"content":[{"type":"text","text":"hello"},{"type":"text","text":"again"}]}`, []Part{hello, TextPart{Text: "again"}}},
+		{`{"content":[{"type":"text","text":"first"}],"content":[{"type":"text","text":"hello"}]}`, []Part{hello}},
+		{`{"content":[{"type":"text","text":"first"}],"content":null}`, nil},
+		{`{"content":null,"content":[{"type":"text","text":"hello"}]}`, []Part{hello}},
+	} {
+		res, err := ResultFromMCP([]byte(c.result))
+		if err != nil {
+			t.Errorf("%s: %v", c.result, err)
+			continue
+		}
+		if (res.Output == nil) != (c.want == nil) || !reflect.DeepEqual(res.Output, c.want) {
+			t.Errorf("%s: output %#v, want %#v", c.result, res.Output, c.want)
+		}
+	}
+	for _, bad := range []string{`{"content":"hello"}`, `{"content":{"type":"text","text":"hello"}}`, `{"content":[1]}`} {
+		if _, err := ResultFromMCP([]byte(bad)); err == nil || !strings.Contains(err.Error(), "content") {
+			t.Errorf("%s: error %v, want one about the content", bad, err)
+		}
+	}
+}
+
 func FuzzPlainTextBlock(f *testing.F) {
 	f.Add("hello")
 	f.Add("<&> \u2028 \x01")
