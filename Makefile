@@ -31,6 +31,11 @@ FUZZ_TARGETS := \
 	./adapters/clientconfig:FuzzParse \
 	./cmd/toolgate/internal/config:FuzzLoadConfigFile
 
+# Fuzz targets of the patched mcp-go copy, a module of its own
+# (third_party/mcp-go), run from there.
+COPY_FUZZ_TARGETS := \
+	./server:FuzzToolgateEnvelope
+
 .PHONY: run build test peers services vet unit fuzz bench conformance clean
 
 run:
@@ -73,13 +78,18 @@ vet:
 
 unit:
 	REQUIRE_MCP_PEERS=1 $(GO) test -race -count=1 -timeout 20m ./...
-	cd third_party/mcp-go && $(GO) test -race -count=1 -run '^TestToolgate' ./server ./client/transport
+	cd third_party/mcp-go && $(GO) test -race -count=1 -run '^(Test|Fuzz)Toolgate' ./server ./client/transport
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$name ($$pkg, -fuzztime=$(FUZZTIME))"; \
 		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	done; \
+	for t in $(COPY_FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name (third_party/mcp-go/$$pkg, -fuzztime=$(FUZZTIME))"; \
+		(cd third_party/mcp-go && $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg); \
 	done
 
 # Benchmarks: pipeline cost in process, end to end vs a bare mcp-go server,

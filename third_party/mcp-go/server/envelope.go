@@ -73,7 +73,9 @@ func decodedEnvelopeOf(ctx context.Context, message []byte) *decodedEnvelope {
 // parse error), the result present unless absent or null.
 func (env *decodedEnvelope) base(jsonrpc *string, method *mcp.MCPMethod, id *any, hasResult *bool) error {
 	if len(env.jsonrpc) > 0 {
-		if err := json.Unmarshal(env.jsonrpc, jsonrpc); err != nil {
+		if v, ok := (span{0, len(env.jsonrpc)}).plainString(env.jsonrpc); ok { // item 23
+			*jsonrpc = v
+		} else if err := json.Unmarshal(env.jsonrpc, jsonrpc); err != nil {
 			return err
 		}
 	}

@@ -40,13 +40,14 @@ func (s *MCPServer) HandleMessage(
 			)
 		}
 		baseMessage.Params = env.params
-	} else if err := json.Unmarshal(message, &baseMessage); err != nil {
-		return createErrorResponse(
-			nil,
-			mcp.PARSE_ERROR,
-			"Failed to parse message",
-		)
-	} else {
+	} else if !scanBaseMessage(message, &baseMessage.JSONRPC, &baseMessage.Method, &baseMessage.ID, &baseMessage.Params) { // item 23
+		if err := json.Unmarshal(message, &baseMessage); err != nil {
+			return createErrorResponse(
+				nil,
+				mcp.PARSE_ERROR,
+				"Failed to parse message",
+			)
+		}
 		hasResult = baseMessage.Result != nil
 	}
 

@@ -675,7 +675,7 @@ func (s *StdioServer) processMessage(
 	// decoding did, partly so where the method's type was wrong.
 	rawMessage := json.RawMessage(bytes.Trim([]byte(line), " \t\r\n"))
 	var env stdioEnvelope
-	envErr := json.Unmarshal(rawMessage, &env)
+	envErr := decodeStdioEnvelope(rawMessage, &env) // toolgate patch, item 23
 	if _, syntax := envErr.(*json.SyntaxError); syntax {
 		response := createErrorResponse(nil, mcp.PARSE_ERROR, "Parse error")
 		return s.writeResponse(response, writer)

@@ -566,7 +566,7 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	rawData := r.Body
 	// First, try to parse as a response (sampling responses don't have a method field)
 	var jsonMessage postEnvelope
-	if err := json.Unmarshal(rawData, &jsonMessage); err != nil {
+	if err := decodePostEnvelope(rawData, &jsonMessage); err != nil { // toolgate patch, item 23
 		s.writeJSONRPCError(w, nil, mcp.PARSE_ERROR, "request body is not valid json")
 		return
 	}
@@ -610,7 +610,7 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 
 	var requestID any
 	if len(jsonMessage.ID) > 0 {
-		_ = json.Unmarshal(jsonMessage.ID, &requestID)
+		requestID = decodeID(jsonMessage.ID) // toolgate patch, item 23
 	}
 
 	// Handle sampling responses separately.

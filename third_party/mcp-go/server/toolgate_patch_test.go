@@ -9,9 +9,11 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +97,137 @@ func TestToolgateStdioHandsOverItsEnvelope(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the probe tool was not called")
+	}
+}
+
+// envelopeSeeds are messages of every kind a transport meets, and the
+// shapes item 23's scan must leave to json.Unmarshal.
+var envelopeSeeds = []string{
+	`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`,
+	`{"jsonrpc":"2.0","id":"s-1","method":"tools/list"}`,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`{"jsonrpc":"2.0","id":1,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`,
+	` { "jsonrpc" : "2.0" , "id" : -1.5e3 , "method" : "ping" , "params" : null } `,
+	`{"jsonrpc":"2.0","id":null,"method":"ping","params":[1,true,false,null,"\u00e9\n"],"params":{}}`,
+	`{"jsonrpc":"2.0","id":1,"Method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","method":5}`,
+	`{"jsonrpc":"2.0","id":1,"method":5,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1e400,"id":2,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":{"a":[1,2]},"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":"a\"b","method":"p\u0069ng"}`,
+	"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}",
+	`{"jsonrpc":2,"id":1,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","x":[[[[{"y":01}]]]]}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping"} x`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping",}`,
+	`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+	`{}`, `{`, ``, `null`,
+}
+
+// FuzzToolgateEnvelope: item 23's scan gives every envelope json.Unmarshal
+// gives (the HTTP transport's, the stdio transport's, HandleMessage's, and
+// a POST's id), with json.Unmarshal's error when there is one.
+func FuzzToolgateEnvelope(f *testing.F) {
+	for _, s := range envelopeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var wantPost, gotPost postEnvelope
+		errWant, errGot := json.Unmarshal(data, &wantPost), decodePostEnvelope(data, &gotPost)
+		if !sameError(errGot, errWant) || errWant == nil && !reflect.DeepEqual(gotPost, wantPost) {
+			t.Fatalf("post envelope of %q: %#v, %v; json.Unmarshal: %#v, %v", data, gotPost, errGot, wantPost, errWant)
+		}
+		if errWant == nil && len(wantPost.ID) > 0 {
+			var want any
+			_ = json.Unmarshal(wantPost.ID, &want)
+			if got := decodeID(wantPost.ID); !reflect.DeepEqual(got, want) {
+				t.Fatalf("id %s: %#v; json.Unmarshal: %#v", wantPost.ID, got, want)
+			}
+		}
+
+		if errWant == nil && len(wantPost.JSONRPC) > 0 { // HandleMessage reads the version of a handed-over envelope
+			var got, want string
+			var method mcp.MCPMethod
+			var id any
+			var hasResult bool
+			errGot := (&decodedEnvelope{jsonrpc: wantPost.JSONRPC}).base(&got, &method, &id, &hasResult)
+			if errWant := json.Unmarshal(wantPost.JSONRPC, &want); !sameError(errGot, errWant) || got != want {
+				t.Fatalf("version %s: %q, %v; json.Unmarshal: %q, %v", wantPost.JSONRPC, got, errGot, want, errWant)
+			}
+		}
+
+		var wantStdio, gotStdio stdioEnvelope
+		errWant, errGot = json.Unmarshal(data, &wantStdio), decodeStdioEnvelope(data, &gotStdio)
+		if !sameError(errGot, errWant) || errWant == nil && !reflect.DeepEqual(gotStdio, wantStdio) {
+			t.Fatalf("stdio envelope of %q: %#v, %v; json.Unmarshal: %#v, %v", data, gotStdio, errGot, wantStdio, errWant)
+		}
+
+		var base struct {
+			JSONRPC string        `json:"jsonrpc"`
+			Method  mcp.MCPMethod `json:"method"`
+			ID      any           `json:"id,omitempty"`
+			Result  any           `json:"result,omitempty"`
+			Params  paramsMember  `json:"params"`
+		}
+		errWant = json.Unmarshal(data, &base)
+		var (
+			jsonrpc string
+			method  mcp.MCPMethod
+			id      any
+			params  paramsMember
+		)
+		if scanBaseMessage(data, &jsonrpc, &method, &id, &params) {
+			if errWant != nil || base.Result != nil || jsonrpc != base.JSONRPC || method != base.Method ||
+				!reflect.DeepEqual(id, base.ID) || !reflect.DeepEqual(params, base.Params) {
+				t.Fatalf("base of %q: %q %q %#v %#v; json.Unmarshal: %#v, %v", data, jsonrpc, method, id, params, base, errWant)
+			}
+		} else if jsonrpc != "" || method != "" || id != nil || params.n != 0 {
+			t.Fatalf("base of %q not scanned, yet set", data)
+		}
+	})
+}
+
+// sameError: both nil, or both errors worded alike.
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Error() == b.Error()
+}
+
+// TestToolgateEnvelopeScanned: item 23's scan takes the messages it is
+// for, and leaves to json.Unmarshal those it cannot read as json would.
+func TestToolgateEnvelopeScanned(t *testing.T) {
+	taken := func(m string) bool {
+		e, ok := scanEnvelope([]byte(m))
+		if !ok {
+			return false
+		}
+		_, okMethod := e.methodString([]byte(m))
+		_, okID := e.anyID([]byte(m))
+		return okMethod && okID
+	}
+	for _, m := range append(envelopeSeeds[:7:7], `{}`) {
+		if !taken(m) {
+			t.Errorf("%s: left to json.Unmarshal", m)
+		}
+	}
+	for _, m := range []string{
+		`{"jsonrpc":"2.0","id":1,"Method":"ping"}`,                // json matches it in any case
+		`{"jsonrpc":"2.0","id":1,"method":"ping","method":5}`,     // json decodes every one
+		`{"jsonrpc":"2.0","id":1e400,"id":2,"method":"ping"}`,     // the first fails in json
+		`{"jsonrpc":"2.0","id":{"a":[1,2]},"method":"ping"}`,      // an id json decodes into a map
+		`{"jsonrpc":"2.0","id":"a\"b","method":"ping"}`,           // an escape to decode
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}",   // invalid UTF-8, replaced by json
+		`{"jsonrpc":"2.0","id":1,"method":"ping","x":[{"y":01}]}`, // not JSON
+		`{"jsonrpc":"2.0","id":1,"method":"ping"} x`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping",}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"a":` + strings.Repeat("[", maxScanDepth+1) + strings.Repeat("]", maxScanDepth+1) + `}`,
+	} {
+		if taken(m) {
+			t.Errorf("%s: scanned; it is json.Unmarshal's to decode", m)
+		}
 	}
 }
