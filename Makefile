@@ -34,7 +34,8 @@ FUZZ_TARGETS := \
 # Fuzz targets of the patched mcp-go copy, a module of its own
 # (third_party/mcp-go), run from there.
 COPY_FUZZ_TARGETS := \
-	./server:FuzzToolgateEnvelope
+	./server:FuzzToolgateEnvelope \
+	./mcp:FuzzToolgateCallToolParams
 
 .PHONY: run build test peers services vet unit fuzz bench conformance clean
 
@@ -78,7 +79,7 @@ vet:
 
 unit:
 	REQUIRE_MCP_PEERS=1 $(GO) test -race -count=1 -timeout 20m ./...
-	cd third_party/mcp-go && $(GO) test -race -count=1 -run '^(Test|Fuzz)Toolgate' ./server ./client/transport
+	cd third_party/mcp-go && $(GO) test -race -count=1 -run '^(Test|Fuzz)Toolgate' ./server ./mcp ./client/transport
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -88,7 +89,7 @@ fuzz:
 	done; \
 	for t in $(COPY_FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
-		echo "fuzz $$name (third_party/mcp-go/$$pkg, -fuzztime=$(FUZZTIME))"; \
+		echo "fuzz $$name (third_party/mcp-go/$${pkg#./}, -fuzztime=$(FUZZTIME))"; \
 		(cd third_party/mcp-go && $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg); \
 	done
 

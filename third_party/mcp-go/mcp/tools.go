@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/internal/jsonscan"
 )
 
 var errToolSchemaConflict = errors.New("provide either InputSchema or RawInputSchema, not both")
@@ -168,6 +170,58 @@ func (p *rawCallToolParams) UnmarshalJSON(data []byte) error {
 }
 
 func (p *CallToolParams) unmarshal(data []byte, decodeArguments bool) error {
+	// toolgate patch, for speed (item 24): params of a name and arguments
+	// alone, the common call, read without json.Unmarshal's reflection.
+	if name, args, ok := scanCallToolParams(data); ok {
+		p.Name, p.Meta, p.Task, p.MultiRoundTripParams = name, nil, nil, MultiRoundTripParams{}
+		if args == nil {
+			return nil
+		}
+		p.RawArguments = args
+		if !decodeArguments {
+			return nil
+		}
+		return json.Unmarshal(args, &p.Arguments)
+	}
+	return p.unmarshalJSON(data, decodeArguments)
+}
+
+// scanCallToolParams reads params that are an object of a "name" that is a
+// plain string (no escape, valid UTF-8) and "arguments" of any value, each
+// at most once, and nothing else, as json.Unmarshal into unmarshalJSON's
+// struct reads them: the name, and a copy of the arguments' bytes (nil when
+// absent). Any other params (another member, a name json would match in
+// another case, invalid JSON) are json.Unmarshal's: false.
+// FuzzToolgateCallToolParams holds it to unmarshalJSON.
+func scanCallToolParams(data []byte) (name string, args json.RawMessage, ok bool) {
+	var names, argsStart, argsEnd int
+	ok = jsonscan.Object(data, func(member []byte, start, end int) bool {
+		switch string(member) {
+		case "name":
+			var plain bool
+			name, plain = jsonscan.PlainString(data[start:end])
+			names++
+			return plain && names == 1
+		case "arguments":
+			if argsEnd > 0 {
+				return false
+			}
+			argsStart, argsEnd = start, end
+			return true
+		}
+		return false
+	})
+	if !ok {
+		return "", nil, false
+	}
+	if argsEnd > 0 {
+		args = json.RawMessage(bytes.Clone(data[argsStart:argsEnd]))
+	}
+	return name, args, true
+}
+
+// unmarshalJSON is unmarshal by json.Unmarshal, as v1.2.1 decodes params.
+func (p *CallToolParams) unmarshalJSON(data []byte, decodeArguments bool) error {
 	type params struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`

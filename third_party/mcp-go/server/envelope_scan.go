@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/mark3labs/mcp-go/internal/jsonscan"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -23,14 +23,10 @@ import (
 // one of the envelope's only in another case or through an escape or a
 // byte outside ASCII (json matches those too), a method or version that is
 // not a plain string (escapes, invalid UTF-8, another type), nesting
-// deeper than maxScanDepth, and any input that is not valid JSON. What it
+// deeper than jsonscan.MaxDepth, and any input that is not valid JSON. What it
 // takes it reads as json.Unmarshal: the last of a repeated member, every
 // "params" counted (paramsMember), raw values byte for byte. FuzzToolgateEnvelope
 // holds each envelope it fills to json.Unmarshal's.
-
-// maxScanDepth bounds the nesting scanEnvelope follows; deeper input is
-// json.Unmarshal's (whose own bound is 10,000).
-const maxScanDepth = 64
 
 // envelopeScan is what scanEnvelope read of a message: each member's value
 // as a span of the message (the last one met), and how many of each it
@@ -53,41 +49,8 @@ var envelopeNames = [...]string{"jsonrpc", "id", "method", "params", "result", "
 // scanEnvelope reads data's top-level members, validating the whole of it.
 func scanEnvelope(data []byte) (envelopeScan, bool) {
 	var e envelopeScan
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return e, false
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return e, skipSpace(data, i+1) == len(data)
-	}
-	for {
-		// A member name: plain ASCII, no escape, so that it names what it
-		// spells and json would match it to the same field.
-		if i >= len(data) || data[i] != '"' {
-			return e, false
-		}
-		j := i + 1
-		for j < len(data) && data[j] != '"' {
-			if c := data[j]; c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-				return e, false
-			}
-			j++
-		}
-		if j >= len(data) {
-			return e, false
-		}
-		name := data[i+1 : j]
-		i = skipSpace(data, j+1)
-		if i >= len(data) || data[i] != ':' {
-			return e, false
-		}
-		i = skipSpace(data, i+1)
-		end, ok := skipValue(data, i, 0)
-		if !ok {
-			return e, false
-		}
-		v := span{i, end}
+	ok := jsonscan.Object(data, func(name []byte, start, end int) bool {
+		v := span{start, end}
 		switch string(name) {
 		case "jsonrpc":
 			e.jsonrpc = v
@@ -108,215 +71,19 @@ func scanEnvelope(data []byte) (envelopeScan, bool) {
 		default:
 			for _, n := range envelopeNames {
 				if bytes.EqualFold(name, []byte(n)) {
-					return e, false // json matches it to n
+					return false // json matches it to n
 				}
 			}
 		}
-		i = skipSpace(data, end)
-		if i >= len(data) {
-			return e, false
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return e, skipSpace(data, i+1) == len(data)
-		default:
-			return e, false
-		}
-	}
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// skipValue returns the end of the JSON value at data[i:], or false when
-// there is none there (or it nests deeper than maxScanDepth).
-func skipValue(data []byte, i, depth int) (int, bool) {
-	if i >= len(data) {
-		return 0, false
-	}
-	switch c := data[i]; {
-	case c == '"':
-		return skipString(data, i)
-	case c == '-' || c >= '0' && c <= '9':
-		return skipNumber(data, i)
-	case c == 't':
-		return skipLiteral(data, i, "true")
-	case c == 'f':
-		return skipLiteral(data, i, "false")
-	case c == 'n':
-		return skipLiteral(data, i, "null")
-	case c == '[':
-		if depth >= maxScanDepth {
-			return 0, false
-		}
-		i = skipSpace(data, i+1)
-		if i < len(data) && data[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			end, ok := skipValue(data, i, depth+1)
-			if !ok {
-				return 0, false
-			}
-			i = skipSpace(data, end)
-			if i >= len(data) {
-				return 0, false
-			}
-			switch data[i] {
-			case ',':
-				i = skipSpace(data, i+1)
-			case ']':
-				return i + 1, true
-			default:
-				return 0, false
-			}
-		}
-	case c == '{':
-		if depth >= maxScanDepth {
-			return 0, false
-		}
-		i = skipSpace(data, i+1)
-		if i < len(data) && data[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(data) || data[i] != '"' {
-				return 0, false
-			}
-			end, ok := skipString(data, i)
-			if !ok {
-				return 0, false
-			}
-			i = skipSpace(data, end)
-			if i >= len(data) || data[i] != ':' {
-				return 0, false
-			}
-			end, ok = skipValue(data, skipSpace(data, i+1), depth+1)
-			if !ok {
-				return 0, false
-			}
-			i = skipSpace(data, end)
-			if i >= len(data) {
-				return 0, false
-			}
-			switch data[i] {
-			case ',':
-				i = skipSpace(data, i+1)
-			case '}':
-				return i + 1, true
-			default:
-				return 0, false
-			}
-		}
-	}
-	return 0, false
-}
-
-// skipString returns the end of the string at data[i] (a quote): any byte
-// but a control character, and escapes as JSON has them.
-func skipString(data []byte, i int) (int, bool) {
-	for i++; i < len(data); i++ {
-		switch c := data[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20:
-			return 0, false
-		case c == '\\':
-			i++
-			if i >= len(data) {
-				return 0, false
-			}
-			switch data[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(data) {
-					return 0, false
-				}
-				for _, h := range data[i+1 : i+5] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return 0, false
-					}
-				}
-				i += 4
-			default:
-				return 0, false
-			}
-		}
-	}
-	return 0, false
-}
-
-// skipNumber returns the end of the number at data[i]:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func skipNumber(data []byte, i int) (int, bool) {
-	digits := func(i int) int {
-		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	if data[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(data) && data[i] == '0':
-		i++
-	case i < len(data) && data[i] >= '1' && data[i] <= '9':
-		i = digits(i + 1)
-	default:
-		return 0, false
-	}
-	if i < len(data) && data[i] == '.' {
-		j := digits(i + 1)
-		if j == i+1 {
-			return 0, false
-		}
-		i = j
-	}
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		i++
-		if i < len(data) && (data[i] == '+' || data[i] == '-') {
-			i++
-		}
-		j := digits(i)
-		if j == i {
-			return 0, false
-		}
-		i = j
-	}
-	return i, true
-}
-
-func skipLiteral(data []byte, i int, lit string) (int, bool) {
-	if len(data)-i < len(lit) || string(data[i:i+len(lit)]) != lit {
-		return 0, false
-	}
-	return i + len(lit), true
+		return true
+	})
+	return e, ok
 }
 
 // plainString is the value of a JSON string that decodes to its own bytes
 // (no escape, valid UTF-8), and whether it is one.
 func (s span) plainString(data []byte) (string, bool) {
-	v := data[s.start:s.end]
-	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
-		return "", false
-	}
-	v = v[1 : len(v)-1]
-	if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
-		return "", false
-	}
-	return string(v), true
+	return jsonscan.PlainString(data[s.start:s.end])
 }
 
 // anyValue is the value json.Unmarshal gives an interface for the span

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/internal/jsonscan"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -224,7 +225,7 @@ func TestToolgateEnvelopeScanned(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"ping"} x`,
 		`{"jsonrpc":"2.0","id":1,"method":"ping",}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
-		`{"a":` + strings.Repeat("[", maxScanDepth+1) + strings.Repeat("]", maxScanDepth+1) + `}`,
+		`{"a":` + strings.Repeat("[", jsonscan.MaxDepth+1) + strings.Repeat("]", jsonscan.MaxDepth+1) + `}`,
 	} {
 		if taken(m) {
 			t.Errorf("%s: scanned; it is json.Unmarshal's to decode", m)

@@ -1,0 +1,263 @@
+// Package jsonscan finds the extent of JSON values in bytes, validating
+// them as encoding/json's scanner does, without decoding them. toolgate
+// patch, for speed (third_party/README.md, items 23 and 24): the fast
+// paths that read a message's envelope and a tools/call's params use it,
+// and leave to encoding/json whatever they cannot read exactly as it would.
+package jsonscan
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds the nesting SkipValue follows; deeper input is
+// encoding/json's to decode (whose own bound is 10,000).
+const MaxDepth = 64
+
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func SkipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// SkipValue returns the end of the JSON value at data[i:], or false when
+// there is none there (or it nests deeper than MaxDepth).
+func SkipValue(data []byte, i, depth int) (int, bool) {
+	if i >= len(data) {
+		return 0, false
+	}
+	switch c := data[i]; {
+	case c == '"':
+		return SkipString(data, i)
+	case c == '-' || c >= '0' && c <= '9':
+		return skipNumber(data, i)
+	case c == 't':
+		return skipLiteral(data, i, "true")
+	case c == 'f':
+		return skipLiteral(data, i, "false")
+	case c == 'n':
+		return skipLiteral(data, i, "null")
+	case c == '[':
+		if depth >= MaxDepth {
+			return 0, false
+		}
+		i = SkipSpace(data, i+1)
+		if i < len(data) && data[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			end, ok := SkipValue(data, i, depth+1)
+			if !ok {
+				return 0, false
+			}
+			i = SkipSpace(data, end)
+			if i >= len(data) {
+				return 0, false
+			}
+			switch data[i] {
+			case ',':
+				i = SkipSpace(data, i+1)
+			case ']':
+				return i + 1, true
+			default:
+				return 0, false
+			}
+		}
+	case c == '{':
+		if depth >= MaxDepth {
+			return 0, false
+		}
+		i = SkipSpace(data, i+1)
+		if i < len(data) && data[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			if i >= len(data) || data[i] != '"' {
+				return 0, false
+			}
+			end, ok := SkipString(data, i)
+			if !ok {
+				return 0, false
+			}
+			i = SkipSpace(data, end)
+			if i >= len(data) || data[i] != ':' {
+				return 0, false
+			}
+			end, ok = SkipValue(data, SkipSpace(data, i+1), depth+1)
+			if !ok {
+				return 0, false
+			}
+			i = SkipSpace(data, end)
+			if i >= len(data) {
+				return 0, false
+			}
+			switch data[i] {
+			case ',':
+				i = SkipSpace(data, i+1)
+			case '}':
+				return i + 1, true
+			default:
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+// SkipString returns the end of the string at data[i] (a quote): any byte
+// but a control character, and escapes as JSON has them.
+func SkipString(data []byte, i int) (int, bool) {
+	for i++; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20:
+			return 0, false
+		case c == '\\':
+			i++
+			if i >= len(data) {
+				return 0, false
+			}
+			switch data[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(data) {
+					return 0, false
+				}
+				for _, h := range data[i+1 : i+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return 0, false
+					}
+				}
+				i += 4
+			default:
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+// skipNumber returns the end of the number at data[i]:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func skipNumber(data []byte, i int) (int, bool) {
+	digits := func(i int) int {
+		for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	if data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && data[i] >= '1' && data[i] <= '9':
+		i = digits(i + 1)
+	default:
+		return 0, false
+	}
+	if i < len(data) && data[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func skipLiteral(data []byte, i int, lit string) (int, bool) {
+	if len(data)-i < len(lit) || string(data[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// Object calls member for each member of the JSON object that is the whole
+// of data (whitespace aside), in order, with the member's name and its
+// value's extent, the whole of data validated. It returns false, and
+// stops, when data is not such an object, when a name is not plain ASCII
+// without escapes (encoding/json would match it to a field in ways the
+// caller does not see: escaped, or folded from a non-ASCII letter), or when
+// member returns false.
+func Object(data []byte, member func(name []byte, start, end int) bool) bool {
+	i := SkipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = SkipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return SkipSpace(data, i+1) == len(data)
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return false
+		}
+		j := i + 1
+		for j < len(data) && data[j] != '"' {
+			if c := data[j]; c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+				return false
+			}
+			j++
+		}
+		if j >= len(data) {
+			return false
+		}
+		name := data[i+1 : j]
+		i = SkipSpace(data, j+1)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = SkipSpace(data, i+1)
+		end, ok := SkipValue(data, i, 0)
+		if !ok || !member(name, i, end) {
+			return false
+		}
+		i = SkipSpace(data, end)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = SkipSpace(data, i+1)
+		case '}':
+			return SkipSpace(data, i+1) == len(data)
+		default:
+			return false
+		}
+	}
+}
+
+// PlainString is the value of the JSON string v (a whole, valid one) when
+// it decodes to its own bytes: no escape, valid UTF-8.
+func PlainString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	v = v[1 : len(v)-1]
+	if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+		return "", false
+	}
+	return string(v), true
+}

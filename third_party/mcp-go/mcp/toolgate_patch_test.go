@@ -1,0 +1,69 @@
+package mcp
+
+// toolgate patch: white-box tests of the patch's fast paths in this package
+// (third_party/README.md); see server/toolgate_patch_test.go.
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// callToolParamsSeeds are params of every shape a tools/call carries, and
+// those item 24's scan must leave to json.Unmarshal.
+var callToolParamsSeeds = []string{
+	`{"name":"echo","arguments":{"text":"hello"}}`,
+	`{"arguments":{"n":12345678901234567890},"name":"echo"}`,
+	` { "name" : "echo" } `,
+	`{"name":"echo","arguments":null}`,
+	`{"name":"echo","arguments":[1,"a",{"b":true}]}`,
+	`{}`, // the last one scanned
+	`{"name":"echo","arguments":{},"_meta":{"progressToken":1}}`,
+	`{"name":"echo","task":{"ttl":5}}`,
+	`{"name":"echo","inputResponses":{"a":{}},"requestState":"s"}`,
+	`{"Name":"echo"}`,
+	`{"name":"ech\u006f"}`,
+	`{"name":null}`,
+	`{"name":5}`,
+	`{"name":"a","name":"b"}`,
+	`{"name":"echo","arguments":1,"arguments":2}`,
+	"{\"name\":\"\xff\"}",
+	`{"name":"echo","arguments":{"a":01}}`,
+	`{"name":"echo"} x`,
+	`[]`, `null`, ``,
+}
+
+// FuzzToolgateCallToolParams: item 24's scan reads params as json.Unmarshal
+// reads them (unmarshalJSON), into params already holding values too, with
+// and without decoding the arguments, errors word for word.
+func FuzzToolgateCallToolParams(f *testing.F) {
+	for _, s := range callToolParamsSeeds {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, decodeArguments bool) {
+		held := func() CallToolParams {
+			return CallToolParams{Name: "held", Arguments: "held", RawArguments: json.RawMessage(`"held"`),
+				Meta: &Meta{ProgressToken: "held"}, Task: &TaskParams{}}
+		}
+		got, want := held(), held()
+		errGot, errWant := got.unmarshal(data, decodeArguments), want.unmarshalJSON(data, decodeArguments)
+		if (errGot == nil) != (errWant == nil) || errGot != nil && errGot.Error() != errWant.Error() {
+			t.Fatalf("%q: error %v; json.Unmarshal: %v", data, errGot, errWant)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %#v; json.Unmarshal: %#v", data, got, want)
+		}
+	})
+}
+
+// TestToolgateCallToolParamsScanned: item 24's scan takes the params it is
+// for (the seeds up to {}) and leaves the rest to json.Unmarshal.
+func TestToolgateCallToolParamsScanned(t *testing.T) {
+	for i, s := range callToolParamsSeeds {
+		_, _, ok := scanCallToolParams([]byte(s))
+		if want := i <= 5; ok != want {
+			t.Errorf("%s: scanned %v, want %v", s, ok, want)
+		}
+	}
+}
