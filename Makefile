@@ -35,7 +35,8 @@ FUZZ_TARGETS := \
 # (third_party/mcp-go), run from there.
 COPY_FUZZ_TARGETS := \
 	./server:FuzzToolgateEnvelope \
-	./mcp:FuzzToolgateCallToolParams
+	./mcp:FuzzToolgateCallToolParams \
+	./mcp:FuzzToolgateAppendPlain
 
 .PHONY: run build test peers services vet unit fuzz bench conformance clean
 

@@ -1,6 +1,10 @@
 package mcp
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
 
 // toolgate patch: results that arrive encoded.
 //
@@ -39,27 +43,70 @@ func MarshalMessage(msg any) ([]byte, error) {
 	if !ok {
 		return json.Marshal(msg)
 	}
-	version, err := json.Marshal(resp.JSONRPC)
-	if err != nil {
-		return nil, err
-	}
-	id, err := json.Marshal(resp.ID)
-	if err != nil {
-		return nil, err
-	}
 	// The members in JSONRPCResponse's order.
-	size := 64
+	size := 96
 	if h, ok := pe.(interface{ sizeHint() int }); ok {
 		size += h.sizeHint()
 	}
-	b := make([]byte, 0, size+len(id))
+	b := make([]byte, 0, size)
 	b = append(b, `{"jsonrpc":`...)
-	b = append(b, version...)
+	b, err := appendPlainOr(b, resp.JSONRPC)
+	if err != nil {
+		return nil, err
+	}
 	b = append(b, `,"id":`...)
-	b = append(b, id...)
+	if b, err = appendPlainOr(b, resp.ID.value); err != nil {
+		return nil, err
+	}
 	b = append(b, `,"result":`...)
 	if b, err = pe.AppendJSON(b); err != nil {
 		return nil, err
 	}
 	return append(b, '}'), nil
+}
+
+// appendPlainOr appends v as json.Marshal encodes it: by appendPlain when
+// it can, else by json.Marshal. toolgate patch, for speed (item 25): a
+// response's version and ID, each encoded by json.Marshal (reflection, an
+// allocation each), are a plain string or an integer nearly always.
+func appendPlainOr(b []byte, v any) ([]byte, error) {
+	if out, ok := appendPlain(b, v); ok {
+		return out, nil
+	}
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, enc...), nil
+}
+
+// appendPlain appends v's encoding as json.Marshal writes it, for null, a
+// string of printable ASCII that json.Marshal leaves unescaped (no quote,
+// backslash or HTML character), an integer, and a float64 holding an
+// integer below 1e15 in magnitude (not -0, which json.Marshal writes
+// "-0"); false for anything else. FuzzToolgateAppendPlain holds it to
+// json.Marshal.
+func appendPlain(b []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case string:
+		for i := 0; i < len(x); i++ {
+			if c := x[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return b, false
+			}
+		}
+		b = append(b, '"')
+		b = append(b, x...)
+		return append(b, '"'), true
+	case int64:
+		return strconv.AppendInt(b, x, 10), true
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 && (x != 0 || !math.Signbit(x)) {
+			return strconv.AppendInt(b, int64(x), 10), true
+		}
+	}
+	return b, false
 }

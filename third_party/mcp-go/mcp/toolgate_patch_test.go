@@ -5,6 +5,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
 )
@@ -66,4 +67,35 @@ func TestToolgateCallToolParamsScanned(t *testing.T) {
 			t.Errorf("%s: scanned %v, want %v", s, ok, want)
 		}
 	}
+}
+
+// FuzzToolgateAppendPlain: item 25 writes a response's version and ID as
+// json.Marshal does, or leaves them to it.
+func FuzzToolgateAppendPlain(f *testing.F) {
+	for _, s := range []string{"2.0", "tg-1", "", "a\"b", "<x>", "é", "\x7f", "a\\b"} {
+		f.Add(s, int64(7), 7.0)
+	}
+	f.Add("x", int64(-1<<63), math.Copysign(0, -1)) // -0, which json.Marshal writes "-0"
+	f.Add("x", int64(1<<62), 1e15)
+	f.Add("x", int64(0), 999999999999999.0)
+	f.Add("x", int64(0), 1.5)
+	f.Add("x", int64(0), -1e-7)
+	f.Fuzz(func(t *testing.T, s string, n int64, x float64) {
+		for _, v := range []any{s, n, int(n), x, nil} {
+			got, ok := appendPlain([]byte("prefix "), v)
+			if !ok {
+				continue
+			}
+			want, err := json.Marshal(v)
+			if err != nil || string(got) != "prefix "+string(want) {
+				t.Fatalf("%#v: %s; json.Marshal: %s, %v", v, got, want, err)
+			}
+		}
+		if _, ok := appendPlain(nil, "2.0"); !ok {
+			t.Fatal(`"2.0" left to json.Marshal`)
+		}
+		if _, ok := appendPlain(nil, int64(12)); !ok {
+			t.Fatal("an integer ID left to json.Marshal")
+		}
+	})
 }
