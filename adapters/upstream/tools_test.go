@@ -29,16 +29,7 @@ func TestCallParamsAsMembers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var g, w any
-		dec := func(b []byte, v *any) {
-			d := json.NewDecoder(bytes.NewReader(b))
-			d.UseNumber()
-			if err := d.Decode(v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		dec(got, &g)
-		dec(want, &w)
+		g, w := decodeNumbers(t, got), decodeNumbers(t, want)
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("params %s, as a map %s", got, want)
 		}
@@ -46,4 +37,16 @@ func TestCallParamsAsMembers(t *testing.T) {
 			t.Errorf("%s: task sent %v, set %v", got, ok, p.Task != nil)
 		}
 	}
+}
+
+// decodeNumbers decodes JSON with its numbers kept as written.
+func decodeNumbers(t *testing.T, b []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -20,13 +20,14 @@ import (
 // scanEnvelope takes only what it can read exactly as json.Unmarshal
 // would, and says no to anything else, which is then decoded by
 // json.Unmarshal as before, errors included: a member name that matches
-// one of the envelope's only in another case or through an escape or a
-// byte outside ASCII (json matches those too), a method or version that is
-// not a plain string (escapes, invalid UTF-8, another type), nesting
-// deeper than jsonscan.MaxDepth, and any input that is not valid JSON. What it
-// takes it reads as json.Unmarshal: the last of a repeated member, every
-// "params" counted (paramsMember), raw values byte for byte. FuzzToolgateEnvelope
-// holds each envelope it fills to json.Unmarshal's.
+// one of the envelope's only in another case, through an escape or a byte
+// outside ASCII (json matches those too); a method, version or id that is
+// escaped, of another type or met twice; a result, for HandleMessage;
+// nesting deeper than jsonscan.MaxDepth; any input that is not valid JSON.
+// What it takes it reads as json.Unmarshal: the last of a repeated raw
+// member, every "params" counted (paramsMember), raw values byte for
+// byte. FuzzToolgateEnvelope holds each envelope it fills to
+// json.Unmarshal's.
 
 // envelopeScan is what scanEnvelope read of a message: each member's value
 // as a span of the message (the last one met), and how many of each it
