@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/mark3labs/mcp-go/jsonscan"
 )
 
 // validateStage decodes the arguments and checks them against the tool's
@@ -69,20 +71,21 @@ func decodeFresh(raw []byte) (map[string]any, error) {
 }
 
 // decodeFlat decodes arguments that are a flat object of plain values in
-// one pass, or says no: members whose names and string values are printable
-// ASCII without escapes, and whose values are such strings, numbers
-// (json.Number, the literal as written), true, false or null. That is most
-// calls' arguments, and for them the result is the json.Decoder's (last of
-// a repeated name included: FuzzToolArguments holds every input's decoding
-// to a fresh decoder's), without its reader, buffer, scanner and
-// reflection: 650 → 280 ns and 7 → 5 allocations for an echo call's
-// arguments. Anything else (nesting, escapes, other bytes, any syntax
-// error) goes to the decoder, which also says what is wrong. Nesting,
-// escapes and bytes outside ASCII, the common reasons to say no, are
-// looked for first, so that arguments the decoder must read cost no
-// member decoded for nothing.
+// one pass, or says no: an object without nesting, escapes or bytes
+// outside ASCII, whose values are therefore strings that decode to their
+// own bytes, numbers (json.Number, the literal as written), true, false or
+// null. That is most calls' arguments, and for them the result is the
+// json.Decoder's (last of a repeated name included: FuzzToolArguments holds
+// every input's decoding to a fresh decoder's), without its reader, buffer,
+// scanner and reflection: 650 → 280 ns and 7 → 5 allocations for an echo
+// call's arguments. Anything else (nesting, escapes, other bytes, any
+// syntax error) goes to the decoder, which also says what is wrong.
+// Nesting, escapes and bytes outside ASCII, the common reasons to say no,
+// are looked for first, so that arguments the decoder must read cost no
+// member decoded for nothing. The object is read, and validated, by
+// jsonscan (the patched mcp-go's JSON scanner, third_party/README.md).
 func decodeFlat(raw []byte) (map[string]any, bool) {
-	i := skipJSONSpace(raw, 0)
+	i := jsonscan.SkipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '{' {
 		return nil, false
 	}
@@ -92,121 +95,23 @@ func decodeFlat(raw []byte) (map[string]any, bool) {
 		}
 	}
 	obj := make(map[string]any)
-	i = skipJSONSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return obj, skipJSONSpace(raw, i+1) == len(raw)
-	}
-	for {
-		key, j, ok := plainJSONString(raw, i)
-		if !ok {
-			return nil, false
-		}
-		if i = skipJSONSpace(raw, j); i == len(raw) || raw[i] != ':' {
-			return nil, false
-		}
-		i = skipJSONSpace(raw, i+1)
-		var v any
-		switch {
-		case i == len(raw):
-			return nil, false
-		case raw[i] == '"':
-			v, j, ok = plainJSONString(raw, i)
-		case raw[i] == '-' || raw[i] >= '0' && raw[i] <= '9':
-			if j, ok = jsonNumberEnd(raw, i); ok {
-				v = json.Number(raw[i:j])
-			}
-		case bytes.HasPrefix(raw[i:], []byte("true")):
-			v, j, ok = true, i+4, true
-		case bytes.HasPrefix(raw[i:], []byte("false")):
-			v, j, ok = false, i+5, true
-		case bytes.HasPrefix(raw[i:], []byte("null")):
-			v, j, ok = nil, i+4, true
+	ok := jsonscan.Object(raw, func(name []byte, start, end int) bool {
+		v := raw[start:end]
+		switch v[0] {
+		case '"':
+			obj[string(name)] = string(v[1 : len(v)-1]) // no escape, by the look above
+		case 't':
+			obj[string(name)] = true
+		case 'f':
+			obj[string(name)] = false
+		case 'n':
+			obj[string(name)] = nil
 		default:
-			return nil, false
+			obj[string(name)] = json.Number(v)
 		}
-		if !ok {
-			return nil, false
-		}
-		obj[key] = v
-		if i = skipJSONSpace(raw, j); i == len(raw) {
-			return nil, false
-		}
-		switch raw[i] {
-		case ',':
-			i = skipJSONSpace(raw, i+1)
-		case '}':
-			return obj, skipJSONSpace(raw, i+1) == len(raw)
-		default:
-			return nil, false
-		}
-	}
-}
-
-// skipJSONSpace is the index of the first byte at or after i that is not
-// JSON's whitespace.
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// plainJSONString reads the string that begins at b[i] if it is printable
-// ASCII without escapes: its value, and the index past its closing quote.
-func plainJSONString(b []byte, i int) (string, int, bool) {
-	if i == len(b) || b[i] != '"' {
-		return "", 0, false
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return string(b[i+1 : j]), j + 1, true
-		case c < 0x20 || c > 0x7e || c == '\\':
-			return "", 0, false
-		}
-	}
-	return "", 0, false
-}
-
-// jsonNumberEnd is the index past the JSON number that begins at b[i],
-// by RFC 8259's grammar, or false if none does.
-func jsonNumberEnd(b []byte, i int) (int, bool) {
-	digits := func(i int) int {
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		i = digits(i)
-	default:
-		return 0, false
-	}
-	if i < len(b) && b[i] == '.' {
-		j := digits(i + 1)
-		if j == i+1 {
-			return 0, false
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := digits(i)
-		if j == i {
-			return 0, false
-		}
-		i = j
-	}
-	return i, true
+		return true
+	})
+	return obj, ok
 }
 
 // Pooled decoders: a json.Decoder cannot be given new input, but one that

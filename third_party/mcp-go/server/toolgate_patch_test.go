@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/internal/jsonscan"
+	"github.com/mark3labs/mcp-go/jsonscan"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 

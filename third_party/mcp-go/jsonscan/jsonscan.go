@@ -1,8 +1,10 @@
 // Package jsonscan finds the extent of JSON values in bytes, validating
-// them as encoding/json's scanner does, without decoding them. toolgate
-// patch, for speed (third_party/README.md, items 23 and 24): the fast
-// paths that read a message's envelope and a tools/call's params use it,
-// and leave to encoding/json whatever they cannot read exactly as it would.
+// them as encoding/json's scanner does, without decoding them. It is not
+// mcp-go's: toolgate's patch adds it (third_party/README.md, items 23 and
+// 24), for the fast paths that read a message's envelope and a tools/call's
+// params, and toolgate's own one-pass decoding of flat arguments
+// (gateway/validate.go) reads with it too. Each of its users leaves to
+// encoding/json whatever it cannot read exactly as encoding/json would.
 package jsonscan
 
 import (
