@@ -532,6 +532,7 @@ var envelopesAsBefore = []string{
 	`{"jsonrpc":"2.0","id":"ten","method":"tools/call","params":{"name":"echo","arguments":{"path":"a"}}}`,
 	`{"jsonrpc":"2.0","id":1.5e300,"method":"tools/call","params":{"name":"nope"}}`,
 	`{"jsonrpc":"2.0","id":12,"method":"ping","jsonrpc":"2.1"}`,
+	`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, // an id json cannot decode: a parse error
 }
 
 // Item 16: mcp-go's HandleMessage takes the envelope the streamable HTTP

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mark3labs/mcp-go/jsonscan"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -23,17 +24,6 @@ type decodedEnvelope struct {
 	id      any             // "id" decoded into an interface value
 	result  json.RawMessage // "result" (absent: nil)
 	params  paramsMember    // "params", as met (item 17)
-}
-
-// stdioEnvelope is what the stdio transport decodes of each line (item 18):
-// its members as HandleMessage and the transport's own routing read them.
-type stdioEnvelope struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	ID      any             `json:"id"`
-	Method  mcp.MCPMethod   `json:"method"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-	Params  paramsMember    `json:"params"`
 }
 
 // paramsMember is a message's "params" kept raw while the envelope is
@@ -73,7 +63,7 @@ func decodedEnvelopeOf(ctx context.Context, message []byte) *decodedEnvelope {
 // parse error), the result present unless absent or null.
 func (env *decodedEnvelope) base(jsonrpc *string, method *mcp.MCPMethod, id *any, hasResult *bool) error {
 	if len(env.jsonrpc) > 0 {
-		if v, ok := (span{0, len(env.jsonrpc)}).plainString(env.jsonrpc); ok { // item 23
+		if v, ok := jsonscan.PlainString(env.jsonrpc); ok { // item 23
 			*jsonrpc = v
 		} else if err := json.Unmarshal(env.jsonrpc, jsonrpc); err != nil {
 			return err

@@ -81,21 +81,18 @@ func scanEnvelope(data []byte) (envelopeScan, bool) {
 	return e, ok
 }
 
-// plainString is the value of a JSON string that decodes to its own bytes
-// (no escape, valid UTF-8), and whether it is one.
-func (s span) plainString(data []byte) (string, bool) {
-	return jsonscan.PlainString(data[s.start:s.end])
-}
+// of is the span's bytes in data.
+func (s span) of(data []byte) []byte { return data[s.start:s.end] }
 
-// anyValue is the value json.Unmarshal gives an interface for the span
-// when it is null, a plain string or a number; false for anything else.
-func (s span) anyValue(data []byte) (any, bool) {
-	v := data[s.start:s.end]
+// anyValue is the value json.Unmarshal gives an interface for the JSON
+// value v when it is null, a plain string (jsonscan.PlainString) or a
+// number; false for anything else.
+func anyValue(v []byte) (any, bool) {
 	switch c := v[0]; {
 	case c == 'n':
 		return nil, true
 	case c == '"':
-		return s.plainString(data)
+		return jsonscan.PlainString(v)
 	case c == '-' || c >= '0' && c <= '9':
 		f, err := strconv.ParseFloat(string(v), 64)
 		return f, err == nil
@@ -132,7 +129,7 @@ func (e *envelopeScan) envelopeStrings(data []byte) (jsonrpc, method string, ok 
 	}
 	ok = true
 	if e.jsonrpc.present() {
-		jsonrpc, ok = e.jsonrpc.plainString(data)
+		jsonrpc, ok = jsonscan.PlainString(e.jsonrpc.of(data))
 	}
 	if ok {
 		method, ok = e.methodString(data)
@@ -147,7 +144,7 @@ func (e *envelopeScan) methodString(data []byte) (string, bool) {
 	case 0:
 		return "", true
 	case 1:
-		return e.method.plainString(data)
+		return jsonscan.PlainString(e.method.of(data))
 	}
 	return "", false
 }
@@ -159,7 +156,7 @@ func (e *envelopeScan) anyID(data []byte) (any, bool) {
 	case 0:
 		return nil, true
 	case 1:
-		return e.id.anyValue(data)
+		return anyValue(e.id.of(data))
 	}
 	return nil, false
 }
@@ -176,23 +173,6 @@ func decodePostEnvelope(data []byte, env *postEnvelope) error {
 		}
 	}
 	*env = postEnvelope{}
-	return json.Unmarshal(data, env)
-}
-
-// decodeStdioEnvelope decodes a line's envelope as json.Unmarshal into env
-// does (item 23), its error included.
-func decodeStdioEnvelope(data []byte, env *stdioEnvelope) error {
-	if e, ok := scanEnvelope(data); ok {
-		method, ok := e.methodString(data)
-		id, idOK := e.anyID(data)
-		if ok && idOK {
-			raw := rawCopies(data, e.jsonrpc, e.result, e.error, e.params)
-			*env = stdioEnvelope{JSONRPC: raw[0], ID: id, Method: mcp.MCPMethod(method), Result: raw[1], Error: raw[2],
-				Params: paramsMember{raw: raw[3], n: e.paramsN}}
-			return nil
-		}
-	}
-	*env = stdioEnvelope{}
 	return json.Unmarshal(data, env)
 }
 
@@ -220,15 +200,24 @@ func scanBaseMessage(data []byte, jsonrpc *string, method *mcp.MCPMethod, id *an
 	return true
 }
 
-// decodeID decodes a POST's raw id into an interface as json.Unmarshal
-// does (item 23), errors ignored as its caller ignored them.
-func decodeID(raw json.RawMessage) (id any) {
+// decodeID decodes a message's raw id (absent: nil) into an interface as
+// json.Unmarshal does, and whether json.Unmarshal would decode it without
+// an error (item 23).
+func decodeID(raw json.RawMessage) (any, bool) {
 	if len(raw) == 0 {
-		return nil
+		return nil, true
 	}
-	if v, ok := (span{0, len(raw)}).anyValue(raw); ok {
-		return v
+	if v, ok := anyValue(raw); ok {
+		return v, true
 	}
-	_ = json.Unmarshal(raw, &id)
-	return id
+	var id any // on the heap (json's pointer to it) only on this path
+	err := json.Unmarshal(raw, &id)
+	return id, err == nil
+}
+
+// decoded is the envelope as HandleMessage takes it from a transport, the
+// id decoded (decodeID).
+func (env *postEnvelope) decoded(message []byte, id any) *decodedEnvelope {
+	return &decodedEnvelope{message: message, jsonrpc: env.JSONRPC, method: env.Method,
+		id: id, result: env.Result, params: env.Params}
 }

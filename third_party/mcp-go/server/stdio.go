@@ -669,18 +669,20 @@ func (s *StdioServer) processMessage(
 	// (envelope.go): a syntax error is the parse error the raw decoding
 	// gave; the probes for a response run only for a message with a
 	// result or an error member, without which each said no; and
-	// HandleMessage gets the envelope, unless its method could not be
-	// decoded (which made it unparsed before as now). The method and ID
-	// the routing reads are the envelope's, decoded as the routing's own
-	// decoding did, partly so where the method's type was wrong.
+	// HandleMessage gets the envelope, unless its method or its id could
+	// not be decoded (which made it unparsed before as now). The method and ID the routing reads are the envelope's,
+	// decoded as the routing's own decoding did, partly so where the
+	// method's type was wrong. The envelope is the HTTP transport's
+	// (postEnvelope), read the same way (item 23).
 	rawMessage := json.RawMessage(bytes.Trim([]byte(line), " \t\r\n"))
-	var env stdioEnvelope
-	envErr := decodeStdioEnvelope(rawMessage, &env) // toolgate patch, item 23
+	var env postEnvelope
+	envErr := decodePostEnvelope(rawMessage, &env)
 	if _, syntax := envErr.(*json.SyntaxError); syntax {
 		response := createErrorResponse(nil, mcp.PARSE_ERROR, "Parse error")
 		return s.writeResponse(response, writer)
 	}
-	parsed := envErr == nil
+	id, idOK := decodeID(env.ID)
+	parsed := envErr == nil && idOK
 
 	if !parsed || env.Result != nil || env.Error != nil {
 		// Check if this is a response to a sampling request
@@ -700,10 +702,7 @@ func (s *StdioServer) processMessage(
 	}
 
 	if parsed {
-		ctx = withDecodedEnvelope(ctx, &decodedEnvelope{
-			message: rawMessage, jsonrpc: env.JSONRPC, method: env.Method,
-			id: env.ID, result: env.Result, params: env.Params,
-		})
+		ctx = withDecodedEnvelope(ctx, env.decoded(rawMessage, id))
 	}
 
 	// Check if this is a tool call that might need sampling (and thus should be processed concurrently)
@@ -714,7 +713,7 @@ func (s *StdioServer) processMessage(
 		}
 		if s.toolCalls.submit(&toolCallWork{
 			ctx:     ctx,
-			id:      env.ID,
+			id:      id,
 			message: rawMessage,
 			writer:  writer,
 		}) {
@@ -722,7 +721,7 @@ func (s *StdioServer) processMessage(
 		}
 		// Queue is full, process synchronously as fallback
 		s.errLogger.Printf("Tool call queue full, processing synchronously")
-		response := s.handleMessage(ctx, env.ID, rawMessage)
+		response := s.handleMessage(ctx, id, rawMessage)
 		if response != nil {
 			return s.writeResponse(response, writer)
 		}
@@ -731,15 +730,15 @@ func (s *StdioServer) processMessage(
 
 	// Serve requests off the read loop: a handler that blocks, such as
 	// subscriptions/listen, must not stall it. writeMu serialises the writes.
-	if parsed && env.ID != nil {
+	if parsed && id != nil {
 		s.requestWg.Go(func() {
-			s.handleRequest(ctx, env.ID, rawMessage, writer)
+			s.handleRequest(ctx, id, rawMessage, writer)
 		})
 		return nil
 	}
 
 	// Notifications carry no response and must not queue behind a request.
-	response := s.handleMessage(ctx, env.ID, rawMessage)
+	response := s.handleMessage(ctx, id, rawMessage)
 
 	// Only write response if there is one (not for notifications)
 	if response != nil {

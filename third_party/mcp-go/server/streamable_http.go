@@ -608,10 +608,8 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	isSamplingResponse := jsonMessage.Method == "" && jsonMessage.ID != nil &&
 		(jsonMessage.Result != nil || jsonMessage.Error != nil)
 
-	var requestID any
-	if len(jsonMessage.ID) > 0 {
-		requestID = decodeID(jsonMessage.ID) // toolgate patch, item 23
-	}
+	// toolgate patch, item 23: and whether json decodes the id at all.
+	requestID, idDecodes := decodeID(jsonMessage.ID)
 
 	// Handle sampling responses separately.
 	//
@@ -898,11 +896,14 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	}()
 
 	// Process message through MCPServer. toolgate patch, for speed: with
-	// the envelope decoded above (envelope.go).
-	response := s.server.HandleMessage(withDecodedEnvelope(ctx, &decodedEnvelope{
-		message: rawData, jsonrpc: jsonMessage.JSONRPC, method: jsonMessage.Method,
-		id: requestID, result: jsonMessage.Result, params: jsonMessage.Params,
-	}), rawData)
+	// the envelope decoded above (envelope.go), unless its id does not
+	// decode, which HandleMessage answers with a parse error (it took such
+	// a message for a notification when handed the envelope).
+	handleCtx := ctx
+	if idDecodes {
+		handleCtx = withDecodedEnvelope(ctx, jsonMessage.decoded(rawData, requestID))
+	}
+	response := s.server.HandleMessage(handleCtx, rawData)
 	if listening {
 		// Stop broadcasts before draining what is already queued.
 		s.server.unregisterListenSession(session)
