@@ -186,26 +186,23 @@ func (p *CallToolParams) unmarshal(data []byte, decodeArguments bool) error {
 	return p.unmarshalJSON(data, decodeArguments)
 }
 
-// scanCallToolParams reads params that are an object of a "name" that is a
-// plain string (no escape, valid UTF-8) and "arguments" of any value, each
-// at most once, and nothing else, as json.Unmarshal into unmarshalJSON's
-// struct reads them: the name, and a copy of the arguments' bytes (nil when
-// absent). Any other params (another member, a name json would match in
-// another case, invalid JSON) are json.Unmarshal's: false.
-// FuzzToolgateCallToolParams holds it to unmarshalJSON.
+// scanCallToolParams reads params that are an object of "name" members
+// that are plain strings (no escape, valid UTF-8) and "arguments" of any
+// value, and nothing else, as json.Unmarshal into unmarshalJSON's struct
+// reads them: the last name, and a copy of the last arguments' bytes (nil
+// when absent). Any other params (another member, a name json would match
+// in another case, a name of another type, invalid JSON) are
+// json.Unmarshal's: false. FuzzToolgateCallToolParams holds it to
+// unmarshalJSON.
 func scanCallToolParams(data []byte) (name string, args json.RawMessage, ok bool) {
-	var names, argsStart, argsEnd int
+	var argsStart, argsEnd int
 	ok = jsonscan.Object(data, func(member []byte, start, end int) bool {
 		switch string(member) {
 		case "name":
 			var plain bool
 			name, plain = jsonscan.PlainString(data[start:end])
-			names++
-			return plain && names == 1
+			return plain
 		case "arguments":
-			if argsEnd > 0 {
-				return false
-			}
 			argsStart, argsEnd = start, end
 			return true
 		}
