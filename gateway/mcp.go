@@ -761,8 +761,13 @@ func mayHold(raw []byte, text string) bool {
 	if !upper {
 		return false
 	}
+	// Only where the first byte matches in either case (a non-ASCII
+	// letter folding to an ASCII one said yes above) is there something
+	// to compare: a 2026-07-28 request's envelope has upper-case letters
+	// in every message, and comparing at each of its bytes cost ~1.4 µs.
+	first := text[0] | 0x20
 	for i := 0; i+len(text) <= len(raw); i++ {
-		if bytes.EqualFold(raw[i:i+len(text)], []byte(text)) {
+		if raw[i]|0x20 == first && bytes.EqualFold(raw[i:i+len(text)], []byte(text)) {
 			return true
 		}
 	}
