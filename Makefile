@@ -35,7 +35,9 @@ FUZZ_TARGETS := \
 # (third_party/mcp-go), run from there.
 COPY_FUZZ_TARGETS := \
 	./server:FuzzToolgateEnvelope \
+	./server:FuzzToolgateParamsMeta \
 	./mcp:FuzzToolgateCallToolParams \
+	./mcp:FuzzToolgateHeaderName \
 	./mcp:FuzzToolgateAppendPlain
 
 .PHONY: run build test peers services vet unit fuzz bench conformance clean

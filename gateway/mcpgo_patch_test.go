@@ -445,6 +445,34 @@ func TestRequestEraFoundOverHTTP(t *testing.T) {
 	}
 }
 
+// TestStandardHeadersCheckedAsBefore: a 2026-07-28 POST's Mcp-Name header
+// must match the name in its body as json.Unmarshal decodes it; item 26
+// reads the name from the params the envelope kept, by a scan where it
+// can. A name spelled with an escape or under another case still matches,
+// and one that differs or does not decode is still refused.
+func TestStandardHeadersCheckedAsBefore(t *testing.T) {
+	_, post := postToMirror(t)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, c := range []struct {
+		name, params, header string
+		refused              bool
+	}{
+		{"the name", `{"name":"echo","arguments":{"path":"a"},` + meta + `}`, "echo", false},
+		{"another name", `{"name":"echo","arguments":{"path":"a"},` + meta + `}`, "grep", true},
+		{"the name escaped", `{"name":"ech\u006f","arguments":{"path":"a"},` + meta + `}`, "echo", false},
+		{"the name under NAME", `{"NAME":"echo","arguments":{"path":"a"},` + meta + `}`, "echo", false},
+		{"the name twice", `{"name":"grep","arguments":{"path":"a"},"name":"echo",` + meta + `}`, "echo", false},
+		{"a name that is a number", `{"name":5,"arguments":{"path":"a"},` + meta + `}`, "5", true},
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + c.params + `}`
+		rec := post(body, "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", c.header)
+		refused := strings.Contains(rec.Body.String(), "Mcp-Name")
+		if refused != c.refused || !refused && !strings.Contains(rec.Body.String(), `"result"`) {
+			t.Errorf("%s: answered %d %s; want the Mcp-Name header refused: %v", c.name, rec.Code, rec.Body.String(), c.refused)
+		}
+	}
+}
+
 // spanRecorder is a tracing.Tracer and tracing.MetaPropagator that notes
 // what mcp-go asks of it.
 type spanRecorder struct {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -20,8 +21,16 @@ var callToolParamsSeeds = []string{
 	`{"name":"echo","arguments":[1,"a",{"b":true}]}`,
 	`{"name":"a","name":"b"}`,                     // the last, as json
 	`{"name":"echo","arguments":1,"arguments":2}`, // the last, as json
-	`{}`, // the last one scanned
 	`{"name":"echo","arguments":{},"_meta":{"progressToken":1}}`,
+	`{"name":"echo","arguments":{"path":"a"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}`,
+	`{"_meta":null,"name":"echo"}`,
+	`{}`, // the last one scanned
+	`{"name":"echo","_meta":{"a":1},"_meta":{"b":2}}`, // json decodes the second into the first
+	`{"name":"echo","_meta":5,"_meta":{}}`,            // json fails on the first
+	`{"name":"echo","_meta":5}`,
+	`{"name":"echo","_meta":{"n":1e400}}`, // Meta's map of any values cannot hold it
+	`{"name":"echo","_META":{}}`,
 	`{"name":"echo","task":{"ttl":5}}`,
 	`{"name":"echo","inputResponses":{"a":{}},"requestState":"s"}`,
 	`{"Name":"echo"}`,
@@ -59,15 +68,52 @@ func FuzzToolgateCallToolParams(f *testing.F) {
 	})
 }
 
-// TestToolgateCallToolParamsScanned: item 24's scan takes the params it is
-// for (the seeds up to {}) and leaves the rest to json.Unmarshal.
+// TestToolgateCallToolParamsScanned: items 24 and 26's scan takes the
+// params it is for (the seeds up to {}) and leaves the rest to
+// json.Unmarshal.
 func TestToolgateCallToolParamsScanned(t *testing.T) {
+	last := slices.Index(callToolParamsSeeds, `{}`)
 	for i, s := range callToolParamsSeeds {
-		_, _, ok := scanCallToolParams([]byte(s))
-		if want := i <= 7; ok != want {
+		_, _, _, ok := scanCallToolParams([]byte(s))
+		if want := i <= last; ok != want {
 			t.Errorf("%s: scanned %v, want %v", s, ok, want)
 		}
 	}
+}
+
+// FuzzToolgateHeaderName: item 26 reads the name, URI or task ID a
+// 2026-07-28 request's Mcp-Name header must match (ExtractHeaderName) as
+// json.Unmarshal into a struct of that member does.
+func FuzzToolgateHeaderName(f *testing.F) {
+	for _, s := range callToolParamsSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"uri":"file:///a","_meta":{}}`, `{"taskId":"t-1","inputResponses":{}}`,
+		`{"NAME":"a"}`, `{"name":"a","Name":"b"}`, `{"uri":5,"uri":"a"}`, `{"taskID":"t"}`,
+		`{"name":"é"}`, `{"name":"a"}`, `{"x":{"name":1},"name":"a"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	members := map[MCPMethod]string{MethodToolsCall: "name", MethodResourcesRead: "uri", MethodTasksGet: "taskId"}
+	byJSON := func(method MCPMethod, params []byte) (string, bool) { // a struct of the one member
+		p := reflect.New(reflect.StructOf([]reflect.StructField{{
+			Name: "V", Type: reflect.TypeFor[string](), Tag: reflect.StructTag(`json:"` + members[method] + `"`),
+		}}))
+		if json.Unmarshal(params, p.Interface()) != nil {
+			return "", false
+		}
+		return p.Elem().Field(0).String(), true
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for m := range members {
+			got, okGot := ExtractHeaderName(m, data)
+			want, okWant := byJSON(m, data)
+			if got != want || okGot != okWant {
+				t.Fatalf("%s %q: %q, %v; json.Unmarshal: %q, %v", m, data, got, okGot, want, okWant)
+			}
+		}
+	})
 }
 
 // FuzzToolgateAppendPlain: item 25 writes a response's version and ID as

@@ -172,8 +172,8 @@ func (p *rawCallToolParams) UnmarshalJSON(data []byte) error {
 func (p *CallToolParams) unmarshal(data []byte, decodeArguments bool) error {
 	// toolgate patch, for speed (item 24): params of a name and arguments
 	// alone, the common call, read without json.Unmarshal's reflection.
-	if name, args, ok := scanCallToolParams(data); ok {
-		p.Name, p.Meta, p.Task, p.MultiRoundTripParams = name, nil, nil, MultiRoundTripParams{}
+	if name, args, meta, ok := scanCallToolParams(data); ok {
+		p.Name, p.Meta, p.Task, p.MultiRoundTripParams = name, meta, nil, MultiRoundTripParams{}
 		if args == nil {
 			return nil
 		}
@@ -187,15 +187,18 @@ func (p *CallToolParams) unmarshal(data []byte, decodeArguments bool) error {
 }
 
 // scanCallToolParams reads params that are an object of "name" members
-// that are plain strings (no escape, valid UTF-8) and "arguments" of any
-// value, and nothing else, as json.Unmarshal into unmarshalJSON's struct
-// reads them: the last name, and a copy of the last arguments' bytes (nil
-// when absent). Any other params (another member, a name json would match
-// in another case, a name of another type, invalid JSON) are
-// json.Unmarshal's: false. FuzzToolgateCallToolParams holds it to
-// unmarshalJSON.
-func scanCallToolParams(data []byte) (name string, args json.RawMessage, ok bool) {
-	var argsStart, argsEnd int
+// that are plain strings (no escape, valid UTF-8), "arguments" of any value
+// and at most one "_meta", and nothing else, as json.Unmarshal into
+// unmarshalJSON's struct reads them: the last name, a copy of the last
+// arguments' bytes (nil when absent), and the _meta decoded as json decodes
+// that member (by [Meta.UnmarshalJSON]; item 26, for a 2026-07-28 request,
+// whose params always have one). Any other params (another member, a name
+// json would match in another case, a name of another type, a second
+// _meta, which json decodes into the first, one that does not decode,
+// invalid JSON) are json.Unmarshal's: false. FuzzToolgateCallToolParams
+// holds it to unmarshalJSON.
+func scanCallToolParams(data []byte) (name string, args json.RawMessage, meta *Meta, ok bool) {
+	var argsStart, argsEnd, metaStart, metaEnd int
 	ok = jsonscan.Object(data, func(member []byte, start, end int) bool {
 		switch string(member) {
 		case "name":
@@ -205,16 +208,29 @@ func scanCallToolParams(data []byte) (name string, args json.RawMessage, ok bool
 		case "arguments":
 			argsStart, argsEnd = start, end
 			return true
+		case "_meta":
+			if metaEnd > 0 {
+				return false
+			}
+			metaStart, metaEnd = start, end
+			return true
 		}
 		return false
 	})
 	if !ok {
-		return "", nil, false
+		return "", nil, nil, false
+	}
+	if metaEnd > 0 {
+		var m *Meta // on the heap (json takes its address) only here
+		if json.Unmarshal(data[metaStart:metaEnd], &m) != nil {
+			return "", nil, nil, false
+		}
+		meta = m
 	}
 	if argsEnd > 0 {
 		args = json.RawMessage(bytes.Clone(data[argsStart:argsEnd]))
 	}
-	return name, args, true
+	return name, args, meta, true
 }
 
 // unmarshalJSON is unmarshal by json.Unmarshal, as v1.2.1 decodes params.

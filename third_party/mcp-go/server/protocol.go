@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/mark3labs/mcp-go/jsonscan"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -98,7 +99,11 @@ type SessionWithProtocolVersion interface {
 // The returned error is non-nil only when a modern request is malformed: the
 // required client capabilities are missing, or a well-known key holds a value
 // of the wrong shape.
-func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, error) {
+//
+// toolgate patch, for speed (item 26): params is the message's "params" as
+// its envelope's decoding kept it; _meta is found in it by [paramsMeta]
+// rather than by decoding the whole message again, the arguments included.
+func extractRequestProtocolInfo(message json.RawMessage, params paramsMember) (*RequestProtocolInfo, error) {
 	// toolgate patch, for speed: the envelope's members are decoded from
 	// the message into their types, not through mcp.Meta's generic map and
 	// a re-encoding per member (same values: absent, null or malformed is
@@ -109,19 +114,32 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	if !mayHoldProtocolVersion(message) {
 		return &RequestProtocolInfo{}, nil
 	}
-	var wrapper struct {
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
+	var env envelopeMembers
+	raw, found := paramsMeta(params)
+	if !found || raw != nil && !scanEnvelopeMembers(raw, &env) {
+		var wrapper struct {
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if found { // _meta found, but not an object of plain names
+			if json.Unmarshal(raw, &wrapper.Params.Meta) != nil {
+				return &RequestProtocolInfo{}, nil
+			}
+		} else if err := json.Unmarshal(message, &wrapper); err != nil {
+			// A malformed body is reported by the per-method unmarshal, which
+			// produces a better error message.
+			return &RequestProtocolInfo{}, nil
+		}
+		meta := wrapper.Params.Meta
+		env = envelopeMembers{
+			version:    meta[mcp.MetaKeyProtocolVersion],
+			clientInfo: meta[mcp.MetaKeyClientInfo],
+			clientCaps: meta[mcp.MetaKeyClientCapabilities],
+			logLevel:   meta[mcp.MetaKeyLogLevel],
+		}
 	}
-	if err := json.Unmarshal(message, &wrapper); err != nil {
-		// A malformed body is reported by the per-method unmarshal, which
-		// produces a better error message.
-		return &RequestProtocolInfo{}, nil
-	}
-
-	meta := wrapper.Params.Meta
-	version := metaMember[string](meta, mcp.MetaKeyProtocolVersion)
+	version := metaMember[string](env.version)
 	if !mcp.IsModernProtocol(version) {
 		// Either no version at all, or an older one: legacy era.
 		return &RequestProtocolInfo{ProtocolVersion: version}, nil
@@ -130,8 +148,8 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	info := &RequestProtocolInfo{
 		Modern:          true,
 		ProtocolVersion: version,
-		ClientInfo:      metaMember[*mcp.Implementation](meta, mcp.MetaKeyClientInfo),
-		LogLevel:        metaMember[mcp.LoggingLevel](meta, mcp.MetaKeyLogLevel),
+		ClientInfo:      metaMember[*mcp.Implementation](env.clientInfo),
+		LogLevel:        metaMember[mcp.LoggingLevel](env.logLevel),
 	}
 
 	// Client capabilities are required on every modern request. An empty
@@ -140,7 +158,7 @@ func extractRequestProtocolInfo(message json.RawMessage) (*RequestProtocolInfo, 
 	// and is rejected as invalid params (-32602).
 	// MissingRequiredClientCapabilityError is for a request that needs a
 	// capability the client did not declare.
-	caps := metaMember[*mcp.ClientCapabilities](meta, mcp.MetaKeyClientCapabilities)
+	caps := metaMember[*mcp.ClientCapabilities](env.clientCaps)
 	if caps == nil {
 		return nil, errors.New("missing or invalid _meta field " + mcp.MetaKeyClientCapabilities)
 	}
@@ -161,19 +179,124 @@ func mayHoldProtocolVersion(message []byte) bool {
 		bytes.Contains(message, []byte(`\u`)) || bytes.Contains(message, []byte(`\/`))
 }
 
-// metaMember decodes the member key of a request's _meta: the zero value
-// when the member is absent, null or does not decode (toolgate patch).
-// It allocates only for a member that is there (a request without _meta,
-// of 2025-11-25, costs nothing).
-func metaMember[T any](meta map[string]json.RawMessage, key string) T {
-	var zero T
-	raw, ok := meta[key]
+// paramsMeta finds the "_meta" member of a request's params (as its
+// envelope's decoding kept them) where json.Unmarshal of the whole message
+// into a struct of params._meta finds it (toolgate patch, for speed, item
+// 26): its bytes, or nil when there is none (no params, params null, no
+// "_meta" member), and true. It is false when it cannot tell exactly what
+// json would decode, which is then left to json.Unmarshal: params met more
+// than once (json decodes each into the same value), not an object, with a
+// member json would match to "_meta" in another case, escaped or folded
+// from a non-ASCII letter ([jsonscan.Object] refuses the last two), or with
+// "_meta" twice. FuzzToolgateParamsMeta holds it to json.Unmarshal.
+//
+// Whatever is not "_meta" is skipped, not decoded: a tool call's arguments,
+// most of a request, are passed over once, without reflection.
+func paramsMeta(params paramsMember) (meta []byte, ok bool) {
+	switch {
+	case params.n == 0:
+		return nil, true
+	case params.n > 1:
+		return nil, false
+	case string(params.raw) == "null":
+		return nil, true
+	}
+	seen := false
+	ok = jsonscan.Object(params.raw, func(name []byte, start, end int) bool {
+		if string(name) == "_meta" {
+			if seen {
+				return false
+			}
+			meta, seen = params.raw[start:end], true
+			return true
+		}
+		return !bytes.EqualFold(name, []byte("_meta"))
+	})
 	if !ok {
+		return nil, false
+	}
+	return meta, true
+}
+
+// envelopeMembers are the members of a request's _meta that carry its
+// 2026-07-28 envelope, raw, as json.Unmarshal into a map keeps them: the
+// last of each, nil when absent (toolgate patch).
+type envelopeMembers struct {
+	version, clientInfo, clientCaps, logLevel json.RawMessage
+}
+
+// scanEnvelopeMembers reads env from _meta's bytes as json.Unmarshal into
+// a map[string]json.RawMessage would (toolgate patch, for speed, item 26):
+// false when meta is not an object whose member names are plain ASCII (an
+// escaped name is one json unescapes before it is a key), left to json.
+func scanEnvelopeMembers(meta []byte, env *envelopeMembers) bool {
+	return jsonscan.Object(meta, func(name []byte, start, end int) bool {
+		switch string(name) {
+		case mcp.MetaKeyProtocolVersion:
+			env.version = meta[start:end]
+		case mcp.MetaKeyClientInfo:
+			env.clientInfo = meta[start:end]
+		case mcp.MetaKeyClientCapabilities:
+			env.clientCaps = meta[start:end]
+		case mcp.MetaKeyLogLevel:
+			env.logLevel = meta[start:end]
+		}
+		return true
+	})
+}
+
+// numbersFitFloat64 reports whether every number in the valid JSON value v
+// decodes into a float64 without an error, as json.Unmarshal into an
+// interface decodes numbers (toolgate patch, item 26): none has an exponent
+// or an integer part of more than 300 digits. It may say no for numbers
+// that fit (1e5); never yes for one that does not (1e400).
+func numbersFitFloat64(v []byte) bool {
+	inString, digits := false, 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case '0' <= c && c <= '9':
+			if digits++; digits > 300 {
+				return false
+			}
+		case (c == 'e' || c == 'E') && digits > 0:
+			return false
+		default: // true and false have an e after a letter, not a digit
+			inString, digits = c == '"', 0
+		}
+	}
+	return true
+}
+
+// metaMember decodes a member of a request's _meta: the zero value when
+// the member is absent (nil), or does not decode (toolgate patch). A
+// plain string is taken as it is (item 26).
+func metaMember[T any](raw json.RawMessage) T {
+	var v T
+	if raw == nil {
+		return v
+	}
+	switch p := any(&v).(type) {
+	case *string:
+		if s, ok := jsonscan.PlainString(raw); ok {
+			*p = s
+			return v
+		}
+	case *mcp.LoggingLevel:
+		if s, ok := jsonscan.PlainString(raw); ok {
+			*p = mcp.LoggingLevel(s)
+			return v
+		}
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		var zero T
 		return zero
 	}
-	v := new(T)
-	if json.Unmarshal(raw, v) != nil {
-		return zero
-	}
-	return *v
+	return v
 }

@@ -100,7 +100,7 @@ func (s *MCPServer) HandleMessage(
 	// 2026-07-28 removed the initialize handshake: a modern request carries
 	// its protocol version, client identity, and client capabilities in _meta
 	// (SEP-2575). Anything else is served through the legacy path.
-	protocolInfo, protocolErr := extractRequestProtocolInfo(message)
+	protocolInfo, protocolErr := extractRequestProtocolInfo(message, baseMessage.Params) // toolgate patch, item 26
 	if protocolErr != nil {
 		return errorResponseForProtocolError(baseMessage.ID, protocolErr)
 	}
@@ -113,7 +113,7 @@ func (s *MCPServer) HandleMessage(
 				Supported: SupportedProtocolVersionsFromContext(ctx),
 			})
 		}
-		if err := s.validateStandardHeadersForMessage(ctx, headers, protocolInfo.ProtocolVersion, baseMessage.Method, message); err != nil {
+		if err := s.validateStandardHeadersForMessage(ctx, headers, protocolInfo.ProtocolVersion, baseMessage.Method, baseMessage.Params); err != nil {
 			return errorResponseForProtocolError(baseMessage.ID, err)
 		}
 		// Synthesize the session state the handshake used to establish, so

@@ -189,20 +189,17 @@ func (s *MCPServer) validateStandardHeadersForMessage(
 	headers http.Header,
 	protocolVersion string,
 	method mcp.MCPMethod,
-	message json.RawMessage,
+	params paramsMember,
 ) error {
 	if len(headers) == 0 || headers.Get(mcp.HeaderProtocolVersion) == "" {
 		return nil
 	}
 
-	var wrapper struct {
-		Params json.RawMessage `json:"params"`
-	}
-	if err := json.Unmarshal(message, &wrapper); err != nil {
-		return nil
-	}
-
-	if err := mcp.ValidateStandardHeaders(headers.Get, protocolVersion, method, wrapper.Params); err != nil {
+	// toolgate patch, for speed (item 26): the params as the envelope's
+	// decoding kept them (the last "params", as json.RawMessage keeps it,
+	// from a message already found valid), not the whole message decoded
+	// once more for them.
+	if err := mcp.ValidateStandardHeaders(headers.Get, protocolVersion, method, params.raw); err != nil {
 		return err
 	}
 
@@ -211,11 +208,11 @@ func (s *MCPServer) validateStandardHeadersForMessage(
 	if method != mcp.MethodToolsCall {
 		return nil
 	}
-	tool := s.toolForHeaderValidation(ctx, wrapper.Params)
+	tool := s.toolForHeaderValidation(ctx, params.raw)
 	if tool == nil {
 		return nil
 	}
-	return mcp.ValidateParamHeadersLookup(lookupHeader(headers), tool, wrapper.Params)
+	return mcp.ValidateParamHeadersLookup(lookupHeader(headers), tool, params.raw)
 }
 
 // lookupHeader reports the first value of a header and whether it was sent at
@@ -236,17 +233,18 @@ func lookupHeader(headers http.Header) func(string) (string, bool) {
 // returns nil when the tool is unknown, leaving the not-found error to the
 // handler.
 func (s *MCPServer) toolForHeaderValidation(ctx context.Context, params json.RawMessage) *mcp.Tool {
-	var call struct {
-		Name string `json:"name"`
-	}
-	if err := json.Unmarshal(params, &call); err != nil || call.Name == "" {
+	// toolgate patch, for speed (item 26): the name read as
+	// ValidateStandardHeaders reads it (a scan where it can), with the
+	// same answer as decoding params into a struct of the name.
+	name, ok := mcp.ExtractHeaderName(mcp.MethodToolsCall, params)
+	if !ok || name == "" {
 		return nil
 	}
 
 	if session := ClientSessionFromContext(ctx); session != nil {
 		if withTools, ok := session.(SessionWithTools); ok {
 			if sessionTools := withTools.GetSessionTools(); sessionTools != nil {
-				if tool, ok := sessionTools[call.Name]; ok {
+				if tool, ok := sessionTools[name]; ok {
 					return &tool.Tool
 				}
 			}
@@ -255,10 +253,10 @@ func (s *MCPServer) toolForHeaderValidation(ctx context.Context, params json.Raw
 
 	s.toolsMu.RLock()
 	defer s.toolsMu.RUnlock()
-	if tool, ok := s.tools[call.Name]; ok {
+	if tool, ok := s.tools[name]; ok {
 		return &tool.Tool
 	}
-	if taskTool, ok := s.taskTools[call.Name]; ok {
+	if taskTool, ok := s.taskTools[name]; ok {
 		return &taskTool.Tool
 	}
 	return nil

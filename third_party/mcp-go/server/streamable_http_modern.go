@@ -75,18 +75,37 @@ type requestEra struct {
 // A request is modern when either source names 2026-07-28 or later; naming it
 // in only one of the two is a header mismatch, reported separately by
 // [StreamableHTTPServer.validateModernRequest].
-func detectRequestEra(header http.Header, body []byte) requestEra {
+//
+// toolgate patch, for speed: a body that cannot spell the key states no
+// version, and is not decoded to find none (item 14); the _meta of one that
+// can is found in params, as the envelope's decoding kept them, without
+// decoding the whole body again, and its version read without decoding
+// _meta into mcp.Meta's map (item 26, [paramsMeta]).
+func detectRequestEra(header http.Header, body []byte, params paramsMember) requestEra {
 	era := requestEra{headerVersion: header.Get(mcp.HeaderProtocolVersion)}
 
-	var wrapper struct {
-		Params struct {
-			Meta *mcp.Meta `json:"_meta"`
-		} `json:"params"`
-	}
-	// toolgate patch, for speed: a body that cannot spell the key states
-	// no version, and is not decoded to find none.
-	if mayHoldProtocolVersion(body) && json.Unmarshal(body, &wrapper) == nil {
-		era.metaVersion = wrapper.Params.Meta.ProtocolVersion()
+	if mayHoldProtocolVersion(body) {
+		var env envelopeMembers
+		if raw, ok := paramsMeta(params); ok && (raw == nil || scanEnvelopeMembers(raw, &env) && numbersFitFloat64(raw)) {
+			// What mcp.Meta's decoding and ProtocolVersion would give: the
+			// last version member's string, when every value decodes into
+			// an interface (its numbers into float64s).
+			era.metaVersion = metaMember[string](env.version)
+		} else if ok {
+			var meta *mcp.Meta
+			if json.Unmarshal(raw, &meta) == nil {
+				era.metaVersion = meta.ProtocolVersion()
+			}
+		} else {
+			var wrapper struct {
+				Params struct {
+					Meta *mcp.Meta `json:"_meta"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &wrapper) == nil {
+				era.metaVersion = wrapper.Params.Meta.ProtocolVersion()
+			}
+		}
 	}
 
 	era.modern = mcp.IsModernProtocol(era.metaVersion) || mcp.IsModernProtocol(era.headerVersion)

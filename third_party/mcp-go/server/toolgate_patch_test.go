@@ -10,10 +10,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -223,6 +225,134 @@ func TestToolgateEnvelopeScanned(t *testing.T) {
 	} {
 		if taken(m) {
 			t.Errorf("%s: scanned; it is json.Unmarshal's to decode", m)
+		}
+	}
+}
+
+// paramsMetaFound are requests with and without a 2026-07-28 envelope, in
+// which item 26's paramsMeta finds _meta; paramsMetaLeft the shapes it must
+// leave to json.Unmarshal.
+var paramsMetaFound = []string{
+	`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`,
+	`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"io.modelcontextprotocol/protocolVersion"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/logLevel":"info"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":null,"io.modelcontextprotocol/protocolVersion":1}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1","io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":[{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}]}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","n":1e400}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-2\u0038",` +
+		`"io.modelcontextprotocol/clientCapabilities":{},"\u00e9":1,"io.modelcontextprotocol/logLevel":5,"io.modelcontextprotocol/clientInfo":null}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":null,"io.modelcontextprotocol/logLevel":"debug\n"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		"\"io.modelcontextprotocol/clientCapabilities\":{},\"é\":1}}}",
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","n":[true,false,-1.5E3,"e\"1",1` +
+		strings.Repeat("0", 400) + `]}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","Params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, // one params, as json counts
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":5,"io.modelcontextprotocol/protocolVersion":1}}`,            // found, then not decoded, as by json
+}
+
+var paramsMetaLeft = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"_meta":{"b":2}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_META":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"\u005fmeta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}},"params":{"x":1}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","params":[{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}]}`,
+}
+
+// FuzzToolgateParamsMeta: item 26 finds a request's _meta in its params
+// as its envelope's decoding kept them; the era and the envelope found
+// (extractRequestProtocolInfo, detectRequestEra) are those found by
+// decoding the whole message, as before. A params member counted twice is
+// what makes both decode the whole message.
+func FuzzToolgateParamsMeta(f *testing.F) {
+	for _, s := range append(slices.Clone(paramsMetaFound), paramsMetaLeft...) {
+		f.Add([]byte(s))
+	}
+	wholeMessage := paramsMember{n: 2}
+	header := http.Header{}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var base struct { // HandleMessage's and handlePost's envelope (item 23 gives the same: FuzzToolgateEnvelope)
+			Params paramsMember `json:"params"`
+		}
+		if json.Unmarshal(data, &base) != nil {
+			return // answered as a parse error before the era is looked for
+		}
+		got, errGot := extractRequestProtocolInfo(data, base.Params)
+		want, errWant := protocolInfoByJSON(data)
+		if !sameError(errGot, errWant) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("protocol info of %q: %+v, %v; by json.Unmarshal: %+v, %v", data, got, errGot, want, errWant)
+		}
+		if got, errGot := extractRequestProtocolInfo(data, wholeMessage); !sameError(errGot, errWant) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("protocol info of %q, the whole message decoded: %+v, %v; by json.Unmarshal: %+v, %v", data, got, errGot, want, errWant)
+		}
+		if got, want := detectRequestEra(header, data, base.Params), detectRequestEra(header, data, wholeMessage); got != want {
+			t.Fatalf("era of %q: %+v; decoding the whole message: %+v", data, got, want)
+		}
+	})
+}
+
+// protocolInfoByJSON is extractRequestProtocolInfo as items 8 and 11 left
+// it, the reference of item 26: the whole message decoded by
+// json.Unmarshal, then each member of the envelope.
+func protocolInfoByJSON(message []byte) (*RequestProtocolInfo, error) {
+	if !mayHoldProtocolVersion(message) {
+		return &RequestProtocolInfo{}, nil
+	}
+	var wrapper struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(message, &wrapper) != nil {
+		return &RequestProtocolInfo{}, nil
+	}
+	meta := wrapper.Params.Meta
+	var info RequestProtocolInfo
+	decode := func(key string, v any) bool {
+		raw, ok := meta[key]
+		return ok && json.Unmarshal(raw, v) == nil
+	}
+	if !decode(mcp.MetaKeyProtocolVersion, &info.ProtocolVersion) {
+		info.ProtocolVersion = ""
+	}
+	if !mcp.IsModernProtocol(info.ProtocolVersion) {
+		return &info, nil
+	}
+	info.Modern = true
+	if !decode(mcp.MetaKeyClientInfo, &info.ClientInfo) {
+		info.ClientInfo = nil
+	}
+	if !decode(mcp.MetaKeyLogLevel, &info.LogLevel) {
+		info.LogLevel = ""
+	}
+	if !decode(mcp.MetaKeyClientCapabilities, &info.ClientCapabilities) || info.ClientCapabilities == nil {
+		return nil, errors.New("missing or invalid _meta field " + mcp.MetaKeyClientCapabilities)
+	}
+	return &info, nil
+}
+
+// TestToolgateParamsMetaFound: item 26 finds _meta in the params it can
+// read as json would, and leaves the rest to json.Unmarshal.
+func TestToolgateParamsMetaFound(t *testing.T) {
+	for _, c := range []struct {
+		messages []string
+		found    bool
+	}{{paramsMetaFound, true}, {paramsMetaLeft, false}} {
+		for _, m := range c.messages {
+			var base struct {
+				Params paramsMember `json:"params"`
+			}
+			if err := json.Unmarshal([]byte(m), &base); err != nil {
+				t.Fatalf("%s: %v", m, err)
+			}
+			if _, ok := paramsMeta(base.Params); ok != c.found {
+				t.Errorf("%s: found %v, want %v", m, ok, c.found)
+			}
 		}
 	}
 }
