@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # toolgate's benchmark command (`make bench`): runs every benchmark and the
 # fuzz targets briefly, and prints a summary. All traffic stays on
-# 127.0.0.1; every step is bounded in time. About 8 minutes on 2 cores.
+# 127.0.0.1; every step is bounded in time. About 9 minutes on 2 cores.
 #
 # Environment:
 #   GO              go command (default: go)
@@ -75,10 +75,11 @@ timeout 600 $GO test -run='^$' -bench='^BenchmarkGrepVsGrepRN$' -benchtime=5x -t
 	./toolsets/filesystem >"$OUT/grep-bench.txt"
 "$OUT/benchratio" <"$OUT/grep-bench.txt" | tee -a "$SUMMARY"
 
-# e2e NAME BARE LABEL: toolgate against the bare server BARE.
+# e2e NAME BARE LABEL [PROTOCOL]: toolgate against the bare server BARE,
+# with clients of PROTOCOL (default 2025-11-25).
 e2e() {
-	section "end to end over loopback streamable HTTP (toolgate vs bare server on $3, echo tool)"
-	timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$2" \
+	section "end to end over loopback streamable HTTP (toolgate vs bare server on $3, echo tool, ${4:-2025-11-25} clients)"
+	timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$2" -protocol "${4:-2025-11-25}" \
 		-clients "$E2E_CLIENTS" -duration "$E2E_DURATION" -slice 2s -warmup 1s \
 		-json "$OUT/e2e-$1.json" 2>"$OUT/e2e-$1.stderr" | tee -a "$SUMMARY" || {
 		say "e2eload failed:"; tail -5 "$OUT/e2e-$1.stderr" | tee -a "$SUMMARY"; }
@@ -88,6 +89,10 @@ e2e() {
 # (the library toolgate itself runs on: the ratio is toolgate's own cost).
 e2e stock "$OUT/bareserver-stock" "mcp-go v1.2.1 as published"
 e2e patched "$OUT/bareserver" "toolgate's patched mcp-go (third_party/mcp-go)"
+# The 2026-07-28 revision (stateless requests carrying their envelope in
+# _meta), against mcp-go as published: a report, the targets are
+# of 2025-11-25.
+e2e stock-2026 "$OUT/bareserver-stock" "mcp-go v1.2.1 as published" 2026-07-28
 
 if [ "$PROXY_DURATION" != "0" ]; then
 	section "proxy hop: client -> upstream vs -> minimal mcp-go proxy -> upstream vs -> toolgate -> upstream (echo tool)"
