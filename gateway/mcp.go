@@ -764,7 +764,8 @@ func mayHold(raw []byte, text string) bool {
 	// Only where the first byte matches in either case (a non-ASCII
 	// letter folding to an ASCII one said yes above) is there something
 	// to compare: a 2026-07-28 request's envelope has upper-case letters
-	// in every message, and comparing at each of its bytes cost ~1.4 µs.
+	// in every message, and comparing at each of its bytes cost ~0.9 µs a
+	// marker, against ~0.4 now.
 	first := text[0] | 0x20
 	for i := 0; i+len(text) <= len(raw); i++ {
 		if raw[i]|0x20 == first && bytes.EqualFold(raw[i:i+len(text)], []byte(text)) {
