@@ -38,6 +38,7 @@ COPY_FUZZ_TARGETS := \
 	./server:FuzzToolgateParamsMeta \
 	./mcp:FuzzToolgateCallToolParams \
 	./mcp:FuzzToolgateHeaderName \
+	./mcp:FuzzToolgateMetaUnmarshal \
 	./mcp:FuzzToolgateAppendPlain
 
 .PHONY: run build test peers services vet unit fuzz bench conformance clean

@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -114,6 +115,69 @@ func FuzzToolgateHeaderName(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzToolgateMetaUnmarshal: item 27 decodes a _meta object as
+// json.Unmarshal into v1.2.1's map[string]any does, errors word for word,
+// into a Meta that already holds values.
+func FuzzToolgateMetaUnmarshal(f *testing.F) {
+	for _, s := range []string{
+		`{"progressToken":"p-1","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},` +
+			`"io.modelcontextprotocol/clientCapabilities":{"sampling":{},"roots":{"listChanged":true}}}`,
+		`{"progressToken":7,"a":[1,-2.5e3,"x",null,true,false,[],{},[[{"b":[]}]]],"a":{"c":"d"}}`,
+		` { "k" : "caf\u00e9\n" , "l" : "é" } `, "{\"k\":\"\xff\"}",
+		`{"n":1e400}`, `{"n":-0}`, `{"e":[],"o":{}}`, `{"n":12345678901234567890123}`, `{"\u006b":1}`, `{"é":1}`,
+		`null`, `[]`, `"s"`, `{"a":}`, `{"a":[1,]}`, `{"a":1} x`, `{}`,
+		`{"a":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`,
+		`{"a":"` + strings.Repeat("x", 5000) + `"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	byJSON := func(m *Meta, data []byte) error { // v1.2.1's Meta.UnmarshalJSON
+		raw := make(map[string]any)
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return err
+		}
+		m.ProgressToken = raw["progressToken"]
+		delete(raw, "progressToken")
+		m.AdditionalFields = raw
+		return nil
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		held := func() Meta { return Meta{ProgressToken: "held", AdditionalFields: map[string]any{"held": true}} }
+		got, want := held(), held()
+		errGot, errWant := got.UnmarshalJSON(data), byJSON(&want, data)
+		if (errGot == nil) != (errWant == nil) || errGot != nil && errGot.Error() != errWant.Error() {
+			t.Fatalf("%q: error %v; json.Unmarshal: %v", data, errGot, errWant)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %#v; json.Unmarshal: %#v", data, got, want)
+		}
+	})
+}
+
+// TestToolgateMetaScanned: item 27 reads the _meta objects requests carry
+// and leaves to json.Unmarshal those it cannot read as json would.
+func TestToolgateMetaScanned(t *testing.T) {
+	for _, c := range []struct {
+		data    string
+		scanned bool
+	}{
+		{`{"progressToken":"p-1","traceparent":"00-0af7-01"}`, true},
+		{`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}}}`, true},
+		{`{"a":[1,-2.5e3,"x",null,true,false,[],{}],"b":"caf\u00e9","c":"é"}`, true},
+		{`{"n":1e400}`, false},  // json's error
+		{`{"\u006b":1}`, false}, // an escaped name
+		{`{"é":1}`, false},      // a name json might fold
+		{`null`, false},         // json leaves the map empty
+		{`{"a":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`, false},
+		{`{"a":"` + strings.Repeat("x", maxScannedMeta) + `"}`, false},
+	} {
+		if _, ok := decodeMetaObject([]byte(c.data)); ok != c.scanned {
+			t.Errorf("%.80s: scanned %v, want %v", c.data, ok, c.scanned)
+		}
+	}
 }
 
 // FuzzToolgateAppendPlain: item 25 writes a response's version and ID as

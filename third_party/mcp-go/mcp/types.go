@@ -235,9 +235,14 @@ func (m *Meta) MarshalJSON() ([]byte, error) {
 }
 
 func (m *Meta) UnmarshalJSON(data []byte) error {
-	raw := make(map[string]any)
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
+	// toolgate patch, for speed (item 27): read without reflection where
+	// it can be read exactly as json.Unmarshal reads it (metajson.go).
+	raw, ok := decodeMetaObject(data)
+	if !ok {
+		raw = make(map[string]any)
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return err
+		}
 	}
 	m.ProgressToken = raw["progressToken"]
 	delete(raw, "progressToken")
