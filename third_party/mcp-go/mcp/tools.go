@@ -171,7 +171,8 @@ func (p *rawCallToolParams) UnmarshalJSON(data []byte) error {
 
 func (p *CallToolParams) unmarshal(data []byte, decodeArguments bool) error {
 	// toolgate patch, for speed (item 24): params of a name and arguments
-	// alone, the common call, read without json.Unmarshal's reflection.
+	// alone, the common call, and one _meta (item 26), read without
+	// json.Unmarshal's reflection.
 	if name, args, meta, ok := scanCallToolParams(data); ok {
 		p.Name, p.Meta, p.Task, p.MultiRoundTripParams = name, meta, nil, MultiRoundTripParams{}
 		if args == nil {
@@ -220,12 +221,13 @@ func scanCallToolParams(data []byte) (name string, args json.RawMessage, meta *M
 	if !ok {
 		return "", nil, nil, false
 	}
-	if metaEnd > 0 {
-		var m *Meta // on the heap (json takes its address) only here
-		if json.Unmarshal(data[metaStart:metaEnd], &m) != nil {
+	if raw := data[metaStart:metaEnd]; metaEnd > 0 && string(raw) != "null" {
+		// As json decodes the member (null leaves it nil), without its
+		// validation pass: jsonscan.Object validated raw.
+		meta = new(Meta)
+		if meta.UnmarshalJSON(raw) != nil {
 			return "", nil, nil, false
 		}
-		meta = m
 	}
 	if argsEnd > 0 {
 		args = json.RawMessage(bytes.Clone(data[argsStart:argsEnd]))
