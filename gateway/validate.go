@@ -82,7 +82,7 @@ func decodeFresh(raw []byte) (map[string]any, error) {
 // syntax error) goes to the decoder, which also says what is wrong.
 // Nesting, escapes and bytes outside ASCII, the common reasons to say no,
 // are looked for first, so that arguments the decoder must read cost no
-// member decoded for nothing. The object is read, and validated, by
+// member decoded for nothing. The object is read, validated and decoded by
 // jsonscan (the patched mcp-go's JSON scanner, third_party/README.md).
 func decodeFlat(raw []byte) (map[string]any, bool) {
 	i := jsonscan.SkipSpace(raw, 0)
@@ -94,24 +94,7 @@ func decodeFlat(raw []byte) (map[string]any, bool) {
 			return nil, false
 		}
 	}
-	obj := make(map[string]any)
-	ok := jsonscan.Object(raw, func(name []byte, start, end int) bool {
-		v := raw[start:end]
-		switch v[0] {
-		case '"':
-			obj[string(name)] = string(v[1 : len(v)-1]) // no escape, by the look above
-		case 't':
-			obj[string(name)] = true
-		case 'f':
-			obj[string(name)] = false
-		case 'n':
-			obj[string(name)] = nil
-		default:
-			obj[string(name)] = json.Number(v)
-		}
-		return true
-	})
-	return obj, ok
+	return jsonscan.DecodeObject(raw, true) // numbers as json.Number: the decoder's UseNumber
 }
 
 // Pooled decoders: a json.Decoder cannot be given new input, but one that

@@ -1,14 +1,18 @@
 // Package jsonscan finds the extent of JSON values in bytes, validating
-// them as encoding/json's scanner does, without decoding them. It is not
-// mcp-go's: toolgate's patch adds it (third_party/README.md, items 23 and
-// 24), for the fast paths that read a message's envelope and a tools/call's
-// params, and toolgate's own one-pass decoding of flat arguments
-// (gateway/validate.go) reads with it too. Each of its users leaves to
+// them as encoding/json's scanner does, finds an object's members as
+// encoding/json matches them, and decodes objects into interface values as
+// encoding/json does. It is not mcp-go's: toolgate's patch adds it
+// (third_party/README.md, items 23, 24, 26 and 27), for the fast paths that
+// read a message's envelope, a tools/call's params and a request's _meta,
+// and toolgate's own one-pass decoding of flat arguments
+// (gateway/validate.go) decodes with it too. Each of its users leaves to
 // encoding/json whatever it cannot read exactly as encoding/json would.
 package jsonscan
 
 import (
 	"bytes"
+	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -262,4 +266,85 @@ func PlainString(v []byte) (string, bool) {
 		return "", false
 	}
 	return string(v), true
+}
+
+// Member finds the member name of the JSON object data as encoding/json
+// matches a member to a struct field of that name: the extent of the last
+// such member's value (json decodes each one into the field) and how many
+// there are. It is false, as [Object] is, when data is not an object
+// Object reads, and when a member's name matches name only in another case
+// (json matches that one too).
+func Member(data []byte, name string) (start, end, n int, ok bool) {
+	ok = Object(data, func(m []byte, s, e int) bool {
+		if string(m) == name {
+			start, end, n = s, e, n+1
+			return true
+		}
+		return !bytes.EqualFold(m, []byte(name))
+	})
+	return start, end, n, ok
+}
+
+// DecodeObject decodes the JSON object data into a map of interface values
+// as json.Unmarshal into a map[string]any does: objects into
+// map[string]any (the last of a repeated name), arrays into []any (an
+// empty one not nil), strings, numbers into float64s (into json.Numbers
+// with useNumber, as a json.Decoder after UseNumber), booleans and nil. It
+// is false, for its caller to leave data to encoding/json, when it cannot
+// decode data exactly so: not an object, a member name at any level that
+// Object refuses, a number that does not fit a float64. Each nested object
+// is scanned again when it is decoded: callers bound the size of what they
+// hand over when it may nest.
+func DecodeObject(data []byte, useNumber bool) (map[string]any, bool) {
+	m := make(map[string]any)
+	ok := Object(data, func(name []byte, start, end int) bool {
+		v, ok := decodeValue(data[start:end], useNumber)
+		m[string(name)] = v
+		return ok
+	})
+	return m, ok
+}
+
+// decodeValue decodes v, a valid JSON value (Object validated it before
+// handing it over), as encoding/json decodes a value into an interface.
+func decodeValue(v []byte, useNumber bool) (any, bool) {
+	switch v[0] {
+	case '{':
+		return DecodeObject(v, useNumber)
+	case '[':
+		a := make([]any, 0) // json's too: an empty array is not nil
+		i := SkipSpace(v, 1)
+		for v[i] != ']' {
+			end, ok := SkipValue(v, i, 1)
+			if !ok {
+				return nil, false
+			}
+			e, ok := decodeValue(v[i:end], useNumber)
+			if !ok {
+				return nil, false
+			}
+			a = append(a, e)
+			if i = SkipSpace(v, end); v[i] == ',' {
+				i = SkipSpace(v, i+1)
+			}
+		}
+		return a, true
+	case '"':
+		if s, ok := PlainString(v); ok {
+			return s, true
+		}
+		var s string // escapes, or invalid UTF-8 json replaces
+		return s, json.Unmarshal(v, &s) == nil
+	case 't':
+		return true, true
+	case 'f':
+		return false, true
+	case 'n':
+		return nil, true
+	}
+	if useNumber {
+		return json.Number(v), true
+	}
+	f, err := strconv.ParseFloat(string(v), 64) // as json decodes a number into an interface
+	return f, err == nil
 }

@@ -3,7 +3,6 @@ package mcp
 import (
 	"encoding/json"
 	"slices"
-	"strconv"
 
 	"github.com/mark3labs/mcp-go/jsonscan"
 )
@@ -128,73 +127,19 @@ func plainJSONString(s string) bool {
 }
 
 // maxScannedMeta bounds the _meta objects decodeMetaObject reads: a
-// request's envelope is a few hundred bytes, and each level of nesting is
-// scanned again by the level below it.
+// request's envelope is a few hundred bytes, and each nested object is
+// scanned again when it is decoded.
 const maxScannedMeta = 4096
 
 // decodeMetaObject decodes a _meta object into a map of interface values
 // as json.Unmarshal into a map[string]any does (toolgate patch, for speed,
-// item 27): objects into map[string]any (the last of a repeated name),
-// arrays into []any, strings, float64s, booleans and nil. It is false,
-// leaving the object to json.Unmarshal, for anything it cannot read exactly
-// so: not an object, larger than maxScannedMeta, a member name that is not
-// plain ASCII without escapes at any level (jsonscan.Object), a number
-// that does not fit a float64 (json's error). FuzzToolgateMetaUnmarshal
-// holds it to json.Unmarshal.
+// item 27), by jsonscan.DecodeObject: false, leaving the object to
+// json.Unmarshal, for anything it cannot decode exactly so, and for an
+// object larger than maxScannedMeta. FuzzToolgateMetaUnmarshal holds it to
+// json.Unmarshal.
 func decodeMetaObject(data []byte) (map[string]any, bool) {
 	if len(data) > maxScannedMeta {
 		return nil, false
 	}
-	return decodeObject(data)
-}
-
-func decodeObject(data []byte) (map[string]any, bool) {
-	m := make(map[string]any)
-	ok := jsonscan.Object(data, func(name []byte, start, end int) bool {
-		v, ok := decodeValue(data[start:end])
-		m[string(name)] = v
-		return ok
-	})
-	return m, ok
-}
-
-// decodeValue decodes v, a valid JSON value (jsonscan.Object validated it
-// before handing it over), as json.Unmarshal into an interface does.
-func decodeValue(v []byte) (any, bool) {
-	switch v[0] {
-	case '{':
-		return decodeObject(v)
-	case '[':
-		a := make([]any, 0) // json's too: an empty array is not nil
-		i := jsonscan.SkipSpace(v, 1)
-		for v[i] != ']' {
-			end, ok := jsonscan.SkipValue(v, i, 1)
-			if !ok {
-				return nil, false
-			}
-			e, ok := decodeValue(v[i:end])
-			if !ok {
-				return nil, false
-			}
-			a = append(a, e)
-			if i = jsonscan.SkipSpace(v, end); v[i] == ',' {
-				i = jsonscan.SkipSpace(v, i+1)
-			}
-		}
-		return a, true
-	case '"':
-		if s, ok := jsonscan.PlainString(v); ok {
-			return s, true
-		}
-		var s string // escapes, or invalid UTF-8 json replaces
-		return s, json.Unmarshal(v, &s) == nil
-	case 't':
-		return true, true
-	case 'f':
-		return false, true
-	case 'n':
-		return nil, true
-	}
-	f, err := strconv.ParseFloat(string(v), 64) // as json decodes a number into an interface
-	return f, err == nil
+	return jsonscan.DecodeObject(data, false)
 }
