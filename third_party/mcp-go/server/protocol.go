@@ -187,7 +187,7 @@ func mayHoldProtocolVersion(message []byte) bool {
 // json would decode, which is then left to json.Unmarshal: params met more
 // than once (json decodes each into the same value), not an object, with a
 // member json would match to "_meta" in another case, escaped or folded
-// from a non-ASCII letter ([jsonscan.Object] refuses the last two), or with
+// from a non-ASCII letter ([jsonscan.Member] refuses those), or with
 // "_meta" twice. FuzzToolgateParamsMeta holds it to json.Unmarshal.
 //
 // Whatever is not "_meta" is skipped, not decoded: a tool call's arguments,
@@ -201,21 +201,14 @@ func paramsMeta(params paramsMember) (meta []byte, ok bool) {
 	case string(params.raw) == "null":
 		return nil, true
 	}
-	seen := false
-	ok = jsonscan.Object(params.raw, func(name []byte, start, end int) bool {
-		if string(name) == "_meta" {
-			if seen {
-				return false
-			}
-			meta, seen = params.raw[start:end], true
-			return true
-		}
-		return !bytes.EqualFold(name, []byte("_meta"))
-	})
-	if !ok {
+	start, end, n, ok := jsonscan.Member(params.raw, "_meta")
+	switch {
+	case !ok || n > 1:
 		return nil, false
+	case n == 0:
+		return nil, true
 	}
-	return meta, true
+	return params.raw[start:end], true
 }
 
 // envelopeMembers are the members of a request's _meta that carry its
