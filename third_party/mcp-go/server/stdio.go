@@ -670,10 +670,11 @@ func (s *StdioServer) processMessage(
 	// gave; the probes for a response run only for a message with a
 	// result or an error member, without which each said no; and
 	// HandleMessage gets the envelope, unless its method or its id could
-	// not be decoded (which made it unparsed before as now). The method and ID the routing reads are the envelope's,
-	// decoded as the routing's own decoding did, partly so where the
-	// method's type was wrong. The envelope is the HTTP transport's
-	// (postEnvelope), read the same way (item 23).
+	// not be decoded (which made it unparsed before as now). The method
+	// and ID the routing reads are the envelope's, decoded as the
+	// routing's own decoding did, partly so where the method's type was
+	// wrong. The envelope is the HTTP transport's (postEnvelope), read the
+	// same way (item 23).
 	rawMessage := json.RawMessage(bytes.Trim([]byte(line), " \t\r\n"))
 	var env postEnvelope
 	envErr := decodePostEnvelope(rawMessage, &env)
