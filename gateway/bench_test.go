@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -217,13 +218,13 @@ func toolgateMCPServer(b *testing.B, minimal bool) *server.MCPServer {
 // toolgateMirror is toolgate's MCP mirror over the bench catalog: with a
 // minimal pipeline (no validation, policy, records or artifacts), or as
 // served.
-func toolgateMirror(b *testing.B, minimal bool) *gateway.MCPServer {
-	cat := benchCatalog(b)
+func toolgateMirror(tb testing.TB, minimal bool) *gateway.MCPServer {
+	cat := benchCatalog(tb)
 	opts := gateway.Options{Tools: cat, SkipValidation: minimal}
 	var artifacts gateway.ArtifactStore
 	if !minimal {
-		r := benchRun(b)
-		opts.Policy, opts.Recorder, opts.Artifacts = benchPolicy(b), r, r
+		r := benchRun(tb)
+		opts.Policy, opts.Recorder, opts.Artifacts = benchPolicy(tb), r, r
 		artifacts = r
 	}
 	return gateway.NewMCPServer(&gateway.MCPOptions{
@@ -277,6 +278,45 @@ func benchMCPCall(b *testing.B, msg json.RawMessage, ratio string) {
 		run(b, toolgateMCPServer(b, false))
 		reportRatio(b, ratio)
 	})
+}
+
+// BenchmarkHTTPCall measures one tools/call over mcp-go's streamable HTTP
+// transport in process: the request a client of each protocol version
+// sends (bare.HTTPCall) handed to the transport's handler, the response
+// recorded. Over 2026-07-28 every request carries its envelope and gets a
+// session of its own, which the in-process tools/call of BenchmarkMCPCall2026
+// leaves out; end to end it is hidden among the sockets' and the
+// scheduler's costs.
+func BenchmarkHTTPCall(b *testing.B) {
+	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
+		group := "http" + proto
+		b.Run(proto+"/bare-mcp-go", func(b *testing.B) {
+			benchHTTPCall(b, server.NewStreamableHTTPServer(bare.NewServer()), proto)
+			reportBaseline(b, group)
+		})
+		b.Run(proto+"/toolgate", func(b *testing.B) {
+			h, stop := toolgateMirror(b, false).HTTPHandler(gateway.HTTPOptions{})
+			b.Cleanup(func() { _ = stop(context.Background()) })
+			benchHTTPCall(b, h, proto)
+			reportRatio(b, group)
+		})
+	}
+}
+
+func benchHTTPCall(b *testing.B, h http.Handler, proto string) {
+	call, err := bare.NewHTTPCall(context.Background(), h, proto)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer call.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := call.Do(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
 }
 
 // BenchmarkStdioCall measures one tools/call over mcp-go's stdio transport,
@@ -371,6 +411,21 @@ func TestBenchSetup(t *testing.T) {
 	res := p.Call(context.Background(), &gateway.Call{Name: "echo", Arguments: benchArgs})
 	if res.IsError || res.OutputText() != bare.EchoText {
 		t.Fatalf("echo through the full pipeline: %+v", res)
+	}
+	// BenchmarkHTTPCall's recorded requests, answered again and again.
+	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
+		h, stop := toolgateMirror(t, false).HTTPHandler(gateway.HTTPOptions{})
+		call, err := bare.NewHTTPCall(context.Background(), h, proto)
+		if err != nil {
+			t.Fatalf("%s: %v", proto, err)
+		}
+		for range 2 {
+			if err := call.Do(); err != nil {
+				t.Errorf("%s: %v", proto, err)
+			}
+		}
+		_ = call.Close()
+		_ = stop(context.Background())
 	}
 }
 

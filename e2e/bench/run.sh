@@ -57,17 +57,18 @@ $GO build -o "$OUT/proxyhop" ./e2e/bench/cmd/proxyhop
 $GO build -o "$OUT/manytools" ./e2e/bench/cmd/manytools
 $GO build -o "$OUT/upstreamscale" ./e2e/bench/cmd/upstreamscale
 
-section "in process: pipeline, one tools/call, tools/list, installing 2,000 tools (median of $COUNT runs; ratio to the bare handler / bare mcp-go server)"
-timeout 600 $GO test -run='^$' -bench='^Benchmark(Pipeline|PipelineParallel|MCPCall|MCPCall2026|StdioCall|ToolsList|InstallTools)$' -benchmem \
+section "in process: pipeline, one tools/call (handled, over HTTP, over stdio), tools/list, installing 2,000 tools (median of $COUNT runs; ratio to the bare handler / bare mcp-go server)"
+timeout 600 $GO test -run='^$' -bench='^Benchmark(Pipeline|PipelineParallel|MCPCall|MCPCall2026|HTTPCall|StdioCall|ToolsList|InstallTools)$' -benchmem \
 	-count="$COUNT" -benchtime=500ms -timeout=10m ./gateway >"$OUT/gateway-bench.txt"
 "$OUT/benchratio" <"$OUT/gateway-bench.txt" | tee -a "$SUMMARY"
 
-# The same tools/call against mcp-go as published: the bare server and
-# message of BenchmarkMCPCall on v1.2.1 (e2e/bench/stock), run right after.
-section "in process: one tools/call, against the bare server on mcp-go v1.2.1 as published (median of $COUNT runs)"
-(cd e2e/bench/stock && timeout 300 $GO test -run='^$' -bench='^BenchmarkMCPCall$' -benchmem \
+# The same tools/call against mcp-go as published: the bare server, the
+# message of BenchmarkMCPCall and the requests of BenchmarkHTTPCall on
+# v1.2.1 (e2e/bench/stock), run right after.
+section "in process: one tools/call (handled, over HTTP), against the bare server on mcp-go v1.2.1 as published (median of $COUNT runs)"
+(cd e2e/bench/stock && timeout 300 $GO test -run='^$' -bench='^Benchmark(MCPCall|HTTPCall)$' -benchmem \
 	-count="$COUNT" -benchtime=500ms -timeout=5m .) >"$OUT/stock-bench.txt"
-grep -h '^BenchmarkMCPCall/' "$OUT/gateway-bench.txt" "$OUT/stock-bench.txt" |
+grep -hE '^Benchmark(MCPCall|HTTPCall)/' "$OUT/gateway-bench.txt" "$OUT/stock-bench.txt" |
 	"$OUT/benchratio" -baselines published-mcp-go | tee -a "$SUMMARY"
 
 section "grep_files vs grep -rn (10,000 files, ~50 MB; ratio = grep_files time / grep time)"

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolgate/toolgate/e2e/bench/bare"
 )
 
@@ -31,4 +32,26 @@ func BenchmarkMCPCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkHTTPCall/<version>/published-mcp-go is the root module's
+// BenchmarkHTTPCall/<version>/bare-mcp-go on mcp-go as published: the same
+// recorded request (bare.HTTPCall) handed to v1.2.1's streamable HTTP
+// transport in process.
+func BenchmarkHTTPCall(b *testing.B) {
+	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
+		b.Run(proto+"/published-mcp-go", func(b *testing.B) {
+			call, err := bare.NewHTTPCall(context.Background(), server.NewStreamableHTTPServer(bare.NewServer()), proto)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer call.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := call.Do(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
