@@ -1133,6 +1133,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 	done := make(chan struct{})
 	defer close(done)
 	writeChan := make(chan any, 16)
+	queues := session.requestQueues()
 
 	go func() {
 		defer func() {
@@ -1148,7 +1149,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 				case <-done:
 					return
 				}
-			case samplingReq := <-session.samplingRequestChan:
+			case samplingReq := <-queues.sampling:
 				// Send sampling request to client via SSE
 				jsonrpcRequest := mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
@@ -1163,7 +1164,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 				case <-done:
 					return
 				}
-			case elicitationReq := <-session.elicitationRequestChan:
+			case elicitationReq := <-queues.elicitation:
 				// Send elicitation request to client via SSE
 				jsonrpcRequest := mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
@@ -1178,7 +1179,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 				case <-done:
 					return
 				}
-			case rootsReq := <-session.rootsRequestChan:
+			case rootsReq := <-queues.roots:
 				// Send list roots request to client via SSE
 				jsonrpcRequest := mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
@@ -1789,10 +1790,12 @@ type streamableHttpSession struct {
 	upgradeToSSE        atomic.Bool
 	logLevels           *sessionLogLevelsStore
 
-	// Sampling support for bidirectional communication
-	samplingRequestChan    chan samplingRequestItem    // server -> client sampling requests
-	elicitationRequestChan chan elicitationRequestItem // server -> client elicitation requests
-	rootsRequestChan       chan rootsRequestItem       // server -> client list roots requests
+	// Sampling support for bidirectional communication. toolgate patch,
+	// item 28: the queues of server-to-client requests are made when first
+	// used (requestQueues), not with every session: a stateless request
+	// (2026-07-28) has a session of its own, which no such request can use.
+	queuesOnce sync.Once
+	queues     serverRequestQueues
 
 	samplingRequests sync.Map      // requestID -> pending sampling request context
 	requestIDCounter *atomic.Int64 // shared per server so IDs stay unique across sessions with the same session ID
@@ -1806,19 +1809,39 @@ type streamableHttpSession struct {
 
 func newStreamableHttpSession(sessionID string, toolStore *sessionToolsStore, resourcesStore *sessionResourcesStore, templatesStore *sessionResourceTemplatesStore, levels *sessionLogLevelsStore, requestIDCounter *atomic.Int64) *streamableHttpSession {
 	s := &streamableHttpSession{
-		done:                   make(chan struct{}),
-		sessionID:              sessionID,
-		notificationChannel:    make(chan mcp.JSONRPCNotification, 100),
-		tools:                  toolStore,
-		resources:              resourcesStore,
-		resourceTemplates:      templatesStore,
-		logLevels:              levels,
-		samplingRequestChan:    make(chan samplingRequestItem, 10),
-		elicitationRequestChan: make(chan elicitationRequestItem, 10),
-		rootsRequestChan:       make(chan rootsRequestItem, 10),
-		requestIDCounter:       requestIDCounter,
+		done:                make(chan struct{}),
+		sessionID:           sessionID,
+		notificationChannel: make(chan mcp.JSONRPCNotification, 100),
+		tools:               toolStore,
+		resources:           resourcesStore,
+		resourceTemplates:   templatesStore,
+		logLevels:           levels,
+		requestIDCounter:    requestIDCounter,
 	}
 	return s
+}
+
+// serverRequestQueues are a session's queues of server-to-client requests,
+// read by its listening stream (toolgate patch, item 28).
+type serverRequestQueues struct {
+	sampling    chan samplingRequestItem    // server -> client sampling requests
+	elicitation chan elicitationRequestItem // server -> client elicitation requests
+	roots       chan rootsRequestItem       // server -> client list roots requests
+}
+
+// requestQueues returns the session's queues of server-to-client requests,
+// made on the first call with the capacities they always had. A reader
+// takes them before it selects on them, a writer before it sends: both get
+// the same channels, whichever comes first.
+func (s *streamableHttpSession) requestQueues() *serverRequestQueues {
+	s.queuesOnce.Do(func() {
+		s.queues = serverRequestQueues{
+			sampling:    make(chan samplingRequestItem, 10),
+			elicitation: make(chan elicitationRequestItem, 10),
+			roots:       make(chan rootsRequestItem, 10),
+		}
+	})
+	return &s.queues
 }
 
 // closeDone safely closes the session's done channel exactly once,
@@ -1944,7 +1967,7 @@ func (s *streamableHttpSession) RequestSampling(ctx context.Context, request mcp
 
 	// Send the sampling request via the channel (non-blocking)
 	select {
-	case s.samplingRequestChan <- samplingRequest:
+	case s.requestQueues().sampling <- samplingRequest:
 		// Request queued successfully
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -2002,7 +2025,7 @@ func (s *streamableHttpSession) ListRoots(ctx context.Context, request mcp.ListR
 
 	// Send the list roots request via the channel (non-blocking)
 	select {
-	case s.rootsRequestChan <- rootsRequest:
+	case s.requestQueues().roots <- rootsRequest:
 		// Request queued successfully
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -2064,7 +2087,7 @@ func (s *streamableHttpSession) RequestElicitation(ctx context.Context, request 
 	if !hasScoped || !scoped.trySend(ctx, jsonrpcRequest) {
 		// Send the elicitation request via the channel (non-blocking)
 		select {
-		case s.elicitationRequestChan <- elicitationRequest:
+		case s.requestQueues().elicitation <- elicitationRequest:
 			// Request queued successfully
 		case <-ctx.Done():
 			return nil, ctx.Err()

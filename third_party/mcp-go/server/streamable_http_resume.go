@@ -296,6 +296,7 @@ func (s *StreamableHTTPServer) ensureListeningStream(sessionID string, session *
 // while no client is connected, so messages produced in the meantime are
 // recorded and can be replayed.
 func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession, st *resumableStream, stop <-chan struct{}) {
+	queues := session.requestQueues() // toolgate patch, item 28
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -307,7 +308,7 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 			select {
 			case nt := <-session.notificationChannel:
 				st.deliver(ctx, nt, false)
-			case samplingReq := <-session.samplingRequestChan:
+			case samplingReq := <-queues.sampling:
 				st.deliver(ctx, mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
 					ID:      mcp.NewRequestId(samplingReq.requestID),
@@ -316,7 +317,7 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 					},
 					Params: samplingReq.request.CreateMessageParams,
 				}, false)
-			case elicitationReq := <-session.elicitationRequestChan:
+			case elicitationReq := <-queues.elicitation:
 				st.deliver(ctx, mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
 					ID:      mcp.NewRequestId(elicitationReq.requestID),
@@ -325,7 +326,7 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 					},
 					Params: elicitationReq.request.Params,
 				}, false)
-			case rootsReq := <-session.rootsRequestChan:
+			case rootsReq := <-queues.roots:
 				st.deliver(ctx, mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
 					ID:      mcp.NewRequestId(rootsReq.requestID),

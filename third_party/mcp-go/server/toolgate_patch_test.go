@@ -79,6 +79,38 @@ func TestToolgateHTTPHandsOverItsEnvelope(t *testing.T) {
 	}
 }
 
+// TestToolgateModernRequestMakesNoQueues: item 28: the session of a
+// 2026-07-28 request, made for it alone, does not make the queues of
+// server-to-client requests it cannot use (the revision has none).
+// TestToolgateServerRequestsOverListeningStream holds their use.
+func TestToolgateModernRequestMakesNoQueues(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false))
+	made := make(chan bool, 1)
+	s.AddTool(mcp.NewTool("probe"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		session, _ := ClientSessionFromContext(ctx).(*streamableHttpSession)
+		made <- session == nil || session.queues.sampling != nil
+		return mcp.NewToolResultText("ok"), nil
+	})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe","_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	r.Header.Set("Mcp-Method", "tools/call")
+	r.Header.Set("Mcp-Name", "probe")
+	w := httptest.NewRecorder()
+	NewStreamableHTTPServer(s).ServeHTTP(w, r)
+	select {
+	case m := <-made:
+		if m {
+			t.Error("the request's session made the queues of server-to-client requests (or is not a streamable HTTP session)")
+		}
+	default:
+		t.Fatalf("the probe tool was not called: %d %s", w.Code, w.Body)
+	}
+}
+
 // TestToolgateStdioHandsOverItsEnvelope: item 18: the stdio transport's one
 // decoding of a line reaches HandleMessage, params included.
 func TestToolgateStdioHandsOverItsEnvelope(t *testing.T) {
