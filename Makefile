@@ -36,6 +36,7 @@ FUZZ_TARGETS := \
 COPY_FUZZ_TARGETS := \
 	./server:FuzzToolgateEnvelope \
 	./server:FuzzToolgateParamsMeta \
+	./server:FuzzToolgateEnvelopeMembers \
 	./mcp:FuzzToolgateCallToolParams \
 	./mcp:FuzzToolgateHeaderName \
 	./mcp:FuzzToolgateMetaUnmarshal \

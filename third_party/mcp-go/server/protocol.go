@@ -269,7 +269,8 @@ func numbersFitFloat64(v []byte) bool {
 
 // metaMember decodes a member of a request's _meta: the zero value when
 // the member is absent (nil), or does not decode (toolgate patch). A
-// plain string is taken as it is (item 26).
+// plain string is taken as it is (item 26), client info and capabilities
+// scanned where they can be (item 29, protocol_scan.go).
 func metaMember[T any](raw json.RawMessage) T {
 	var v T
 	if raw == nil {
@@ -284,6 +285,16 @@ func metaMember[T any](raw json.RawMessage) T {
 	case *mcp.LoggingLevel:
 		if s, ok := jsonscan.PlainString(raw); ok {
 			*p = mcp.LoggingLevel(s)
+			return v
+		}
+	case **mcp.Implementation: // item 29
+		if impl, ok := scanImplementation(raw); ok {
+			*p = impl
+			return v
+		}
+	case **mcp.ClientCapabilities: // item 29
+		if caps, ok := scanClientCapabilities(raw); ok {
+			*p = caps
 			return v
 		}
 	}

@@ -368,6 +368,75 @@ func protocolInfoByJSON(message []byte) (*RequestProtocolInfo, error) {
 	return &info, nil
 }
 
+// envelopeMemberSeeds are client infos and capabilities: those item 29
+// scans, and shapes it must leave to json.Unmarshal.
+var envelopeMemberSeeds = []string{
+	`{"name":"e2eload","version":"1"}`,
+	`{"name":"c","version":"1","title":"T","description":"d","websiteUrl":"https://x","other":[1,{"a":null}],"n":1e400}`,
+	`{}`,
+	`{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{},"url":{}},"x":{"y":1e400}}`,
+	`{"sampling":{"context":{"x":1},"tools":{}},"roots":{"listChanged":false,"other":1}}`,
+	`{"experimental":{"a":{"b":[1,2,{}],"c":null}},"extensions":{"io.x":{}}}`,
+	// json's
+	`{"name":"a","name":"b"}`,
+	`{"Name":"a"}`,
+	`{"websiteURL":"x"}`,
+	`{"name":"a\"b"}`,
+	`{"name":null}`,
+	`{"name":5}`,
+	`null`,
+	`"x"`,
+	`{"icons":[{"src":"x"}]}`,
+	`{"roots":{"listChanged":true},"roots":{}}`,
+	`{"roots":{"listChanged":1}}`,
+	`{"roots":null}`,
+	`{"Roots":{}}`,
+	`{"sampling":{"context":null}}`,
+	`{"sampling":{"tools":[]}}`,
+	`{"elicitation":{"FORM":{}}}`,
+	`{"elicitation":{"form":{},"form":{}}}`,
+	`{"tasks":{"list":{}}}`,
+	`{"experimental":{"a":1},"experimental":{"b":2}}`,
+	`{"experimental":{"n":1e400}}`,
+	`{"experimental":null}`,
+	`{"roots":{"listChanged":true}} x`,
+}
+
+// FuzzToolgateEnvelopeMembers: item 29 decodes a client's info and
+// capabilities by a scan into what json.Unmarshal decodes them into, or
+// leaves them to json.
+func FuzzToolgateEnvelopeMembers(f *testing.F) {
+	for _, s := range envelopeMemberSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, ok := scanImplementation(data); ok {
+			var want *mcp.Implementation
+			if err := json.Unmarshal(data, &want); err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("client info %q scanned as %+v; json.Unmarshal: %+v, %v", data, got, want, err)
+			}
+		}
+		if got, ok := scanClientCapabilities(data); ok {
+			var want *mcp.ClientCapabilities
+			if err := json.Unmarshal(data, &want); err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("capabilities %q scanned as %+v; json.Unmarshal: %+v, %v", data, got, want, err)
+			}
+		}
+	})
+}
+
+// TestToolgateEnvelopeMembersScanned: item 29 takes the client infos and
+// capabilities it is for.
+func TestToolgateEnvelopeMembersScanned(t *testing.T) {
+	for _, s := range envelopeMemberSeeds[:6] {
+		_, impl := scanImplementation([]byte(s))
+		_, caps := scanClientCapabilities([]byte(s))
+		if !impl && !caps {
+			t.Errorf("%s: left to json.Unmarshal", s)
+		}
+	}
+}
+
 // TestToolgateParamsMetaFound: item 26 finds _meta in the params it can
 // read as json would, and leaves the rest to json.Unmarshal.
 func TestToolgateParamsMetaFound(t *testing.T) {
