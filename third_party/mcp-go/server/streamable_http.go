@@ -816,17 +816,12 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 				func() {
 					mu.Lock()
 					defer mu.Unlock()
-					// if the done chan is closed, as the request is terminated, just return
-					select {
-					case <-done:
-						// The notification is already off the channel; with an
-						// event store it must still be recorded.
-						if resumable && canStream {
-							deliverResumable(nt, false)
-						}
-						return
-					default:
-					}
+					// toolgate patch, item 30: a notification taken off the
+					// channel is delivered even once the request is done (done
+					// closed), ahead of the answer, which waits for this
+					// goroutine to exit. v1.2.1 dropped it unless an event store
+					// recorded it: a notification a handler sent right before it
+					// returned could be lost.
 					if !canStream {
 						// Without streaming we can't deliver notifications mid-flight;
 						// they will be dropped on the floor here. The final response
@@ -908,27 +903,21 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 		// Stop broadcasts before draining what is already queued.
 		s.server.unregisterListenSession(session)
 	}
+	// Stop the forwarder before draining, so that exactly one consumer
+	// delivers (or, with an event store, records) whatever notifications
+	// remain, in their order ahead of the response. toolgate patch, item 30:
+	// whether or not there is an event store; v1.2.1 stopped it first only
+	// with one.
+	close(done)
+	<-forwarderExited
 	if response == nil {
-		mu.Lock()
-		close(done)
 		if !upgradedHeader {
-			mu.Unlock()
 			w.WriteHeader(http.StatusAccepted)
-		} else {
-			mu.Unlock()
 		}
 		return
 	}
 
 	// Write response
-	//
-	// With an event store, stop the forwarder before draining so that exactly
-	// one consumer records whatever notifications remain, preserving their
-	// order ahead of the response.
-	if resumable {
-		close(done)
-		<-forwarderExited
-	}
 	mu.Lock()
 
 drainLoop:
@@ -962,15 +951,6 @@ drainLoop:
 		}
 	}
 
-	// close the done chan before unlocking to signal the goroutine to stop.
-	// This is the exact complement of the resumable branch above, which
-	// already closed it: a request that is not resumable - including a modern
-	// request on a server that has an event store configured - must still stop
-	// its forwarder here, or the forwarder outlives the request and races the
-	// final response write.
-	if !resumable {
-		close(done)
-	}
 	mu.Unlock()
 	if ctx.Err() != nil {
 		// The connection is gone, but with an event store the response of an

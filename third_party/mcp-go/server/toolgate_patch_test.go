@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -109,6 +110,91 @@ func TestToolgateModernRequestMakesNoQueues(t *testing.T) {
 	default:
 		t.Fatalf("the probe tool was not called: %d %s", w.Code, w.Body)
 	}
+}
+
+// TestToolgateNotificationsBeforeTheAnswer: item 30: a request's
+// notifications reach its SSE stream, in order and before its answer:
+// streamed while the handler runs (the tool waits until the client has
+// read its first one), and the rest, sent right before the tool returns,
+// whether the forwarder has taken one off the channel (v1.2.1 dropped it
+// then) or the drain before the answer takes them.
+func TestToolgateNotificationsBeforeTheAnswer(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false))
+	var release chan struct{}
+	s.AddTool(mcp.NewTool("count"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for i := range 3 {
+			if err := ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/message",
+				map[string]any{"level": "info", "data": fmt.Sprintf("n%d", i)}); err != nil {
+				return nil, err
+			}
+			if i == 0 {
+				select {
+				case <-release:
+				case <-time.After(5 * time.Second):
+					return mcp.NewToolResultError("n0 was not streamed while the tool ran"), nil
+				}
+			}
+		}
+		return mcp.NewToolResultText("done"), nil
+	})
+	h := NewStreamableHTTPServer(s)
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	for _, c := range []struct{ version, meta string }{
+		{"2026-07-28", `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"}`},
+		{"2025-11-25", ""},
+	} {
+		release = make(chan struct{})
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"count"` + c.meta + `}}`
+		r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", c.version)
+		if c.meta != "" {
+			r.Header.Set("Mcp-Method", "tools/call")
+			r.Header.Set("Mcp-Name", "count")
+		} else {
+			r.Header.Set("Mcp-Session-Id", initializeSession(t, h))
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got strings.Builder
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			got.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), `"data":"n0"`) {
+				close(release)
+			}
+		}
+		resp.Body.Close()
+		last := -1
+		for _, want := range []string{`"data":"n0"`, `"data":"n1"`, `"data":"n2"`, `"text":"done"`} {
+			i := strings.Index(got.String(), want)
+			if i <= last {
+				t.Fatalf("%s: %s not after what came before it in the answer:\n%s", c.version, want, got.String())
+			}
+			last = i
+		}
+	}
+}
+
+// initializeSession initializes a 2025-11-25 session with h and returns
+// its ID.
+func initializeSession(t *testing.T, h http.Handler) string {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	id := w.Header().Get("Mcp-Session-Id")
+	if id == "" {
+		t.Fatalf("initialize: no session: %d %s", w.Code, w.Body)
+	}
+	return id
 }
 
 // TestToolgateStdioHandsOverItsEnvelope: item 18: the stdio transport's one
