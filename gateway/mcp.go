@@ -876,8 +876,9 @@ type mcpProgress struct {
 // goroutines write out (on stdio a writer goroutine; on HTTP the request's
 // stream, or the session's GET stream if the client opened one), while the
 // response is written by the request's goroutine; a report queued just
-// before the response can be written after it, or lost when the request's
-// stream closes first. And the TypeScript SDK client dispatches
+// before the response can be written after it (on HTTP the request's own
+// stream now writes what was queued first: the mcp-go patch's item 30 fixed
+// v1.2.1 losing it). And the TypeScript SDK client dispatches
 // notifications asynchronously but responses at once, so a report read in
 // the same chunk as the response is dropped. Waiting until the session's
 // queue is empty and at least progressSettle has passed since the last
