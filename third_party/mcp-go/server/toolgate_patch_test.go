@@ -156,7 +156,7 @@ func TestToolgateNotificationsBeforeTheAnswer(t *testing.T) {
 		} else {
 			r.Header.Set("Mcp-Session-Id", initializeSession(t, h))
 		}
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(r)
 		if err != nil {
 			t.Fatal(err)
 		}
