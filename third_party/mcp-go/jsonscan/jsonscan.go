@@ -275,14 +275,55 @@ func PlainString(v []byte) (string, bool) {
 // Object reads, and when a member's name matches name only in another case
 // (json matches that one too).
 func Member(data []byte, name string) (start, end, n int, ok bool) {
+	names := [1]string{name}
 	ok = Object(data, func(m []byte, s, e int) bool {
-		if string(m) == name {
+		i, ok := match(m, names[:])
+		if i == 0 {
 			start, end, n = s, e, n+1
-			return true
 		}
-		return !bytes.EqualFold(m, []byte(name))
+		return ok
 	})
 	return start, end, n, ok
+}
+
+// Fields reads the JSON object data as json.Unmarshal reads it into a
+// struct whose fields are names (by their JSON names; at most 64): it calls
+// field for each member named exactly one of them, with the name's index
+// and the value's extent, and skips every other member, as json ignores
+// it. It is false, as [Object] is, when field returns false, when a
+// member's name matches one of names only in another case (json matches
+// that one too), and when one of names comes twice (json decodes both into
+// the same field, merging objects and maps, where a caller reading each
+// member on its own would not).
+func Fields(data []byte, names []string, field func(i, start, end int) bool) bool {
+	var seen uint64
+	return Object(data, func(m []byte, start, end int) bool {
+		i, ok := match(m, names)
+		switch {
+		case !ok:
+			return false
+		case i < 0:
+			return true
+		case seen&(1<<i) != 0:
+			return false
+		}
+		seen |= 1 << i
+		return field(i, start, end)
+	})
+}
+
+// match is the index of the member name m among names as json matches a
+// member to a struct field: exactly, or -1 for none. It is false when m is
+// one of names only in another case.
+func match(m []byte, names []string) (int, bool) {
+	folded := false
+	for i, n := range names {
+		if string(m) == n {
+			return i, true
+		}
+		folded = folded || bytes.EqualFold(m, []byte(n))
+	}
+	return -1, !folded
 }
 
 // DecodeObject decodes the JSON object data into a map of interface values

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-
 	"github.com/mark3labs/mcp-go/jsonscan"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -16,50 +14,23 @@ import (
 //   - a member whose name matches a field only in another case is json's
 //     (it matches names case-insensitively), and so is a repeated field
 //     (json decodes each one into the same value, merging objects and
-//     maps);
+//     maps): jsonscan.Fields refuses both;
 //   - a null, an escaped string or a value of another type is json's;
 //   - fields the scan does not read (icons, tasks) are json's;
 //   - any other member is skipped, as json ignores it.
 //
 // FuzzToolgateEnvelopeMembers holds both to json.Unmarshal.
 
-// memberSet is the fields of one struct a scan reads, by their JSON names;
-// seen counts each one met.
-type memberSet struct {
-	names []string
-	seen  [8]int
-}
-
-// field is the index of name among the set's fields, or -1 for a member
-// json ignores. ok is false when json would match name to a field in
-// another case, or when a field is met a second time.
-func (s *memberSet) field(name []byte) (i int, ok bool) {
-	for i, n := range s.names {
-		if string(name) == n {
-			s.seen[i]++
-			return i, s.seen[i] == 1
-		}
-		if bytes.EqualFold(name, []byte(n)) {
-			return -1, false
-		}
-	}
-	return -1, true
-}
-
 // scanImplementation decodes a client's info (mcp.Implementation) when its
 // members are plain strings: name, version, title, description and
 // websiteUrl.
 func scanImplementation(raw []byte) (*mcp.Implementation, bool) {
 	var impl mcp.Implementation
-	set := memberSet{names: []string{"name", "version", "title", "description", "websiteUrl", "icons"}}
 	fields := [...]*string{&impl.Name, &impl.Version, &impl.Title, &impl.Description, &impl.WebsiteURL}
-	ok := jsonscan.Object(raw, func(name []byte, start, end int) bool {
-		i, ok := set.field(name)
-		if !ok || i == len(fields) { // icons: json's
+	names := []string{"name", "version", "title", "description", "websiteUrl", "icons"}
+	ok := jsonscan.Fields(raw, names, func(i, start, end int) bool {
+		if i == len(fields) { // icons: json's
 			return false
-		}
-		if i < 0 {
-			return true
 		}
 		s, ok := jsonscan.PlainString(raw[start:end])
 		*fields[i] = s
@@ -84,16 +55,10 @@ func scanClientCapabilities(raw []byte) (*mcp.ClientCapabilities, bool) {
 		return nil, false
 	}
 	var caps mcp.ClientCapabilities
-	set := memberSet{names: []string{"extensions", "experimental", "roots", "sampling", "elicitation", "tasks"}}
-	ok := jsonscan.Object(raw, func(name []byte, start, end int) bool {
-		i, ok := set.field(name)
-		if !ok {
-			return false
-		}
+	names := []string{"extensions", "experimental", "roots", "sampling", "elicitation", "tasks"}
+	ok := jsonscan.Fields(raw, names, func(i, start, end int) bool {
 		v := raw[start:end]
 		switch i {
-		case -1:
-			return true
 		case 0, 1:
 			m, ok := jsonscan.DecodeObject(v, false)
 			if i == 0 {
@@ -106,7 +71,10 @@ func scanClientCapabilities(raw []byte) (*mcp.ClientCapabilities, bool) {
 			caps.Roots = &struct {
 				ListChanged bool `json:"listChanged,omitempty"`
 			}{}
-			return scanFlags(v, []string{"listChanged"}, &caps.Roots.ListChanged)
+			return jsonscan.Fields(v, []string{"listChanged"}, func(_, start, end int) bool {
+				caps.Roots.ListChanged = string(v[start:end]) == "true"
+				return caps.Roots.ListChanged || string(v[start:end]) == "false"
+			})
 		case 3:
 			caps.Sampling = &mcp.SamplingCapability{}
 			return scanPresence(v, []string{"context", "tools"}, &caps.Sampling.Context, &caps.Sampling.Tools)
@@ -125,36 +93,8 @@ func scanClientCapabilities(raw []byte) (*mcp.ClientCapabilities, bool) {
 // scanPresence decodes an object whose fields, by names, are pointers to
 // empty structs: any object json decodes into one sets it.
 func scanPresence(v []byte, names []string, fields ...**struct{}) bool {
-	set := memberSet{names: names}
-	return jsonscan.Object(v, func(name []byte, start, end int) bool {
-		i, ok := set.field(name)
-		if !ok || i < 0 {
-			return ok
-		}
-		if v[start] != '{' {
-			return false
-		}
+	return jsonscan.Fields(v, names, func(i, start, end int) bool {
 		*fields[i] = &struct{}{}
-		return true
-	})
-}
-
-// scanFlags decodes an object whose fields, by names, are booleans.
-func scanFlags(v []byte, names []string, fields ...*bool) bool {
-	set := memberSet{names: names}
-	return jsonscan.Object(v, func(name []byte, start, end int) bool {
-		i, ok := set.field(name)
-		if !ok || i < 0 {
-			return ok
-		}
-		switch string(v[start:end]) {
-		case "true":
-			*fields[i] = true
-		case "false":
-			*fields[i] = false
-		default:
-			return false
-		}
-		return true
+		return v[start] == '{'
 	})
 }
