@@ -42,12 +42,9 @@ func NewHTTPCall(ctx context.Context, h http.Handler, proto string) (*HTTPCall, 
 		c.Close()
 		return nil, err
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = proto
-	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
+	if err := Initialize(ctx, c, proto, "bench"); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("initialize: %w", err)
+		return nil, err
 	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "echo"
@@ -58,6 +55,18 @@ func NewHTTPCall(ctx context.Context, h http.Handler, proto string) (*HTTPCall, 
 	}
 	call.req, call.body = rec.last, rec.lastBody
 	return call, nil
+}
+
+// Initialize initializes the started client c with protocol version proto,
+// as the benchmarks' clients (named name) do.
+func Initialize(ctx context.Context, c *client.Client, proto, name string) error {
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = proto
+	req.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	return nil
 }
 
 // Close closes the client that made the call.

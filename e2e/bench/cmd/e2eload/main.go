@@ -37,7 +37,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolgate/toolgate/e2e/bench/bare"
 	"github.com/toolgate/toolgate/e2e/bench/internal/benchkit"
 )
 
@@ -169,12 +169,9 @@ func newWorker(ctx context.Context, url string, hc *http.Client, proto string) (
 	if err := c.Start(ctx); err != nil {
 		return nil, err
 	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = proto
-	req.Params.ClientInfo = mcp.Implementation{Name: "e2eload", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	if err := bare.Initialize(ctx, c, proto, "e2eload"); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("initialize: %w", err)
+		return nil, err
 	}
 	return &worker{C: c}, nil
 }

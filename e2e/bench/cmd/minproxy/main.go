@@ -37,6 +37,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolgate/toolgate/e2e/bench/bare"
 )
 
 type multi []string
@@ -82,11 +83,8 @@ func main() {
 	}
 	defer up.Close()
 	ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "minproxy", Version: "1"}
-	if _, err := up.Initialize(ictx, init); err != nil {
-		log.Fatalf("minproxy: initialize: %v", err)
+	if err := bare.Initialize(ictx, up, mcp.LATEST_LEGACY_PROTOCOL_VERSION, "minproxy"); err != nil {
+		log.Fatalf("minproxy: %v", err)
 	}
 	tools, err := up.ListTools(ictx, mcp.ListToolsRequest{})
 	cancel()

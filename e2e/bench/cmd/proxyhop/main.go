@@ -62,6 +62,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolgate/toolgate/e2e/bench/bare"
 	"github.com/toolgate/toolgate/e2e/bench/internal/benchkit"
 )
 
@@ -160,14 +161,6 @@ type point struct {
 	pTick, uTick, cTick int64
 }
 
-func initialize(ctx context.Context, c *client.Client) error {
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "proxyhop", Version: "1"}
-	_, err := c.Initialize(ctx, req)
-	return err
-}
-
 func newWorkers(ctx context.Context, t *target, n int, hc *http.Client) ([]*worker, error) {
 	var ws []*worker
 	for range n {
@@ -182,9 +175,9 @@ func newWorkers(ctx context.Context, t *target, n int, hc *http.Client) ([]*work
 		if err := c.Start(ctx); err != nil {
 			return ws, err
 		}
-		if err := initialize(ctx, c); err != nil {
+		if err := bare.Initialize(ctx, c, mcp.LATEST_LEGACY_PROTOCOL_VERSION, "proxyhop"); err != nil {
 			c.Close()
-			return ws, fmt.Errorf("initialize: %w", err)
+			return ws, err
 		}
 		ws = append(ws, &worker{C: c, Own: true})
 	}
@@ -378,7 +371,7 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		}
 		c := client.NewClient(t)
 		stops = append(stops, func() { _ = c.Close() })
-		if err := initialize(ctx, c); err != nil {
+		if err := bare.Initialize(ctx, c, mcp.LATEST_LEGACY_PROTOCOL_VERSION, "proxyhop"); err != nil {
 			return fmt.Errorf("direct stdio upstream: %w", err)
 		}
 		direct.stdio, direct.upPID = c, cmd.Process.Pid
