@@ -670,50 +670,60 @@ func ValidateParamHeadersLookup(lookupHeader func(string) (string, bool), tool *
 // define these headers. getHeader returns the value of a header, or "" when
 // absent.
 func ValidateStandardHeaders(getHeader func(string) string, protocolVersion string, method MCPMethod, params json.RawMessage) error {
+	_, err := ValidateStandardHeadersName(getHeader, protocolVersion, method, params)
+	return err
+}
+
+// ValidateStandardHeadersName is [ValidateStandardHeaders], which also
+// returns the name it read from params to check Mcp-Name against ("" when
+// it read none), so that a caller that needs the name does not read params
+// again (toolgate patch, for speed, item 26: the server's x-mcp-header
+// check).
+func ValidateStandardHeadersName(getHeader func(string) string, protocolVersion string, method MCPMethod, params json.RawMessage) (string, error) {
 	if !RequiresStandardHeaders(protocolVersion) {
-		return nil
+		return "", nil
 	}
 
 	headerMethod := getHeader(HeaderMethod)
 	if headerMethod == "" {
-		return HeaderMismatchError{Header: HeaderMethod, Reason: "missing required header"}
+		return "", HeaderMismatchError{Header: HeaderMethod, Reason: "missing required header"}
 	}
 	if headerMethod != string(method) {
-		return HeaderMismatchError{
+		return "", HeaderMismatchError{
 			Header: HeaderMethod,
 			Reason: fmt.Sprintf("header value %q does not match body value %q", headerMethod, method),
 		}
 	}
 
 	if !MethodRequiresNameHeader(method) {
-		return nil
+		return "", nil
 	}
 
 	headerName := getHeader(HeaderName)
 	if headerName == "" {
-		return HeaderMismatchError{
+		return "", HeaderMismatchError{
 			Header: HeaderName,
 			Reason: fmt.Sprintf("missing required header for method %q", method),
 		}
 	}
 	decoded, ok := DecodeHeaderValue(headerName)
 	if !ok {
-		return HeaderMismatchError{Header: HeaderName, Reason: "invalid Base64 encoding"}
+		return "", HeaderMismatchError{Header: HeaderName, Reason: "invalid Base64 encoding"}
 	}
 	bodyName, ok := ExtractHeaderName(method, params)
 	if !ok {
-		return HeaderMismatchError{
+		return "", HeaderMismatchError{
 			Header: HeaderName,
 			Reason: fmt.Sprintf("failed to extract name from parameters for method %q", method),
 		}
 	}
 	if decoded != bodyName {
-		return HeaderMismatchError{
+		return "", HeaderMismatchError{
 			Header: HeaderName,
 			Reason: fmt.Sprintf("header value %q does not match body value %q", decoded, bodyName),
 		}
 	}
-	return nil
+	return bodyName, nil
 }
 
 // StandardHeaders returns the standard MCP headers a client must set on a

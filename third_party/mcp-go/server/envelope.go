@@ -34,11 +34,19 @@ type decodedEnvelope struct {
 type paramsMember struct {
 	raw json.RawMessage
 	n   int
+
+	// _meta as paramsMeta found it, kept so that the transport's look for
+	// the era and HandleMessage's for the envelope scan params once
+	// (item 26): metaLooked once it has looked.
+	meta       []byte
+	metaOK     bool
+	metaLooked bool
 }
 
 func (p *paramsMember) UnmarshalJSON(b []byte) error {
 	p.raw = append(p.raw[:0], b...)
 	p.n++
+	p.meta, p.metaOK, p.metaLooked = nil, false, false
 	return nil
 }
 

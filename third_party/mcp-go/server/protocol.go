@@ -115,7 +115,7 @@ func extractRequestProtocolInfo(message json.RawMessage, params paramsMember) (*
 		return &RequestProtocolInfo{}, nil
 	}
 	var env envelopeMembers
-	raw, found := paramsMeta(params)
+	raw, found := paramsMeta(&params)
 	if !found || raw != nil && !scanEnvelopeMembers(raw, &env) {
 		var wrapper struct {
 			Params struct {
@@ -192,7 +192,18 @@ func mayHoldProtocolVersion(message []byte) bool {
 //
 // Whatever is not "_meta" is skipped, not decoded: a tool call's arguments,
 // most of a request, are passed over once, without reflection.
-func paramsMeta(params paramsMember) (meta []byte, ok bool) {
+//
+// It looks once per params: a copy made after that (the transport's,
+// handed to HandleMessage) has the answer.
+func paramsMeta(params *paramsMember) (meta []byte, ok bool) {
+	if !params.metaLooked {
+		params.meta, params.metaOK = findParamsMeta(*params)
+		params.metaLooked = true
+	}
+	return params.meta, params.metaOK
+}
+
+func findParamsMeta(params paramsMember) (meta []byte, ok bool) {
 	switch {
 	case params.n == 0:
 		return nil, true

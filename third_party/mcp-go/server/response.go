@@ -199,7 +199,8 @@ func (s *MCPServer) validateStandardHeadersForMessage(
 	// decoding kept them (the last "params", as json.RawMessage keeps it,
 	// from a message already found valid), not the whole message decoded
 	// once more for them.
-	if err := mcp.ValidateStandardHeaders(headers.Get, protocolVersion, method, params.raw); err != nil {
+	name, err := mcp.ValidateStandardHeadersName(headers.Get, protocolVersion, method, params.raw)
+	if err != nil {
 		return err
 	}
 
@@ -208,7 +209,7 @@ func (s *MCPServer) validateStandardHeadersForMessage(
 	if method != mcp.MethodToolsCall {
 		return nil
 	}
-	tool := s.toolForHeaderValidation(ctx, params.raw)
+	tool := s.toolForHeaderValidation(ctx, name, params.raw)
 	if tool == nil {
 		return nil
 	}
@@ -232,13 +233,17 @@ func lookupHeader(headers http.Header) func(string) (string, bool) {
 // its x-mcp-header annotations can be checked against the request headers. It
 // returns nil when the tool is unknown, leaving the not-found error to the
 // handler.
-func (s *MCPServer) toolForHeaderValidation(ctx context.Context, params json.RawMessage) *mcp.Tool {
-	// toolgate patch, for speed (item 26): the name read as
-	// ValidateStandardHeaders reads it (a scan where it can), with the
-	// same answer as decoding params into a struct of the name.
-	name, ok := mcp.ExtractHeaderName(mcp.MethodToolsCall, params)
-	if !ok || name == "" {
-		return nil
+//
+// toolgate patch, for speed (item 26): name is the one the standard
+// headers' check read from params, and only when it read none ("") is it
+// read here, as that check reads it (a scan where it can), with the same
+// answer as decoding params into a struct of the name.
+func (s *MCPServer) toolForHeaderValidation(ctx context.Context, name string, params json.RawMessage) *mcp.Tool {
+	if name == "" {
+		var ok bool
+		if name, ok = mcp.ExtractHeaderName(mcp.MethodToolsCall, params); !ok || name == "" {
+			return nil
+		}
 	}
 
 	if session := ClientSessionFromContext(ctx); session != nil {

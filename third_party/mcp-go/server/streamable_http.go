@@ -577,7 +577,7 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	// its shape. Protocol version 2026-07-28 removed protocol-level sessions,
 	// so a modern message never carries, mints, or echoes a session ID
 	// (SEP-2567), and must not reach a session-dependent path.
-	era := detectRequestEra(r.header(), rawData, jsonMessage.Params) // toolgate patch, item 26
+	era := detectRequestEra(r.header(), rawData, &jsonMessage.Params) // toolgate patch, item 26
 
 	// The header is only required after initialize, which negotiates the
 	// version itself. Responses posted by the client are checked as well.

@@ -81,7 +81,7 @@ type requestEra struct {
 // can is found in params, as the envelope's decoding kept them, without
 // decoding the whole body again, and its version read without decoding
 // _meta into mcp.Meta's map (item 26, [paramsMeta]).
-func detectRequestEra(header http.Header, body []byte, params paramsMember) requestEra {
+func detectRequestEra(header http.Header, body []byte, params *paramsMember) requestEra {
 	era := requestEra{headerVersion: header.Get(mcp.HeaderProtocolVersion)}
 
 	if mayHoldProtocolVersion(body) {

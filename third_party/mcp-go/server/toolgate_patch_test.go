@@ -197,6 +197,37 @@ func initializeSession(t *testing.T, h http.Handler) string {
 	return id
 }
 
+// TestToolgateParamHeadersOfTheCheckedName: a 2026-07-28 tools/call's
+// x-mcp-header parameters are checked against the tool the standard
+// headers' check found named in params (item 26 hands its name over
+// rather than reading params again): a Region header that differs from the
+// body's region is refused, one that matches is not.
+func TestToolgateParamHeadersOfTheCheckedName(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false))
+	s.AddTool(mcp.NewToolWithRawSchema("where", "", json.RawMessage(
+		`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ok"), nil
+		})
+	h := NewStreamableHTTPServer(s)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"where","arguments":{"region":"eu"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for region, refused := range map[string]bool{"eu": false, "us": true} {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		r.Header.Set("Mcp-Method", "tools/call")
+		r.Header.Set("Mcp-Name", "where")
+		r.Header.Set(mcp.HeaderParamPrefix+"Region", region)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if got := !strings.Contains(w.Body.String(), `"ok"`); got != refused {
+			t.Errorf("Region %s: answered %d %s; want refused: %v", region, w.Code, w.Body, refused)
+		}
+	}
+}
+
 // TestToolgateStdioHandsOverItsEnvelope: item 18: the stdio transport's one
 // decoding of a line reaches HandleMessage, params included.
 func TestToolgateStdioHandsOverItsEnvelope(t *testing.T) {
@@ -382,6 +413,28 @@ var paramsMetaLeft = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"ping","params":[{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}]}`,
 }
 
+// TestToolgateParamsMetaFoundOnce: over HTTP the transport's look for a
+// request's era finds its _meta in params (item 26), and HandleMessage's
+// look for the envelope takes what it found rather than scanning params
+// again: a copy whose bytes no longer hold _meta still gives the envelope.
+func TestToolgateParamsMetaFoundOnce(t *testing.T) {
+	msg := []byte(paramsMetaFound[1])
+	var base struct {
+		Params paramsMember `json:"params"`
+	}
+	if err := json.Unmarshal(msg, &base); err != nil {
+		t.Fatal(err)
+	}
+	if era := detectRequestEra(http.Header{}, msg, &base.Params); !era.modern {
+		t.Fatalf("%s: era %+v, want 2026-07-28", msg, era)
+	}
+	params := base.Params
+	params.raw = json.RawMessage(`{"name":"echo"}`)
+	if info, err := extractRequestProtocolInfo(msg, params); err != nil || !info.Modern {
+		t.Errorf("protocol info %+v, %v: params were scanned again", info, err)
+	}
+}
+
 // FuzzToolgateParamsMeta: item 26 finds a request's _meta in its params
 // as its envelope's decoding kept them; the era and the envelope found
 // (extractRequestProtocolInfo, detectRequestEra) are those found by
@@ -400,16 +453,23 @@ func FuzzToolgateParamsMeta(f *testing.F) {
 		if json.Unmarshal(data, &base) != nil {
 			return // answered as a parse error before the era is looked for
 		}
-		got, errGot := extractRequestProtocolInfo(data, base.Params)
 		want, errWant := protocolInfoByJSON(data)
-		if !sameError(errGot, errWant) || !reflect.DeepEqual(got, want) {
-			t.Fatalf("protocol info of %q: %+v, %v; by json.Unmarshal: %+v, %v", data, got, errGot, want, errWant)
+		whole := wholeMessage
+		// As stdio (params scanned by HandleMessage), as HTTP (the era
+		// looked for first, the _meta it found kept for HandleMessage), and
+		// with the whole message decoded instead.
+		params := base.Params
+		era := detectRequestEra(header, data, &params)
+		for _, c := range []struct {
+			how    string
+			params paramsMember
+		}{{"scanned", base.Params}, {"found by the era's look", params}, {"the whole message decoded", whole}} {
+			if got, errGot := extractRequestProtocolInfo(data, c.params); !sameError(errGot, errWant) || !reflect.DeepEqual(got, want) {
+				t.Fatalf("protocol info of %q, %s: %+v, %v; by json.Unmarshal: %+v, %v", data, c.how, got, errGot, want, errWant)
+			}
 		}
-		if got, errGot := extractRequestProtocolInfo(data, wholeMessage); !sameError(errGot, errWant) || !reflect.DeepEqual(got, want) {
-			t.Fatalf("protocol info of %q, the whole message decoded: %+v, %v; by json.Unmarshal: %+v, %v", data, got, errGot, want, errWant)
-		}
-		if got, want := detectRequestEra(header, data, base.Params), detectRequestEra(header, data, wholeMessage); got != want {
-			t.Fatalf("era of %q: %+v; decoding the whole message: %+v", data, got, want)
+		if want := detectRequestEra(header, data, &whole); era != want {
+			t.Fatalf("era of %q: %+v; decoding the whole message: %+v", data, era, want)
 		}
 	})
 }
@@ -537,7 +597,7 @@ func TestToolgateParamsMetaFound(t *testing.T) {
 			if err := json.Unmarshal([]byte(m), &base); err != nil {
 				t.Fatalf("%s: %v", m, err)
 			}
-			if _, ok := paramsMeta(base.Params); ok != c.found {
+			if _, ok := paramsMeta(&base.Params); ok != c.found {
 				t.Errorf("%s: found %v, want %v", m, ok, c.found)
 			}
 		}
