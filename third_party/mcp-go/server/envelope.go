@@ -35,18 +35,17 @@ type paramsMember struct {
 	raw json.RawMessage
 	n   int
 
-	// _meta as paramsMeta found it, kept so that the transport's look for
-	// the era and HandleMessage's for the envelope scan params once
-	// (item 26): metaLooked once it has looked.
-	meta       []byte
-	metaOK     bool
-	metaLooked bool
+	// Where the message's 2026-07-28 envelope can be, as envelopeMeta
+	// found it (item 26), kept so that the transport's look for the era
+	// and HandleMessage's for the envelope pass over the message once.
+	looked, mayHold, metaOK bool
+	meta                    []byte
 }
 
 func (p *paramsMember) UnmarshalJSON(b []byte) error {
 	p.raw = append(p.raw[:0], b...)
 	p.n++
-	p.meta, p.metaOK, p.metaLooked = nil, false, false
+	p.looked, p.mayHold, p.metaOK, p.meta = false, false, false, nil
 	return nil
 }
 

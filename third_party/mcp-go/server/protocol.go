@@ -111,11 +111,11 @@ func extractRequestProtocolInfo(message json.RawMessage, params paramsMember) (*
 	// A message that cannot spell the protocol version's key has no
 	// version: the legacy era, as the decoding below would find, without a
 	// pass over the whole message.
-	if !mayHoldProtocolVersion(message) {
+	mayHold, raw, found := params.envelopeMeta(message)
+	if !mayHold {
 		return &RequestProtocolInfo{}, nil
 	}
 	var env envelopeMembers
-	raw, found := paramsMeta(&params)
 	if !found || raw != nil && !scanEnvelopeMembers(raw, &env) {
 		var wrapper struct {
 			Params struct {
@@ -192,18 +192,7 @@ func mayHoldProtocolVersion(message []byte) bool {
 //
 // Whatever is not "_meta" is skipped, not decoded: a tool call's arguments,
 // most of a request, are passed over once, without reflection.
-//
-// It looks once per params: a copy made after that (the transport's,
-// handed to HandleMessage) has the answer.
-func paramsMeta(params *paramsMember) (meta []byte, ok bool) {
-	if !params.metaLooked {
-		params.meta, params.metaOK = findParamsMeta(*params)
-		params.metaLooked = true
-	}
-	return params.meta, params.metaOK
-}
-
-func findParamsMeta(params paramsMember) (meta []byte, ok bool) {
+func paramsMeta(params paramsMember) (meta []byte, ok bool) {
 	switch {
 	case params.n == 0:
 		return nil, true
@@ -220,6 +209,23 @@ func findParamsMeta(params paramsMember) (meta []byte, ok bool) {
 		return nil, true
 	}
 	return params.raw[start:end], true
+}
+
+// envelopeMeta is where the 2026-07-28 envelope of the message whose
+// params p are can be: whether the message can spell the version's key at
+// all (mayHoldProtocolVersion), and if it can, params' _meta (paramsMeta).
+// It looks once per params (toolgate patch, for speed, item 26): a copy
+// made after that, the one the transport hands HandleMessage, has the
+// answer, so that the era's look and the envelope's pass over a large
+// message (a call's arguments) once.
+func (p *paramsMember) envelopeMeta(message []byte) (mayHold bool, meta []byte, ok bool) {
+	if !p.looked {
+		p.looked = true
+		if p.mayHold = mayHoldProtocolVersion(message); p.mayHold {
+			p.meta, p.metaOK = paramsMeta(*p)
+		}
+	}
+	return p.mayHold, p.meta, p.metaOK
 }
 
 // envelopeMembers are the members of a request's _meta that carry its

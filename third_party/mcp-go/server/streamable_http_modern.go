@@ -80,13 +80,14 @@ type requestEra struct {
 // version, and is not decoded to find none (item 14); the _meta of one that
 // can is found in params, as the envelope's decoding kept them, without
 // decoding the whole body again, and its version read without decoding
-// _meta into mcp.Meta's map (item 26, [paramsMeta]).
+// _meta into mcp.Meta's map (item 26, [paramsMember.envelopeMeta], which
+// keeps what it found for HandleMessage).
 func detectRequestEra(header http.Header, body []byte, params *paramsMember) requestEra {
 	era := requestEra{headerVersion: header.Get(mcp.HeaderProtocolVersion)}
 
-	if mayHoldProtocolVersion(body) {
+	if mayHold, raw, ok := params.envelopeMeta(body); mayHold {
 		var env envelopeMembers
-		if raw, ok := paramsMeta(params); ok && (raw == nil || scanEnvelopeMembers(raw, &env) && numbersFitFloat64(raw)) {
+		if ok && (raw == nil || scanEnvelopeMembers(raw, &env) && numbersFitFloat64(raw)) {
 			// What mcp.Meta's decoding and ProtocolVersion would give: the
 			// last version member's string, when every value decodes into
 			// an interface (its numbers into float64s).

@@ -414,10 +414,27 @@ var paramsMetaLeft = []string{
 }
 
 // TestToolgateParamsMetaFoundOnce: over HTTP the transport's look for a
-// request's era finds its _meta in params (item 26), and HandleMessage's
-// look for the envelope takes what it found rather than scanning params
-// again: a copy whose bytes no longer hold _meta still gives the envelope.
+// request's era finds where its envelope can be (item 26), and
+// HandleMessage's look for the envelope takes what it found rather than
+// passing over the message again: a copy of params whose bytes no longer
+// hold _meta still gives the envelope, and a message found unable to spell
+// the version is not looked at again.
 func TestToolgateParamsMetaFoundOnce(t *testing.T) {
+	// The era looked for in a message that cannot spell the version;
+	// params (a modern request's) are then not looked at.
+	modern := []byte(paramsMetaFound[1])
+	var other struct {
+		Params paramsMember `json:"params"`
+	}
+	if err := json.Unmarshal(modern, &other); err != nil {
+		t.Fatal(err)
+	}
+	if era := detectRequestEra(http.Header{}, []byte(paramsMetaFound[0]), &other.Params); era.modern {
+		t.Fatalf("era %+v, want 2025-11-25", era)
+	}
+	if info, err := extractRequestProtocolInfo(modern, other.Params); err != nil || info.Modern {
+		t.Errorf("protocol info %+v, %v: the message was looked at again", info, err)
+	}
 	msg := []byte(paramsMetaFound[1])
 	var base struct {
 		Params paramsMember `json:"params"`
@@ -597,7 +614,7 @@ func TestToolgateParamsMetaFound(t *testing.T) {
 			if err := json.Unmarshal([]byte(m), &base); err != nil {
 				t.Fatalf("%s: %v", m, err)
 			}
-			if _, ok := paramsMeta(&base.Params); ok != c.found {
+			if _, ok := paramsMeta(base.Params); ok != c.found {
 				t.Errorf("%s: found %v, want %v", m, ok, c.found)
 			}
 		}
