@@ -53,6 +53,7 @@ $GO build -o "$OUT/bareserver" ./e2e/bench/cmd/bareserver
 $GO build -o "$OUT/e2eload" ./e2e/bench/cmd/e2eload
 $GO build -o "$OUT/benchratio" ./e2e/bench/cmd/benchratio
 $GO build -o "$OUT/minproxy" ./e2e/bench/cmd/minproxy
+(cd e2e/bench/stock && $GO build -o "$OUT/minproxy-stock" github.com/toolgate/toolgate/e2e/bench/cmd/minproxy)
 $GO build -o "$OUT/proxyhop" ./e2e/bench/cmd/proxyhop
 $GO build -o "$OUT/manytools" ./e2e/bench/cmd/manytools
 $GO build -o "$OUT/upstreamscale" ./e2e/bench/cmd/upstreamscale
@@ -96,8 +97,10 @@ e2e patched "$OUT/bareserver" "toolgate's patched mcp-go (third_party/mcp-go)"
 e2e stock-2026 "$OUT/bareserver-stock" "mcp-go v1.2.1 as published" 2026-07-28
 
 if [ "$PROXY_DURATION" != "0" ]; then
+	# Two minimal proxies, as end to end has two bare servers: on
+	# toolgate's patched copy and on mcp-go v1.2.1 as published.
 	section "proxy hop: client -> upstream vs -> minimal mcp-go proxy -> upstream vs -> toolgate -> upstream (echo tool)"
-	timeout 900 "$OUT/proxyhop" -toolgate "$OUT/toolgate" -minproxy "$OUT/minproxy" -upstream "$OUT/bareserver" \
+	timeout 900 "$OUT/proxyhop" -toolgate "$OUT/toolgate" -minproxy "$OUT/minproxy" -minproxy-published "$OUT/minproxy-stock" -upstream "$OUT/bareserver" \
 		-mcp-proxy "${BENCH_MCP_PROXY:-}" -transports "$PROXY_TRANSPORTS" -clients "$PROXY_CLIENTS" -duration "$PROXY_DURATION" -slice 1s -warmup 1s \
 		-json "$OUT/proxyhop.json" 2>"$OUT/proxyhop.stderr" | tee -a "$SUMMARY" || {
 		say "proxyhop failed:"; tail -5 "$OUT/proxyhop.stderr" | tee -a "$SUMMARY"; }

@@ -30,13 +30,19 @@
 // /proc/PID/stat), peak RSS, and the record check (toolgate wrote exactly
 // one tools.jsonl line per call it answered).
 //
-// With -mcp-proxy, a fourth target: TBXark/mcp-proxy (an mcp-go proxy
+// With -minproxy-published, the same minimal proxy built on mcp-go as
+// published (e2e/bench/stock) is a second baseline, as the end-to-end
+// benchmark has two bare servers: -minproxy is built on toolgate's patched
+// copy, whose patches make it cheaper by what they save toolgate. Each
+// baseline gets its own ratios and verdicts.
+//
+// With -mcp-proxy, another target: TBXark/mcp-proxy (an mcp-go proxy
 // without validation, policy or records; https://github.com/TBXark/mcp-proxy),
 // built from its repository outside this one, serving the same upstream over
 // streamable HTTP; toolgate's throughput is then compared with its. Without
 // the flag that column is skipped, and the report says so.
 //
-//	proxyhop -toolgate bin/toolgate -minproxy bin/minproxy -upstream bin/bareserver [-mcp-proxy /path/to/mcp-proxy]
+//	proxyhop -toolgate bin/toolgate -minproxy bin/minproxy -upstream bin/bareserver [-minproxy-published bin/minproxy-stock] [-mcp-proxy /path/to/mcp-proxy]
 //
 // Every loop is bounded in time and in count; all traffic is on 127.0.0.1.
 package main
@@ -68,6 +74,7 @@ import (
 
 type config struct {
 	toolgate, minproxy, upstream string
+	minproxyPub                  string // minproxy on mcp-go as published; empty: not measured
 	mcpProxy                     string // TBXark/mcp-proxy binary; empty: not measured
 	transports                   []string
 	clients                      []int
@@ -85,6 +92,7 @@ func main() {
 	var clients, transports string
 	flag.StringVar(&cfg.toolgate, "toolgate", "bin/toolgate", "toolgate binary")
 	flag.StringVar(&cfg.minproxy, "minproxy", "bin/minproxy", "minimal proxy binary (e2e/bench/cmd/minproxy)")
+	flag.StringVar(&cfg.minproxyPub, "minproxy-published", "", "the minimal proxy built on mcp-go as published (e2e/bench/stock), a second baseline (empty: skipped)")
 	flag.StringVar(&cfg.upstream, "upstream", "bin/bareserver", "upstream server binary (e2e/bench/cmd/bareserver)")
 	flag.StringVar(&cfg.mcpProxy, "mcp-proxy", "", "TBXark/mcp-proxy binary, built from its repository (empty: that target is skipped)")
 	flag.StringVar(&transports, "transports", "http,http+pool,stdio", "upstream transports to measure (http, http+pool, stdio)")
@@ -277,7 +285,7 @@ func run(cfg config) error {
 	}
 	res.Config = map[string]any{"minproxy_idle_conns_http_pool": poolIdle, "transports": cfg.transports, "clients": cfg.clients, "duration": cfg.duration.String(),
 		"slice": cfg.slice.String(), "warmup": cfg.warmup.String(), "toolgate_log_level": cfg.logLevel,
-		"toolgate_max_concurrency": cfg.tgMaxConc, "minproxy_idle_conns": cfg.minIdle, "mcp_proxy": cfg.mcpProxy}
+		"toolgate_max_concurrency": cfg.tgMaxConc, "minproxy_idle_conns": cfg.minIdle, "minproxy_published": cfg.minproxyPub, "mcp_proxy": cfg.mcpProxy}
 	res.LoadAvg = append(res.LoadAvg, "start: "+benchkit.LoadAvg())
 	fmt.Fprintf(os.Stderr, "proxyhop: %s; load average %s\n", res.Machine, benchkit.LoadAvg())
 	var failures []string
@@ -379,18 +387,39 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		mpArgs = []string{"-upstream-cmd", cfg.upstream, "-upstream-arg", "-stdio"}
 	}
 
-	mpAddr, err := benchkit.FreeAddr()
-	if err != nil {
-		return err
-	}
 	if minIdle > 0 && tr != "stdio" {
 		mpArgs = append(mpArgs, "-upstream-idle-conns", strconv.Itoa(minIdle))
 	}
-	mp, err := startHTTP("minproxy", append([]string{cfg.minproxy, "-addr", mpAddr}, mpArgs...), mpAddr)
+	// startMin starts a minimal proxy (binary bin) as the target name.
+	startMin := func(name, bin string) (*target, error) {
+		addr, err := benchkit.FreeAddr()
+		if err != nil {
+			return nil, err
+		}
+		p, err := startHTTP(name, append([]string{bin, "-addr", addr}, mpArgs...), addr)
+		if err != nil {
+			return nil, err
+		}
+		t := &target{name: name, url: "http://" + addr + "/mcp", proxyPID: p.PID(), upPID: direct.upPID}
+		if tr == "stdio" {
+			if t.upPID = childNamed(p.PID(), filepath.Base(cfg.upstream)); t.upPID == 0 {
+				return nil, fmt.Errorf("cannot find %s's stdio child", name)
+			}
+		}
+		return t, nil
+	}
+	minp, err := startMin("minproxy", cfg.minproxy)
 	if err != nil {
 		return err
 	}
-	minp := &target{name: "minproxy", url: "http://" + mpAddr + "/mcp", proxyPID: mp.PID(), upPID: direct.upPID}
+	mins := []*target{minp}
+	if cfg.minproxyPub != "" {
+		pub, err := startMin(minproxyPub, cfg.minproxyPub)
+		if err != nil {
+			return err
+		}
+		mins = append(mins, pub)
+	}
 
 	runsDir := filepath.Join(dir, "runs-"+strings.ReplaceAll(tr, "+", "-"))
 	conf := fmt.Sprintf("runs_dir: %q\nlog:\n  level: %s\nmemory:\n  path: %q\nupstreams:\n  - name: up\n    prefix: \"\"\n%s",
@@ -412,13 +441,11 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 	}
 	tgt := &target{name: "toolgate", url: "http://" + tgAddr + "/mcp", proxyPID: tg.PID(), upPID: direct.upPID, runsDir: runsDir}
 	if tr == "stdio" {
-		minp.upPID = childNamed(mp.PID(), filepath.Base(cfg.upstream))
-		tgt.upPID = childNamed(tg.PID(), filepath.Base(cfg.upstream))
-		if minp.upPID == 0 || tgt.upPID == 0 {
-			return fmt.Errorf("cannot find the proxies' stdio children")
+		if tgt.upPID = childNamed(tg.PID(), filepath.Base(cfg.upstream)); tgt.upPID == 0 {
+			return fmt.Errorf("cannot find toolgate's stdio child")
 		}
 	}
-	targets := []*target{direct, minp, tgt}
+	targets := append(append([]*target{direct}, mins...), tgt)
 	if cfg.mcpProxy != "" {
 		tbx, err := startMCPProxy(cfg, dir, tr, direct.url, logf)
 		if err != nil {
@@ -438,7 +465,7 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		}()
 	}
 	fmt.Fprintf(os.Stderr, "proxyhop: %s: pids direct-upstream %d, minproxy %d (upstream %d), toolgate %d (upstream %d)\n",
-		tr, direct.upPID, mp.PID(), minp.upPID, tg.PID(), tgt.upPID)
+		tr, direct.upPID, minp.proxyPID, minp.upPID, tg.PID(), tgt.upPID)
 
 	hc := &http.Client{Transport: &http.Transport{
 		Proxy: nil, MaxIdleConns: 2048, MaxIdleConnsPerHost: 1024,
@@ -494,10 +521,14 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		res.Memory = append(res.Memory, procMem{Name: tr + " " + name, VmHWM: st["VmHWM"], Threads: st["Threads"]})
 	}
 	mem("toolgate", tg.PID())
-	mem("minproxy", mp.PID())
+	for _, m := range mins {
+		mem(m.name, m.proxyPID)
+	}
 	if tr == "stdio" {
 		mem("upstream of direct", direct.upPID)
-		mem("upstream of minproxy", minp.upPID)
+		for _, m := range mins {
+			mem("upstream of "+m.name, m.upPID)
+		}
 		mem("upstream of toolgate", tgt.upPID)
 	} else {
 		mem("upstream (shared)", direct.upPID)
@@ -565,7 +596,7 @@ func report(w io.Writer, res *results) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "clients\ttarget\tcalls/s\tp50 ms\tp90 ms\tp99 ms\tmean ms\tproxy CPU µs/call\tupstream CPU µs/call\terrors\t")
 		for _, n := range ns {
-			for _, t := range []string{"direct", "minproxy", "toolgate", "mcp-proxy"} {
+			for _, t := range []string{"direct", "minproxy", minproxyPub, "toolgate", "mcp-proxy"} {
 				p := by[key(tr, t, n)]
 				if p == nil {
 					continue
@@ -579,42 +610,11 @@ func report(w io.Writer, res *results) {
 			}
 		}
 		tw.Flush()
-		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "clients\tadded p50 ms min / tg\tratio\tadded p99 ms min / tg\tratio\tadded mean ms min / tg\tratio\tthroughput tg/min\tproxy CPU tg/min\t")
-		for _, n := range ns {
-			a, b, c := by[key(tr, "direct", n)], by[key(tr, "minproxy", n)], by[key(tr, "toolgate", n)]
-			if a == nil || b == nil || c == nil {
-				continue
-			}
-			cell := func(pa, pb, pc time.Duration) (string, string, float64, bool) {
-				ab, ac := added(pb, pa), added(pc, pa)
-				r, ok := addedRatio(ac, ab)
-				rs := "n/a"
-				if ok {
-					rs = fmt.Sprintf("%.2f", r)
-				}
-				return benchkit.Ms(ab) + " / " + benchkit.Ms(ac), rs, r, ok
-			}
-			s50, r50, v50, ok50 := cell(a.P50, b.P50, c.P50)
-			s99, r99, v99, ok99 := cell(a.P99, b.P99, c.P99)
-			smean, rmean, _, _ := cell(a.Mean, b.Mean, c.Mean)
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", n, s50, r50, s99, r99, smean, rmean,
-				benchkit.Ratio(c.Throughput, b.Throughput), benchkit.Ratio(c.ProxyCPU, b.ProxyCPU))
-			for _, v := range []struct {
-				q  string
-				r  float64
-				ok bool
-			}{{"p50", v50, ok50}, {"p99", v99, ok99}} {
-				what := fmt.Sprintf("%-9s %2d clients: added %s latency toolgate/minproxy %.2f (target <= 1.2)", tr, n, v.q, v.r)
-				if !v.ok {
-					res.Verdicts = append(res.Verdicts, fmt.Sprintf("n/a     %-9s %2d clients: minproxy adds no %s latency over direct in this run", tr, n, v.q))
-					continue
-				}
-				res.Verdicts = append(res.Verdicts, benchkit.Verdict(what, v.r <= 1.2, fmt.Sprintf("%.0f%% over", (v.r-1.2)/1.2*100)))
+		for _, base := range baselines {
+			if by[key(tr, base.name, ns[0])] != nil {
+				baselineRatios(w, res, tr, base, ns, func(t string, n int) *point { return by[key(tr, t, n)] })
 			}
 		}
-		tw.Flush()
 		if by[key(tr, "mcp-proxy", ns[0])] == nil {
 			continue
 		}
@@ -643,7 +643,7 @@ func report(w io.Writer, res *results) {
 	}
 	fmt.Fprintln(w)
 	for _, m := range res.Memory {
-		fmt.Fprintf(w, "peak RSS (VmHWM) %-26s %s, threads %s\n", m.Name, m.VmHWM, m.Threads)
+		fmt.Fprintf(w, "peak RSS (VmHWM) %-36s %s, threads %s\n", m.Name, m.VmHWM, m.Threads)
 	}
 	var trNames []string
 	for k := range res.Records {
@@ -660,3 +660,65 @@ func report(w io.Writer, res *results) {
 
 // worker is one MCP client in the load, and what it measured.
 type worker = benchkit.Worker
+
+// minproxyPub is the target name of the minimal proxy on mcp-go as
+// published (-minproxy-published).
+const minproxyPub = "minproxy-published"
+
+// baseline is a minimal proxy, by target name, and the mcp-go it is
+// built on.
+type baseline struct{ name, lib string }
+
+// baselines are the minimal proxies toolgate's hop is held to, each with
+// the mcp-go it is built on.
+var baselines = []baseline{
+	{"minproxy", "toolgate's patched mcp-go"},
+	{minproxyPub, "mcp-go v1.2.1 as published"},
+}
+
+// baselineRatios prints, for transport tr, what toolgate's hop costs
+// against the minimal proxy base: the latency each adds over direct, and
+// the ratios of throughput and proxy CPU, with the verdicts
+// (added p50 and p99 <= 1.2, CPU per call <= 1.15).
+func baselineRatios(w io.Writer, res *results, tr string, base baseline, ns []int, at func(target string, n int) *point) {
+	fmt.Fprintf(w, "\nagainst %s (%s):\n", base.name, base.lib)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "clients\tadded p50 ms min / tg\tratio\tadded p99 ms min / tg\tratio\tadded mean ms min / tg\tratio\tthroughput tg/min\tproxy CPU tg/min\t")
+	for _, n := range ns {
+		a, b, c := at("direct", n), at(base.name, n), at("toolgate", n)
+		if a == nil || b == nil || c == nil {
+			continue
+		}
+		cell := func(pa, pb, pc time.Duration) (string, string, float64, bool) {
+			ab, ac := added(pb, pa), added(pc, pa)
+			r, ok := addedRatio(ac, ab)
+			rs := "n/a"
+			if ok {
+				rs = fmt.Sprintf("%.2f", r)
+			}
+			return benchkit.Ms(ab) + " / " + benchkit.Ms(ac), rs, r, ok
+		}
+		s50, r50, v50, ok50 := cell(a.P50, b.P50, c.P50)
+		s99, r99, v99, ok99 := cell(a.P99, b.P99, c.P99)
+		smean, rmean, _, _ := cell(a.Mean, b.Mean, c.Mean)
+		cpu := benchkit.Ratio(c.ProxyCPU, b.ProxyCPU)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", n, s50, r50, s99, r99, smean, rmean,
+			benchkit.Ratio(c.Throughput, b.Throughput), cpu)
+		for _, v := range []struct {
+			q  string
+			r  float64
+			ok bool
+		}{{"p50", v50, ok50}, {"p99", v99, ok99}} {
+			what := fmt.Sprintf("%-9s %2d clients: added %s latency toolgate/%s %.2f (target <= 1.2)", tr, n, v.q, base.name, v.r)
+			if !v.ok {
+				res.Verdicts = append(res.Verdicts, fmt.Sprintf("n/a     %-9s %2d clients: %s adds no %s latency over direct in this run", tr, n, base.name, v.q))
+				continue
+			}
+			res.Verdicts = append(res.Verdicts, benchkit.Verdict(what, v.r <= 1.2, fmt.Sprintf("%.0f%% over", (v.r-1.2)/1.2*100)))
+		}
+		res.Verdicts = append(res.Verdicts, benchkit.Verdict(
+			fmt.Sprintf("%-9s %2d clients: proxy CPU per call toolgate/%s %.2f (target <= 1.15)", tr, n, base.name, cpu),
+			cpu <= 1.15, fmt.Sprintf("%.0f%% over", (cpu-1.15)/1.15*100)))
+	}
+	tw.Flush()
+}
