@@ -17,6 +17,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzJSONRPCHTTP \
 	./gateway:FuzzToolArguments \
 	./gateway:FuzzPlainTextBlock \
+	./gateway:FuzzResultScan \
 	./gateway:FuzzRoundStateOpen \
 	./gateway:FuzzCallToolResultEncoding \
 	./gateway:FuzzToolEncoding \

@@ -710,6 +710,73 @@ func TestResultFromMCPContentMember(t *testing.T) {
 	}
 }
 
+// FuzzResultScan holds scanResult, the scan ResultFromMCP reads an
+// upstream's result with, to json.Unmarshal: where it reads a result, it
+// reads what json reads; where it leaves one to json, ResultFromMCP
+// decodes it afresh; the result's bytes are never written to (the scan's
+// content blocks are slices of them), and the Result keeps none of them.
+func FuzzResultScan(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"hello, toolgate"}]}`,
+		` { "content" : [ {"type":"text","text":"a"} , {"type":"image","data":"AA==","mimeType":"image/png"} ] , "isError" : true } `,
+		`{"content":[],"structuredContent":{"n":1},"isError":false,"_meta":{"toolgate/call_id":"x","k":null}}`,
+		`{"content":null,"structuredContent":null,"isError":null,"_meta":null}`,
+		`{"content":[{"type":"text","text":"a"}],"content":[{"type":"text","text":"bbbbbbbb"}]}`,
+		`{"content":[{"type":"text","text":"a"}],"Content":[]}`,
+		`{"content":[{"type":"text","text":"a"}],"isError":"yes"}`,
+		`{"content":"hello"}`, `{"content":"]"}`,
+		`{"_meta":{"a":1,"a":2,"toolgate/brief":"b"}}`,
+		`{"_meta":{"\u0061":1}}`,
+		`{"_meta":[]}`,
+		`{"other":[[[[]]]],"content":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
+		`null`, `[]`, `{}`, `{"content":[1,]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		orig := bytes.Clone(data)
+		var got resultWire
+		ok := scanResult(data, &got)
+		var want resultWire
+		err := json.Unmarshal(orig, &want)
+		if ok {
+			if err != nil {
+				t.Fatalf("%s: scanned, where json fails: %v", orig, err)
+			}
+			if (got.Content == nil) != (want.Content == nil) || !slices.EqualFunc(got.Content, want.Content, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+				t.Fatalf("%s: content %q, json %q", orig, got.Content, want.Content)
+			}
+			if (got.StructuredContent == nil) != (want.StructuredContent == nil) || !bytes.Equal(got.StructuredContent, want.StructuredContent) {
+				t.Fatalf("%s: structuredContent %q, json %q", orig, got.StructuredContent, want.StructuredContent)
+			}
+			if got.IsError != want.IsError {
+				t.Fatalf("%s: isError %v, json %v", orig, got.IsError, want.IsError)
+			}
+			if (got.Meta == nil) != (want.Meta == nil) || !reflect.DeepEqual(got.Meta, want.Meta) {
+				t.Fatalf("%s: _meta %q, json %q", orig, got.Meta, want.Meta)
+			}
+		}
+		res, rerr := ResultFromMCP(data)
+		if !bytes.Equal(data, orig) {
+			t.Fatalf("%s: ResultFromMCP wrote to the result's bytes: %s", orig, data)
+		}
+		var viaJSON *Result
+		werr := err
+		if werr == nil {
+			viaJSON, werr = want.result()
+		}
+		if (werr == nil) != (rerr == nil) || werr == nil && !reflect.DeepEqual(res, viaJSON) {
+			t.Fatalf("%s: ResultFromMCP %+v (%v), through json %+v (%v)", orig, res, rerr, viaJSON, werr)
+		}
+		for i := range data { // the Result keeps none of the bytes
+			data[i] = 'x'
+		}
+		if werr == nil && !reflect.DeepEqual(res, viaJSON) {
+			t.Fatalf("%s: the Result changed with the bytes it was read from: %+v", orig, res)
+		}
+	})
+}
+
 func FuzzPlainTextBlock(f *testing.F) {
 	f.Add("hello")
 	f.Add("<&> \u2028 \x01")
