@@ -117,9 +117,8 @@ func ToMCPResult(callID string, res *Result) *mcp.CallToolResult {
 // extras and kind again, and the message block is separated from the
 // output.
 func ResultFromMCP(data []byte) (*Result, error) {
-	// The content array is split into its blocks by this one decoding
-	// (it was decoded whole, then again as an array: a second pass over
-	// most of the result, and six allocations), by a scan where it can be.
+	// One pass reads the result and splits its content into blocks: a
+	// scan where it can (scanResult), else json.
 	var wire resultWire
 	if !scanResult(data, &wire) {
 		// Afresh: json would append to the content the scan left, whose
