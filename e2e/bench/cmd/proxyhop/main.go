@@ -2,7 +2,7 @@
 // through toolgate costs, against the same hop through a minimal mcp-go
 // passthrough proxy.
 //
-// One upstream MCP server (bareserver's echo tool) is reached three ways
+// One upstream MCP server (bareserver's echo tool) is reached these ways
 // by the same client load:
 //
 //	direct    client -> upstream
@@ -10,23 +10,23 @@
 //	toolgate  client -> toolgate serve --http (production defaults, recording on) -> upstream
 //
 // for each upstream transport in -transports: "http" (one bareserver on
-// loopback streamable HTTP, shared by the three), "http+pool" (the same,
+// loopback streamable HTTP, shared by every target), "http+pool" (the same,
 // but minproxy's upstream HTTP client keeps enough idle connections for
 // every call in flight, where mcp-go's default client, like toolgate's,
 // keeps 2 and opens and closes a TCP connection for every other concurrent
-// call) and "stdio" (each of the three runs its own `bareserver -stdio`
+// call) and "stdio" (each target runs its own `bareserver -stdio`
 // child; the direct clients share one mcp-go stdio client, as the proxies
 // share their one upstream connection). The clients are mcp-go clients over loopback streamable
 // HTTP, one initialize each, calling tools/call echo in a closed loop, 1,
 // 16 and 64 of them at a time by default; toolgate serves the upstream
 // with an empty prefix so the tool is "echo" everywhere. The measured time
-// is cut into slices that rotate between the three targets, so a busy
+// is cut into slices that rotate between the targets, so a busy
 // machine affects them alike.
 //
 // Reported per transport and client count: calls/s, latency percentiles,
 // the latency each proxy adds over direct (p50, p99, mean) and the ratio
 // added(toolgate)/added(minproxy) against the target (<= 1.2), CPU per
-// call of each proxy process and of the upstream process (from
+// call of each proxy process (toolgate/minproxy against <= 1.15) and of the upstream process (from
 // /proc/PID/stat), peak RSS, and the record check (toolgate wrote exactly
 // one tools.jsonl line per call it answered).
 //
