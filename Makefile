@@ -41,7 +41,8 @@ COPY_FUZZ_TARGETS := \
 	./mcp:FuzzToolgateCallToolParams \
 	./mcp:FuzzToolgateHeaderName \
 	./mcp:FuzzToolgateMetaUnmarshal \
-	./mcp:FuzzToolgateAppendPlain
+	./mcp:FuzzToolgateAppendPlain \
+	./jsonscan:FuzzToolgateElements
 
 .PHONY: run build test peers services vet unit fuzz bench conformance clean
 
@@ -90,7 +91,7 @@ vet:
 
 unit:
 	REQUIRE_MCP_PEERS=1 $(GO) test -race -count=1 -timeout 20m ./...
-	cd third_party/mcp-go && $(GO) test -race -count=1 -run '^(Test|Fuzz)Toolgate' ./server ./mcp ./client/transport
+	cd third_party/mcp-go && $(GO) test -race -count=1 -run '^(Test|Fuzz)Toolgate' ./server ./mcp ./client/transport ./jsonscan
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

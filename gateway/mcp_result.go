@@ -222,20 +222,11 @@ func scanResult(data []byte, w *resultWire) bool {
 			if null {
 				return true
 			}
-			if v[0] != '[' {
-				return false
-			}
 			w.Content = []json.RawMessage{}
-			for j := jsonscan.SkipSpace(v, 1); v[j] != ']'; {
-				e, ok := jsonscan.SkipValue(v, j, 1)
-				if !ok {
-					return false
-				}
-				w.Content = append(w.Content, v[j:e])
-				if j = jsonscan.SkipSpace(v, e); v[j] == ',' {
-					j = jsonscan.SkipSpace(v, j+1)
-				}
-			}
+			return jsonscan.Elements(v, func(s, e int) bool {
+				w.Content = append(w.Content, v[s:e])
+				return true
+			})
 		case 1: // structuredContent
 			w.StructuredContent = bytes.Clone(v)
 		case 2: // isError

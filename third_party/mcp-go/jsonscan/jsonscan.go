@@ -255,6 +255,39 @@ func Object(data []byte, member func(name []byte, start, end int) bool) bool {
 	}
 }
 
+// Elements calls elem for each element of the JSON array that is the whole
+// of data (whitespace aside), in order, with the element's extent, the
+// whole of data validated. It returns false, and stops, when data is not
+// such an array or when elem returns false.
+func Elements(data []byte, elem func(start, end int) bool) bool {
+	i := SkipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return false
+	}
+	i = SkipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return SkipSpace(data, i+1) == len(data)
+	}
+	for {
+		end, ok := SkipValue(data, i, 1)
+		if !ok || !elem(i, end) {
+			return false
+		}
+		i = SkipSpace(data, end)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = SkipSpace(data, i+1)
+		case ']':
+			return SkipSpace(data, i+1) == len(data)
+		default:
+			return false
+		}
+	}
+}
+
 // PlainString is the value of the JSON string v (a whole, valid one) when
 // it decodes to its own bytes: no escape, valid UTF-8.
 func PlainString(v []byte) (string, bool) {
@@ -354,22 +387,12 @@ func decodeValue(v []byte, useNumber bool) (any, bool) {
 		return DecodeObject(v, useNumber)
 	case '[':
 		a := make([]any, 0) // json's too: an empty array is not nil
-		i := SkipSpace(v, 1)
-		for v[i] != ']' {
-			end, ok := SkipValue(v, i, 1)
-			if !ok {
-				return nil, false
-			}
-			e, ok := decodeValue(v[i:end], useNumber)
-			if !ok {
-				return nil, false
-			}
+		ok := Elements(v, func(start, end int) bool {
+			e, ok := decodeValue(v[start:end], useNumber)
 			a = append(a, e)
-			if i = SkipSpace(v, end); v[i] == ',' {
-				i = SkipSpace(v, i+1)
-			}
-		}
-		return a, true
+			return ok
+		})
+		return a, ok
 	case '"':
 		if s, ok := PlainString(v); ok {
 			return s, true
