@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -291,32 +290,16 @@ func BenchmarkHTTPCall(b *testing.B) {
 	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
 		group := "http" + proto
 		b.Run(proto+"/bare-mcp-go", func(b *testing.B) {
-			benchHTTPCall(b, server.NewStreamableHTTPServer(bare.NewServer()), proto)
+			bare.BenchHTTPCall(b, server.NewStreamableHTTPServer(bare.NewServer()), proto)
 			reportBaseline(b, group)
 		})
 		b.Run(proto+"/toolgate", func(b *testing.B) {
 			h, stop := toolgateMirror(b, false).HTTPHandler(gateway.HTTPOptions{})
 			b.Cleanup(func() { _ = stop(context.Background()) })
-			benchHTTPCall(b, h, proto)
+			bare.BenchHTTPCall(b, h, proto)
 			reportRatio(b, group)
 		})
 	}
-}
-
-func benchHTTPCall(b *testing.B, h http.Handler, proto string) {
-	call, err := bare.NewHTTPCall(context.Background(), h, proto)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer call.Close()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := call.Do(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
 }
 
 // BenchmarkStdioCall measures one tools/call over mcp-go's stdio transport,

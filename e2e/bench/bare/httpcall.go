@@ -85,6 +85,33 @@ func (c *HTTPCall) Do() error {
 	return nil
 }
 
+// Bencher is the part of a *testing.B that BenchHTTPCall uses (this
+// package is linked into the benchmark's servers, which need not link the
+// testing package).
+type Bencher interface {
+	ReportAllocs()
+	Loop() bool
+	Fatal(args ...any)
+}
+
+// BenchHTTPCall is BenchmarkHTTPCall's loop, for every module that runs it
+// (toolgate's, and e2e/bench/stock's on mcp-go as published): the echo call
+// a client of protocol version proto records with h, handed to h again
+// while b loops.
+func BenchHTTPCall(b Bencher, h http.Handler, proto string) {
+	call, err := NewHTTPCall(context.Background(), h, proto)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer call.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := call.Do(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // recordingTransport serves a client's requests with a handler in
 // process and keeps the last one.
 type recordingTransport struct {

@@ -41,17 +41,7 @@ func BenchmarkMCPCall(b *testing.B) {
 func BenchmarkHTTPCall(b *testing.B) {
 	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
 		b.Run(proto+"/published-mcp-go", func(b *testing.B) {
-			call, err := bare.NewHTTPCall(context.Background(), server.NewStreamableHTTPServer(bare.NewServer()), proto)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer call.Close()
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := call.Do(); err != nil {
-					b.Fatal(err)
-				}
-			}
+			bare.BenchHTTPCall(b, server.NewStreamableHTTPServer(bare.NewServer()), proto)
 		})
 	}
 }
