@@ -6,12 +6,14 @@
 // For each client count (1, 16, 64 by default) it opens that many MCP
 // clients per server (mcp-go's client, one initialize each), warms up, and
 // then measures tools/call in a closed loop per client. The measured time is
-// cut into slices that alternate between the two servers, so that a noisy
-// machine affects both alike. It reports throughput (calls/s), latency
-// percentiles, server CPU per call (from /proc/PID/stat), the ratios
-// toolgate/bare against the targets (throughput >= 0.85, p99 <= 1.2), the
-// servers' peak RSS (VmHWM) and threads, and checks that toolgate wrote
-// exactly one tools.jsonl line per call.
+// cut into rounds (-duration / -slice), each a slice of each server, in
+// alternating order, so that a noisy machine affects both alike. It reports
+// throughput (calls/s), latency percentiles, server CPU per call (from
+// /proc/PID/stat), the ratios toolgate/bare over the whole run and per
+// round, the verdicts on the median of the rounds' ratios (throughput >=
+// 0.85, server CPU per call <= 1.2, p99 <= 1.2), the servers' peak RSS
+// (VmHWM) and threads, and checks that toolgate wrote exactly one
+// tools.jsonl line per call.
 //
 //	e2eload -toolgate bin/toolgate -bare bin/bareserver -clients 1,16,64 -duration 10s
 //
@@ -155,6 +157,9 @@ type point struct {
 	// ServerCPUPerCall and ClientCPUPerCall are CPU time per call, in µs.
 	ServerCPUPerCall float64 `json:"server_cpu_us_per_call"`
 	ClientCPUPerCall float64 `json:"client_cpu_us_per_call"`
+	// Rounds are the server's slices, one per round, in order (the
+	// server's CPU), for the per-round ratios of the verdicts.
+	Rounds []benchkit.Round `json:"rounds"`
 
 	lat        []time.Duration
 	serverTick int64
@@ -201,14 +206,19 @@ func runSlice(s *server, ws []*worker, d time.Duration, text string, p *point) {
 	p.Elapsed += elapsed
 	p.serverTick += st1 - st0
 	p.clientTick += ct1 - ct0
+	var calls int64
+	var lat []time.Duration
 	for _, w := range ws {
-		p.Calls += w.N
+		calls += w.N
 		p.Errors += w.Err
 		if p.FirstError == "" {
 			p.FirstError = w.Msg
 		}
-		p.lat = append(p.lat, w.Lat...)
+		lat = append(lat, w.Lat...)
 	}
+	p.Calls += calls
+	p.lat = append(p.lat, lat...)
+	p.Rounds = append(p.Rounds, benchkit.NewRound(calls, elapsed, st1-st0, lat))
 }
 
 func (p *point) finish() {
@@ -397,6 +407,11 @@ func report(w io.Writer, res *results) {
 			clients = append(clients, p.Clients)
 		}
 	}
+	type perRound struct {
+		n             int
+		thr, cpu, p99 benchkit.Ratios
+	}
+	var rounds []perRound
 	for _, n := range clients {
 		tg, bare := byKey[fmt.Sprintf("toolgate/%d", n)], byKey[fmt.Sprintf("bare/%d", n)]
 		for _, p := range []*point{tg, bare} {
@@ -405,12 +420,47 @@ func report(w io.Writer, res *results) {
 		}
 		fmt.Fprintf(tw, "%d\ttoolgate/bare\t%.2f\t%.2f\t%.2f\t%.2f\t\t%.2f\t\t\t\n", n, tg.Throughput/bare.Throughput,
 			ratio(tg.P50, bare.P50), ratio(tg.P90, bare.P90), ratio(tg.P99, bare.P99), tg.ServerCPUPerCall/bare.ServerCPUPerCall)
-		thr, p99 := tg.Throughput/bare.Throughput, ratio(tg.P99, bare.P99)
-		res.Verdicts = append(res.Verdicts,
-			benchkit.Verdict(fmt.Sprintf("%2d clients: throughput ratio %.2f (target >= 0.85)", n, thr), thr >= 0.85, fmt.Sprintf("%.0f%% short", (0.85-thr)/0.85*100)),
-			benchkit.Verdict(fmt.Sprintf("%2d clients: p99 ratio %.2f (target <= 1.2)", n, p99), p99 <= 1.2, fmt.Sprintf("%.0f%% over", (p99-1.2)/1.2*100)))
+		r := perRound{n: n,
+			thr: benchkit.RoundRatios(tg.Rounds, bare.Rounds, func(t, b benchkit.Round) (float64, bool) {
+				return t.Throughput() / b.Throughput(), b.Throughput() > 0
+			}),
+			cpu: benchkit.RoundRatios(tg.Rounds, bare.Rounds, func(t, b benchkit.Round) (float64, bool) { return t.CPU / b.CPU, b.CPU > 0 }),
+			p99: benchkit.RoundRatios(tg.Rounds, bare.Rounds, func(t, b benchkit.Round) (float64, bool) { return ratio(t.P99, b.P99), b.P99 > 0 }),
+		}
+		rounds = append(rounds, r)
+		for _, v := range []struct {
+			what        string
+			r           benchkit.Ratios
+			whole, goal float64
+			atMost      bool
+		}{
+			{"throughput", r.thr, tg.Throughput / bare.Throughput, 0.85, false},
+			{"server CPU per call", r.cpu, tg.ServerCPUPerCall / bare.ServerCPUPerCall, 1.2, true},
+			{"p99", r.p99, ratio(tg.P99, bare.P99), 1.2, true},
+		} {
+			if len(v.r) == 0 {
+				res.Verdicts = append(res.Verdicts, fmt.Sprintf("n/a     %2d clients: %s: the bare server measured nothing in any round", n, v.what))
+				continue
+			}
+			m := v.r.Median()
+			what := fmt.Sprintf("%2d clients: %s ratio %.3f (median of %d rounds, %.2f–%.2f; whole run %.2f)", n, v.what, m, len(v.r), slices.Min(v.r), slices.Max(v.r), v.whole)
+			if v.atMost {
+				res.Verdicts = append(res.Verdicts, benchkit.Verdict(what+fmt.Sprintf(" (target <= %.2f)", v.goal), m <= v.goal, fmt.Sprintf("%.1f%% over", (m-v.goal)/v.goal*100)))
+			} else {
+				res.Verdicts = append(res.Verdicts, benchkit.Verdict(what+fmt.Sprintf(" (target >= %.2f)", v.goal), m >= v.goal, fmt.Sprintf("%.1f%% short", (v.goal-m)/v.goal*100)))
+			}
+		}
 	}
 	tw.Flush()
+	if len(rounds) > 0 {
+		fmt.Fprintf(w, "\ntoolgate/bare per round (median [lowest-highest] of %d rounds):\n", len(rounds[0].cpu))
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "clients\tthroughput\tserver CPU per call\tp99\t")
+		for _, r := range rounds {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", r.n, r.thr, r.cpu, r.p99)
+		}
+		tw.Flush()
+	}
 	fmt.Fprintln(w)
 	for _, v := range res.Verdicts {
 		fmt.Fprintln(w, v)

@@ -20,15 +20,17 @@
 // HTTP, one initialize each, calling tools/call echo in a closed loop, 1,
 // 16 and 64 of them at a time by default; toolgate serves the upstream
 // with an empty prefix so the tool is "echo" everywhere. The measured time
-// is cut into slices that rotate between the targets, so a busy
-// machine affects them alike.
+// is cut into rounds (-duration / -slice), each a slice of every target in
+// rotating order, so a busy machine affects them alike.
 //
 // Reported per transport and client count: calls/s, latency percentiles,
 // the latency each proxy adds over direct (p50, p99, mean) and the ratio
-// added(toolgate)/added(minproxy) against the target (<= 1.2), CPU per
-// call of each proxy process (toolgate/minproxy against <= 1.15) and of the upstream process (from
-// /proc/PID/stat), peak RSS, and the record check (toolgate wrote exactly
-// one tools.jsonl line per call it answered).
+// added(toolgate)/added(minproxy), CPU per call of each proxy process and
+// of the upstream process (from /proc/PID/stat), the ratios over the whole
+// run and per round, the verdicts on the median of the rounds' ratios
+// (added p50 and p99 <= 1.2, proxy CPU per call <= 1.15), peak RSS, and
+// the record check (toolgate wrote exactly one tools.jsonl line per call
+// it answered).
 //
 // With -minproxy-published, the same minimal proxy built on mcp-go as
 // published (e2e/bench/stock) is a second baseline, as the end-to-end
@@ -163,6 +165,9 @@ type point struct {
 	ProxyCPU    float64 `json:"proxy_cpu_us_per_call"`
 	UpstreamCPU float64 `json:"upstream_cpu_us_per_call"`
 	ClientCPU   float64 `json:"client_cpu_us_per_call"`
+	// Rounds are the target's slices, one per round, in order (the proxy's
+	// CPU), for the per-round ratios of the verdicts.
+	Rounds []benchkit.Round `json:"rounds"`
 
 	lat                 []time.Duration
 	sum                 time.Duration
@@ -216,17 +221,22 @@ func runSlice(t *target, ws []*worker, d time.Duration, text string, p *point) {
 	p.pTick += p1 - p0
 	p.uTick += u1 - u0
 	p.cTick += c1 - c0
+	var calls int64
+	var lat []time.Duration
 	for _, w := range ws {
-		p.Calls += w.N
+		calls += w.N
 		p.Errors += w.Err
 		if p.FirstError == "" {
 			p.FirstError = w.Msg
 		}
-		p.lat = append(p.lat, w.Lat...)
+		lat = append(lat, w.Lat...)
 		for _, l := range w.Lat {
 			p.sum += l
 		}
 	}
+	p.Calls += calls
+	p.lat = append(p.lat, lat...)
+	p.Rounds = append(p.Rounds, benchkit.NewRound(calls, elapsed, p1-p0, lat))
 }
 
 func ticks(pid int) int64 {
@@ -620,17 +630,26 @@ func report(w io.Writer, res *results) {
 		}
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "clients\tthroughput tg/mcp-proxy\tadded p50 ms mcp-proxy / tg\tproxy CPU tg/mcp-proxy\t")
+		fmt.Fprintln(tw, "clients\tthroughput tg/mcp-proxy\tper round\tadded p50 ms mcp-proxy / tg\tproxy CPU tg/mcp-proxy\t")
 		for _, n := range ns {
 			a, x, c := by[key(tr, "direct", n)], by[key(tr, "mcp-proxy", n)], by[key(tr, "toolgate", n)]
 			if a == nil || x == nil || c == nil {
 				continue
 			}
-			r := benchkit.Ratio(c.Throughput, x.Throughput)
-			fmt.Fprintf(tw, "%d\t%.2f\t%s\t%.2f\t\n", n, r, benchkit.Ms(added(x.P50, a.P50))+" / "+benchkit.Ms(added(c.P50, a.P50)),
+			whole := benchkit.Ratio(c.Throughput, x.Throughput)
+			thr := benchkit.RoundRatios(c.Rounds, x.Rounds, func(c, x benchkit.Round) (float64, bool) {
+				return c.Throughput() / x.Throughput(), x.Throughput() > 0
+			})
+			fmt.Fprintf(tw, "%d\t%.2f\t%s\t%s\t%.2f\t\n", n, whole, thr, benchkit.Ms(added(x.P50, a.P50))+" / "+benchkit.Ms(added(c.P50, a.P50)),
 				benchkit.Ratio(c.ProxyCPU, x.ProxyCPU))
+			if len(thr) == 0 {
+				res.Verdicts = append(res.Verdicts, fmt.Sprintf("n/a     %-9s %2d clients: mcp-proxy answered no call in any round", tr, n))
+				continue
+			}
+			r := thr.Median()
 			res.Verdicts = append(res.Verdicts, benchkit.Verdict(
-				fmt.Sprintf("%-9s %2d clients: throughput toolgate/mcp-proxy %.3f (target >= 1.0)", tr, n, r), r >= 1, fmt.Sprintf("%.1f%% under", (1-r)*100)))
+				fmt.Sprintf("%-9s %2d clients: throughput toolgate/mcp-proxy %.3f (%s; whole run %.2f) (target >= 1.0)", tr, n, r, roundsNote(thr), whole),
+				r >= 1, fmt.Sprintf("%.1f%% under", (1-r)*100)))
 		}
 		tw.Flush()
 	}
@@ -678,13 +697,22 @@ var baselines = []baseline{
 
 // baselineRatios prints, for transport tr, what toolgate's hop costs
 // against the minimal proxy base: the latency each adds over direct, and
-// the ratios of throughput and proxy CPU, with the issue's verdicts
-// (added p50 and p99 <= 1.2, CPU per call <= 1.15). A verdict gives its
-// ratio to three places: one that is 1.1504 reads as missed, not as 1.15.
+// the ratios of throughput and proxy CPU, over the whole run and per round
+// (median and range), with the issue's verdicts on the medians (added p50
+// and p99 <= 1.2, CPU per call <= 1.15). A verdict gives its ratio to
+// three places: one that is 1.1504 reads as missed, not as 1.15.
 func baselineRatios(w io.Writer, res *results, tr string, base baseline, ns []int, at func(target string, n int) *point) {
 	fmt.Fprintf(w, "\nagainst %s (%s):\n", base.name, base.lib)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "clients\tadded p50 ms min / tg\tratio\tadded p99 ms min / tg\tratio\tadded mean ms min / tg\tratio\tthroughput tg/min\tproxy CPU tg/min\t")
+	type perRound struct {
+		n                  int
+		p50, p99, thr, cpu benchkit.Ratios
+		wholeP50, wholeP99 float64
+		okP50, okP99       bool
+		wholeCPU           float64
+	}
+	var rounds []perRound
 	for _, n := range ns {
 		a, b, c := at("direct", n), at(base.name, n), at("toolgate", n)
 		if a == nil || b == nil || c == nil {
@@ -705,21 +733,73 @@ func baselineRatios(w io.Writer, res *results, tr string, base baseline, ns []in
 		cpu := benchkit.Ratio(c.ProxyCPU, b.ProxyCPU)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", n, s50, r50, s99, r99, smean, rmean,
 			benchkit.Ratio(c.Throughput, b.Throughput), cpu)
-		for _, v := range []struct {
-			q  string
-			r  float64
-			ok bool
-		}{{"p50", v50, ok50}, {"p99", v99, ok99}} {
-			what := fmt.Sprintf("%-9s %2d clients: added %s latency toolgate/%s %.3f (target <= 1.2)", tr, n, v.q, base.name, v.r)
-			if !v.ok {
-				res.Verdicts = append(res.Verdicts, fmt.Sprintf("n/a     %-9s %2d clients: %s adds no %s latency over direct in this run", tr, n, base.name, v.q))
-				continue
-			}
-			res.Verdicts = append(res.Verdicts, benchkit.Verdict(what, v.r <= 1.2, fmt.Sprintf("%.1f%% over", (v.r-1.2)/1.2*100)))
+		pr := perRound{n: n, wholeP50: v50, wholeP99: v99, okP50: ok50, okP99: ok99, wholeCPU: cpu,
+			p50: addedRatios(a.Rounds, b.Rounds, c.Rounds, func(r benchkit.Round) time.Duration { return r.P50 }),
+			p99: addedRatios(a.Rounds, b.Rounds, c.Rounds, func(r benchkit.Round) time.Duration { return r.P99 }),
+			thr: benchkit.RoundRatios(c.Rounds, b.Rounds, func(c, b benchkit.Round) (float64, bool) {
+				return c.Throughput() / b.Throughput(), b.Throughput() > 0
+			}),
+			cpu: benchkit.RoundRatios(c.Rounds, b.Rounds, func(c, b benchkit.Round) (float64, bool) { return c.CPU / b.CPU, b.CPU > 0 }),
 		}
-		res.Verdicts = append(res.Verdicts, benchkit.Verdict(
-			fmt.Sprintf("%-9s %2d clients: proxy CPU per call toolgate/%s %.3f (target <= 1.15)", tr, n, base.name, cpu),
-			cpu <= 1.15, fmt.Sprintf("%.1f%% over", (cpu-1.15)/1.15*100)))
+		rounds = append(rounds, pr)
 	}
 	tw.Flush()
+	if len(rounds) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "per round (median [lowest-highest] of %d rounds):\n", len(rounds[0].cpu))
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "clients\tadded p50 tg/min\tadded p99 tg/min\tthroughput tg/min\tproxy CPU tg/min\t")
+	for _, pr := range rounds {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", pr.n, pr.p50, pr.p99, pr.thr, pr.cpu)
+	}
+	tw.Flush()
+	for _, pr := range rounds {
+		for _, v := range []struct {
+			q     string
+			r     benchkit.Ratios
+			whole float64
+			ok    bool
+		}{{"p50", pr.p50, pr.wholeP50, pr.okP50}, {"p99", pr.p99, pr.wholeP99, pr.okP99}} {
+			if len(v.r) == 0 {
+				res.Verdicts = append(res.Verdicts, fmt.Sprintf("n/a     %-9s %2d clients: %s adds no %s latency over direct in any round", tr, pr.n, base.name, v.q))
+				continue
+			}
+			m := v.r.Median()
+			whole := "n/a"
+			if v.ok {
+				whole = fmt.Sprintf("%.2f", v.whole)
+			}
+			res.Verdicts = append(res.Verdicts, benchkit.Verdict(
+				fmt.Sprintf("%-9s %2d clients: added %s latency toolgate/%s %.3f (%s; whole run %s) (target <= 1.2)", tr, pr.n, v.q, base.name, m, roundsNote(v.r), whole),
+				m <= 1.2, fmt.Sprintf("%.1f%% over", (m-1.2)/1.2*100)))
+		}
+		if len(pr.cpu) == 0 {
+			res.Verdicts = append(res.Verdicts, fmt.Sprintf("n/a     %-9s %2d clients: %s used no CPU time measurable in any round", tr, pr.n, base.name))
+			continue
+		}
+		m := pr.cpu.Median()
+		res.Verdicts = append(res.Verdicts, benchkit.Verdict(
+			fmt.Sprintf("%-9s %2d clients: proxy CPU per call toolgate/%s %.3f (%s; whole run %.2f) (target <= 1.15)", tr, pr.n, base.name, m, roundsNote(pr.cpu), pr.wholeCPU),
+			m <= 1.15, fmt.Sprintf("%.1f%% over", (m-1.15)/1.15*100)))
+	}
+}
+
+// addedRatios is, per round, the latency (of quantile q) toolgate adds
+// over direct against what the baseline adds, for the rounds where the
+// baseline adds some.
+func addedRatios(direct, base, tg []benchkit.Round, q func(benchkit.Round) time.Duration) benchkit.Ratios {
+	var out benchkit.Ratios
+	for i := range min(len(direct), len(base), len(tg)) {
+		if r, ok := addedRatio(added(q(tg[i]), q(direct[i])), added(q(base[i]), q(direct[i]))); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// roundsNote says what a verdict's ratio is: "median of 4 rounds,
+// 1.12–1.19".
+func roundsNote(r benchkit.Ratios) string {
+	return fmt.Sprintf("median of %d rounds, %.2f–%.2f", len(r), slices.Min(r), slices.Max(r))
 }

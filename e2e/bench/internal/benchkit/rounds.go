@@ -1,0 +1,81 @@
+package benchkit
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Round is what one target measured in one round of a run. The programs
+// cut a run into rounds, and each round gives every target one time slice
+// in turn, so the targets of a round ran in the same conditions and their
+// ratio is one measurement: a run of N rounds has N ratios of each kind,
+// whose median is the run's verdict ("ratios in one run, medians of ≥ 3").
+type Round struct {
+	Calls   int64         `json:"calls"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// CPU is the CPU time per call, in µs, of the process the ratio is
+	// about (the server, or the proxy; 0 for a target with none).
+	CPU float64       `json:"cpu_us_per_call"`
+	P50 time.Duration `json:"p50_ns"`
+	P99 time.Duration `json:"p99_ns"`
+}
+
+// NewRound is the round of a slice: calls answered in elapsed, with the
+// process's CPU ticks over the slice, and the latencies of the slice
+// (sorted here).
+func NewRound(calls int64, elapsed time.Duration, ticks int64, lat []time.Duration) Round {
+	r := Round{Calls: calls, Elapsed: elapsed}
+	if calls > 0 {
+		r.CPU = float64(ticks) / ClkTck * 1e6 / float64(calls)
+	}
+	slices.Sort(lat)
+	r.P50, r.P99 = Percentile(lat, 0.50), Percentile(lat, 0.99)
+	return r
+}
+
+// Throughput is the round's calls per second.
+func (r Round) Throughput() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Calls) / r.Elapsed.Seconds()
+}
+
+// Ratios are one ratio per round of a run.
+type Ratios []float64
+
+// RoundRatios is f(a[i], b[i]) for every round both targets measured
+// where f is defined (ok): the per-round ratios of two targets.
+func RoundRatios(a, b []Round, f func(a, b Round) (float64, bool)) Ratios {
+	var out Ratios
+	for i := range min(len(a), len(b)) {
+		if v, ok := f(a[i], b[i]); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Median of the ratios (the mean of the middle two for an even count); 0
+// when there are none.
+func (r Ratios) Median() float64 {
+	if len(r) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(r))
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// String is the median with the range of the rounds, "1.16 [1.12–1.19]",
+// or "n/a" when there are no ratios.
+func (r Ratios) String() string {
+	if len(r) == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f [%.2f–%.2f]", r.Median(), slices.Min(r), slices.Max(r))
+}

@@ -1,0 +1,41 @@
+package benchkit
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRatiosMedian(t *testing.T) {
+	for _, tc := range []struct {
+		r    Ratios
+		want float64
+		str  string
+	}{
+		{nil, 0, "n/a"},
+		{Ratios{1.2}, 1.2, "1.20 [1.20–1.20]"},
+		{Ratios{1.3, 1.1}, 1.2, "1.20 [1.10–1.30]"},
+		{Ratios{1.19, 1.12, 1.16}, 1.16, "1.16 [1.12–1.19]"},
+		{Ratios{0.9, 1.4, 1.0, 1.1}, 1.05, "1.05 [0.90–1.40]"},
+	} {
+		if got := tc.r.Median(); got < tc.want-1e-9 || got > tc.want+1e-9 {
+			t.Errorf("%v.Median() = %v, want %v", tc.r, got, tc.want)
+		}
+		if got := tc.r.String(); got != tc.str {
+			t.Errorf("%v.String() = %q, want %q", tc.r, got, tc.str)
+		}
+	}
+}
+
+func TestRoundRatios(t *testing.T) {
+	a := []Round{NewRound(200, time.Second, 30, []time.Duration{3, 1, 2}), NewRound(100, time.Second, 20, nil), NewRound(50, time.Second, 10, nil)}
+	b := []Round{NewRound(100, time.Second, 10, []time.Duration{2, 2, 2}), NewRound(0, time.Second, 0, nil)}
+	if a[0].CPU != 1500 || a[0].P50 != 2 || a[0].P99 != 3 || a[0].Throughput() != 200 {
+		t.Fatalf("round = %+v, throughput %v", a[0], a[0].Throughput())
+	}
+	// CPU per call: rounds beyond the shorter list, and rounds where b
+	// answered nothing, have no ratio.
+	got := RoundRatios(a, b, func(x, y Round) (float64, bool) { return x.CPU / y.CPU, y.CPU > 0 })
+	if len(got) != 1 || got[0] != 1.5 {
+		t.Fatalf("RoundRatios = %v, want [1.5]", got)
+	}
+}
