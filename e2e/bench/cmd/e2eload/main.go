@@ -443,7 +443,7 @@ func report(w io.Writer, res *results) {
 				continue
 			}
 			m := v.r.Median()
-			what := fmt.Sprintf("%2d clients: %s ratio %.3f (median of %d rounds, %.2f–%.2f; whole run %.2f)", n, v.what, m, len(v.r), slices.Min(v.r), slices.Max(v.r), v.whole)
+			what := fmt.Sprintf("%2d clients: %s ratio %.3f (%s; whole run %.2f)", n, v.what, m, v.r.Note(), v.whole)
 			if v.atMost {
 				res.Verdicts = append(res.Verdicts, benchkit.Verdict(what+fmt.Sprintf(" (target <= %.2f)", v.goal), m <= v.goal, fmt.Sprintf("%.1f%% over", (m-v.goal)/v.goal*100)))
 			} else {

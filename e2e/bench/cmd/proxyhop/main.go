@@ -648,7 +648,7 @@ func report(w io.Writer, res *results) {
 			}
 			r := thr.Median()
 			res.Verdicts = append(res.Verdicts, benchkit.Verdict(
-				fmt.Sprintf("%-9s %2d clients: throughput toolgate/mcp-proxy %.3f (%s; whole run %.2f) (target >= 1.0)", tr, n, r, roundsNote(thr), whole),
+				fmt.Sprintf("%-9s %2d clients: throughput toolgate/mcp-proxy %.3f (%s; whole run %.2f) (target >= 1.0)", tr, n, r, thr.Note(), whole),
 				r >= 1, fmt.Sprintf("%.1f%% under", (1-r)*100)))
 		}
 		tw.Flush()
@@ -771,7 +771,7 @@ func baselineRatios(w io.Writer, res *results, tr string, base baseline, ns []in
 				whole = fmt.Sprintf("%.2f", v.whole)
 			}
 			res.Verdicts = append(res.Verdicts, benchkit.Verdict(
-				fmt.Sprintf("%-9s %2d clients: added %s latency toolgate/%s %.3f (%s; whole run %s) (target <= 1.2)", tr, pr.n, v.q, base.name, m, roundsNote(v.r), whole),
+				fmt.Sprintf("%-9s %2d clients: added %s latency toolgate/%s %.3f (%s; whole run %s) (target <= 1.2)", tr, pr.n, v.q, base.name, m, v.r.Note(), whole),
 				m <= 1.2, fmt.Sprintf("%.1f%% over", (m-1.2)/1.2*100)))
 		}
 		if len(pr.cpu) == 0 {
@@ -780,7 +780,7 @@ func baselineRatios(w io.Writer, res *results, tr string, base baseline, ns []in
 		}
 		m := pr.cpu.Median()
 		res.Verdicts = append(res.Verdicts, benchkit.Verdict(
-			fmt.Sprintf("%-9s %2d clients: proxy CPU per call toolgate/%s %.3f (%s; whole run %.2f) (target <= 1.15)", tr, pr.n, base.name, m, roundsNote(pr.cpu), pr.wholeCPU),
+			fmt.Sprintf("%-9s %2d clients: proxy CPU per call toolgate/%s %.3f (%s; whole run %.2f) (target <= 1.15)", tr, pr.n, base.name, m, pr.cpu.Note(), pr.wholeCPU),
 			m <= 1.15, fmt.Sprintf("%.1f%% over", (m-1.15)/1.15*100)))
 	}
 }
@@ -796,10 +796,4 @@ func addedRatios(direct, base, tg []benchkit.Round, q func(benchkit.Round) time.
 		}
 	}
 	return out
-}
-
-// roundsNote says what a verdict's ratio is: "median of 4 rounds,
-// 1.12–1.19".
-func roundsNote(r benchkit.Ratios) string {
-	return fmt.Sprintf("median of %d rounds, %.2f–%.2f", len(r), slices.Min(r), slices.Max(r))
 }

@@ -79,3 +79,12 @@ func (r Ratios) String() string {
 	}
 	return fmt.Sprintf("%.2f [%.2f–%.2f]", r.Median(), slices.Min(r), slices.Max(r))
 }
+
+// Note says what a verdict's ratio is, the median: "median of 4 rounds,
+// 1.12–1.19" (the lowest and highest round).
+func (r Ratios) Note() string {
+	if len(r) == 0 {
+		return "no rounds"
+	}
+	return fmt.Sprintf("median of %d rounds, %.2f–%.2f", len(r), slices.Min(r), slices.Max(r))
+}

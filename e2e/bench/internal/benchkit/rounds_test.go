@@ -39,3 +39,12 @@ func TestRoundRatios(t *testing.T) {
 		t.Fatalf("RoundRatios = %v, want [1.5]", got)
 	}
 }
+
+func TestRatiosNote(t *testing.T) {
+	if got, want := (Ratios{1.19, 1.12, 1.16, 1.17}).Note(), "median of 4 rounds, 1.12–1.19"; got != want {
+		t.Errorf("Note() = %q, want %q", got, want)
+	}
+	if got := Ratios(nil).Note(); got != "no rounds" {
+		t.Errorf("Note() of none = %q", got)
+	}
+}
