@@ -9,7 +9,7 @@
 // cut into rounds (-duration / -slice), each a slice of each server, in
 // alternating order, so that a noisy machine affects both alike. It reports
 // throughput (calls/s), latency percentiles, server CPU per call (from
-// /proc/PID/stat), the ratios toolgate/bare over the whole run and per
+// the process's CPU-time clock), the ratios toolgate/bare over the whole run and per
 // round, the verdicts on the median of the rounds' ratios (throughput >=
 // 0.85, server CPU per call <= 1.2, p99 <= 1.2), the servers' peak RSS
 // (VmHWM) and threads, and checks that toolgate wrote exactly one
@@ -139,8 +139,6 @@ func (s *server) stop() {
 	}
 }
 
-const clkTck = 100 // USER_HZ on Linux
-
 // point is the measurement of one server at one client count.
 type point struct {
 	Server     string        `json:"server"`
@@ -161,9 +159,9 @@ type point struct {
 	// server's CPU), for the per-round ratios of the verdicts.
 	Rounds []benchkit.Round `json:"rounds"`
 
-	lat        []time.Duration
-	serverTick int64
-	clientTick int64
+	lat       []time.Duration
+	serverCPU time.Duration
+	clientCPU time.Duration
 }
 
 func newWorker(ctx context.Context, url string, hc *http.Client, proto string) (*worker, error) {
@@ -187,7 +185,7 @@ func runSlice(s *server, ws []*worker, d time.Duration, text string, p *point) {
 		w.Reset()
 	}
 	pid := s.cmd.Process.Pid
-	st0, ct0 := benchkit.CPUTicks(pid), benchkit.CPUTicks(0)
+	st0, ct0 := benchkit.CPUTime(pid), benchkit.CPUTime(0)
 	t0 := time.Now()
 	end := t0.Add(d)
 	var wg sync.WaitGroup
@@ -196,7 +194,7 @@ func runSlice(s *server, ws []*worker, d time.Duration, text string, p *point) {
 	}
 	wg.Wait()
 	elapsed := time.Since(t0)
-	st1, ct1 := benchkit.CPUTicks(pid), benchkit.CPUTicks(0)
+	st1, ct1 := benchkit.CPUTime(pid), benchkit.CPUTime(0)
 	for _, w := range ws {
 		s.calls += w.N
 	}
@@ -204,8 +202,8 @@ func runSlice(s *server, ws []*worker, d time.Duration, text string, p *point) {
 		return
 	}
 	p.Elapsed += elapsed
-	p.serverTick += st1 - st0
-	p.clientTick += ct1 - ct0
+	p.serverCPU += st1 - st0
+	p.clientCPU += ct1 - ct0
 	var calls int64
 	var lat []time.Duration
 	for _, w := range ws {
@@ -225,10 +223,7 @@ func (p *point) finish() {
 	if p.Elapsed > 0 {
 		p.Throughput = float64(p.Calls) / p.Elapsed.Seconds()
 	}
-	if p.Calls > 0 {
-		p.ServerCPUPerCall = float64(p.serverTick) / clkTck * 1e6 / float64(p.Calls)
-		p.ClientCPUPerCall = float64(p.clientTick) / clkTck * 1e6 / float64(p.Calls)
-	}
+	p.ServerCPUPerCall, p.ClientCPUPerCall = benchkit.PerCall(p.serverCPU, p.Calls), benchkit.PerCall(p.clientCPU, p.Calls)
 	slices.Sort(p.lat)
 	pct := func(q float64) time.Duration {
 		if len(p.lat) == 0 {

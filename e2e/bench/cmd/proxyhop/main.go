@@ -26,7 +26,7 @@
 // Reported per transport and client count: calls/s, latency percentiles,
 // the latency each proxy adds over direct (p50, p99, mean) and the ratio
 // added(toolgate)/added(minproxy), CPU per call of each proxy process and
-// of the upstream process (from /proc/PID/stat), the ratios over the whole
+// of the upstream process (from each process's CPU-time clock), the ratios over the whole
 // run and per round, the verdicts on the median of the rounds' ratios
 // (added p50 and p99 <= 1.2, proxy CPU per call <= 1.15), peak RSS, and
 // the record check (toolgate wrote exactly one tools.jsonl line per call
@@ -169,9 +169,9 @@ type point struct {
 	// CPU), for the per-round ratios of the verdicts.
 	Rounds []benchkit.Round `json:"rounds"`
 
-	lat                 []time.Duration
-	sum                 time.Duration
-	pTick, uTick, cTick int64
+	lat              []time.Duration
+	sum              time.Duration
+	pCPU, uCPU, cCPU time.Duration
 }
 
 func newWorkers(ctx context.Context, t *target, n int, hc *http.Client) ([]*worker, error) {
@@ -201,7 +201,7 @@ func runSlice(t *target, ws []*worker, d time.Duration, text string, p *point) {
 	for _, w := range ws {
 		w.Reset()
 	}
-	p0, u0, c0 := ticks(t.proxyPID), ticks(t.upPID), benchkit.CPUTicks(0)
+	p0, u0, c0 := cpuTime(t.proxyPID), cpuTime(t.upPID), benchkit.CPUTime(0)
 	t0 := time.Now()
 	end := t0.Add(d)
 	var wg sync.WaitGroup
@@ -210,7 +210,7 @@ func runSlice(t *target, ws []*worker, d time.Duration, text string, p *point) {
 	}
 	wg.Wait()
 	elapsed := time.Since(t0)
-	p1, u1, c1 := ticks(t.proxyPID), ticks(t.upPID), benchkit.CPUTicks(0)
+	p1, u1, c1 := cpuTime(t.proxyPID), cpuTime(t.upPID), benchkit.CPUTime(0)
 	for _, w := range ws {
 		t.calls += w.N
 	}
@@ -218,9 +218,9 @@ func runSlice(t *target, ws []*worker, d time.Duration, text string, p *point) {
 		return
 	}
 	p.Elapsed += elapsed
-	p.pTick += p1 - p0
-	p.uTick += u1 - u0
-	p.cTick += c1 - c0
+	p.pCPU += p1 - p0
+	p.uCPU += u1 - u0
+	p.cCPU += c1 - c0
 	var calls int64
 	var lat []time.Duration
 	for _, w := range ws {
@@ -239,21 +239,20 @@ func runSlice(t *target, ws []*worker, d time.Duration, text string, p *point) {
 	p.Rounds = append(p.Rounds, benchkit.NewRound(calls, elapsed, p1-p0, lat))
 }
 
-func ticks(pid int) int64 {
+// cpuTime is the CPU time of process pid; 0 for none (direct has no
+// proxy).
+func cpuTime(pid int) time.Duration {
 	if pid <= 0 {
 		return 0
 	}
-	return benchkit.CPUTicks(pid)
+	return benchkit.CPUTime(pid)
 }
 
 func (p *point) finish() {
 	if p.Elapsed > 0 {
 		p.Throughput = float64(p.Calls) / p.Elapsed.Seconds()
 	}
-	if p.Calls > 0 {
-		per := func(t int64) float64 { return float64(t) / benchkit.ClkTck * 1e6 / float64(p.Calls) }
-		p.ProxyCPU, p.UpstreamCPU, p.ClientCPU = per(p.pTick), per(p.uTick), per(p.cTick)
-	}
+	p.ProxyCPU, p.UpstreamCPU, p.ClientCPU = benchkit.PerCall(p.pCPU, p.Calls), benchkit.PerCall(p.uCPU, p.Calls), benchkit.PerCall(p.cCPU, p.Calls)
 	slices.Sort(p.lat)
 	if len(p.lat) > 0 {
 		p.Mean = p.sum / time.Duration(len(p.lat))

@@ -316,12 +316,9 @@ func once(cfg config, dir string, k, round int) (*sample, error) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	s.listed = time.Since(p.Started)
-	tick := func(pid int) time.Duration {
-		return time.Duration(benchkit.CPUTicks(pid)) * time.Second / benchkit.ClkTck
-	}
-	s.cpuTG = tick(p.PID())
+	s.cpuTG = benchkit.CPUTime(p.PID())
 	for _, c := range benchkit.Children(p.PID()) {
-		s.cpuChildren += tick(c)
+		s.cpuChildren += benchkit.CPUTime(c)
 	}
 
 	sess, err := initialize(hc, url)

@@ -24,10 +24,11 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sys/unix"
 )
 
-// ClkTck is USER_HZ on Linux: the unit of /proc/PID/stat CPU times.
-const ClkTck = 100
+// clkTck is USER_HZ on Linux: the unit of /proc/PID/stat CPU times.
+const clkTck = 100
 
 // FreeAddr returns a free 127.0.0.1 port as host:port.
 func FreeAddr() (string, error) {
@@ -137,9 +138,28 @@ func KB(s string) int64 {
 	return n
 }
 
-// CPUTicks is a process's user+system CPU time in clock ticks; pid 0 is
-// this process.
-func CPUTicks(pid int) int64 {
+// CPUTime is a process's CPU time, every thread's (those that have exited
+// included); pid 0 is this process, and a process that is gone has 0.
+//
+// It reads the process's CPU-time clock, the one clock_getcpuclockid(3)
+// names (Linux lets any process read another's), exact to the nanosecond:
+// /proc/PID/stat counts 10 ms ticks, which over a 1 s slice of a process
+// busy 60% of the time is ±2%. Where that clock cannot be read, it falls
+// back to the ticks.
+func CPUTime(pid int) time.Duration {
+	// MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED) of the kernel's
+	// include/linux/posix-timers.h; pid 0 is the caller.
+	clock := int32(^uint32(pid)<<3 | 2)
+	var ts unix.Timespec
+	if err := unix.ClockGettime(clock, &ts); err == nil {
+		return time.Duration(ts.Nano())
+	}
+	return time.Duration(cpuTicks(pid)) * time.Second / clkTck
+}
+
+// cpuTicks is a process's user+system CPU time in clock ticks, from
+// /proc/PID/stat; pid 0 is this process.
+func cpuTicks(pid int) int64 {
 	path := "/proc/self/stat"
 	if pid > 0 {
 		path = fmt.Sprintf("/proc/%d/stat", pid)

@@ -22,16 +22,22 @@ type Round struct {
 }
 
 // NewRound is the round of a slice: calls answered in elapsed, with the
-// process's CPU ticks over the slice, and the latencies of the slice
+// process's CPU time over the slice, and the latencies of the slice
 // (sorted here).
-func NewRound(calls int64, elapsed time.Duration, ticks int64, lat []time.Duration) Round {
+func NewRound(calls int64, elapsed, cpu time.Duration, lat []time.Duration) Round {
 	r := Round{Calls: calls, Elapsed: elapsed}
-	if calls > 0 {
-		r.CPU = float64(ticks) / ClkTck * 1e6 / float64(calls)
-	}
+	r.CPU = PerCall(cpu, calls)
 	slices.Sort(lat)
 	r.P50, r.P99 = Percentile(lat, 0.50), Percentile(lat, 0.99)
 	return r
+}
+
+// PerCall is cpu per call, in µs; 0 without calls.
+func PerCall(cpu time.Duration, calls int64) float64 {
+	if calls <= 0 {
+		return 0
+	}
+	return float64(cpu) / 1e3 / float64(calls)
 }
 
 // Throughput is the round's calls per second.

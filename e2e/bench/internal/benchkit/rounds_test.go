@@ -27,8 +27,9 @@ func TestRatiosMedian(t *testing.T) {
 }
 
 func TestRoundRatios(t *testing.T) {
-	a := []Round{NewRound(200, time.Second, 30, []time.Duration{3, 1, 2}), NewRound(100, time.Second, 20, nil), NewRound(50, time.Second, 10, nil)}
-	b := []Round{NewRound(100, time.Second, 10, []time.Duration{2, 2, 2}), NewRound(0, time.Second, 0, nil)}
+	ms := time.Millisecond
+	a := []Round{NewRound(200, time.Second, 300*ms, []time.Duration{3, 1, 2}), NewRound(100, time.Second, 200*ms, nil), NewRound(50, time.Second, 100*ms, nil)}
+	b := []Round{NewRound(100, time.Second, 100*ms, []time.Duration{2, 2, 2}), NewRound(0, time.Second, 0, nil)}
 	if a[0].CPU != 1500 || a[0].P50 != 2 || a[0].P99 != 3 || a[0].Throughput() != 200 {
 		t.Fatalf("round = %+v, throughput %v", a[0], a[0].Throughput())
 	}
