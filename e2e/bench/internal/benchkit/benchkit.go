@@ -1,7 +1,8 @@
 // Package benchkit holds what the end-to-end benchmark programs under
 // e2e/bench/cmd share: starting and stopping server processes, reading
-// their CPU time and memory from /proc, and latency percentiles. Linux
-// only (it reads /proc); every wait is bounded.
+// their CPU time (their CPU-time clocks) and memory (/proc), the rounds of
+// a run and their ratios, and latency percentiles. Linux only (it reads
+// /proc); every wait is bounded.
 package benchkit
 
 import (
