@@ -416,11 +416,9 @@ func report(w io.Writer, res *results) {
 		fmt.Fprintf(tw, "%d\ttoolgate/bare\t%.2f\t%.2f\t%.2f\t%.2f\t\t%.2f\t\t\t\n", n, tg.Throughput/bare.Throughput,
 			ratio(tg.P50, bare.P50), ratio(tg.P90, bare.P90), ratio(tg.P99, bare.P99), tg.ServerCPUPerCall/bare.ServerCPUPerCall)
 		r := perRound{n: n,
-			thr: benchkit.RoundRatios(tg.Rounds, bare.Rounds, func(t, b benchkit.Round) (float64, bool) {
-				return t.Throughput() / b.Throughput(), b.Throughput() > 0
-			}),
-			cpu: benchkit.RoundRatios(tg.Rounds, bare.Rounds, func(t, b benchkit.Round) (float64, bool) { return t.CPU / b.CPU, b.CPU > 0 }),
-			p99: benchkit.RoundRatios(tg.Rounds, bare.Rounds, func(t, b benchkit.Round) (float64, bool) { return ratio(t.P99, b.P99), b.P99 > 0 }),
+			thr: benchkit.RoundRatios(tg.Rounds, bare.Rounds, benchkit.Round.Throughput),
+			cpu: benchkit.RoundRatios(tg.Rounds, bare.Rounds, benchkit.CPUOf),
+			p99: benchkit.RoundRatios(tg.Rounds, bare.Rounds, benchkit.P99Of),
 		}
 		rounds = append(rounds, r)
 		for _, v := range []struct {

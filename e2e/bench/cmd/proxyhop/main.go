@@ -636,9 +636,7 @@ func report(w io.Writer, res *results) {
 				continue
 			}
 			whole := benchkit.Ratio(c.Throughput, x.Throughput)
-			thr := benchkit.RoundRatios(c.Rounds, x.Rounds, func(c, x benchkit.Round) (float64, bool) {
-				return c.Throughput() / x.Throughput(), x.Throughput() > 0
-			})
+			thr := benchkit.RoundRatios(c.Rounds, x.Rounds, benchkit.Round.Throughput)
 			fmt.Fprintf(tw, "%d\t%.2f\t%s\t%s\t%.2f\t\n", n, whole, thr, benchkit.Ms(added(x.P50, a.P50))+" / "+benchkit.Ms(added(c.P50, a.P50)),
 				benchkit.Ratio(c.ProxyCPU, x.ProxyCPU))
 			if len(thr) == 0 {
@@ -735,10 +733,8 @@ func baselineRatios(w io.Writer, res *results, tr string, base baseline, ns []in
 		pr := perRound{n: n, wholeP50: v50, wholeP99: v99, okP50: ok50, okP99: ok99, wholeCPU: cpu,
 			p50: addedRatios(a.Rounds, b.Rounds, c.Rounds, func(r benchkit.Round) time.Duration { return r.P50 }),
 			p99: addedRatios(a.Rounds, b.Rounds, c.Rounds, func(r benchkit.Round) time.Duration { return r.P99 }),
-			thr: benchkit.RoundRatios(c.Rounds, b.Rounds, func(c, b benchkit.Round) (float64, bool) {
-				return c.Throughput() / b.Throughput(), b.Throughput() > 0
-			}),
-			cpu: benchkit.RoundRatios(c.Rounds, b.Rounds, func(c, b benchkit.Round) (float64, bool) { return c.CPU / b.CPU, b.CPU > 0 }),
+			thr: benchkit.RoundRatios(c.Rounds, b.Rounds, benchkit.Round.Throughput),
+			cpu: benchkit.RoundRatios(c.Rounds, b.Rounds, benchkit.CPUOf),
 		}
 		rounds = append(rounds, pr)
 	}

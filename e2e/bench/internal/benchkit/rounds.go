@@ -51,13 +51,19 @@ func (r Round) Throughput() float64 {
 // Ratios are one ratio per round of a run.
 type Ratios []float64
 
-// RoundRatios is f(a[i], b[i]) for every round both targets measured
-// where f is defined (ok): the per-round ratios of two targets.
-func RoundRatios(a, b []Round, f func(a, b Round) (float64, bool)) Ratios {
+// CPUOf and P99Of are the quantities of a round, besides its
+// Throughput, that RoundRatios takes ratios of.
+func CPUOf(r Round) float64 { return r.CPU }
+func P99Of(r Round) float64 { return float64(r.P99) }
+
+// RoundRatios is q(a[i]) / q(b[i]) for every round both targets measured
+// where q(b[i]) is positive: the per-round ratios of two targets in the
+// quantity q (Round.Throughput, CPUOf, P99Of).
+func RoundRatios(a, b []Round, q func(Round) float64) Ratios {
 	var out Ratios
 	for i := range min(len(a), len(b)) {
-		if v, ok := f(a[i], b[i]); ok {
-			out = append(out, v)
+		if qb := q(b[i]); qb > 0 {
+			out = append(out, q(a[i])/qb)
 		}
 	}
 	return out

@@ -33,11 +33,15 @@ func TestRoundRatios(t *testing.T) {
 	if a[0].CPU != 1500 || a[0].P50 != 2 || a[0].P99 != 3 || a[0].Throughput() != 200 {
 		t.Fatalf("round = %+v, throughput %v", a[0], a[0].Throughput())
 	}
-	// CPU per call: rounds beyond the shorter list, and rounds where b
-	// answered nothing, have no ratio.
-	got := RoundRatios(a, b, func(x, y Round) (float64, bool) { return x.CPU / y.CPU, y.CPU > 0 })
-	if len(got) != 1 || got[0] != 1.5 {
-		t.Fatalf("RoundRatios = %v, want [1.5]", got)
+	// Rounds beyond the shorter list, and rounds where b answered nothing,
+	// have no ratio.
+	for _, tc := range []struct {
+		q    func(Round) float64
+		want float64
+	}{{CPUOf, 1.5}, {Round.Throughput, 2}, {P99Of, 1.5}} {
+		if got := RoundRatios(a, b, tc.q); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("RoundRatios = %v, want [%v]", got, tc.want)
+		}
 	}
 }
 
