@@ -421,28 +421,10 @@ func report(w io.Writer, res *results) {
 			p99: benchkit.RoundRatios(tg.Rounds, bare.Rounds, benchkit.P99Of),
 		}
 		rounds = append(rounds, r)
-		for _, v := range []struct {
-			what        string
-			r           benchkit.Ratios
-			whole, goal float64
-			atMost      bool
-		}{
-			{"throughput", r.thr, tg.Throughput / bare.Throughput, 0.85, false},
-			{"server CPU per call", r.cpu, tg.ServerCPUPerCall / bare.ServerCPUPerCall, 1.2, true},
-			{"p99", r.p99, ratio(tg.P99, bare.P99), 1.2, true},
-		} {
-			if len(v.r) == 0 {
-				res.Verdicts = append(res.Verdicts, fmt.Sprintf("n/a     %2d clients: %s: the bare server measured nothing in any round", n, v.what))
-				continue
-			}
-			m := v.r.Median()
-			what := fmt.Sprintf("%2d clients: %s ratio %.3f (%s; whole run %.2f)", n, v.what, m, v.r.Note(), v.whole)
-			if v.atMost {
-				res.Verdicts = append(res.Verdicts, benchkit.Verdict(what+fmt.Sprintf(" (target <= %.2f)", v.goal), m <= v.goal, fmt.Sprintf("%.1f%% over", (m-v.goal)/v.goal*100)))
-			} else {
-				res.Verdicts = append(res.Verdicts, benchkit.Verdict(what+fmt.Sprintf(" (target >= %.2f)", v.goal), m >= v.goal, fmt.Sprintf("%.1f%% short", (v.goal-m)/v.goal*100)))
-			}
-		}
+		res.Verdicts = append(res.Verdicts,
+			r.thr.AtLeast(fmt.Sprintf("%2d clients: throughput ratio", n), 0.85, fmt.Sprintf("%.2f", tg.Throughput/bare.Throughput)),
+			r.cpu.AtMost(fmt.Sprintf("%2d clients: server CPU per call ratio", n), 1.2, fmt.Sprintf("%.2f", tg.ServerCPUPerCall/bare.ServerCPUPerCall)),
+			r.p99.AtMost(fmt.Sprintf("%2d clients: p99 ratio", n), 1.2, fmt.Sprintf("%.2f", ratio(tg.P99, bare.P99))))
 	}
 	tw.Flush()
 	if len(rounds) > 0 {

@@ -92,11 +92,38 @@ func (r Ratios) String() string {
 	return fmt.Sprintf("%.2f [%.2f–%.2f]", r.Median(), slices.Min(r), slices.Max(r))
 }
 
-// Note says what a verdict's ratio is, the median: "median of 4 rounds,
+// note says what a verdict's ratio is, the median: "median of 4 rounds,
 // 1.12–1.19" (the lowest and highest round).
-func (r Ratios) Note() string {
+func (r Ratios) note() string {
 	if len(r) == 0 {
 		return "no rounds"
 	}
 	return fmt.Sprintf("median of %d rounds, %.2f–%.2f", len(r), slices.Min(r), slices.Max(r))
+}
+
+// AtMost is the verdict that the median of r is at most goal; AtLeast,
+// at least goal. what names the ratio, whole is the whole run's as the
+// report prints it ("n/a" where it has none). The median is given to
+// three places, so that 1.1504 reads as missed, not as 1.15; without
+// rounds the verdict is n/a.
+func (r Ratios) AtMost(what string, goal float64, whole string) string {
+	return r.verdict(what, goal, whole, true)
+}
+
+// AtLeast: see AtMost.
+func (r Ratios) AtLeast(what string, goal float64, whole string) string {
+	return r.verdict(what, goal, whole, false)
+}
+
+func (r Ratios) verdict(what string, goal float64, whole string, atMost bool) string {
+	if len(r) == 0 {
+		return "n/a     " + what + ": no round gave a ratio"
+	}
+	m := r.Median()
+	if atMost {
+		return Verdict(fmt.Sprintf("%s %.3f (%s; whole run %s) (target <= %g)", what, m, r.note(), whole, goal),
+			m <= goal, fmt.Sprintf("%.1f%% over", (m-goal)/goal*100))
+	}
+	return Verdict(fmt.Sprintf("%s %.3f (%s; whole run %s) (target >= %g)", what, m, r.note(), whole, goal),
+		m >= goal, fmt.Sprintf("%.1f%% short", (goal-m)/goal*100))
 }

@@ -45,11 +45,17 @@ func TestRoundRatios(t *testing.T) {
 	}
 }
 
-func TestRatiosNote(t *testing.T) {
-	if got, want := (Ratios{1.19, 1.12, 1.16, 1.17}).Note(), "median of 4 rounds, 1.12–1.19"; got != want {
-		t.Errorf("Note() = %q, want %q", got, want)
-	}
-	if got := Ratios(nil).Note(); got != "no rounds" {
-		t.Errorf("Note() of none = %q", got)
+func TestRatiosVerdict(t *testing.T) {
+	r := Ratios{1.19, 1.12, 1.16, 1.17}
+	for _, tc := range []struct{ got, want string }{
+		{r.AtMost("cpu", 1.2, "1.18"), "MET     cpu 1.165 (median of 4 rounds, 1.12–1.19; whole run 1.18) (target <= 1.2)"},
+		{r.AtMost("cpu", 1.15, "n/a"), "MISSED  cpu 1.165 (median of 4 rounds, 1.12–1.19; whole run n/a) (target <= 1.15): 1.3% over"},
+		{r.AtLeast("throughput", 1.2, "1.18"), "MISSED  throughput 1.165 (median of 4 rounds, 1.12–1.19; whole run 1.18) (target >= 1.2): 2.9% short"},
+		{r.AtLeast("throughput", 0.85, "1.18"), "MET     throughput 1.165 (median of 4 rounds, 1.12–1.19; whole run 1.18) (target >= 0.85)"},
+		{Ratios(nil).AtMost("p50", 1.2, "n/a"), "n/a     p50: no round gave a ratio"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got  %q\nwant %q", tc.got, tc.want)
+		}
 	}
 }
