@@ -15,6 +15,8 @@
 #   BENCH_PROXY_CLIENTS     proxy hop: client counts (default 1,16,64)
 #   BENCH_MCP_PROXY         proxy hop: a TBXark/mcp-proxy binary, built from its repository
 #                           (see docs/benchmarks.md); unset: that column is skipped, saying so
+#   BENCH_CANDIDATE         end to end and proxy hop: a second toolgate binary (a change under test),
+#                           measured against this checkout's in the same rounds (-candidate)
 #   BENCH_SCALE_K           scale: upstream counts (default 0,1,5,10,20; empty skips)
 #   BENCH_SCALE_N           scale: tools per upstream (default 100)
 #   BENCH_SCALE_ROUNDS      scale: rounds over every K, medians reported (default 3)
@@ -81,7 +83,7 @@ timeout 600 $GO test -run='^$' -bench='^BenchmarkGrepVsGrepRN$' -benchtime=5x -t
 # with clients of PROTOCOL (default 2025-11-25).
 e2e() {
 	section "end to end over loopback streamable HTTP (toolgate vs bare server on $3, echo tool, ${4:-2025-11-25} clients)"
-	timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$2" -protocol "${4:-2025-11-25}" \
+	timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$2" -protocol "${4:-2025-11-25}" ${BENCH_CANDIDATE:+-candidate "$BENCH_CANDIDATE"} \
 		-clients "$E2E_CLIENTS" -duration "$E2E_DURATION" -slice 2s -warmup 1s \
 		-json "$OUT/e2e-$1.json" 2>"$OUT/e2e-$1.stderr" | tee -a "$SUMMARY" || {
 		say "e2eload failed:"; tail -5 "$OUT/e2e-$1.stderr" | tee -a "$SUMMARY"; }
@@ -101,7 +103,7 @@ if [ "$PROXY_DURATION" != "0" ]; then
 	# toolgate's patched copy and on mcp-go v1.2.1 as published.
 	section "proxy hop: client -> upstream vs -> minimal mcp-go proxy -> upstream vs -> toolgate -> upstream (echo tool)"
 	timeout 900 "$OUT/proxyhop" -toolgate "$OUT/toolgate" -minproxy "$OUT/minproxy" -minproxy-published "$OUT/minproxy-stock" -upstream "$OUT/bareserver" \
-		-mcp-proxy "${BENCH_MCP_PROXY:-}" -transports "$PROXY_TRANSPORTS" -clients "$PROXY_CLIENTS" -duration "$PROXY_DURATION" -slice 1s -warmup 1s \
+		-mcp-proxy "${BENCH_MCP_PROXY:-}" ${BENCH_CANDIDATE:+-candidate "$BENCH_CANDIDATE"} -transports "$PROXY_TRANSPORTS" -clients "$PROXY_CLIENTS" -duration "$PROXY_DURATION" -slice 1s -warmup 1s \
 		-json "$OUT/proxyhop.json" 2>"$OUT/proxyhop.stderr" | tee -a "$SUMMARY" || {
 		say "proxyhop failed:"; tail -5 "$OUT/proxyhop.stderr" | tee -a "$SUMMARY"; }
 fi

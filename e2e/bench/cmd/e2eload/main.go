@@ -15,7 +15,13 @@
 // (VmHWM) and threads, and checks that toolgate wrote exactly one
 // tools.jsonl line per call.
 //
-//	e2eload -toolgate bin/toolgate -bare bin/bareserver -clients 1,16,64 -duration 10s
+// With -candidate, a second toolgate binary (a change under test) is
+// measured in the same rounds, configured as toolgate is, and the report
+// adds its ratios to toolgate's per round (median [lowest-highest]): a
+// before-and-after in one run. It has no verdicts; its records are
+// checked as toolgate's are.
+//
+//	e2eload -toolgate bin/toolgate -bare bin/bareserver -clients 1,16,64 -duration 10s [-candidate /path/to/toolgate-new]
 //
 // Every loop is bounded in time and in count; all traffic is on 127.0.0.1.
 package main
@@ -45,6 +51,7 @@ import (
 
 type config struct {
 	toolgate, bare string
+	candidate      string // a second toolgate binary, measured against -toolgate; empty: none
 	clients        []int
 	duration       time.Duration
 	slice          time.Duration
@@ -61,6 +68,7 @@ func main() {
 	var clients string
 	flag.StringVar(&cfg.toolgate, "toolgate", "bin/toolgate", "toolgate binary")
 	flag.StringVar(&cfg.bare, "bare", "bin/bareserver", "bare mcp-go server binary (bench/cmd/bareserver)")
+	flag.StringVar(&cfg.candidate, "candidate", "", "a second toolgate binary (a change under test), measured against -toolgate in the same rounds (empty: none)")
 	flag.StringVar(&clients, "clients", "1,16,64", "comma-separated concurrent client counts")
 	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per server and client count")
 	flag.DurationVar(&cfg.slice, "slice", 2*time.Second, "measured time is cut into slices of this length, alternating between the servers")
@@ -262,35 +270,44 @@ func run(cfg config) error {
 	if !cfg.keep {
 		defer os.RemoveAll(dir)
 	}
-	runsDir := filepath.Join(dir, "runs")
-	conf := fmt.Sprintf("runs_dir: %q\nlog:\n  level: %s\nmemory:\n  path: %q\ndiagnostics:\n  enabled: true\n",
-		runsDir, cfg.logLevel, filepath.Join(dir, "memory.db"))
-	confPath := filepath.Join(dir, "toolgate.yaml")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		return err
+	// startTG starts toolgate binary bin as the server name, with a
+	// config, a run archive, a memory database and a log of its own.
+	startTG := func(name, bin string) (*server, error) {
+		runsDir := filepath.Join(dir, "runs-"+name)
+		conf := fmt.Sprintf("runs_dir: %q\nlog:\n  level: %s\nmemory:\n  path: %q\ndiagnostics:\n  enabled: true\n",
+			runsDir, cfg.logLevel, filepath.Join(dir, "memory-"+name+".db"))
+		confPath := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+			return nil, err
+		}
+		logf, err := os.Create(filepath.Join(dir, name+".stderr"))
+		if err != nil {
+			return nil, err
+		}
+		addr, err := benchkit.FreeAddr()
+		if err != nil {
+			logf.Close()
+			return nil, err
+		}
+		s, err := startServer(name, []string{bin, "serve", "--http", addr, "--config", confPath}, logf, addr)
+		// The child has its own copy of the log's descriptor.
+		logf.Close()
+		if err != nil {
+			return nil, err
+		}
+		s.dir = runsDir
+		return s, nil
 	}
-
-	tgLog, err := os.Create(filepath.Join(dir, "toolgate.stderr"))
+	tg, err := startTG("toolgate", cfg.toolgate)
 	if err != nil {
 		return err
 	}
-	defer tgLog.Close()
+	defer tg.stop()
 	bareLog, err := os.Create(filepath.Join(dir, "bare.stderr"))
 	if err != nil {
 		return err
 	}
 	defer bareLog.Close()
-
-	tgAddr, err := benchkit.FreeAddr()
-	if err != nil {
-		return err
-	}
-	tg, err := startServer("toolgate", []string{cfg.toolgate, "serve", "--http", tgAddr, "--config", confPath}, tgLog, tgAddr)
-	if err != nil {
-		return err
-	}
-	defer tg.stop()
-	tg.dir = runsDir
 	bareAddr, err := benchkit.FreeAddr()
 	if err != nil {
 		return err
@@ -301,6 +318,16 @@ func run(cfg config) error {
 	}
 	defer bare.stop()
 	servers := []*server{tg, bare}
+	tgs := []*server{tg}
+	if cfg.candidate != "" {
+		cand, err := startTG(candidate, cfg.candidate)
+		if err != nil {
+			return err
+		}
+		defer cand.stop()
+		servers = append(servers, cand)
+		tgs = append(tgs, cand)
+	}
 
 	res := &results{Started: time.Now().UTC(), Servers: map[string]procRes{}, Records: map[string]int64{}}
 	res.Machine = benchkit.Machine()
@@ -339,11 +366,9 @@ func run(cfg config) error {
 			runSlice(s, ws[s], cfg.warmup, cfg.text, nil)
 		}
 		for r := range rounds {
-			order := servers
-			if r%2 == 1 {
-				order = []*server{servers[1], servers[0]}
-			}
-			for _, s := range order {
+			// Each round starts with the next server.
+			for i := range servers {
+				s := servers[(i+r)%len(servers)]
 				runSlice(s, ws[s], cfg.slice, cfg.text, pts[s])
 			}
 		}
@@ -366,9 +391,11 @@ func run(cfg config) error {
 	}
 	// toolgate writes a call's records before it answers, so the lines are
 	// all there now.
-	res.Records["toolgate_calls_sent"] = tg.calls
-	res.Records["tools_jsonl_lines"] = benchkit.CountLines(filepath.Join(runsDir, "*", "logs", "tools.jsonl"))
-	res.Records["errors_jsonl_lines"] = benchkit.CountLines(filepath.Join(runsDir, "*", "logs", "errors.jsonl"))
+	for _, s := range tgs {
+		res.Records[s.name+"_calls_sent"] = s.calls
+		res.Records[s.name+"_tools_jsonl_lines"] = benchkit.CountLines(filepath.Join(s.dir, "*", "logs", "tools.jsonl"))
+		res.Records[s.name+"_errors_jsonl_lines"] = benchkit.CountLines(filepath.Join(s.dir, "*", "logs", "errors.jsonl"))
+	}
 
 	report(os.Stdout, res)
 	if cfg.jsonOut != "" {
@@ -377,8 +404,10 @@ func run(cfg config) error {
 			return err
 		}
 	}
-	if res.Records["tools_jsonl_lines"] != tg.calls {
-		return fmt.Errorf("toolgate answered %d calls but wrote %d tools.jsonl lines", tg.calls, res.Records["tools_jsonl_lines"])
+	for _, s := range tgs {
+		if lines := res.Records[s.name+"_tools_jsonl_lines"]; lines != s.calls {
+			return fmt.Errorf("%s answered %d calls but wrote %d tools.jsonl lines", s.name, s.calls, lines)
+		}
 	}
 	for _, p := range res.Points {
 		if p.Errors > 0 {
@@ -409,7 +438,10 @@ func report(w io.Writer, res *results) {
 	var rounds []perRound
 	for _, n := range clients {
 		tg, bare := byKey[fmt.Sprintf("toolgate/%d", n)], byKey[fmt.Sprintf("bare/%d", n)]
-		for _, p := range []*point{tg, bare} {
+		for _, p := range []*point{tg, bare, byKey[fmt.Sprintf("%s/%d", candidate, n)]} {
+			if p == nil {
+				continue
+			}
 			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%d\t\n", p.Clients, p.Server, p.Throughput,
 				benchkit.Ms(p.P50), benchkit.Ms(p.P90), benchkit.Ms(p.P99), benchkit.Ms(p.Max), p.ServerCPUPerCall, p.ClientCPUPerCall, p.Errors)
 		}
@@ -436,18 +468,42 @@ func report(w io.Writer, res *results) {
 		}
 		tw.Flush()
 	}
+	if byKey[fmt.Sprintf("%s/%d", candidate, clients[0])] != nil {
+		fmt.Fprintf(w, "\ncandidate against toolgate, per round (median [lowest-highest]; a before-and-after in one run):\n")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "clients\tsrv CPU µs/call tg / cand\tserver CPU cand/tg\tp50 cand/tg\tp99 cand/tg\tthroughput cand/tg\t")
+		for _, n := range clients {
+			tg, c := byKey[fmt.Sprintf("toolgate/%d", n)], byKey[fmt.Sprintf("%s/%d", candidate, n)]
+			fmt.Fprintf(tw, "%d\t%.1f / %.1f\t%s\t%s\t%s\t%s\t\n", n, tg.ServerCPUPerCall, c.ServerCPUPerCall,
+				benchkit.RoundRatios(c.Rounds, tg.Rounds, benchkit.CPUOf),
+				benchkit.RoundRatios(c.Rounds, tg.Rounds, benchkit.P50Of),
+				benchkit.RoundRatios(c.Rounds, tg.Rounds, benchkit.P99Of),
+				benchkit.RoundRatios(c.Rounds, tg.Rounds, benchkit.Round.Throughput))
+		}
+		tw.Flush()
+	}
 	fmt.Fprintln(w)
 	for _, v := range res.Verdicts {
 		fmt.Fprintln(w, v)
 	}
 	fmt.Fprintln(w)
-	for _, name := range []string{"toolgate", "bare"} {
-		s := res.Servers[name]
-		fmt.Fprintf(w, "%-8s peak RSS (VmHWM) %s, RSS at end %s, threads %s, calls %d\n", name, s.VmHWM, s.VmRSS, s.Threads, s.Calls)
+	for _, name := range []string{"toolgate", "bare", candidate} {
+		s, ok := res.Servers[name]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "%-9s peak RSS (VmHWM) %s, RSS at end %s, threads %s, calls %d\n", name, s.VmHWM, s.VmRSS, s.Threads, s.Calls)
 	}
-	fmt.Fprintf(w, "records: toolgate answered %d calls, tools.jsonl has %d lines, errors.jsonl %d\n",
-		res.Records["toolgate_calls_sent"], res.Records["tools_jsonl_lines"], res.Records["errors_jsonl_lines"])
+	for _, name := range []string{"toolgate", candidate} {
+		if sent, ok := res.Records[name+"_calls_sent"]; ok {
+			fmt.Fprintf(w, "records: %s answered %d calls, tools.jsonl has %d lines, errors.jsonl %d\n",
+				name, sent, res.Records[name+"_tools_jsonl_lines"], res.Records[name+"_errors_jsonl_lines"])
+		}
+	}
 }
+
+// candidate is the server name of the second toolgate binary (-candidate).
+const candidate = "candidate"
 
 func ratio(a, b time.Duration) float64 {
 	if b == 0 {

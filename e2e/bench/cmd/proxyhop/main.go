@@ -44,7 +44,14 @@
 // streamable HTTP; toolgate's throughput is then compared with its. Without
 // the flag that column is skipped, and the report says so.
 //
-//	proxyhop -toolgate bin/toolgate -minproxy bin/minproxy -upstream bin/bareserver [-minproxy-published bin/minproxy-stock] [-mcp-proxy /path/to/mcp-proxy]
+// With -candidate, a second toolgate binary (a change under test) is one
+// more target, configured as toolgate is, and the report adds its ratios
+// to toolgate's, per round (median and range): a before-and-after
+// measured in one run, each round giving both the same slice of the
+// machine, where two runs an hour apart differ by more than most changes
+// do. It has no verdicts; its records are checked as toolgate's are.
+//
+//	proxyhop -toolgate bin/toolgate -minproxy bin/minproxy -upstream bin/bareserver [-minproxy-published bin/minproxy-stock] [-mcp-proxy /path/to/mcp-proxy] [-candidate /path/to/toolgate-new]
 //
 // Every loop is bounded in time and in count; all traffic is on 127.0.0.1.
 package main
@@ -78,6 +85,7 @@ type config struct {
 	toolgate, minproxy, upstream string
 	minproxyPub                  string // minproxy on mcp-go as published; empty: not measured
 	mcpProxy                     string // TBXark/mcp-proxy binary; empty: not measured
+	candidate                    string // a second toolgate binary, measured against -toolgate; empty: none
 	transports                   []string
 	clients                      []int
 	duration, slice, warmup      time.Duration
@@ -97,6 +105,7 @@ func main() {
 	flag.StringVar(&cfg.minproxyPub, "minproxy-published", "", "the minimal proxy built on mcp-go as published (e2e/bench/stock), a second baseline (empty: skipped)")
 	flag.StringVar(&cfg.upstream, "upstream", "bin/bareserver", "upstream server binary (e2e/bench/cmd/bareserver)")
 	flag.StringVar(&cfg.mcpProxy, "mcp-proxy", "", "TBXark/mcp-proxy binary, built from its repository (empty: that target is skipped)")
+	flag.StringVar(&cfg.candidate, "candidate", "", "a second toolgate binary (a change under test), measured against -toolgate in the same rounds (empty: none)")
 	flag.StringVar(&transports, "transports", "http,http+pool,stdio", "upstream transports to measure (http, http+pool, stdio)")
 	flag.StringVar(&clients, "clients", "1,16,64", "comma-separated concurrent client counts")
 	flag.DurationVar(&cfg.duration, "duration", 6*time.Second, "measured time per target, transport and client count")
@@ -312,9 +321,11 @@ func run(cfg config) error {
 		}
 	}
 	for _, tr := range cfg.transports {
-		sent, lines := res.Records[tr+"_toolgate_calls_sent"], res.Records[tr+"_tools_jsonl_lines"]
-		if sent != lines {
-			failures = append(failures, fmt.Sprintf("%s: toolgate answered %d calls but wrote %d tools.jsonl lines", tr, sent, lines))
+		for _, name := range []string{"toolgate", candidate} {
+			sent, ok := res.Records[tr+"_"+name+"_calls_sent"]
+			if lines := res.Records[tr+"_"+name+"_tools_jsonl_lines"]; ok && sent != lines {
+				failures = append(failures, fmt.Sprintf("%s: %s answered %d calls but wrote %d tools.jsonl lines", tr, name, sent, lines))
+			}
 		}
 	}
 	for _, p := range res.Points {
@@ -430,31 +441,49 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		mins = append(mins, pub)
 	}
 
-	runsDir := filepath.Join(dir, "runs-"+strings.ReplaceAll(tr, "+", "-"))
-	conf := fmt.Sprintf("runs_dir: %q\nlog:\n  level: %s\nmemory:\n  path: %q\nupstreams:\n  - name: up\n    prefix: \"\"\n%s",
-		runsDir, cfg.logLevel, filepath.Join(dir, "memory-"+strings.ReplaceAll(tr, "+", "-")+".db"), upCfg)
-	if cfg.tgMaxConc > 0 {
-		conf += fmt.Sprintf("    max_concurrency: %d\n", cfg.tgMaxConc)
-	}
-	confPath := filepath.Join(dir, "toolgate-"+strings.ReplaceAll(tr, "+", "-")+".yaml")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		return err
-	}
-	tgAddr, err := benchkit.FreeAddr()
-	if err != nil {
-		return err
-	}
-	tg, err := startHTTP("toolgate", []string{cfg.toolgate, "serve", "--http", tgAddr, "--config", confPath}, tgAddr)
-	if err != nil {
-		return err
-	}
-	tgt := &target{name: "toolgate", url: "http://" + tgAddr + "/mcp", proxyPID: tg.PID(), upPID: direct.upPID, runsDir: runsDir}
-	if tr == "stdio" {
-		if tgt.upPID = childNamed(tg.PID(), filepath.Base(cfg.upstream)); tgt.upPID == 0 {
-			return fmt.Errorf("cannot find toolgate's stdio child")
+	// startTG starts toolgate binary bin as the target name, with a
+	// config, a run archive and a memory database of its own.
+	startTG := func(name, bin string) (*target, error) {
+		base := name + "-" + strings.ReplaceAll(tr, "+", "-")
+		runsDir := filepath.Join(dir, "runs-"+base)
+		conf := fmt.Sprintf("runs_dir: %q\nlog:\n  level: %s\nmemory:\n  path: %q\nupstreams:\n  - name: up\n    prefix: \"\"\n%s",
+			runsDir, cfg.logLevel, filepath.Join(dir, "memory-"+base+".db"), upCfg)
+		if cfg.tgMaxConc > 0 {
+			conf += fmt.Sprintf("    max_concurrency: %d\n", cfg.tgMaxConc)
 		}
+		confPath := filepath.Join(dir, base+".yaml")
+		if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+			return nil, err
+		}
+		addr, err := benchkit.FreeAddr()
+		if err != nil {
+			return nil, err
+		}
+		p, err := startHTTP(name, []string{bin, "serve", "--http", addr, "--config", confPath}, addr)
+		if err != nil {
+			return nil, err
+		}
+		t := &target{name: name, url: "http://" + addr + "/mcp", proxyPID: p.PID(), upPID: direct.upPID, runsDir: runsDir}
+		if tr == "stdio" {
+			if t.upPID = childNamed(p.PID(), filepath.Base(cfg.upstream)); t.upPID == 0 {
+				return nil, fmt.Errorf("cannot find %s's stdio child", name)
+			}
+		}
+		return t, nil
 	}
-	targets := append(append([]*target{direct}, mins...), tgt)
+	tgt, err := startTG("toolgate", cfg.toolgate)
+	if err != nil {
+		return err
+	}
+	tgs := []*target{tgt}
+	if cfg.candidate != "" {
+		cand, err := startTG(candidate, cfg.candidate)
+		if err != nil {
+			return err
+		}
+		tgs = append(tgs, cand)
+	}
+	targets := append(append([]*target{direct}, mins...), tgs...)
 	if cfg.mcpProxy != "" {
 		tbx, err := startMCPProxy(cfg, dir, tr, direct.url, logf)
 		if err != nil {
@@ -474,7 +503,7 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		}()
 	}
 	fmt.Fprintf(os.Stderr, "proxyhop: %s: pids direct-upstream %d, minproxy %d (upstream %d), toolgate %d (upstream %d)\n",
-		tr, direct.upPID, minp.proxyPID, minp.upPID, tg.PID(), tgt.upPID)
+		tr, direct.upPID, minp.proxyPID, minp.upPID, tgt.proxyPID, tgt.upPID)
 
 	hc := &http.Client{Transport: &http.Transport{
 		Proxy: nil, MaxIdleConns: 2048, MaxIdleConnsPerHost: 1024,
@@ -529,7 +558,9 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		st := benchkit.Status(pid)
 		res.Memory = append(res.Memory, procMem{Name: tr + " " + name, VmHWM: st["VmHWM"], Threads: st["Threads"]})
 	}
-	mem("toolgate", tg.PID())
+	for _, t := range tgs {
+		mem(t.name, t.proxyPID)
+	}
 	for _, m := range mins {
 		mem(m.name, m.proxyPID)
 	}
@@ -538,13 +569,17 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		for _, m := range mins {
 			mem("upstream of "+m.name, m.upPID)
 		}
-		mem("upstream of toolgate", tgt.upPID)
+		for _, t := range tgs {
+			mem("upstream of "+t.name, t.upPID)
+		}
 	} else {
 		mem("upstream (shared)", direct.upPID)
 	}
 	// toolgate writes a call's record before it answers.
-	res.Records[tr+"_toolgate_calls_sent"] = tgt.calls
-	res.Records[tr+"_tools_jsonl_lines"] = benchkit.CountLines(filepath.Join(runsDir, "*", "logs", "tools.jsonl"))
+	for _, t := range tgs {
+		res.Records[tr+"_"+t.name+"_calls_sent"] = t.calls
+		res.Records[tr+"_"+t.name+"_tools_jsonl_lines"] = benchkit.CountLines(filepath.Join(t.runsDir, "*", "logs", "tools.jsonl"))
+	}
 	return nil
 }
 
@@ -605,7 +640,7 @@ func report(w io.Writer, res *results) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "clients\ttarget\tcalls/s\tp50 ms\tp90 ms\tp99 ms\tmean ms\tproxy CPU µs/call\tupstream CPU µs/call\terrors\t")
 		for _, n := range ns {
-			for _, t := range []string{"direct", "minproxy", minproxyPub, "toolgate", "mcp-proxy"} {
+			for _, t := range []string{"direct", "minproxy", minproxyPub, "toolgate", candidate, "mcp-proxy"} {
 				p := by[key(tr, t, n)]
 				if p == nil {
 					continue
@@ -619,10 +654,14 @@ func report(w io.Writer, res *results) {
 			}
 		}
 		tw.Flush()
+		at := func(t string, n int) *point { return by[key(tr, t, n)] }
 		for _, base := range baselines {
 			if by[key(tr, base.name, ns[0])] != nil {
-				baselineRatios(w, res, tr, base, ns, func(t string, n int) *point { return by[key(tr, t, n)] })
+				baselineRatios(w, res, tr, base, ns, at)
 			}
+		}
+		if by[key(tr, candidate, ns[0])] != nil {
+			candidateRatios(w, ns, at)
 		}
 		if by[key(tr, "mcp-proxy", ns[0])] == nil {
 			continue
@@ -654,16 +693,13 @@ func report(w io.Writer, res *results) {
 	for _, m := range res.Memory {
 		fmt.Fprintf(w, "peak RSS (VmHWM) %-36s %s, threads %s\n", m.Name, m.VmHWM, m.Threads)
 	}
-	var trNames []string
-	for k := range res.Records {
-		if tr, ok := strings.CutSuffix(k, "_toolgate_calls_sent"); ok {
-			trNames = append(trNames, tr)
+	for _, tr := range trs {
+		for _, name := range []string{"toolgate", candidate} {
+			if sent, ok := res.Records[tr+"_"+name+"_calls_sent"]; ok {
+				fmt.Fprintf(w, "records (%s): %s answered %d calls, tools.jsonl has %d lines\n", tr, name,
+					sent, res.Records[tr+"_"+name+"_tools_jsonl_lines"])
+			}
 		}
-	}
-	slices.Sort(trNames)
-	for _, tr := range trNames {
-		fmt.Fprintf(w, "records (%s): toolgate answered %d calls, tools.jsonl has %d lines\n", tr,
-			res.Records[tr+"_toolgate_calls_sent"], res.Records[tr+"_tools_jsonl_lines"])
 	}
 }
 
@@ -673,6 +709,9 @@ type worker = benchkit.Worker
 // minproxyPub is the target name of the minimal proxy on mcp-go as
 // published (-minproxy-published).
 const minproxyPub = "minproxy-published"
+
+// candidate is the target name of the second toolgate binary (-candidate).
+const candidate = "candidate"
 
 // baseline is a minimal proxy, by target name, and the mcp-go it is
 // built on.
@@ -757,4 +796,30 @@ func addedRatios(direct, base, tg []benchkit.Round, q func(benchkit.Round) time.
 		}
 	}
 	return out
+}
+
+// candidateRatios prints, for one transport, the candidate's figures
+// against toolgate's, per round (median [lowest-highest]): the proxy CPU
+// per call, the latency each adds over direct (p50, p99) and throughput.
+// Below 1 the candidate costs less (is faster), except throughput, where
+// above 1 it is.
+func candidateRatios(w io.Writer, ns []int, at func(target string, n int) *point) {
+	fmt.Fprintf(w, "\ncandidate against toolgate, per round (median [lowest-highest]; a before-and-after in one run):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "clients\tproxy CPU µs/call tg / cand\tproxy CPU cand/tg\tadded p50 cand/tg\tadded p99 cand/tg\tthroughput cand/tg\t")
+	for _, n := range ns {
+		a, tg, c := at("direct", n), at("toolgate", n), at(candidate, n)
+		if a == nil || tg == nil || c == nil {
+			continue
+		}
+		lat := func(q func(benchkit.Round) time.Duration) benchkit.Ratios {
+			return addedRatios(a.Rounds, tg.Rounds, c.Rounds, q)
+		}
+		fmt.Fprintf(tw, "%d\t%.1f / %.1f\t%s\t%s\t%s\t%s\t\n", n, tg.ProxyCPU, c.ProxyCPU,
+			benchkit.RoundRatios(c.Rounds, tg.Rounds, benchkit.CPUOf),
+			lat(func(r benchkit.Round) time.Duration { return r.P50 }),
+			lat(func(r benchkit.Round) time.Duration { return r.P99 }),
+			benchkit.RoundRatios(c.Rounds, tg.Rounds, benchkit.Round.Throughput))
+	}
+	tw.Flush()
 }

@@ -51,9 +51,10 @@ func (r Round) Throughput() float64 {
 // Ratios are one ratio per round of a run.
 type Ratios []float64
 
-// CPUOf and P99Of are the quantities of a round, besides its
+// CPUOf, P50Of and P99Of are the quantities of a round, besides its
 // Throughput, that RoundRatios takes ratios of.
 func CPUOf(r Round) float64 { return r.CPU }
+func P50Of(r Round) float64 { return float64(r.P50) }
 func P99Of(r Round) float64 { return float64(r.P99) }
 
 // RoundRatios is q(a[i]) / q(b[i]) for every round both targets measured
