@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -761,6 +762,7 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	// forwarderExited lets the response path wait until the forwarder can no
 	// longer be holding an undelivered notification.
 	forwarderExited := make(chan struct{})
+	fwd := &postForwarder{}
 
 	// When the response can stream, server requests issued while this message
 	// is being handled (for example elicitation/create from a tool handler)
@@ -797,10 +799,18 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 			requests: scopedRequests,
 			done:     done,
 			register: register,
+			start:    func() bool { return fwd.start() },
 		})
 	}
 
-	go func() {
+	// toolgate patch, item 31: the forwarder is started when something is
+	// about to be sent to this session (the senders call
+	// UpgradeToSSEWhenReceiveNotification first, and trySend starts it),
+	// not with every POST: most requests send nothing while they run, and
+	// a goroutine started, stopped and waited for on each of them is a
+	// hand-off between threads on every call. A listening stream serves
+	// broadcasts for its whole life, so its forwarder starts now.
+	fwd.run = func() {
 		defer close(forwarderExited)
 		defer func() {
 			if r := recover(); r != nil {
@@ -888,7 +898,12 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 				return
 			}
 		}
-	}()
+	}
+	if listening {
+		fwd.start()
+	} else {
+		session.addForwarder(fwd)
+	}
 
 	// Process message through MCPServer. toolgate patch, for speed: with
 	// the envelope decoded above (envelope.go), unless its id does not
@@ -908,8 +923,15 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	// remain, in their order ahead of the response. toolgate patch, item 30:
 	// whether or not there is an event store; v1.2.1 stopped it first only
 	// with one.
+	//
+	// toolgate patch, item 31: a forwarder that was never started has
+	// nothing to deliver, and none can start once finish has returned.
+	session.removeForwarder(fwd)
+	started := fwd.finish()
 	close(done)
-	<-forwarderExited
+	if started {
+		<-forwarderExited
+	}
 	if response == nil {
 		if !upgradedHeader {
 			w.WriteHeader(http.StatusAccepted)
@@ -1730,6 +1752,7 @@ type requestScopedSSE struct {
 	requests chan<- mcp.JSONRPCRequest
 	done     <-chan struct{}
 	register func()
+	start    func() bool // starts the POST's forwarder; false once the POST is done (toolgate patch, item 31; nil: it runs)
 }
 
 // trySend queues the request for the originating POST stream. It reports
@@ -1743,6 +1766,9 @@ func (r *requestScopedSSE) trySend(ctx context.Context, request mcp.JSONRPCReque
 	case <-r.done:
 		return false
 	default:
+	}
+	if r.start != nil && !r.start() {
+		return false
 	}
 	r.register()
 	select {
@@ -1769,6 +1795,11 @@ type streamableHttpSession struct {
 	resourceTemplates   *sessionResourceTemplatesStore
 	upgradeToSSE        atomic.Bool
 	logLevels           *sessionLogLevelsStore
+
+	// The forwarders of this session's POSTs in flight that have not
+	// started (toolgate patch, item 31).
+	fwdMu sync.Mutex
+	fwds  []*postForwarder
 
 	// Sampling support for bidirectional communication. toolgate patch,
 	// item 28: the queues of server-to-client requests are made when first
@@ -1894,6 +1925,65 @@ var (
 
 func (s *streamableHttpSession) UpgradeToSSEWhenReceiveNotification() {
 	s.upgradeToSSE.Store(true)
+	// toolgate patch, item 31: every sender calls this right before it
+	// sends on the notification channel; the forwarders of the POSTs in
+	// flight on this session start now, so that one of them takes the
+	// notification while its request runs, as when each POST started its
+	// own.
+	s.fwdMu.Lock()
+	waiting := s.fwds
+	s.fwds = nil
+	s.fwdMu.Unlock()
+	for _, f := range waiting {
+		f.start()
+	}
+}
+
+// postForwarder is a POST's notification forwarder, started on demand
+// (toolgate patch, item 31). Its state moves once from idle, either to
+// running (start: the goroutine runs) or to finished (finish: the POST is
+// answered and none will run); one compare-and-swap decides which.
+type postForwarder struct {
+	state atomic.Int32
+	run   func()
+}
+
+const (
+	forwarderIdle int32 = iota
+	forwarderRunning
+	forwarderFinished
+)
+
+// start starts the forwarder unless it has started or finished, and
+// reports whether it runs (or ran).
+func (f *postForwarder) start() bool {
+	if f.state.CompareAndSwap(forwarderIdle, forwarderRunning) {
+		go f.run()
+		return true
+	}
+	return f.state.Load() == forwarderRunning
+}
+
+// finish ends the forwarder's chance to start, and reports whether it
+// started: then it must be stopped and waited for.
+func (f *postForwarder) finish() bool {
+	return !f.state.CompareAndSwap(forwarderIdle, forwarderFinished)
+}
+
+// addForwarder and removeForwarder keep the forwarders of the POSTs in
+// flight on the session that have not started.
+func (s *streamableHttpSession) addForwarder(f *postForwarder) {
+	s.fwdMu.Lock()
+	s.fwds = append(s.fwds, f)
+	s.fwdMu.Unlock()
+}
+
+func (s *streamableHttpSession) removeForwarder(f *postForwarder) {
+	s.fwdMu.Lock()
+	if i := slices.Index(s.fwds, f); i >= 0 {
+		s.fwds = slices.Delete(s.fwds, i, i+1)
+	}
+	s.fwdMu.Unlock()
 }
 
 var _ SessionWithStreamableHTTPConfig = (*streamableHttpSession)(nil)

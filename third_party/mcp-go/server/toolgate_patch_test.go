@@ -180,6 +180,114 @@ func TestToolgateNotificationsBeforeTheAnswer(t *testing.T) {
 	}
 }
 
+// TestToolgateForwarderOnDemand: item 31: a POST's notification
+// forwarder starts when something is about to be sent to the session, not
+// with the POST, and a POST leaves nothing of it on the session. In both
+// eras: while a quiet tool runs, its POST's forwarder waits on the
+// session, not started; a tool that sends a notification finds it started
+// right after; once answered, the session holds no forwarder of either.
+func TestToolgateForwarderOnDemand(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false))
+	type seen struct {
+		sess          *streamableHttpSession
+		waiting       int   // forwarders waiting on the session while the tool ran
+		before, after int32 // this POST's forwarder's state, before and after a send
+		sent          bool
+	}
+	seenc := make(chan seen, 1)
+	probe := func(send bool) ServerTool {
+		name := "quiet"
+		if send {
+			name = "loud"
+		}
+		return ServerTool{Tool: mcp.NewTool(name), Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			sess, ok := ClientSessionFromContext(ctx).(*streamableHttpSession)
+			if !ok {
+				return nil, errors.New("not a streamable HTTP session")
+			}
+			sess.fwdMu.Lock()
+			v := seen{sess: sess, waiting: len(sess.fwds), before: -1, after: -1}
+			var f *postForwarder
+			if len(sess.fwds) == 1 {
+				f = sess.fwds[0]
+				v.before = f.state.Load()
+			}
+			sess.fwdMu.Unlock()
+			if send {
+				err := ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/message",
+					map[string]any{"level": "info", "data": "hello"})
+				v.sent = err == nil
+				if f != nil {
+					v.after = f.state.Load()
+				}
+			}
+			seenc <- v
+			return mcp.NewToolResultText("done"), nil
+		}}
+	}
+	s.AddTools(probe(false), probe(true))
+	h := NewStreamableHTTPServer(s)
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	for _, era := range []string{"2026-07-28", "2025-11-25"} {
+		var sessionID string
+		if era == "2025-11-25" {
+			sessionID = initializeSession(t, h)
+		}
+		for _, tool := range []string{"quiet", "loud"} {
+			meta := ""
+			if sessionID == "" {
+				meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"}`
+			}
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `"` + meta + `}}`
+			r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Accept", "application/json, text/event-stream")
+			r.Header.Set("Mcp-Protocol-Version", era)
+			if sessionID != "" {
+				r.Header.Set("Mcp-Session-Id", sessionID)
+			} else {
+				r.Header.Set("Mcp-Method", "tools/call")
+				r.Header.Set("Mcp-Name", tool)
+			}
+			resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var v seen
+			select {
+			case v = <-seenc:
+			default:
+				t.Fatalf("%s %s: the tool was not called: %d %s", era, tool, resp.StatusCode, b)
+			}
+			if !strings.Contains(string(b), `"text":"done"`) {
+				t.Fatalf("%s %s: no answer: %s", era, tool, b)
+			}
+			if v.waiting != 1 || v.before != forwarderIdle {
+				t.Errorf("%s %s: while the tool ran, %d forwarders waited on the session, this POST's in state %d; want 1, not started (%d)",
+					era, tool, v.waiting, v.before, forwarderIdle)
+			}
+			if tool == "loud" {
+				if !v.sent || v.after != forwarderRunning {
+					t.Errorf("%s: after a notification was sent (ok %v), the POST's forwarder is in state %d; want started (%d)",
+						era, v.sent, v.after, forwarderRunning)
+				}
+				if !strings.Contains(string(b), `"data":"hello"`) {
+					t.Errorf("%s: the notification is not in the answer: %s", era, b)
+				}
+			}
+			v.sess.fwdMu.Lock()
+			left := len(v.sess.fwds)
+			v.sess.fwdMu.Unlock()
+			if left != 0 {
+				t.Errorf("%s %s: the answered POST left %d forwarders on the session", era, tool, left)
+			}
+		}
+	}
+}
+
 // initializeSession initializes a 2025-11-25 session with h and returns
 // its ID.
 func initializeSession(t *testing.T, h http.Handler) string {
