@@ -15,8 +15,8 @@
 #   BENCH_PROXY_CLIENTS     proxy hop: client counts (default 1,16,64)
 #   BENCH_MCP_PROXY         proxy hop: a TBXark/mcp-proxy binary, built from its repository
 #                           (see docs/benchmarks.md); unset: that column is skipped, saying so
-#   BENCH_CANDIDATE         end to end and proxy hop: a second toolgate binary (a change under test),
-#                           measured against this checkout's in the same rounds (-candidate)
+#   BENCH_CANDIDATE         end to end and proxy hop: a second toolgate binary (a change under test,
+#                           built with -trimpath), measured against this checkout's in the same rounds
 #   BENCH_SCALE_K           scale: upstream counts (default 0,1,5,10,20; empty skips)
 #   BENCH_SCALE_N           scale: tools per upstream (default 100)
 #   BENCH_SCALE_ROUNDS      scale: rounds over every K, medians reported (default 3)
@@ -48,7 +48,9 @@ say "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(npro
 say "raw outputs: $OUT"
 
 echo "building..." >&2
-$GO build -o "$OUT/toolgate" ./cmd/toolgate
+# -trimpath: a BENCH_CANDIDATE built so lays out like this one
+# (e2e/bench/README.md, "A change measured before and after").
+$GO build -trimpath -o "$OUT/toolgate" ./cmd/toolgate
 $GO build -o "$OUT/bareserver" ./e2e/bench/cmd/bareserver
 # The same server on mcp-go as published (e2e/bench/stock/go.mod).
 (cd e2e/bench/stock && $GO build -o "$OUT/bareserver-stock" github.com/toolgate/toolgate/e2e/bench/cmd/bareserver)
