@@ -7,7 +7,7 @@
 // clients per server (mcp-go's client, one initialize each), warms up, and
 // then measures tools/call in a closed loop per client. The measured time is
 // cut into rounds (-duration / -slice), each a slice of each server, in
-// alternating order, so that a noisy machine affects both alike. It reports
+// rotating order, so that a noisy machine affects them alike. It reports
 // throughput (calls/s), latency percentiles, server CPU per call (from
 // the process's CPU-time clock), the ratios toolgate/bare over the whole run and per
 // round, the verdicts on the median of the rounds' ratios (throughput >=
@@ -71,7 +71,7 @@ func main() {
 	flag.StringVar(&cfg.candidate, "candidate", "", "a second toolgate binary (a change under test), measured against -toolgate in the same rounds (empty: none)")
 	flag.StringVar(&clients, "clients", "1,16,64", "comma-separated concurrent client counts")
 	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per server and client count")
-	flag.DurationVar(&cfg.slice, "slice", 2*time.Second, "measured time is cut into slices of this length, alternating between the servers")
+	flag.DurationVar(&cfg.slice, "slice", 2*time.Second, "measured time is cut into slices of this length, rotating between the servers")
 	flag.DurationVar(&cfg.warmup, "warmup", time.Second, "warm-up per server and client count (not measured)")
 	flag.StringVar(&cfg.text, "text", "hello, toolgate", "echo argument")
 	flag.StringVar(&cfg.protocol, "protocol", "2025-11-25", "protocol version the clients initialize with (2026-07-28: stateless requests, no session)")

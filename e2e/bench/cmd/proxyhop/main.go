@@ -410,6 +410,16 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 	if minIdle > 0 && tr != "stdio" {
 		mpArgs = append(mpArgs, "-upstream-idle-conns", strconv.Itoa(minIdle))
 	}
+	// ownUpstream finds, over stdio, the upstream child t's proxy started.
+	ownUpstream := func(t *target) error {
+		if tr != "stdio" {
+			return nil
+		}
+		if t.upPID = childNamed(t.proxyPID, filepath.Base(cfg.upstream)); t.upPID == 0 {
+			return fmt.Errorf("cannot find %s's stdio child", t.name)
+		}
+		return nil
+	}
 	// startMin starts a minimal proxy (binary bin) as the target name.
 	startMin := func(name, bin string) (*target, error) {
 		addr, err := benchkit.FreeAddr()
@@ -421,12 +431,7 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 			return nil, err
 		}
 		t := &target{name: name, url: "http://" + addr + "/mcp", proxyPID: p.PID(), upPID: direct.upPID}
-		if tr == "stdio" {
-			if t.upPID = childNamed(p.PID(), filepath.Base(cfg.upstream)); t.upPID == 0 {
-				return nil, fmt.Errorf("cannot find %s's stdio child", name)
-			}
-		}
-		return t, nil
+		return t, ownUpstream(t)
 	}
 	minp, err := startMin("minproxy", cfg.minproxy)
 	if err != nil {
@@ -464,12 +469,7 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 			return nil, err
 		}
 		t := &target{name: name, url: "http://" + addr + "/mcp", proxyPID: p.PID(), upPID: direct.upPID, runsDir: runsDir}
-		if tr == "stdio" {
-			if t.upPID = childNamed(p.PID(), filepath.Base(cfg.upstream)); t.upPID == 0 {
-				return nil, fmt.Errorf("cannot find %s's stdio child", name)
-			}
-		}
-		return t, nil
+		return t, ownUpstream(t)
 	}
 	tgt, err := startTG("toolgate", cfg.toolgate)
 	if err != nil {
@@ -491,10 +491,8 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		}
 		stops = append(stops, func() { tbx.proc.Stop(15 * time.Second) })
 		tbx.upPID = direct.upPID
-		if tr == "stdio" {
-			if tbx.upPID = childNamed(tbx.proxyPID, filepath.Base(cfg.upstream)); tbx.upPID == 0 {
-				return fmt.Errorf("cannot find mcp-proxy's stdio child")
-			}
+		if err := ownUpstream(tbx.target); err != nil {
+			return err
 		}
 		targets = append(targets, tbx.target)
 		defer func() {
