@@ -107,7 +107,10 @@ fuzz:
 
 # Benchmarks: pipeline cost in process, end to end vs a bare mcp-go server,
 # grep_files vs grep -rn; ratios against baselines measured in the same run.
+# The replica benchmark needs haproxy, installed here when missing as `test`
+# installs its services.
 bench:
+	@$(MAKE) --no-print-directory services DEB_TOOLS=haproxy:haproxy
 	GO=$(GO) ./e2e/bench/run.sh
 
 # The official MCP conformance suite alone (it also runs within `unit`).
