@@ -288,6 +288,20 @@ type results struct {
 	Verdicts []string         `json:"verdicts"`
 }
 
+// setRecords and records keep, per transport and toolgate target, the
+// calls it answered and the lines its tools.jsonl has (Records, in the
+// JSON output, as "<transport>_<target>_calls_sent" and
+// "<transport>_<target>_tools_jsonl_lines").
+func (r *results) setRecords(tr, name string, sent, lines int64) {
+	r.Records[tr+"_"+name+"_calls_sent"] = sent
+	r.Records[tr+"_"+name+"_tools_jsonl_lines"] = lines
+}
+
+func (r *results) records(tr, name string) (sent, lines int64, ok bool) {
+	sent, ok = r.Records[tr+"_"+name+"_calls_sent"]
+	return sent, r.Records[tr+"_"+name+"_tools_jsonl_lines"], ok
+}
+
 func run(cfg config) error {
 	dir, err := os.MkdirTemp("", "toolgate-proxyhop-")
 	if err != nil {
@@ -321,9 +335,8 @@ func run(cfg config) error {
 		}
 	}
 	for _, tr := range cfg.transports {
-		for _, name := range []string{"toolgate", candidate} {
-			sent, ok := res.Records[tr+"_"+name+"_calls_sent"]
-			if lines := res.Records[tr+"_"+name+"_tools_jsonl_lines"]; ok && sent != lines {
+		for _, name := range toolgates {
+			if sent, lines, ok := res.records(tr, name); ok && sent != lines {
 				failures = append(failures, fmt.Sprintf("%s: %s answered %d calls but wrote %d tools.jsonl lines", tr, name, sent, lines))
 			}
 		}
@@ -433,18 +446,11 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		t := &target{name: name, url: "http://" + addr + "/mcp", proxyPID: p.PID(), upPID: direct.upPID}
 		return t, ownUpstream(t)
 	}
-	minp, err := startMin("minproxy", cfg.minproxy)
+	mins, err := startEach(startMin, named{"minproxy", cfg.minproxy}, named{minproxyPub, cfg.minproxyPub})
 	if err != nil {
 		return err
 	}
-	mins := []*target{minp}
-	if cfg.minproxyPub != "" {
-		pub, err := startMin(minproxyPub, cfg.minproxyPub)
-		if err != nil {
-			return err
-		}
-		mins = append(mins, pub)
-	}
+	minp := mins[0]
 
 	// startTG starts toolgate binary bin as the target name, with a
 	// config, a run archive and a memory database of its own.
@@ -471,18 +477,11 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 		t := &target{name: name, url: "http://" + addr + "/mcp", proxyPID: p.PID(), upPID: direct.upPID, runsDir: runsDir}
 		return t, ownUpstream(t)
 	}
-	tgt, err := startTG("toolgate", cfg.toolgate)
+	tgs, err := startEach(startTG, named{"toolgate", cfg.toolgate}, named{candidate, cfg.candidate})
 	if err != nil {
 		return err
 	}
-	tgs := []*target{tgt}
-	if cfg.candidate != "" {
-		cand, err := startTG(candidate, cfg.candidate)
-		if err != nil {
-			return err
-		}
-		tgs = append(tgs, cand)
-	}
+	tgt := tgs[0]
 	targets := append(append([]*target{direct}, mins...), tgs...)
 	if cfg.mcpProxy != "" {
 		tbx, err := startMCPProxy(cfg, dir, tr, direct.url, logf)
@@ -575,10 +574,29 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 	}
 	// toolgate writes a call's record before it answers.
 	for _, t := range tgs {
-		res.Records[tr+"_"+t.name+"_calls_sent"] = t.calls
-		res.Records[tr+"_"+t.name+"_tools_jsonl_lines"] = benchkit.CountLines(filepath.Join(t.runsDir, "*", "logs", "tools.jsonl"))
+		res.setRecords(tr, t.name, t.calls, benchkit.CountLines(filepath.Join(t.runsDir, "*", "logs", "tools.jsonl")))
 	}
 	return nil
+}
+
+// named is a target's name and its binary.
+type named struct{ name, bin string }
+
+// startEach starts, with start, every target whose binary is given, in
+// order; the first is always given (its flag has a default).
+func startEach(start func(name, bin string) (*target, error), ts ...named) ([]*target, error) {
+	var out []*target
+	for _, t := range ts {
+		if t.bin == "" {
+			continue
+		}
+		st, err := start(t.name, t.bin)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // childNamed is the first child of pid whose comm is name (cut to 15
@@ -692,10 +710,9 @@ func report(w io.Writer, res *results) {
 		fmt.Fprintf(w, "peak RSS (VmHWM) %-36s %s, threads %s\n", m.Name, m.VmHWM, m.Threads)
 	}
 	for _, tr := range trs {
-		for _, name := range []string{"toolgate", candidate} {
-			if sent, ok := res.Records[tr+"_"+name+"_calls_sent"]; ok {
-				fmt.Fprintf(w, "records (%s): %s answered %d calls, tools.jsonl has %d lines\n", tr, name,
-					sent, res.Records[tr+"_"+name+"_tools_jsonl_lines"])
+		for _, name := range toolgates {
+			if sent, lines, ok := res.records(tr, name); ok {
+				fmt.Fprintf(w, "records (%s): %s answered %d calls, tools.jsonl has %d lines\n", tr, name, sent, lines)
 			}
 		}
 	}
@@ -710,6 +727,9 @@ const minproxyPub = "minproxy-published"
 
 // candidate is the target name of the second toolgate binary (-candidate).
 const candidate = "candidate"
+
+// toolgates are the targets that run toolgate, and keep records.
+var toolgates = []string{"toolgate", candidate}
 
 // baseline is a minimal proxy, by target name, and the mcp-go it is
 // built on.
@@ -756,8 +776,8 @@ func baselineRatios(w io.Writer, res *results, tr string, base baseline, ns []in
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t\n", n, s50, r50, s99, r99, smean, rmean,
 			benchkit.Ratio(c.Throughput, b.Throughput), cpu)
 		pr := perRound{n: n, rounds: len(c.Rounds),
-			p50: addedRatios(a.Rounds, b.Rounds, c.Rounds, func(r benchkit.Round) time.Duration { return r.P50 }),
-			p99: addedRatios(a.Rounds, b.Rounds, c.Rounds, func(r benchkit.Round) time.Duration { return r.P99 }),
+			p50: addedRatios(a.Rounds, b.Rounds, c.Rounds, benchkit.P50Of),
+			p99: addedRatios(a.Rounds, b.Rounds, c.Rounds, benchkit.P99Of),
 			thr: benchkit.RoundRatios(c.Rounds, b.Rounds, benchkit.Round.Throughput),
 			cpu: benchkit.RoundRatios(c.Rounds, b.Rounds, benchkit.CPUOf),
 		}
@@ -783,14 +803,14 @@ func baselineRatios(w io.Writer, res *results, tr string, base baseline, ns []in
 	tw.Flush()
 }
 
-// addedRatios is, per round, the latency (of quantile q) toolgate adds
-// over direct against what the baseline adds, for the rounds where the
-// baseline adds some.
-func addedRatios(direct, base, tg []benchkit.Round, q func(benchkit.Round) time.Duration) benchkit.Ratios {
+// addedRatios is, per round, the latency (of quantile q: benchkit.P50Of,
+// P99Of) toolgate adds over direct against what the baseline adds, for the
+// rounds where the baseline adds some.
+func addedRatios(direct, base, tg []benchkit.Round, q func(benchkit.Round) float64) benchkit.Ratios {
 	var out benchkit.Ratios
 	for i := range min(len(direct), len(base), len(tg)) {
-		if r, ok := addedRatio(added(q(tg[i]), q(direct[i])), added(q(base[i]), q(direct[i]))); ok {
-			out = append(out, r)
+		if b := q(base[i]) - q(direct[i]); b > 0 {
+			out = append(out, (q(tg[i])-q(direct[i]))/b)
 		}
 	}
 	return out
@@ -810,13 +830,10 @@ func candidateRatios(w io.Writer, ns []int, at func(target string, n int) *point
 		if a == nil || tg == nil || c == nil {
 			continue
 		}
-		lat := func(q func(benchkit.Round) time.Duration) benchkit.Ratios {
-			return addedRatios(a.Rounds, tg.Rounds, c.Rounds, q)
-		}
 		fmt.Fprintf(tw, "%d\t%.1f / %.1f\t%s\t%s\t%s\t%s\t\n", n, tg.ProxyCPU, c.ProxyCPU,
 			benchkit.RoundRatios(c.Rounds, tg.Rounds, benchkit.CPUOf),
-			lat(func(r benchkit.Round) time.Duration { return r.P50 }),
-			lat(func(r benchkit.Round) time.Duration { return r.P99 }),
+			addedRatios(a.Rounds, tg.Rounds, c.Rounds, benchkit.P50Of),
+			addedRatios(a.Rounds, tg.Rounds, c.Rounds, benchkit.P99Of),
 			benchkit.RoundRatios(c.Rounds, tg.Rounds, benchkit.Round.Throughput))
 	}
 	tw.Flush()
