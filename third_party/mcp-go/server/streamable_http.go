@@ -799,7 +799,7 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 			requests: scopedRequests,
 			done:     done,
 			register: register,
-			start:    func() bool { return fwd.start() },
+			start:    fwd.start,
 		})
 	}
 
