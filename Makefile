@@ -42,7 +42,8 @@ COPY_FUZZ_TARGETS := \
 	./mcp:FuzzToolgateHeaderName \
 	./mcp:FuzzToolgateMetaUnmarshal \
 	./mcp:FuzzToolgateAppendPlain \
-	./jsonscan:FuzzToolgateElements
+	./jsonscan:FuzzToolgateElements \
+	./client/transport:FuzzToolgateJSONResponse
 
 .PHONY: run build test peers services vet unit fuzz bench conformance clean
 

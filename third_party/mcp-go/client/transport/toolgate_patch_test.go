@@ -1,10 +1,20 @@
 package transport
 
-// toolgate patch: the fast path of item 22 is taken where it is meant to be
-// (third_party/README.md); what it decodes is held to v1.2.1's by toolgate's
-// FuzzStdioClientResponse.
+// toolgate patch: the fast paths of items 22 and 32 are taken where they
+// are meant to be (third_party/README.md); what they decode is held to
+// v1.2.1's by toolgate's FuzzStdioClientResponse.
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
 
 // TestToolgateResponseDecodedOnce: a response line is read whole by the
 // one decoding; a line with a method is read for its kind there (and as a
@@ -38,4 +48,122 @@ func TestToolgateResponseDecodedOnce(t *testing.T) {
 			t.Errorf("%s: taken for a response by the one decoding; it is the old path's", line)
 		}
 	}
+}
+
+// TestToolgateResponseScanned: the lines an upstream sends most (a result,
+// a notification, a request) are read by item 32's scan, not by
+// reflection; a line the scan cannot read exactly as json.Unmarshal would
+// is left to it.
+func TestToolgateResponseScanned(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}`,
+		` {"result":null, "id":"tg-12","jsonrpc":"2.0"} `,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{},"error":null}`,
+	} {
+		if _, ok := scanLine([]byte(line)); !ok {
+			t.Errorf("%s: not read by the scan", line)
+		}
+	}
+	line := []byte(`{"jsonrpc":"2.0","id":"tg-12","result":{"a":1}}`)
+	var decoded lineMessage
+	if scanned, reflected := testing.AllocsPerRun(100, func() { decodeLine(line) }), testing.AllocsPerRun(100, func() {
+		decoded = lineMessage{}
+		_ = json.Unmarshal(line, &decoded)
+	}); scanned >= reflected {
+		t.Errorf("decodeLine of a response: %v allocations, json.Unmarshal's %v: not the scan", scanned, reflected)
+	}
+	msg, _ := scanLine(line)
+	if r, ok := msg.response(); !ok || r.ID.String() != mcp.NewRequestId("tg-12").String() || string(r.Result) != `{"a":1}` || r.JSONRPC != "2.0" {
+		t.Errorf("scanned response: %+v", r)
+	}
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no"}}`, // an error: json's
+		`{"jsonrpc":"2.0","id":7,"id":8,"result":{}}`,                     // met twice
+		`{"jsonrpc":"2.0","ID":7,"result":{}}`,                            // another case
+		`{"jsonrpc":"2.0","method":"notifications\/message"}`,             // escaped
+		`{"jsonrpc":"2.0","id":true,"result":{}}`,                         // an id RequestId refuses
+		`{"jsonrpc":"2.0","id":7,"result":{}`,                             // not JSON
+	} {
+		if _, ok := scanLine([]byte(line)); ok {
+			t.Errorf("%s: read by the scan; it is json.Unmarshal's", line)
+		}
+	}
+}
+
+// TestToolgateJSONResponseScanned: a result response of a declared length
+// is read by item 33's scan, not by a Decoder.
+func TestToolgateJSONResponseScanned(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":"tg-12","result":{"content":[{"type":"text","text":"hi"}]}}`
+	resp := func() *http.Response {
+		return &http.Response{ContentLength: int64(len(body)), Body: io.NopCloser(strings.NewReader(body))}
+	}
+	if r, err := readJSONResponse(resp()); err != nil || r.ID.String() != mcp.NewRequestId("tg-12").String() {
+		t.Fatalf("readJSONResponse: %+v, %v", r, err)
+	}
+	scanned := testing.AllocsPerRun(100, func() { _, _ = readJSONResponse(resp()) })
+	decoded := testing.AllocsPerRun(100, func() {
+		var r JSONRPCResponse
+		_ = json.NewDecoder(resp().Body).Decode(&r)
+	})
+	if scanned >= decoded {
+		t.Errorf("readJSONResponse: %v allocations, a Decoder's %v: not the scan", scanned, decoded)
+	}
+}
+
+// FuzzToolgateJSONResponse: for any body, declared at its length, shorter,
+// longer or not at all, readJSONResponse (item 33) gives what
+// json.NewDecoder(body).Decode gave: the same response, or the same error
+// word for word.
+func FuzzToolgateJSONResponse(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}`,
+		`{"jsonrpc":"2.0","id":"tg-1","result":null}`,
+		` {"result":{},"id":1,"jsonrpc":"2.0"}` + "\n",
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":null,"result":{}}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{}}{"jsonrpc":"2.0","id":8,"result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{}} trailing`,
+		`{"jsonrpc":"2.0","id":7,"id":8,"result":{}}`,
+		`{"jsonrpc":"2.0","ID":7,"result":{}}`,
+		`{"jsonrpc":"2.\u0030","id":7,"result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"x","result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"method":7,"result":{}}`,
+		`{"jsonrpc":"2.0","id":true,"result":{}}`,
+		`{"jsonrpc":"2.0","id":7,"result":{}`,
+		`[]`,
+		``,
+	} {
+		for mode := range byte(4) {
+			f.Add(seed, mode)
+		}
+	}
+	f.Fuzz(func(t *testing.T, body string, mode byte) {
+		length := int64(len(body))
+		switch mode % 4 {
+		case 1:
+			length /= 2 // declared shorter
+		case 2:
+			length += 3 // declared longer: the body ends early
+		case 3:
+			length = -1 // not declared
+		}
+		var want JSONRPCResponse
+		wantErr := json.NewDecoder(strings.NewReader(body)).Decode(&want)
+		got, err := readJSONResponse(&http.Response{ContentLength: length, Body: io.NopCloser(strings.NewReader(body))})
+		switch {
+		case (err == nil) != (wantErr == nil):
+			t.Fatalf("%q (length %d): error %v, the Decoder's %v", body, length, err, wantErr)
+		case err != nil:
+			if err.Error() != wantErr.Error() {
+				t.Fatalf("%q (length %d): error %q, the Decoder's %q", body, length, err, wantErr)
+			}
+		case got.JSONRPC != want.JSONRPC || !reflect.DeepEqual(got.ID, want.ID) ||
+			!bytes.Equal(got.Result, want.Result) || (got.Result == nil) != (want.Result == nil) ||
+			!reflect.DeepEqual(got.Error, want.Error):
+			t.Fatalf("%q (length %d): %+v, the Decoder's %+v", body, length, got, want)
+		}
+	})
 }

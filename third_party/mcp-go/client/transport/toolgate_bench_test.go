@@ -1,0 +1,107 @@
+package transport
+
+// toolgate patch: the stdio client's round trip, measured in process
+// (third_party/README.md, items 21, 22 and 32): a request written, the
+// peer's answer read and handed to the waiting request.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// BenchmarkToolgateStdioRoundTrip sends a tools/call with a small argument
+// object, as toolgate's upstream adapter does, to a peer on pipes that
+// answers each request line at once with a one-text result of the same id.
+func BenchmarkToolgateStdioRoundTrip(b *testing.B) {
+	serverIn, clientOut := io.Pipe()
+	clientIn, serverOut := io.Pipe()
+	c := NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader("")))
+	if err := c.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = c.Close()
+		_ = serverOut.Close()
+		_ = serverIn.Close()
+	})
+	go func() {
+		r := bufio.NewReader(serverIn)
+		w := bufio.NewWriter(serverOut)
+		for {
+			line, err := r.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(line, &req) != nil {
+				return
+			}
+			w.WriteString(`{"jsonrpc":"2.0","id":`)
+			w.Write(req.ID)
+			w.WriteString(`,"result":{"content":[{"type":"text","text":"hello, toolgate"}],"isError":false}}` + "\n")
+			if w.Flush() != nil {
+				return
+			}
+		}
+	}()
+	roundTrips(b, c)
+}
+
+// roundTrips sends b.N tools/calls over t, each waiting for its answer.
+func roundTrips(b *testing.B, t Interface) {
+	params := struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}{"echo", json.RawMessage(`{"text":"hello, toolgate"}`)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		resp, err := t.SendRequest(ctx, JSONRPCRequest{
+			JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId("tg-" + strconv.Itoa(i)), Method: "tools/call", Params: &params,
+		})
+		if err != nil || resp.Error != nil || len(resp.Result) == 0 {
+			b.Fatalf("round trip: %v %+v", err, resp)
+		}
+	}
+}
+
+// BenchmarkToolgateHTTPRoundTrip is the same round trip over streamable
+// HTTP on loopback, to a server that answers with a JSON body of a declared
+// length (item 33).
+func BenchmarkToolgateHTTPRoundTrip(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		body := `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"content":[{"type":"text","text":"hello, toolgate"}],"isError":false}}`
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = io.WriteString(w, body)
+	}))
+	b.Cleanup(srv.Close)
+	c, err := NewStreamableHTTP(srv.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	roundTrips(b, c)
+}
