@@ -333,6 +333,11 @@ type StreamableHTTPServer struct {
 	// protocolVersions restricts the protocol versions advertised through
 	// server/discover. Empty means every version this SDK implements.
 	protocolVersions []string
+
+	// supported is supportedProtocolVersions' list, made once (toolgate
+	// patch, item 34).
+	supportedOnce sync.Once
+	supported     []string
 }
 
 // NewStreamableHTTPServer creates a new streamable-http server instance

@@ -54,8 +54,14 @@ func (s *StreamableHTTPServer) SupportsProtocolVersion(version string) bool {
 
 // supportedProtocolVersions returns the versions this transport advertises,
 // newest first.
+//
+// toolgate patch, for speed (item 34): the list was made anew for every
+// request (every POST puts it in the request's context); it is made once
+// now, as the options that set protocolVersions run before the server
+// serves, and shared, as mcp.ValidProtocolVersions already is.
 func (s *StreamableHTTPServer) supportedProtocolVersions() []string {
-	return FilterSupportedVersions(s)
+	s.supportedOnce.Do(func() { s.supported = FilterSupportedVersions(s) })
+	return s.supported
 }
 
 // requestEra describes which protocol era an incoming HTTP request belongs to.

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -728,3 +730,52 @@ func TestToolgateParamsMetaFound(t *testing.T) {
 		}
 	}
 }
+
+// TestToolgateInflightKey: item 34's key is the one fmt made, "<session
+// id>:<id as %v formats it>", for the ids JSON decodes (strings, float64s
+// of every magnitude) and any other, with a session and without; and it is
+// made without fmt's allocations for a string id.
+func TestToolgateInflightKey(t *testing.T) {
+	srv := NewMCPServer("t", "1")
+	session := keySession("s-1")
+	ctxs := map[string]context.Context{"s-1": srv.WithContext(context.Background(), session), "": context.Background()}
+	ids := []any{"", "a", "tg-12", "with:colon", 0.0, math.Copysign(0, -1), 1.0, -3.0, 1.5, 1e6, 1e21, 1e-7,
+		123456789.0, 0.1, math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.NaN(),
+		int64(5), json.Number("7"), nil, true}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		ids = append(ids, math.Float64frombits(r.Uint64()), float64(r.Int64N(1<<53)))
+	}
+	for sid, ctx := range ctxs {
+		for _, id := range ids {
+			if got, want := inflightKey(ctx, id), fmt.Sprintf("%s:%v", sid, id); got != want {
+				t.Fatalf("inflightKey(%q, %#v) = %q, fmt made %q", sid, id, got, want)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = inflightKey(ctxs["s-1"], "tg-12") }); n > 1 {
+		t.Errorf("inflightKey of a string id: %v allocations, want the key's alone", n)
+	}
+}
+
+// TestToolgateSupportedVersionsOnce: the versions a streamable HTTP server
+// advertises are the ones it filters, made once (item 34).
+func TestToolgateSupportedVersionsOnce(t *testing.T) {
+	for _, opts := range [][]StreamableHTTPOption{nil, {WithStreamableHTTPProtocolVersions(mcp.LATEST_PROTOCOL_VERSION)}} {
+		s := NewStreamableHTTPServer(NewMCPServer("t", "1"), opts...)
+		if got, want := s.supportedProtocolVersions(), FilterSupportedVersions(s); !slices.Equal(got, want) {
+			t.Errorf("supportedProtocolVersions() = %v, want %v", got, want)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = s.supportedProtocolVersions() }); n != 0 {
+			t.Errorf("supportedProtocolVersions: %v allocations per call, want none", n)
+		}
+	}
+}
+
+// keySession is a session that has an id and nothing else.
+type keySession string
+
+func (keySession) Initialize()                                         {}
+func (keySession) Initialized() bool                                   { return true }
+func (keySession) NotificationChannel() chan<- mcp.JSONRPCNotification { return nil }
+func (s keySession) SessionID() string                                 { return string(s) }
