@@ -10,7 +10,7 @@
 #   BENCH_E2E_DURATION  measured time per server and client count (default 10s)
 #   BENCH_E2E_CLIENTS   client counts (default 1,16,64)
 #   BENCH_FUZZTIME  fuzz time per target (default 20s; 0 skips fuzzing)
-#   BENCH_PROXY_DURATION    proxy hop: measured time per target, transport and client count (default 4s; 0 skips)
+#   BENCH_PROXY_DURATION    proxy hop: measured time per target, transport and client count (default 8s: 8 rounds of 1 s; 0 skips)
 #   BENCH_PROXY_TRANSPORTS  proxy hop: upstream transports (default http,http+pool,stdio)
 #   BENCH_PROXY_CLIENTS     proxy hop: client counts (default 1,16,64)
 #   BENCH_MCP_PROXY         proxy hop: a TBXark/mcp-proxy binary, built from its repository
@@ -29,7 +29,7 @@ COUNT=${BENCH_COUNT:-5}
 E2E_DURATION=${BENCH_E2E_DURATION:-10s}
 E2E_CLIENTS=${BENCH_E2E_CLIENTS:-1,16,64}
 FUZZTIME=${BENCH_FUZZTIME:-20s}
-PROXY_DURATION=${BENCH_PROXY_DURATION:-4s}
+PROXY_DURATION=${BENCH_PROXY_DURATION:-8s}
 PROXY_TRANSPORTS=${BENCH_PROXY_TRANSPORTS:-http,http+pool,stdio}
 PROXY_CLIENTS=${BENCH_PROXY_CLIENTS:-1,16,64}
 SCALE_K=${BENCH_SCALE_K-0,1,5,10,20}
