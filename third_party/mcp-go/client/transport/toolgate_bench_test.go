@@ -9,10 +9,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -80,7 +82,17 @@ func roundTrips(b *testing.B, t Interface) {
 // HTTP on loopback, to a server that answers with a JSON body of a declared
 // length (item 33).
 func BenchmarkToolgateHTTPRoundTrip(b *testing.B) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c, _ := echoOverHTTP(b)
+	roundTrips(b, c)
+}
+
+// echoOverHTTP is a streamable HTTP client transport, started, to a server
+// on loopback that answers each POST with a one-text result of its id, as
+// a JSON body of a declared length; and the count of the connections the
+// server accepted.
+func echoOverHTTP(tb testing.TB) (*StreamableHTTP, *atomic.Int32) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			ID json.RawMessage `json:"id"`
 		}
@@ -93,15 +105,20 @@ func BenchmarkToolgateHTTPRoundTrip(b *testing.B) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		_, _ = io.WriteString(w, body)
 	}))
-	b.Cleanup(srv.Close)
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	tb.Cleanup(srv.Close)
 	c, err := NewStreamableHTTP(srv.URL)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		b.Fatal(err)
+	if err := c.Start(context.Background()); err != nil {
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = c.Close() })
-	roundTrips(b, c)
+	tb.Cleanup(func() { _ = c.Close() })
+	return c, &conns
 }

@@ -6,6 +6,7 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -109,6 +110,23 @@ func TestToolgateJSONResponseScanned(t *testing.T) {
 	})
 	if scanned >= decoded {
 		t.Errorf("readJSONResponse: %v allocations, a Decoder's %v: not the scan", scanned, decoded)
+	}
+}
+
+// TestToolgateJSONResponseKeepsConnection: an answer read by item 33's
+// scan, which reads a body to its declared length and no further, leaves
+// the connection to be reused: net/http sees the body's end with its last
+// bytes.
+func TestToolgateJSONResponseKeepsConnection(t *testing.T) {
+	c, conns := echoOverHTTP(t)
+	for i := range 20 {
+		resp, err := c.SendRequest(context.Background(), JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(i)), Method: "ping"})
+		if err != nil || len(resp.Result) == 0 {
+			t.Fatalf("request %d: %v %+v", i, err, resp)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("20 requests in turn took %d connections, want 1", n)
 	}
 }
 
