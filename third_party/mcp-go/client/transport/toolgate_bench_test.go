@@ -1,7 +1,7 @@
 package transport
 
-// toolgate patch: the stdio client's round trip, measured in process
-// (third_party/README.md, items 21, 22 and 32): a request written, the
+// toolgate patch: the client transports' round trips, measured in process
+// (third_party/README.md, items 21, 22, 32 and 33): a request written, the
 // peer's answer read and handed to the waiting request.
 
 import (
@@ -60,8 +60,8 @@ func BenchmarkToolgateStdioRoundTrip(b *testing.B) {
 	roundTrips(b, c)
 }
 
-// roundTrips sends b.N tools/calls over t, each waiting for its answer.
-func roundTrips(b *testing.B, t Interface) {
+// roundTrips sends b.N tools/calls over tr, each waiting for its answer.
+func roundTrips(b *testing.B, tr Interface) {
 	params := struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -69,7 +69,7 @@ func roundTrips(b *testing.B, t Interface) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		resp, err := t.SendRequest(ctx, JSONRPCRequest{
+		resp, err := tr.SendRequest(ctx, JSONRPCRequest{
 			JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId("tg-" + strconv.Itoa(i)), Method: "tools/call", Params: &params,
 		})
 		if err != nil || resp.Error != nil || len(resp.Result) == 0 {

@@ -1,8 +1,10 @@
 package transport
 
-// toolgate patch: the fast paths of items 22 and 32 are taken where they
-// are meant to be (third_party/README.md); what they decode is held to
-// v1.2.1's by toolgate's FuzzStdioClientResponse.
+// toolgate patch: the fast paths of items 22, 32 and 33 are taken where
+// they are meant to be (third_party/README.md); what the stdio transport
+// decodes is held to v1.2.1's by toolgate's FuzzStdioClientResponse, and
+// what the HTTP transport decodes to json.Decoder's by
+// FuzzToolgateJSONResponse, here.
 
 import (
 	"bytes"
