@@ -273,11 +273,8 @@ func run(cfg config) error {
 	// startTG starts toolgate binary bin as the server name, with a
 	// config, a run archive, a memory database and a log of its own.
 	startTG := func(name, bin string) (*server, error) {
-		runsDir := filepath.Join(dir, "runs-"+name)
-		conf := fmt.Sprintf("runs_dir: %q\nlog:\n  level: %s\nmemory:\n  path: %q\ndiagnostics:\n  enabled: true\n",
-			runsDir, cfg.logLevel, filepath.Join(dir, "memory-"+name+".db"))
-		confPath := filepath.Join(dir, name+".yaml")
-		if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		confPath, runsDir, err := benchkit.ToolgateConfig(dir, name, cfg.logLevel, "diagnostics:\n  enabled: true\n")
+		if err != nil {
 			return nil, err
 		}
 		logf, err := os.Create(filepath.Join(dir, name+".stderr"))

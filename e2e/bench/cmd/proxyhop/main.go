@@ -455,15 +455,12 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 	// startTG starts toolgate binary bin as the target name, with a
 	// config, a run archive and a memory database of its own.
 	startTG := func(name, bin string) (*target, error) {
-		base := name + "-" + strings.ReplaceAll(tr, "+", "-")
-		runsDir := filepath.Join(dir, "runs-"+base)
-		conf := fmt.Sprintf("runs_dir: %q\nlog:\n  level: %s\nmemory:\n  path: %q\nupstreams:\n  - name: up\n    prefix: \"\"\n%s",
-			runsDir, cfg.logLevel, filepath.Join(dir, "memory-"+base+".db"), upCfg)
+		ups := "upstreams:\n  - name: up\n    prefix: \"\"\n" + upCfg
 		if cfg.tgMaxConc > 0 {
-			conf += fmt.Sprintf("    max_concurrency: %d\n", cfg.tgMaxConc)
+			ups += fmt.Sprintf("    max_concurrency: %d\n", cfg.tgMaxConc)
 		}
-		confPath := filepath.Join(dir, base+".yaml")
-		if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		confPath, runsDir, err := benchkit.ToolgateConfig(dir, name+"-"+strings.ReplaceAll(tr, "+", "-"), cfg.logLevel, ups)
+		if err != nil {
 			return nil, err
 		}
 		addr, err := benchkit.FreeAddr()
@@ -619,13 +616,14 @@ func childNamed(pid int, name string) int {
 
 func added(p, base time.Duration) time.Duration { return p - base }
 
-// addedRatio is added(c)/added(b); ok is false when added(b) is not
-// positive (the ratio means nothing then).
-func addedRatio(c, b time.Duration) (float64, bool) {
+// addedRatio is c/b, the latency one proxy adds over direct against what
+// another adds; ok is false when b is not positive (the ratio means
+// nothing then).
+func addedRatio(c, b float64) (float64, bool) {
 	if b <= 0 {
 		return 0, false
 	}
-	return float64(c) / float64(b), true
+	return c / b, true
 }
 
 func report(w io.Writer, res *results) {
@@ -764,7 +762,7 @@ func baselineRatios(w io.Writer, res *results, tr string, base baseline, ns []in
 		cell := func(pa, pb, pc time.Duration) (string, string) {
 			ab, ac := added(pb, pa), added(pc, pa)
 			rs := "n/a"
-			if r, ok := addedRatio(ac, ab); ok {
+			if r, ok := addedRatio(float64(ac), float64(ab)); ok {
 				rs = fmt.Sprintf("%.2f", r)
 			}
 			return benchkit.Ms(ab) + " / " + benchkit.Ms(ac), rs
@@ -809,8 +807,8 @@ func baselineRatios(w io.Writer, res *results, tr string, base baseline, ns []in
 func addedRatios(direct, base, tg []benchkit.Round, q func(benchkit.Round) float64) benchkit.Ratios {
 	var out benchkit.Ratios
 	for i := range min(len(direct), len(base), len(tg)) {
-		if b := q(base[i]) - q(direct[i]); b > 0 {
-			out = append(out, (q(tg[i])-q(direct[i]))/b)
+		if r, ok := addedRatio(q(tg[i])-q(direct[i]), q(base[i])-q(direct[i])); ok {
+			out = append(out, r)
 		}
 	}
 	return out

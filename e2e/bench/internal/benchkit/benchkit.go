@@ -262,6 +262,18 @@ func Verdict(what string, ok bool, miss string) string {
 	return "MISSED  " + what + ": " + miss
 }
 
+// ToolgateConfig writes, in dir, the config of a toolgate run as name: a
+// run archive and a memory database of its own, the log level, and extra
+// (YAML of further top-level keys, each line ending in a newline). It
+// returns the config's path and the run archive's directory.
+func ToolgateConfig(dir, name, logLevel, extra string) (path, runsDir string, err error) {
+	runsDir = filepath.Join(dir, "runs-"+name)
+	conf := fmt.Sprintf("runs_dir: %q\nlog:\n  level: %s\nmemory:\n  path: %q\n%s",
+		runsDir, logLevel, filepath.Join(dir, "memory-"+name+".db"), extra)
+	path = filepath.Join(dir, name+".yaml")
+	return path, runsDir, os.WriteFile(path, []byte(conf), 0o644)
+}
+
 // CountLines counts the lines of the files matching glob (a run archive's
 // tools.jsonl, say).
 func CountLines(glob string) int64 {
