@@ -113,6 +113,11 @@ type Pipeline struct {
 	mu       sync.Mutex
 	closing  bool
 	inflight sync.WaitGroup
+	// running counts the calls in the pipeline, and overlaps (a buffer
+	// of one, sent to without blocking) receives when a call starts while
+	// another runs ([Pipeline.Overlaps]).
+	running  atomic.Int64
+	overlaps chan struct{}
 	// executing holds the cancel functions of the calls being executed
 	// (by a sequence number), which Shutdown calls when its grace period ends (then killed is
 	// set, and calls that start after it are cancelled at once): every
@@ -160,6 +165,7 @@ func NewPipeline(options *Options) *Pipeline {
 	p := &Pipeline{opts: opts, log: log, rounds: NewRoundStates(roundPrefix, opts.RoundSecrets)}
 	p.limits.Store(&Limits{CallTimeout: opts.CallTimeout, MaxOutputBytes: opts.MaxOutputBytes})
 	p.executing = map[uint64]canceller{}
+	p.overlaps = make(chan struct{}, 1)
 	stages := []Middleware{
 		p.recordStage,
 		p.resolveStage,
@@ -219,6 +225,13 @@ func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
 	p.inflight.Add(1)
 	p.mu.Unlock()
 	defer p.inflight.Done()
+	if p.running.Add(1) > 1 {
+		select {
+		case p.overlaps <- struct{}{}:
+		default: // one is waiting already
+		}
+	}
+	defer p.running.Add(-1)
 
 	ctx = call.inContext(ctx)
 	call.limits = p.limits.Load()
@@ -238,6 +251,14 @@ func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
 	}
 	return res
 }
+
+// Overlaps receives when a call starts while another is in the pipeline;
+// at most one such signal waits, and a call never waits to send it. A
+// caller that drains it learns whether calls overlapped since it last
+// looked: toolgate serve gives the Go runtime one processor while calls
+// come one at a time, and all of them as soon as two overlap
+// (cmd/toolgate/procs.go).
+func (p *Pipeline) Overlaps() <-chan struct{} { return p.overlaps }
 
 // reject records and refuses a call that arrived during shutdown.
 func (p *Pipeline) reject(call *Call) *Result {

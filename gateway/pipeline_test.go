@@ -476,3 +476,50 @@ func TestChainOrder(t *testing.T) {
 		t.Fatalf("trace %q", got)
 	}
 }
+
+// Overlaps tells calls that come one at a time from calls that overlap:
+// no signal for calls in turn, one (and only one waiting) once a call
+// starts while another runs; none is lost for a second overlap after the
+// first was taken.
+func TestPipelineOverlaps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newTestPipeline(t, nil, nil)
+		overlapped := func() bool {
+			select {
+			case <-p.Overlaps():
+				return true
+			default:
+				return false
+			}
+		}
+		for range 3 {
+			p.Call(context.Background(), &Call{Name: "sleep", Arguments: json.RawMessage(`{"ms":10}`)})
+		}
+		if overlapped() {
+			t.Fatal("calls in turn were taken for overlapping")
+		}
+		for round := range 2 {
+			done := make(chan struct{})
+			for range 3 {
+				go func() {
+					p.Call(context.Background(), &Call{Name: "sleep", Arguments: json.RawMessage(`{"ms":10}`)})
+					done <- struct{}{}
+				}()
+			}
+			synctest.Wait() // all three are in the pipeline
+			for range 3 {
+				<-done
+			}
+			if !overlapped() {
+				t.Fatalf("round %d: three calls at once, no overlap signalled", round)
+			}
+			if overlapped() {
+				t.Fatalf("round %d: more than one signal waiting", round)
+			}
+		}
+		p.Call(context.Background(), &Call{Name: "sleep", Arguments: json.RawMessage(`{"ms":10}`)})
+		if overlapped() {
+			t.Fatal("a call after the others ended was taken for overlapping")
+		}
+	})
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package main
+
+import "time"
+
+func processCPUTime() time.Duration { return -1 }
