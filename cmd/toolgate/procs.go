@@ -60,23 +60,23 @@ type procTickSignals struct {
 // procControl decides, tick by tick, whether the runtime gets one
 // processor or all of them. It holds no lock: only its loop uses it.
 type procControl struct {
-	low    bool // one processor now
-	quiet  int  // ticks in a row with calls in turn and nothing else
-	queued int  // ticks in a row with goroutines queueing
+	low       bool // one processor now
+	quiet     int  // ticks in a row with calls in turn and nothing else
+	wasQueued bool // goroutines queued in the tick before
 }
+
+// raise gives all processors back (the caller sets them).
+func (c *procControl) raise() { c.low, c.quiet, c.wasQueued = false, 0, false }
 
 // step is the decision of one tick. It reports whether the processors
 // change.
 func (c *procControl) step(s procTickSignals) (changed bool) {
 	queued := s.queued >= procQueued
-	if queued {
-		c.queued++
-	} else {
-		c.queued = 0
-	}
+	queuedTwice := queued && c.wasQueued
+	c.wasQueued = queued
 	if c.low {
-		if s.overlapped || c.queued >= 2 || s.busy >= procRaise {
-			c.low, c.quiet, c.queued = false, 0, 0
+		if s.overlapped || queuedTwice || s.busy >= procRaise {
+			c.raise()
 			return true
 		}
 		return false
@@ -154,8 +154,9 @@ func controlProcs(ctx context.Context, overlaps <-chan struct{}, log *slog.Logge
 	return ch
 }
 
-// runProcControl is controlProcs' loop: an overlap gets all processors
-// back at once; each tick decides with [procControl.step].
+// runProcControl is controlProcs' loop: each tick decides with
+// [procControl.step], taking the overlap signal if one waits; with one
+// processor the loop also waits on the signal, to give all back at once.
 func runProcControl(ctx context.Context, overlaps <-chan struct{}, tick <-chan time.Time, rt procRuntime, log *slog.Logger) {
 	var c procControl
 	set := func(why string) {
@@ -163,30 +164,36 @@ func runProcControl(ctx context.Context, overlaps <-chan struct{}, tick <-chan t
 		log.Debug("processors for Go code", "one", c.low, "why", why)
 	}
 	lastTime, last := time.Now(), rt.sample()
-	overlapped := false
 	for {
+		var whenLow <-chan struct{}
+		if c.low {
+			whenLow = overlaps
+		}
 		select {
 		case <-ctx.Done():
 			if c.low {
-				c.low = false
+				c.raise()
 				set("stopping")
 			}
 			return
-		case <-overlaps:
-			overlapped = true
-			if c.low && c.step(procTickSignals{overlapped: true}) {
-				set("calls overlap")
-			}
+		case <-whenLow:
+			c.raise()
+			set("calls overlap")
 		case now := <-tick:
 			cur := rt.sample()
-			s := procTickSignals{overlapped: overlapped}
+			var s procTickSignals
+			select {
+			case <-overlaps:
+				s.overlapped = true
+			default:
+			}
 			if d := now.Sub(lastTime); d > 0 {
 				s.busy = float64(cur.cpu-last.cpu) / float64(d)
 			}
 			if runs := cur.runs - last.runs; runs > 0 {
 				s.queued = float64(cur.waits-last.waits) / float64(runs)
 			}
-			lastTime, last, overlapped = now, cur, false
+			lastTime, last = now, cur
 			if c.step(s) {
 				switch {
 				case c.low:

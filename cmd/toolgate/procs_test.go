@@ -162,6 +162,12 @@ func TestRunProcControl(t *testing.T) {
 		time.Sleep(procTick)
 		expect("one processor busy", false)
 
+		for range procQuiet { // calls that overlap keep all processors
+			overlaps <- struct{}{}
+			calls(1)
+		}
+		expect("a second of overlapping calls")
+
 		calls(procQuiet)
 		expect("and in turn", true)
 		cancel()

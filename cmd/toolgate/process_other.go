@@ -2,4 +2,8 @@
 
 package main
 
+import "time"
+
 func openFileLimit() (uint64, bool) { return 0, false }
+
+func processCPUTime() time.Duration { return -1 }

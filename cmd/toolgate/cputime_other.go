@@ -1,7 +1,0 @@
-//go:build !unix
-
-package main
-
-import "time"
-
-func processCPUTime() time.Duration { return -1 }
