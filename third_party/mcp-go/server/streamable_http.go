@@ -1604,6 +1604,17 @@ type sessionResourcesStore struct {
 	resources map[string]map[string]ServerResource // sessionID -> resourceURI -> resource
 }
 
+// cloneOrNil is a copy of m, or nil when m is empty (toolgate item 35): the
+// session stores' get was called on every tools/call, resources/list and
+// resources/read, and made a new empty map each time for a session with none
+// of its own; every caller takes nil as none.
+func cloneOrNil[K comparable, V any](m map[K]V) map[K]V {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
+}
+
 func newSessionResourcesStore() *sessionResourcesStore {
 	return &sessionResourcesStore{
 		resources: make(map[string]map[string]ServerResource),
@@ -1613,9 +1624,7 @@ func newSessionResourcesStore() *sessionResourcesStore {
 func (s *sessionResourcesStore) get(sessionID string) map[string]ServerResource {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	cloned := make(map[string]ServerResource, len(s.resources[sessionID]))
-	maps.Copy(cloned, s.resources[sessionID])
-	return cloned
+	return cloneOrNil(s.resources[sessionID])
 }
 
 func (s *sessionResourcesStore) set(sessionID string, resources map[string]ServerResource) {
@@ -1646,9 +1655,7 @@ func newSessionResourceTemplatesStore() *sessionResourceTemplatesStore {
 func (s *sessionResourceTemplatesStore) get(sessionID string) map[string]ServerResourceTemplate {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	cloned := make(map[string]ServerResourceTemplate, len(s.templates[sessionID]))
-	maps.Copy(cloned, s.templates[sessionID])
-	return cloned
+	return cloneOrNil(s.templates[sessionID])
 }
 
 func (s *sessionResourceTemplatesStore) set(sessionID string, templates map[string]ServerResourceTemplate) {
@@ -1679,9 +1686,7 @@ func newSessionToolsStore() *sessionToolsStore {
 func (s *sessionToolsStore) get(sessionID string) map[string]ServerTool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	cloned := make(map[string]ServerTool, len(s.tools[sessionID]))
-	maps.Copy(cloned, s.tools[sessionID])
-	return cloned
+	return cloneOrNil(s.tools[sessionID])
 }
 
 func (s *sessionToolsStore) set(sessionID string, tools map[string]ServerTool) {

@@ -20,6 +20,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -779,3 +780,48 @@ func (keySession) Initialize()                                         {}
 func (keySession) Initialized() bool                                   { return true }
 func (keySession) NotificationChannel() chan<- mcp.JSONRPCNotification { return nil }
 func (s keySession) SessionID() string                                 { return string(s) }
+
+// TestToolgateSessionStoresNone: a streamable HTTP session with no tools,
+// resources or templates of its own gets nil from each store, without
+// allocating; one that has some gets a copy of its own (item 35).
+func TestToolgateSessionStoresNone(t *testing.T) {
+	var ids atomic.Int64
+	s := newStreamableHttpSession("s-1", newSessionToolsStore(), newSessionResourcesStore(),
+		newSessionResourceTemplatesStore(), newSessionLogLevelsStore(), &ids)
+	if s.GetSessionTools() != nil || s.GetSessionResources() != nil || s.GetSessionResourceTemplates() != nil {
+		t.Fatal("a session with nothing of its own got a non-nil map")
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		_, _, _ = s.GetSessionTools(), s.GetSessionResources(), s.GetSessionResourceTemplates()
+	}); n != 0 {
+		t.Errorf("the stores' get for a session with none: %v allocations, want none", n)
+	}
+
+	s.SetSessionTools(map[string]ServerTool{"t": {Tool: mcp.NewTool("t")}})
+	s.SetSessionResources(map[string]ServerResource{"r://x": {Resource: mcp.NewResource("r://x", "x")}})
+	s.SetSessionResourceTemplates(map[string]ServerResourceTemplate{"r://{x}": {Template: mcp.NewResourceTemplate("r://{x}", "x")}})
+	tools, res, tmpl := s.GetSessionTools(), s.GetSessionResources(), s.GetSessionResourceTemplates()
+	if len(tools) != 1 || len(res) != 1 || len(tmpl) != 1 {
+		t.Fatalf("got %d tools, %d resources, %d templates, want one each", len(tools), len(res), len(tmpl))
+	}
+	delete(tools, "t")
+	delete(res, "r://x")
+	delete(tmpl, "r://{x}")
+	if len(s.GetSessionTools()) != 1 || len(s.GetSessionResources()) != 1 || len(s.GetSessionResourceTemplates()) != 1 {
+		t.Error("changing what get returned changed the session's own")
+	}
+
+	// A session's own tool is still called through the server.
+	srv := NewMCPServer("t", "1", WithToolCapabilities(true))
+	called := false
+	s.SetSessionTools(map[string]ServerTool{"mine": {Tool: mcp.NewTool("mine"), Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		called = true
+		return mcp.NewToolResultText("ok"), nil
+	}}})
+	s.Initialize()
+	ctx := srv.WithContext(context.Background(), s)
+	resp := srv.HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mine"}}`))
+	if _, ok := resp.(mcp.JSONRPCResponse); !ok || !called {
+		t.Errorf("tools/call of the session's own tool: %#v (called %v)", resp, called)
+	}
+}
