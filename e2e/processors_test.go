@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// procsLine is the debug line toolgate serve logs when it changes the
+// processors Go code runs on (cmd/toolgate/procs.go).
+var procsLine = regexp.MustCompile(`msg="processors for Go code" .*?\bone=(true|false) why="([^"]*)"`)
+
+// procsChanges is every change the server has logged so far.
+func procsChanges(s *Server) [][]string {
+	return procsLine.FindAllStringSubmatch(s.Stderr(), -1)
+}
+
+// TestProcessorsFollowCalls: the served binary runs Go code on one
+// processor while one client's calls come in turn, and gives all of them
+// back as soon as calls overlap, so that concurrent clients are not held
+// to one core. Not parallel: the control reads the process's CPU time and
+// its goroutines' waits, which other tests' load on the same cores would
+// blur.
+func TestProcessorsFollowCalls(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("the control is off on a machine with one processor")
+	}
+	e := newEnv(t) // debug logs: the changes are logged
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2025, nil)
+	load := connectLoad(t, s, 4, nil) // connected now, calling later
+
+	// One client, calls in turn: one processor within a few seconds (the
+	// control waits for a second of them).
+	low := func() bool {
+		ch := procsChanges(s)
+		return len(ch) > 0 && ch[len(ch)-1][1] == "true"
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	calls := 0
+	for !low() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d calls in turn over 60s, Go code is not on one processor (changes: %q)", calls, procsChanges(s))
+		}
+		if res := call(t, cs, "echo", map[string]any{"text": "in turn"}); res.IsError {
+			t.Fatalf("echo: %s", textOf(res))
+		}
+		calls++
+	}
+	before := procsChanges(s)
+	if why := before[len(before)-1][2]; why != "calls in turn" {
+		t.Fatalf("one processor because %q, want because calls came in turn", why)
+	}
+	t.Logf("one processor after %d calls in turn", calls)
+
+	// Four clients at once, with calls that wait (as a proxied call waits
+	// for its upstream): all processors back at once. Waiting calls keep
+	// the process's CPU low, so that only the overlap can give them back.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(load.sessions))
+	for i, lcs := range load.sessions {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				res, err := lcs.CallTool(ctx, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 50, "steps": 1}})
+				if err != nil && ctx.Err() == nil {
+					errs <- fmt.Errorf("session %d: %w", i, err)
+					return
+				}
+				if err == nil && res.IsError {
+					errs <- fmt.Errorf("session %d: %s", i, textOf(res))
+					return
+				}
+			}
+		})
+	}
+	raised := waitFor(30*time.Second, func() bool { return len(procsChanges(s)) > len(before) })
+	cancel()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if !raised {
+		t.Fatalf("four clients called at once for 30s and Go code stayed on one processor")
+	}
+	next := procsChanges(s)[len(before)]
+	if next[1] != "false" || next[2] != "calls overlap" {
+		t.Errorf("next change: one=%s why=%q, want all processors because calls overlap", next[1], next[2])
+	}
+}
