@@ -42,57 +42,56 @@ func TestProcessorsFollowCalls(t *testing.T) {
 		ch := procsChanges(s)
 		return len(ch) > 0 && ch[len(ch)-1][1] == "true"
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	calls := 0
-	for !low() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %d calls in turn over 60s, Go code is not on one processor (changes: %q)", calls, procsChanges(s))
-		}
-		if res := call(t, cs, "echo", map[string]any{"text": "in turn"}); res.IsError {
-			t.Fatalf("echo: %s", textOf(res))
-		}
-		calls++
+	if !callUntil(t, []*mcp.ClientSession{cs}, "echo", map[string]any{"text": "in turn"}, 60*time.Second, low) {
+		t.Fatalf("after 60s of calls in turn Go code is not on one processor (changes: %q)", procsChanges(s))
 	}
 	before := procsChanges(s)
 	if why := before[len(before)-1][2]; why != "calls in turn" {
 		t.Fatalf("one processor because %q, want because calls came in turn", why)
 	}
-	t.Logf("one processor after %d calls in turn", calls)
 
 	// Four clients at once, with calls that wait (as a proxied call waits
 	// for its upstream): all processors back at once. Waiting calls keep
 	// the process's CPU low, so that only the overlap can give them back.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, len(load.sessions))
-	for i, lcs := range load.sessions {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				res, err := lcs.CallTool(ctx, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 50, "steps": 1}})
-				if err != nil && ctx.Err() == nil {
-					errs <- fmt.Errorf("session %d: %w", i, err)
-					return
-				}
-				if err == nil && res.IsError {
-					errs <- fmt.Errorf("session %d: %s", i, textOf(res))
-					return
-				}
-			}
-		})
-	}
-	raised := waitFor(30*time.Second, func() bool { return len(procsChanges(s)) > len(before) })
-	cancel()
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if !raised {
+	changed := func() bool { return len(procsChanges(s)) > len(before) }
+	if !callUntil(t, load.sessions, "sleep", map[string]any{"ms": 50, "steps": 1}, 30*time.Second, changed) {
 		t.Fatalf("four clients called at once for 30s and Go code stayed on one processor")
 	}
 	next := procsChanges(s)[len(before)]
 	if next[1] != "false" || next[2] != "calls overlap" {
 		t.Errorf("next change: one=%s why=%q, want all processors because calls overlap", next[1], next[2])
 	}
+}
+
+// callUntil has each session call tool with args, one call after another,
+// until cond holds (polled as [waitFor] polls) or timeout passes, and
+// reports whether it held. A call that fails fails the test.
+func callUntil(t *testing.T, sessions []*mcp.ClientSession, tool string, args map[string]any, timeout time.Duration, cond func() bool) bool {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	errs := make(chan error, len(sessions))
+	for i, cs := range sessions {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+				switch {
+				case err != nil && ctx.Err() == nil:
+					errs <- fmt.Errorf("session %d: %s: %w", i, tool, err)
+					return
+				case err == nil && res.IsError:
+					errs <- fmt.Errorf("session %d: %s: %s", i, tool, textOf(res))
+					return
+				}
+			}
+		})
+	}
+	held := waitFor(timeout, func() bool { return cond() || len(errs) > 0 })
+	cancel()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return held
 }

@@ -135,23 +135,37 @@ func readProcSample() procSample {
 	return s
 }
 
-// controlProcs runs the control until ctx ends, then gives the runtime
-// its default back and closes done. overlaps is the pipeline's
-// [gateway.Pipeline.Overlaps]. Where the control is off (above) done is
-// closed at once.
-func controlProcs(ctx context.Context, overlaps <-chan struct{}, log *slog.Logger) (done <-chan struct{}) {
-	ch := make(chan struct{})
-	if os.Getenv("GOMAXPROCS") != "" || runtime.GOMAXPROCS(0) < 2 || processCPUTime() < 0 {
-		close(ch)
-		return ch
+// controlProcs starts the control; stop ends it, giving the runtime its
+// default back before it returns. overlaps is the pipeline's
+// [gateway.Pipeline.Overlaps]. Where the control is off (above, and
+// [procsLeftToGo]) it says why in the debug log and stop does nothing.
+func controlProcs(ctx context.Context, overlaps <-chan struct{}, log *slog.Logger) (stop func()) {
+	if why := procsLeftToGo(); why != "" {
+		log.Debug("processors for Go code: left to Go", "why", why)
+		return func() {}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
 	go func() {
-		defer close(ch)
+		defer close(done)
 		t := time.NewTicker(procTick)
 		defer t.Stop()
 		runProcControl(ctx, overlaps, t.C, realProcs, log)
 	}()
-	return ch
+	return func() { cancel(); <-done }
+}
+
+// procsLeftToGo says why the control is off, or "" when it is on.
+func procsLeftToGo() (why string) {
+	switch {
+	case os.Getenv("GOMAXPROCS") != "":
+		return "GOMAXPROCS is set"
+	case runtime.GOMAXPROCS(0) < 2:
+		return "one processor"
+	case processCPUTime() < 0:
+		return "the process's CPU time cannot be read"
+	}
+	return ""
 }
 
 // runProcControl is controlProcs' loop: each tick decides with

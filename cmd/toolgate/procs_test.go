@@ -180,13 +180,11 @@ func TestRunProcControl(t *testing.T) {
 // processors alone.
 func TestControlProcsOff(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "2")
-	before := runtime.GOMAXPROCS(0)
-	done := controlProcs(context.Background(), make(chan struct{}), slog.New(slog.DiscardHandler))
-	select {
-	case <-done:
-	default:
-		t.Fatal("the control runs with GOMAXPROCS set")
+	if why := procsLeftToGo(); why != "GOMAXPROCS is set" {
+		t.Fatalf("with GOMAXPROCS set the control is off because %q, want because it is set", why)
 	}
+	before := runtime.GOMAXPROCS(0)
+	controlProcs(context.Background(), make(chan struct{}), slog.New(slog.DiscardHandler))()
 	if got := runtime.GOMAXPROCS(0); got != before {
 		t.Errorf("GOMAXPROCS %d, was %d", got, before)
 	}

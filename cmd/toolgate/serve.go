@@ -117,9 +117,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	if a.reloads, err = startReloader(reloadCtx, a, srv, hup, append(configFiles(fs), upstreamsFromFiles(cfg)...), func() (*config.Config, error) { return loadConfig(fs, keys) }); err != nil {
 		a.log.Warn("config file changes will not be picked up; SIGHUP still reloads", "err", err)
 	}
-	procsCtx, stopProcs := context.WithCancel(e.ctx)
-	procsDone := controlProcs(procsCtx, a.pipeline.Overlaps(), a.log)
-	defer func() { stopProcs(); <-procsDone }() // Go's default back before serve returns
+	defer controlProcs(e.ctx, a.pipeline.Overlaps(), a.log)() // Go's default back before serve returns
 	a.log.Info("toolgate starting", "version", version(), "run_dir", a.run.Dir(), "tools", len(a.catalog.Entries()), "sandbox", a.sandbox.Roots())
 
 	if cfg.HTTP.Addr == "" {
