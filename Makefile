@@ -28,6 +28,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzStdioClientResponse \
 	./gateway/runs:FuzzAppendString \
 	./adapters/upstream:FuzzLineLimiter \
+	./adapters/upstream:FuzzCallParamsAppendJSON \
 	./toolsets/filesystem:FuzzMatcher \
 	./adapters/clientconfig:FuzzParse \
 	./cmd/toolgate/internal/config:FuzzLoadConfigFile
@@ -43,7 +44,8 @@ COPY_FUZZ_TARGETS := \
 	./mcp:FuzzToolgateMetaUnmarshal \
 	./mcp:FuzzToolgateAppendPlain \
 	./jsonscan:FuzzToolgateElements \
-	./client/transport:FuzzToolgateJSONResponse
+	./client/transport:FuzzToolgateJSONResponse \
+	./client/transport:FuzzToolgateRequestEncoded
 
 .PHONY: run build test peers services vet unit fuzz bench conformance clean
 

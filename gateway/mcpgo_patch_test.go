@@ -895,9 +895,12 @@ func goroutineID() string {
 // what the channel gave: as many calls running at once as there are
 // workers, then a queue of its capacity, then the call served on the read
 // loop itself; and it must give what the channel did not: calls one after
-// another run on the workers idle least long (two at most, as the last
-// one may still be writing its answer when the next call comes), where the
-// channel went through every worker in turn.
+// another run on the workers idle least long (two, as the last one may
+// still be writing its answer when the next call comes; three are
+// allowed, as under load a worker that has written its answer can take a
+// while to be back in the pool, which the whole suite under -race once
+// showed), where the channel went through every worker in turn (eight
+// here).
 //
 // The workers start with the server, and on a loaded machine some may not
 // have run yet when the first calls come (the pool then queues those
@@ -967,8 +970,8 @@ func TestStdioToolCallsPool(t *testing.T) {
 	}
 	mu.Lock()
 	last := ran[len(ran)-10:]
-	if distinct := len(slices.Compact(slices.Sorted(slices.Values(last)))); distinct > 2 {
-		t.Errorf("ten calls one after another ran on %d workers (%v); want the two idle least long", distinct, last)
+	if distinct := len(slices.Compact(slices.Sorted(slices.Values(last)))); distinct > 3 {
+		t.Errorf("ten calls one after another ran on %d workers (%v); want the two (three under load) idle least long", distinct, last)
 	}
 	mu.Unlock()
 }
@@ -1030,7 +1033,8 @@ func v121RequestIdValue(data []byte) (any, error) {
 // without first trying it as a string. Any bytes must decode to v1.2.1's
 // value, or fail with its error.
 func FuzzRequestIdDecode(f *testing.F) {
-	for _, seed := range []string{`7`, `-7`, `1.5`, `1e3`, `"7"`, `"abc"`, `null`, ` 7`, `07`, `-`, `"\u0037"`, `true`, `{}`, `9007199254740993`, ``, `"`} {
+	for _, seed := range []string{`7`, `-7`, `1.5`, `1e3`, `"7"`, `"abc"`, `null`, ` 7`, `07`, `-`, `"\u0037"`, `true`, `{}`, `9007199254740993`, ``, `"`,
+		`"tg-12"`, `"a b"`, `"\x01"`, `"é"`, `"a\\b"`, `""`, `"a"b"`, `-0`, `0`, `00`, `-01`, `999999999999999`, `-999999999999999`, `1000000000000000`, `12345678901234567890`, `1 `} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -1060,6 +1064,28 @@ func TestRequestIdNumberNotTriedAsString(t *testing.T) {
 	}
 	if n, s := decode(`12345`), decode(`"12345"`); n > s {
 		t.Errorf("a numeric ID allocates %v times, a string ID %v: the number was tried as a string first", n, s)
+	}
+}
+
+// TestRequestIdPlain: item 37's fast path is taken: an ID that is a plain
+// string or a short integer, as toolgate's upstream requests and most
+// clients' are, is read without json.Unmarshal, which allocated the
+// string's pointer besides the string.
+func TestRequestIdPlain(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		max  float64 // the value: a string's bytes and its box, an int64's box
+	}{{`"tg-12"`, 2}, {`12345`, 1}, {`-7`, 1}} {
+		data := []byte(c.data)
+		n := testing.AllocsPerRun(100, func() {
+			var id mcp.RequestId
+			if err := id.UnmarshalJSON(data); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if n > c.max {
+			t.Errorf("%s: %v allocations, want at most %v (the value): read by json.Unmarshal", c.data, n, c.max)
+		}
 	}
 }
 

@@ -724,7 +724,7 @@ func (c *Stdio) SendRequest(
 	}
 
 	// Marshal request
-	requestBytes, err := json.Marshal(request)
+	requestBytes, err := encodeRequest(request)
 	if err != nil {
 		return nil, fmt.Errorf("failed to marshal request: %w", err)
 	}

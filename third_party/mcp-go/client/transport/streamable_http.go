@@ -667,7 +667,7 @@ func (c *StreamableHTTP) SendRequest(
 	request JSONRPCRequest,
 ) (*JSONRPCResponse, error) {
 	// Marshal request
-	requestBody, err := json.Marshal(request)
+	requestBody, err := encodeRequest(request)
 	if err != nil {
 		return nil, fmt.Errorf("failed to marshal request: %w", err)
 	}

@@ -187,3 +187,61 @@ func FuzzToolgateJSONResponse(f *testing.F) {
 		}
 	})
 }
+
+// preEncodedParams are params that encode themselves as json.Marshal
+// encodes v, both ways (mcp.PreEncoded asks for both).
+type preEncodedParams struct{ v any }
+
+func (p preEncodedParams) MarshalJSON() ([]byte, error) { return json.Marshal(p.v) }
+
+func (p preEncodedParams) AppendJSON(b []byte) ([]byte, error) {
+	enc, err := json.Marshal(p.v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, enc...), nil
+}
+
+// FuzzToolgateRequestEncoded: item 36 writes a request whose params are
+// mcp.PreEncoded as json.Marshal writes it, byte for byte, whatever its
+// version, ID and method (strings json escapes among them).
+func FuzzToolgateRequestEncoded(f *testing.F) {
+	f.Add("2.0", "tg-1", int64(7), "tools/call", `{"name":"echo","arguments":{"text":"a b"}}`)
+	f.Add("2.0", "<&>", int64(-1), "a\"b", `null`)
+	f.Add("", "é\u2028", int64(1<<62), "", `[1,2]`)
+	f.Fuzz(func(t *testing.T, version, sid string, nid int64, method, params string) {
+		var v any
+		if json.Unmarshal([]byte(params), &v) != nil {
+			v = params
+		}
+		for _, id := range []mcp.RequestId{mcp.NewRequestId(sid), mcp.NewRequestId(nid), mcp.NewRequestId(float64(nid) / 3), {}} {
+			req := JSONRPCRequest{JSONRPC: version, ID: id, Method: method, Params: preEncodedParams{v}}
+			got, err := encodeRequest(req)
+			want, wantErr := json.Marshal(req)
+			if (err == nil) != (wantErr == nil) || string(got) != string(want) {
+				t.Fatalf("%#v:\n%s, %v\njson.Marshal:\n%s, %v", req, got, err, want, wantErr)
+			}
+		}
+	})
+}
+
+// TestToolgateRequestEncodedDirectly: item 36's path is taken: a request
+// with params that encode themselves is written in one buffer (json.Marshal
+// allocates its encoder's state, its own ID's encoding and a copy).
+func TestToolgateRequestEncodedDirectly(t *testing.T) {
+	params := mcp.PreEncoded(rawParams(`{"name":"echo","arguments":{"text":"hello"}}`))
+	req := JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId("tg-1"), Method: "tools/call", Params: params}
+	n := testing.AllocsPerRun(100, func() {
+		if _, err := encodeRequest(req); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 1 {
+		t.Errorf("%v allocations, want 1 (the request's bytes): encoded by json.Marshal", n)
+	}
+}
+
+// rawParams are params given as their encoding.
+type rawParams string
+
+func (p rawParams) AppendJSON(b []byte) ([]byte, error) { return append(b, p...), nil }
