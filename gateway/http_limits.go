@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // Defaults of the HTTP limits ([HTTPOptions]). Each bounds what one kind
@@ -254,16 +255,37 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 		}
 	}
 
-	a.r.Body = io.NopCloser(bytes.NewReader(body))
+	a.r.Body = newReadBody(body)
 	a.r.ContentLength = held
 	if modern {
 		if fixed, ok := addProtocolVersionToNotification(body, r.Header.Get("Mcp-Protocol-Version")); ok {
-			a.r.Body = io.NopCloser(bytes.NewReader(fixed))
+			a.r.Body = newReadBody(fixed)
 			a.r.ContentLength = int64(len(fixed))
 		}
 	}
 	return a, true
 }
+
+// readBody is a POST's body as admitPost read it: a reader over its bytes
+// for any handler, and the bytes themselves for mcp-go's, which takes them
+// as they are instead of reading them into a buffer of its own
+// (server.ReadBody, mcp-go copy item 38, third_party/README.md). The bytes
+// are read into a buffer of their own per request and never reused.
+type readBody struct {
+	bytes.Reader
+	b []byte
+}
+
+var _ server.ReadBody = (*readBody)(nil)
+
+func newReadBody(b []byte) *readBody {
+	r := &readBody{b: b}
+	r.Reset(b)
+	return r
+}
+
+func (r *readBody) Close() error      { return nil }
+func (r *readBody) BodyBytes() []byte { return r.b }
 
 // endSession ends an idle session to make room for a new one, through
 // mcp-go's own DELETE handling so that everything it keeps for the

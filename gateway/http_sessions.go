@@ -34,8 +34,12 @@ func SessionRef(id string) string {
 	if id == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(id))
-	return "s-" + hex.EncodeToString(sum[:6])
+	var buf [128]byte // the id's bytes on the stack (ids are shorter)
+	sum := sha256.Sum256(append(buf[:0], id...))
+	var ref [2 + 12]byte // made here and copied once, into the string
+	ref[0], ref[1] = 's', '-'
+	hex.Encode(ref[2:], sum[:6])
+	return string(ref[:])
 }
 
 type httpSession struct {

@@ -23,6 +23,18 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
+// ReadBody is a request body that has already been read whole, by a
+// handler in front of the server: ServeHTTP takes its bytes as they are,
+// where it would read the body into a new buffer. The bytes are the
+// server's from then on (the messages it decodes keep slices of them), so
+// they must not be changed or reused. toolgate patch, for speed (item 38):
+// toolgate reads each POST's body itself, within its limits, and the
+// server read it a second time.
+type ReadBody interface {
+	io.ReadCloser
+	BodyBytes() []byte
+}
+
 // StreamableHTTPOption defines a function type for configuring StreamableHTTPServer
 type StreamableHTTPOption func(*StreamableHTTPServer)
 
@@ -413,7 +425,11 @@ func (s *StreamableHTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request)
 	var body []byte
 	var bodyErr error
 	if r.Method == http.MethodPost && r.Body != nil {
-		body, bodyErr = io.ReadAll(r.Body)
+		if rb, ok := r.Body.(ReadBody); ok { // toolgate patch, item 38
+			body = rb.BodyBytes()
+		} else {
+			body, bodyErr = io.ReadAll(r.Body)
+		}
 	}
 
 	hr := &HTTPRequest{

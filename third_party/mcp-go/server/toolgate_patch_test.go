@@ -825,3 +825,40 @@ func TestToolgateSessionStoresNone(t *testing.T) {
 		t.Errorf("tools/call of the session's own tool: %#v (called %v)", resp, called)
 	}
 }
+
+// unreadBody is a ReadBody that must not be read: its bytes are given,
+// and a Read fails.
+type unreadBody struct{ b []byte }
+
+func (u *unreadBody) Read([]byte) (int, error) {
+	return 0, errors.New("read, where its bytes were given")
+}
+func (u *unreadBody) Close() error      { return nil }
+func (u *unreadBody) BodyBytes() []byte { return u.b }
+
+// TestToolgateReadBodyTaken: item 38: a body a handler in front has
+// already read (ReadBody) is taken as its bytes, not read again; any
+// other body is read as before.
+func TestToolgateReadBodyTaken(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		body io.ReadCloser
+	}{
+		{"read already", &unreadBody{[]byte(probeCall)}},
+		{"to read", io.NopCloser(strings.NewReader(probeCall))},
+	} {
+		s, seen := envelopeSeen()
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", nil)
+		r.Body = c.body
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		w := httptest.NewRecorder()
+		NewStreamableHTTPServer(s, WithStateLess(true)).ServeHTTP(w, r)
+		select {
+		case <-seen:
+		default:
+			t.Errorf("%s: the probe tool was not called: %d %s", c.name, w.Code, w.Body)
+		}
+	}
+}
