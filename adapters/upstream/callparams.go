@@ -3,7 +3,7 @@ package upstream
 import (
 	"encoding/json"
 
-	"github.com/mark3labs/mcp-go/jsonscan"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // callParams are the params of a tools/call request to an upstream: a
@@ -38,62 +38,29 @@ func (p *callParams) members() map[string]any {
 }
 
 // AppendJSON implements mcp.PreEncoded: it appends the params as
-// json.Marshal encodes them. The common call, a name and arguments that
-// json.Marshal would leave as they are (sentAsIs), is written directly;
-// any other (a _meta, a task, a name or arguments json would escape or
-// compact) is json.Marshal's. FuzzCallParamsAppendJSON holds the two to
-// the same bytes, and the same failure.
+// json.Marshal encodes them. The common call, a name and arguments, is
+// written member by member with the patched mcp-go's encoders (each as
+// json.Marshal writes it, the arguments as they are where json would
+// leave them so); one with a _meta or a task is json.Marshal's.
+// FuzzCallParamsAppendJSON holds the two to the same bytes, and the same
+// failure.
 func (p *callParams) AppendJSON(b []byte) ([]byte, error) {
 	if p == nil {
 		return append(b, "null"...), nil
 	}
-	if len(p.Meta) == 0 && p.Task == nil && plainName(p.Name) && sentAsIs(p.Arguments) {
-		b = append(b, `{"name":"`...)
-		b = append(b, p.Name...)
-		b = append(b, `","arguments":`...)
-		b = append(b, p.Arguments...)
-		return append(b, '}'), nil
+	if len(p.Meta) > 0 || p.Task != nil {
+		enc, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, enc...), nil
 	}
-	enc, err := json.Marshal(p)
+	b = append(b, `{"name":`...)
+	b = mcp.AppendJSONString(b, p.Name)
+	b = append(b, `,"arguments":`...)
+	b, err := mcp.AppendJSONRaw(b, p.Arguments)
 	if err != nil {
 		return nil, err
 	}
-	return append(b, enc...), nil
-}
-
-// plainName tells a name json.Marshal writes as its own bytes in quotes:
-// printable ASCII without the quote, the backslash and the characters it
-// escapes for HTML.
-func plainName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
-}
-
-// sentAsIs tells arguments json.Marshal writes unchanged: one valid JSON
-// value (read as encoding/json's scanner reads it) with no whitespace
-// outside its strings to compact away and nothing json escapes when it
-// writes a json.RawMessage (the HTML characters, U+2028 and U+2029; any
-// byte outside ASCII is left to json, which covers the two).
-func sentAsIs(raw []byte) bool {
-	if end, ok := jsonscan.SkipValue(raw, 0, 0); !ok || end != len(raw) {
-		return false
-	}
-	in := false // in a string
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case c >= 0x80 || c == '<' || c == '>' || c == '&':
-			return false
-		case in && c == '\\':
-			i++ // the escaped byte: it neither ends the string nor is space
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return false
-		}
-	}
-	return true
+	return append(b, '}'), nil
 }

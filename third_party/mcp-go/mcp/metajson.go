@@ -33,11 +33,11 @@ func appendMetaMembers(b []byte, fields map[string]any) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = AppendJSONString(b, k)
 		b = append(b, ':')
 		switch v := fields[k].(type) {
 		case string:
-			b = appendJSONString(b, v)
+			b = AppendJSONString(b, v)
 			continue
 		case bool:
 			if v {
@@ -78,9 +78,9 @@ func appendMeta(b []byte, m *Meta) ([]byte, error) {
 func appendContent(b []byte, c Content) ([]byte, error) {
 	if t, ok := c.(TextContent); ok && t.Annotations == nil && t.Meta == nil {
 		b = append(b, `{"type":`...)
-		b = appendJSONString(b, t.Type)
+		b = AppendJSONString(b, t.Type)
 		b = append(b, `,"text":`...)
-		b = appendJSONString(b, t.Text)
+		b = AppendJSONString(b, t.Text)
 		return append(b, '}'), nil
 	}
 	enc, err := json.Marshal(c)
@@ -90,9 +90,10 @@ func appendContent(b []byte, c Content) ([]byte, error) {
 	return append(b, enc...), nil
 }
 
-// appendJSONString appends s as encoding/json writes it (HTML escaping
+// AppendJSONString appends s as encoding/json writes it (HTML escaping
 // on): as it is between quotes when it is plain, else by json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
+// toolgate's own encoders use it too (adapters/upstream's callParams).
+func AppendJSONString(b []byte, s string) []byte {
 	if plainJSONString(s) {
 		b = append(b, '"')
 		b = append(b, s...)
@@ -112,6 +113,52 @@ func appendJSONMember(b []byte, name string, v any) ([]byte, error) {
 	b = append(b, name...)
 	b = append(b, '"', ':')
 	return append(b, enc...), nil
+}
+
+// AppendJSONRaw appends raw as encoding/json writes a json.RawMessage
+// (HTML escaping on): as it is when it is one valid value with no
+// whitespace outside its strings and nothing json escapes (writtenAsIs),
+// else by json.Marshal, which checks, compacts and escapes it, and fails
+// where it is not JSON. toolgate patch, for speed (item 36): a tool's
+// arguments sent upstream and a result's structured content are such
+// values nearly always.
+func AppendJSONRaw(b []byte, raw json.RawMessage) ([]byte, error) {
+	if raw == nil {
+		return append(b, "null"...), nil // as RawMessage.MarshalJSON
+	}
+	if writtenAsIs(raw) {
+		return append(b, raw...), nil
+	}
+	enc, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, enc...), nil
+}
+
+// writtenAsIs tells JSON that encoding/json writes unchanged: one valid
+// value (read as its scanner reads it) with no whitespace outside its
+// strings to compact away and nothing it escapes (the HTML characters,
+// U+2028 and U+2029: any byte outside ASCII is left to json, which covers
+// the two).
+func writtenAsIs(raw []byte) bool {
+	if end, ok := jsonscan.SkipValue(raw, 0, 0); !ok || end != len(raw) {
+		return false
+	}
+	in := false // in a string
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c >= 0x80 || c == '<' || c == '>' || c == '&':
+			return false
+		case in && c == '\\':
+			i++ // the escaped byte: it neither ends the string nor is space
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 // plainJSONString reports whether s is written in JSON as it is, between

@@ -91,7 +91,7 @@ func appendPlain(b []byte, v any) ([]byte, bool) {
 	case nil:
 		return append(b, "null"...), true
 	case string:
-		if !plainString(x) {
+		if !plainJSONString(x) {
 			return b, false
 		}
 		b = append(b, '"')
@@ -109,32 +109,6 @@ func appendPlain(b []byte, v any) ([]byte, bool) {
 	return b, false
 }
 
-// plainString tells a string json.Marshal writes as its bytes in quotes:
-// printable ASCII but for the quote, the backslash and the HTML
-// characters.
-func plainString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
-}
-
-// appendStringOr is appendPlainOr for a string, which it does not box.
-func appendStringOr(b []byte, s string) ([]byte, error) {
-	if plainString(s) {
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"'), nil
-	}
-	enc, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, enc...), nil
-}
-
 // AppendRequest appends the JSON-RPC request of version jsonrpc, id,
 // method and params as json.Marshal encodes the client transports'
 // request (transport.JSONRPCRequest: its members in that order), with the
@@ -144,18 +118,14 @@ func appendStringOr(b []byte, s string) ([]byte, error) {
 // a json.Marshal of its own.
 func AppendRequest(b []byte, jsonrpc string, id RequestId, method string, params PreEncoded) ([]byte, error) {
 	b = append(b, `{"jsonrpc":`...)
-	b, err := appendStringOr(b, jsonrpc)
+	b = AppendJSONString(b, jsonrpc)
+	b = append(b, `,"id":`...)
+	b, err := appendPlainOr(b, id.value)
 	if err != nil {
 		return nil, err
 	}
-	b = append(b, `,"id":`...)
-	if b, err = appendPlainOr(b, id.value); err != nil {
-		return nil, err
-	}
 	b = append(b, `,"method":`...)
-	if b, err = appendStringOr(b, method); err != nil {
-		return nil, err
-	}
+	b = AppendJSONString(b, method)
 	b = append(b, `,"params":`...)
 	if b, err = params.AppendJSON(b); err != nil {
 		return nil, err

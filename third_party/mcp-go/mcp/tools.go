@@ -738,8 +738,10 @@ func (r CallToolResult) AppendJSON(b []byte) ([]byte, error) {
 	}
 	switch {
 	case len(r.RawStructuredContent) > 0:
-		// Checked and compacted, as encoding/json does a RawMessage.
-		b, err = appendJSONMember(b, "structuredContent", json.RawMessage(r.RawStructuredContent))
+		// As encoding/json writes a RawMessage: checked, compacted and
+		// escaped, or as it is where that would leave it so.
+		b = append(b, `,"structuredContent":`...)
+		b, err = AppendJSONRaw(b, r.RawStructuredContent)
 	case r.StructuredContent != nil:
 		b, err = appendJSONMember(b, "structuredContent", r.StructuredContent)
 	}
@@ -889,7 +891,7 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 	}
 	if t.Description != "" {
 		b = append(b, `,"description":`...)
-		b = appendJSONString(b, t.Description)
+		b = AppendJSONString(b, t.Description)
 	}
 	if t.Execution != nil {
 		if b, err = appendJSONMember(b, "execution", t.Execution); err != nil {
@@ -912,7 +914,7 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	b = append(b, `,"name":`...)
-	b = appendJSONString(b, t.Name)
+	b = AppendJSONString(b, t.Name)
 	// If no output schema is specified, do not return anything.
 	if t.RawOutputSchema != nil {
 		b, err = appendJSONMember(b, "outputSchema", t.RawOutputSchema)
@@ -924,7 +926,7 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 	}
 	if t.Title != "" {
 		b = append(b, `,"title":`...)
-		b = appendJSONString(b, t.Title)
+		b = AppendJSONString(b, t.Title)
 	}
 	return append(b, '}'), nil
 }
