@@ -220,17 +220,26 @@ func toolgateMCPServer(b *testing.B, minimal bool) *server.MCPServer {
 func toolgateMirror(tb testing.TB, minimal bool) *gateway.MCPServer {
 	cat := benchCatalog(tb)
 	opts := gateway.Options{Tools: cat, SkipValidation: minimal}
-	var artifacts gateway.ArtifactStore
+	mo := &gateway.MCPOptions{Name: "toolgate", Version: "bench", Catalog: cat}
 	if !minimal {
 		r := benchRun(tb)
-		opts.Policy, opts.Recorder, opts.Artifacts = benchPolicy(tb), r, r
-		artifacts = r
+		pol := benchPolicy(tb)
+		opts.Policy, opts.Recorder, opts.Artifacts = pol, r, r
+		mo.Artifacts = r
+		// As toolgate serve has them: the default profile's view, and
+		// the policy's view of each caller (none without identities).
+		mo.View, mo.CallerView = everyTool{}, pol.IdentityView
 	}
-	return gateway.NewMCPServer(&gateway.MCPOptions{
-		Name: "toolgate", Version: "bench", Catalog: cat,
-		Pipeline: gateway.NewPipeline(&opts), Artifacts: artifacts,
-	})
+	mo.Pipeline = gateway.NewPipeline(&opts)
+	return gateway.NewMCPServer(mo)
 }
+
+// everyTool is a view that admits every tool, as the default profile of
+// a configuration without profiles does.
+type everyTool struct{}
+
+func (everyTool) Name() string       { return "default" }
+func (everyTool) Admits(string) bool { return true }
 
 // BenchmarkMCPCall measures a tools/call JSON-RPC message handled and its
 // response encoded, as a transport does: by a bare mcp-go server and by

@@ -477,21 +477,47 @@ func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Too
 
 // admitsCall is mcp-go's check at call time (WithToolCallFilter): whether
 // filterTools would keep the tool of that name, asked without a copy of
-// the tool in a slice.
-func (m *MCPServer) admitsCall(ctx context.Context, name string) bool {
-	_, ok := m.listFilter(ctx).keeps(name)
-	return ok
+// the tool in a slice. The caller it works out for the check (who, and
+// through which view) is the call's: the context it returns carries them
+// to [MCPServer.handleCall] (mcp-go copy item 39), which would otherwise
+// work out the same again.
+func (m *MCPServer) admitsCall(ctx context.Context, name string) (context.Context, bool) {
+	a := &callContext{Context: ctx, call: withCaller(ctx, &Call{})}
+	_, ok := m.filterFor(ctx, a.call, a).keeps(name)
+	return a, ok
+}
+
+// admitted is the Call admitsCall made for the tools/call of ctx: ctx is
+// the context admitsCall returned (mcp-go hands it to the tool's handler
+// as it is), and the Call has no name yet. It is taken once: its taker
+// names it, so a handler run again in the same context (a round of
+// mcp-go's own retries) gets nil, and a Call of its own.
+func admitted(ctx context.Context) *Call {
+	if a, ok := ctx.(*callContext); ok && a.call.Name == "" {
+		return a.call
+	}
+	return nil
 }
 
 // listFilter is what the caller of ctx is listed ([toolFilter]).
 func (m *MCPServer) listFilter(ctx context.Context) toolFilter {
-	who := withCaller(ctx, &Call{})
+	return m.filterFor(ctx, withCaller(ctx, &Call{}), nil)
+}
+
+// filterFor is what who, the caller of ctx, is listed; it sets who's
+// View. cctx, if not nil, is a context of ctx that carries who (made
+// here when the filter needs one).
+func (m *MCPServer) filterFor(ctx context.Context, who *Call, cctx context.Context) toolFilter {
 	v := m.viewFor(ctx, who)
+	who.View = v
 	f := toolFilter{all: v == nil && m.opts.ToolFilter == nil, m: m, v: v}
 	f.lv, _ = v.(ListingView)
 	f.perSession = m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && who.Session != "" && m.opts.SessionMeta(who.Session)
 	if !f.all || f.perSession {
-		f.cctx = withCall(ctx, who)
+		if cctx == nil {
+			cctx = withCall(ctx, who)
+		}
+		f.cctx = cctx
 	}
 	return f
 }
@@ -610,7 +636,11 @@ func (n narrowed) Lists(tool string) bool {
 // JSON-RPC error ([KindRequestError]: a forged round state, an upstream's
 // protocol refusal of a 2026-07-28 round), which the client gets as such.
 func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	call := newMCPCall(req)
+	call := admitted(ctx)
+	if call == nil {
+		call = &Call{}
+	}
+	setMCPCall(call, req)
 	if req.Params.Task != nil { // 2025-11-25 only: taskTable.before
 		// A call made as a task runs on past this request's answer.
 		tctx, task, stop := m.tasks.start(ctx, req.Params.Task)
@@ -640,16 +670,27 @@ func (m *MCPServer) mcpAnswer(callID string, res *Result, asTask bool) (*mcp.Cal
 
 // newMCPCall is the call a tools/call request asks for.
 func newMCPCall(req mcp.CallToolRequest) *Call {
-	return &Call{Name: req.Params.Name, Arguments: rawArguments(req), RequestState: req.Params.RequestState, InputResponses: rawResponses(req.Params.InputResponses)}
+	c := &Call{}
+	setMCPCall(c, req)
+	return c
+}
+
+// setMCPCall fills in what req asks of call.
+func setMCPCall(call *Call, req mcp.CallToolRequest) {
+	call.Name, call.Arguments = req.Params.Name, rawArguments(req)
+	call.RequestState, call.InputResponses = req.Params.RequestState, rawResponses(req.Params.InputResponses)
 }
 
 // runCall runs call, made by the request req, through the pipeline with
-// the request's caller, view, trace and client. Progress goes to the
+// the request's caller, view, trace and client (the caller and view are
+// kept when call has them already: admitsCall's). Progress goes to the
 // request's progress token, or to progress when that is set (a task's
 // calls report to their task, which outlives the request).
 func (m *MCPServer) runCall(ctx context.Context, req mcp.CallToolRequest, call *Call, progress ProgressSink) *Result {
-	withCaller(ctx, call)
-	call.View = m.viewFor(ctx, call)
+	if call.Identity == "" { // withCaller always sets it
+		withCaller(ctx, call)
+		call.View = m.viewFor(ctx, call)
+	}
 	if req.Params.Meta != nil && m.opts.Pipeline.Tracing() {
 		ctx = withMetaTrace(ctx, req.Params.Meta.AdditionalFields)
 	}

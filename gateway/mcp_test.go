@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -634,6 +635,79 @@ func TestCallableExactlyWhenListed(t *testing.T) {
 				t.Errorf("%s: calling %s (listed %v): %s", c.name, name, listed[name], resp)
 			}
 		}
+	}
+}
+
+// callerRecorder keeps the caller of each call it records.
+type callerRecorder struct {
+	mu    sync.Mutex
+	calls []seenCaller
+}
+
+type seenCaller struct {
+	name, identity string
+	view           View
+}
+
+func (r *callerRecorder) CallStarted(c *Call) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, seenCaller{c.Name, c.Identity, c.View})
+	return nil
+}
+
+func (r *callerRecorder) CallFinished(*Call, *Result, time.Duration) {}
+
+// The caller that mcp-go's call-time check works out (who, through which
+// view) is the call's own (mcp-go copy item 39): the caller's view is
+// asked once per tools/call, and the call runs as that caller through
+// that view. A handler run again in the same context gets a Call of its
+// own.
+func TestCallerWorkedOutOncePerCall(t *testing.T) {
+	rec := &callerRecorder{}
+	p := newTestPipeline(t, rec, nil)
+	var asked atomic.Int32
+	view := namesView{"echo": true, "sleep": true}
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p,
+		View: namesView{"echo": true, "shell": true, "sleep": true},
+		CallerView: func(c *Call) View {
+			asked.Add(1)
+			if c.Identity != "local" {
+				t.Errorf("caller's view asked for identity %q", c.Identity)
+			}
+			return view
+		}})
+	for i := range 3 {
+		resp, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"path":"a"}}}`)))
+		if strings.Contains(string(resp), `"error"`) {
+			t.Fatalf("call %d: %s", i, resp)
+		}
+		if got := asked.Load(); got != int32(i+1) {
+			t.Fatalf("after %d calls the caller's view was asked %d times, want %d", i+1, got, i+1)
+		}
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.calls) != 3 {
+		t.Fatalf("%d calls recorded, want 3", len(rec.calls))
+	}
+	for _, c := range rec.calls {
+		if c.name != "echo" || c.identity != "local" || c.view == nil || c.view.Name() != "named+named" || !c.view.Admits("sleep") || c.view.Admits("shell") {
+			t.Errorf("recorded call %+v: want echo by local through both views", c)
+		}
+	}
+
+	ctx, ok := m.admitsCall(context.Background(), "echo")
+	if !ok {
+		t.Fatal("echo not admitted")
+	}
+	first := admitted(ctx)
+	if first == nil || first.Identity != "local" || first.View == nil {
+		t.Fatalf("admitted call %+v: want local with a view", first)
+	}
+	setMCPCall(first, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "echo"}})
+	if again := admitted(ctx); again != nil {
+		t.Errorf("the admitted call was given out twice")
 	}
 }
 

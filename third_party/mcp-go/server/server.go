@@ -215,8 +215,8 @@ type MCPServer struct {
 	resourceHandlerMiddlewares []ResourceHandlerMiddleware
 	promptHandlerMiddlewares   []PromptHandlerMiddleware
 	toolFilters                []ToolFilterFunc
-	toolCallFilter             func(ctx context.Context, name string) bool // toolgate patch
-	rawToolArguments           bool                                        // toolgate patch
+	toolCallFilter             func(ctx context.Context, name string) (context.Context, bool) // toolgate patch
+	rawToolArguments           bool                                                           // toolgate patch
 	promptFilters              []PromptFilterFunc
 	notificationHandlers       map[string]NotificationHandlerFunc
 	promptCompletionProvider   PromptCompletionProvider
@@ -457,7 +457,12 @@ func WithRawToolArguments() ServerOption {
 // by the tool's name, the same answer without copying the tool into a
 // slice. admits must report true exactly when the list filters would
 // keep the tool.
-func WithToolCallFilter(admits func(ctx context.Context, name string) bool) ServerOption {
+//
+// admits also returns the context the call goes on with (items 12 and
+// 39): what the test worked out about the caller, such as who it is, can
+// be passed to the tool's handler in it instead of being worked out
+// again. Returning ctx itself passes nothing.
+func WithToolCallFilter(admits func(ctx context.Context, name string) (context.Context, bool)) ServerOption {
 	return func(s *MCPServer) {
 		s.toolFiltersMu.Lock()
 		s.toolCallFilter = admits
@@ -2057,12 +2062,21 @@ func (s *MCPServer) filteredTools(ctx context.Context) []mcp.Tool {
 	return tools
 }
 
+// admitToolCall (toolgate patch, item 39) is passesToolFilters, or the
+// test WithToolCallFilter set with the context it returns.
+func (s *MCPServer) admitToolCall(ctx context.Context, tool mcp.Tool) (context.Context, bool) {
+	s.toolFiltersMu.RLock()
+	admits := s.toolCallFilter
+	s.toolFiltersMu.RUnlock()
+	if admits != nil {
+		return admits(ctx, tool.Name)
+	}
+	return ctx, s.passesToolFilters(ctx, tool)
+}
+
 func (s *MCPServer) passesToolFilters(ctx context.Context, tool mcp.Tool) bool {
 	s.toolFiltersMu.RLock()
 	defer s.toolFiltersMu.RUnlock()
-	if s.toolCallFilter != nil { // toolgate patch: WithToolCallFilter
-		return s.toolCallFilter(ctx, tool.Name)
-	}
 	if len(s.toolFilters) == 0 {
 		return true
 	}
@@ -2168,7 +2182,8 @@ func (s *MCPServer) handleToolCall(
 	// Enforce tool filters at call time to prevent access to filtered-out
 	// tools. Only the requested tool is passed through the filter chain so this
 	// access check does not rebuild and filter the full tool list.
-	if !s.passesToolFilters(ctx, tool.Tool) {
+	ctx, admitted := s.admitToolCall(ctx, tool.Tool) // toolgate patch (item 39)
+	if !admitted {
 		return nil, &requestError{
 			id:   id,
 			code: mcp.INVALID_PARAMS,

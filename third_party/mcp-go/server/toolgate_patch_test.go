@@ -862,3 +862,35 @@ func TestToolgateReadBodyTaken(t *testing.T) {
 		}
 	}
 }
+
+type admittedKey struct{}
+
+// Item 39: the context the call-time filter returns is the one the tool's
+// handler gets, through the handler middlewares; a tool it does not admit
+// is not found, as before.
+func TestToolgateToolCallFilterContext(t *testing.T) {
+	s := NewMCPServer("probe", "1", WithRecovery(),
+		WithToolCallFilter(func(ctx context.Context, name string) (context.Context, bool) {
+			return context.WithValue(ctx, admittedKey{}, name), name == "probe"
+		}))
+	var got atomic.Value
+	handler := func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		got.Store(fmt.Sprint(ctx.Value(admittedKey{})))
+		return mcp.NewToolResultText("ok"), nil
+	}
+	s.AddTool(mcp.NewTool("probe"), handler)
+	s.AddTool(mcp.NewTool("hidden"), handler)
+	call := func(name string) string {
+		out, _ := json.Marshal(s.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`"}}`)))
+		return string(out)
+	}
+	if out := call("probe"); !strings.Contains(out, `"ok"`) {
+		t.Fatalf("probe: %s", out)
+	}
+	if v, _ := got.Load().(string); v != "probe" {
+		t.Errorf("the handler's context carries %q, want the filter's value %q", v, "probe")
+	}
+	if out := call("hidden"); !strings.Contains(out, "not found") {
+		t.Errorf("hidden: %s, want not found", out)
+	}
+}
