@@ -636,11 +636,7 @@ func (n narrowed) Lists(tool string) bool {
 // JSON-RPC error ([KindRequestError]: a forged round state, an upstream's
 // protocol refusal of a 2026-07-28 round), which the client gets as such.
 func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	call := admitted(ctx)
-	if call == nil {
-		call = &Call{}
-	}
-	setMCPCall(call, req)
+	call := m.mcpCall(ctx, req)
 	if req.Params.Task != nil { // 2025-11-25 only: taskTable.before
 		// A call made as a task runs on past this request's answer.
 		tctx, task, stop := m.tasks.start(ctx, req.Params.Task)
@@ -668,29 +664,25 @@ func (m *MCPServer) mcpAnswer(callID string, res *Result, asTask bool) (*mcp.Cal
 	return out, nil
 }
 
-// newMCPCall is the call a tools/call request asks for.
-func newMCPCall(req mcp.CallToolRequest) *Call {
-	c := &Call{}
-	setMCPCall(c, req)
-	return c
-}
-
-// setMCPCall fills in what req asks of call.
-func setMCPCall(call *Call, req mcp.CallToolRequest) {
-	call.Name, call.Arguments = req.Params.Name, rawArguments(req)
-	call.RequestState, call.InputResponses = req.Params.RequestState, rawResponses(req.Params.InputResponses)
-}
-
-// runCall runs call, made by the request req, through the pipeline with
-// the request's caller, view, trace and client (the caller and view are
-// kept when call has them already: admitsCall's). Progress goes to the
-// request's progress token, or to progress when that is set (a task's
-// calls report to their task, which outlives the request).
-func (m *MCPServer) runCall(ctx context.Context, req mcp.CallToolRequest, call *Call, progress ProgressSink) *Result {
-	if call.Identity == "" { // withCaller always sets it
-		withCaller(ctx, call)
+// mcpCall is the call the tools/call request req asks for, with its
+// caller and view: admitsCall's Call when ctx is the context it returned
+// (they are worked out already), else a new one.
+func (m *MCPServer) mcpCall(ctx context.Context, req mcp.CallToolRequest) *Call {
+	call := admitted(ctx)
+	if call == nil {
+		call = withCaller(ctx, &Call{})
 		call.View = m.viewFor(ctx, call)
 	}
+	call.Name, call.Arguments = req.Params.Name, rawArguments(req)
+	call.RequestState, call.InputResponses = req.Params.RequestState, rawResponses(req.Params.InputResponses)
+	return call
+}
+
+// runCall runs call ([MCPServer.mcpCall]), made by the request req,
+// through the pipeline with the request's trace and client. Progress goes
+// to the request's progress token, or to progress when that is set (a
+// task's calls report to their task, which outlives the request).
+func (m *MCPServer) runCall(ctx context.Context, req mcp.CallToolRequest, call *Call, progress ProgressSink) *Result {
 	if req.Params.Meta != nil && m.opts.Pipeline.Tracing() {
 		ctx = withMetaTrace(ctx, req.Params.Meta.AdditionalFields)
 	}

@@ -179,7 +179,7 @@ func (x *modernTasks) call(ctx context.Context, pi *server.RequestProtocolInfo, 
 // caller waits for it as for a plain call, and gets its answer if it
 // ends first.
 func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest, directed bool) (any, error) {
-	call := withCaller(ctx, newMCPCall(req))
+	call := x.m.mcpCall(ctx, req)
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	// Its times are set when its caller can see it (register).
 	t := &modernTask{id: uuid.NewString(), tool: req.Params.Name, owner: call.Identity, cancel: cancel, call: call, status: taskWorking}
@@ -266,7 +266,7 @@ func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRe
 		state   string                     // and its (sealed) request state
 	)
 	for {
-		call := newMCPCall(req)
+		call := x.m.mcpCall(ctx, req)
 		if offer == nil || offer.accepted() {
 			call.Task = info
 		}

@@ -705,9 +705,16 @@ func TestCallerWorkedOutOncePerCall(t *testing.T) {
 	if first == nil || first.Identity != "local" || first.View == nil {
 		t.Fatalf("admitted call %+v: want local with a view", first)
 	}
-	setMCPCall(first, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "echo"}})
-	if again := admitted(ctx); again != nil {
+	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "echo"}}
+	if got := m.mcpCall(ctx, req); got != first || got.Name != "echo" {
+		t.Errorf("the handler's call is not the admitted one named echo")
+	}
+	again := m.mcpCall(ctx, req)
+	if again == first {
 		t.Errorf("the admitted call was given out twice")
+	}
+	if again.Identity != "local" || again.View == nil || again.Name != "echo" {
+		t.Errorf("a call made again in the same context %+v: want echo by local with a view", again)
 	}
 }
 

@@ -45,9 +45,6 @@ func (p *callParams) members() map[string]any {
 // FuzzCallParamsAppendJSON holds the two to the same bytes, and the same
 // failure.
 func (p *callParams) AppendJSON(b []byte) ([]byte, error) {
-	if p == nil {
-		return append(b, "null"...), nil
-	}
 	if len(p.Meta) > 0 || p.Task != nil {
 		enc, err := json.Marshal(p)
 		if err != nil {

@@ -444,8 +444,8 @@ func (r *RequestId) UnmarshalJSON(data []byte) error {
 // backslash (the string's own bytes), or an integer of up to 15 digits
 // without a leading zero (an int64: a float64 holds every such integer
 // exactly, so the float pass would give the same); false for anything
-// else, which the passes read. FuzzToolgateRequestIdUnmarshal holds it to
-// them.
+// else, which the passes read. toolgate's FuzzRequestIdDecode
+// (gateway/mcpgo_patch_test.go) holds it to them.
 func plainRequestID(data []byte) (any, bool) {
 	if n := len(data); n >= 2 && data[0] == '"' && data[n-1] == '"' {
 		for _, c := range data[1 : n-1] {
