@@ -796,32 +796,28 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	// (SEP-2575). A modern request also has no session ID, so registering it
 	// would key every concurrent request on "" and let a response reach the
 	// wrong one.
-	var scopedRequests chan mcp.JSONRPCRequest
+	//
+	// toolgate patch, item 40: the POST's scope is one allocation, and its
+	// channel is made when the forwarder starts or a request is sent, not
+	// with every POST (scope.channel); v1.2.1 made the channel (8 requests'
+	// room), a once-function and two closures for every POST.
+	var scope *requestScopedSSE
 	if canStream && !era.modern {
-		scopedRequests = make(chan mcp.JSONRPCRequest, 8)
 		// Registration makes responses to request-scoped server requests
 		// routable when nothing else has registered the session (stateless
 		// mode without a standalone GET stream). It only happens once a
 		// request is actually sent on this stream, and only the POST that
 		// stored the registration removes it, so registrations made by the
 		// GET handler or by stateful initialization are never touched.
-		var ownsRegistration atomic.Bool
-		register := sync.OnceFunc(func() {
-			if _, loaded := s.activeSessions.LoadOrStore(sessionID, session); !loaded {
-				ownsRegistration.Store(true)
-			}
-		})
-		defer func() {
-			if ownsRegistration.Load() {
-				s.activeSessions.CompareAndDelete(sessionID, session)
-			}
-		}()
-		ctx = context.WithValue(ctx, requestScopedSSEKey{}, &requestScopedSSE{
-			requests: scopedRequests,
-			done:     done,
-			register: register,
-			start:    fwd.start,
-		})
+		scope = &requestScopedSSE{
+			done:      done,
+			fwd:       fwd,
+			sessions:  &s.activeSessions,
+			sessionID: sessionID,
+			session:   session,
+		}
+		defer scope.unregister()
+		ctx = context.WithValue(ctx, requestScopedSSEKey{}, scope)
 	}
 
 	// toolgate patch, item 31: the forwarder is started when something is
@@ -838,6 +834,10 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 				s.logger.Error("panic in notification forwarder", "panic", r)
 			}
 		}()
+		var scopedRequests <-chan mcp.JSONRPCRequest // nil: none come
+		if scope != nil {
+			scopedRequests = scope.channel()
+		}
 		for {
 			select {
 			case nt := <-session.notificationChannel:
@@ -1775,10 +1775,47 @@ type requestScopedSSEKey struct{}
 // handled be written to that POST's SSE response instead of the standalone
 // GET stream.
 type requestScopedSSE struct {
-	requests chan<- mcp.JSONRPCRequest
-	done     <-chan struct{}
-	register func()
-	start    func() bool // starts the POST's forwarder; false once the POST is done (toolgate patch, item 31; nil: it runs)
+	done <-chan struct{}
+	fwd  *postForwarder // started by trySend (toolgate patch, item 31); nil: it runs
+
+	// toolgate patch, item 40: made once, by the forwarder as it starts or
+	// by the first trySend, whichever comes first (channel).
+	requestsOnce sync.Once
+	requests     chan mcp.JSONRPCRequest
+
+	// The POST's registration of its session (see handlePost).
+	sessions         *sync.Map
+	sessionID        string
+	session          *streamableHttpSession
+	registerOnce     sync.Once
+	ownsRegistration atomic.Bool
+}
+
+// channel is the POST's channel of server requests, made on first use
+// (unless it was given).
+func (r *requestScopedSSE) channel() chan mcp.JSONRPCRequest {
+	r.requestsOnce.Do(func() {
+		if r.requests == nil {
+			r.requests = make(chan mcp.JSONRPCRequest, 8)
+		}
+	})
+	return r.requests
+}
+
+// register registers the POST's session unless something else has, once.
+func (r *requestScopedSSE) register() {
+	r.registerOnce.Do(func() {
+		if _, loaded := r.sessions.LoadOrStore(r.sessionID, r.session); !loaded {
+			r.ownsRegistration.Store(true)
+		}
+	})
+}
+
+// unregister removes the registration register made, if it made one.
+func (r *requestScopedSSE) unregister() {
+	if r.ownsRegistration.Load() {
+		r.sessions.CompareAndDelete(r.sessionID, r.session)
+	}
 }
 
 // trySend queues the request for the originating POST stream. It reports
@@ -1793,12 +1830,12 @@ func (r *requestScopedSSE) trySend(ctx context.Context, request mcp.JSONRPCReque
 		return false
 	default:
 	}
-	if r.start != nil && !r.start() {
+	if r.fwd != nil && !r.fwd.start() {
 		return false
 	}
 	r.register()
 	select {
-	case r.requests <- request:
+	case r.channel() <- request:
 		return true
 	case <-r.done:
 		return false

@@ -291,6 +291,94 @@ func TestToolgateForwarderOnDemand(t *testing.T) {
 	}
 }
 
+// TestToolgateScopedRequestsOnDemand: item 40: a 2025-11-25 POST's
+// channel of server requests is made when one is sent, not with the POST.
+// A quiet tool's POST has none while the tool runs; a tool that asks the
+// client (elicitation/create) still has its request on its own POST's
+// stream, gets the client's answer, and then its POST has the channel.
+func TestToolgateScopedRequestsOnDemand(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithElicitation())
+	type seen struct{ scoped, made bool }
+	seenc := make(chan seen, 1)
+	look := func(ctx context.Context) seen {
+		scope, ok := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE)
+		return seen{scoped: ok, made: ok && scope.requests != nil}
+	}
+	s.AddTool(mcp.NewTool("quiet"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		seenc <- look(ctx)
+		return mcp.NewToolResultText("done"), nil
+	})
+	s.AddTool(mcp.NewTool("asks"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := ServerFromContext(ctx).RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+			Message:         "name?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+		}})
+		seenc <- look(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return mcp.NewToolResultText(fmt.Sprintf("%s %v", res.Action, res.Content)), nil
+	})
+	h := NewStreamableHTTPServer(s)
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	sessionID := initializeSession(t, h)
+	post := func(body string) *http.Response {
+		t.Helper()
+		r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		r.Header.Set("Mcp-Session-Id", sessionID)
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+
+	resp := post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"quiet"}}`)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if v := <-seenc; !v.scoped || v.made {
+		t.Errorf("quiet tool: POST scope in its context %v, channel made %v; want a scope without a channel", v.scoped, v.made)
+	}
+	if !strings.Contains(string(b), `"text":"done"`) {
+		t.Fatalf("quiet tool: no answer: %s", b)
+	}
+
+	// The asking tool's POST answers with an SSE stream: the elicitation
+	// first, answered here by a second POST, then the tool's result.
+	resp = post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"asks"}}`)
+	defer resp.Body.Close()
+	var got strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		got.WriteString(line + "\n")
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || !strings.Contains(data, `"method":"elicitation/create"`) {
+			continue
+		}
+		var ask struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(data), &ask); err != nil {
+			t.Fatalf("elicitation on the POST's stream: %v: %s", err, data)
+		}
+		answer := post(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
+		io.Copy(io.Discard, answer.Body)
+		answer.Body.Close()
+	}
+	v := <-seenc
+	if !strings.Contains(got.String(), `"method":"elicitation/create"`) || !strings.Contains(got.String(), `accept map[name:Ada]`) {
+		t.Fatalf("asking tool: want the elicitation on its POST's stream, then its answer in the result; got:\n%s", got.String())
+	}
+	if !v.scoped || !v.made {
+		t.Errorf("asking tool: POST scope %v, channel made %v after its request; want both", v.scoped, v.made)
+	}
+}
+
 // initializeSession initializes a 2025-11-25 session with h and returns
 // its ID.
 func initializeSession(t *testing.T, h http.Handler) string {
