@@ -730,60 +730,43 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 		defer s.server.unregisterListenSession(session)
 	}
 
-	// Set the client context before handling the message
-	ctx := s.server.WithContext(r.ctx(), session)
-	ctx = WithSupportedProtocolVersions(ctx, s.supportedProtocolVersions())
+	// Set the client context before handling the message.
+	//
+	// toolgate patch, item 41: what this POST's handling shares with its
+	// notification forwarder is one allocation (postState), with the
+	// forwarding and the delivery as its methods, and the POST's context
+	// values are two nodes in it (postSessionContext: the session and the
+	// protocol versions, as the context function sees them; postContext:
+	// the request's header, its scope for server requests and its decoded
+	// envelope). v1.2.1 kept each piece in a variable of its own that
+	// closures captured (a heap allocation each) and set each value with a
+	// context.WithValue.
+	p := &postState{
+		s:         s,
+		w:         w,
+		session:   session,
+		sessionID: sessionID,
+		requestID: requestID,
+		listening: listening,
+		// SSE upgrades require a streaming-capable response writer; if the
+		// underlying transport can't stream, we still attempt the request but
+		// any notifications will be buffered and flushed at the end as a single
+		// application/json response (the upgrade simply won't fire).
+		canStream: w.CanStream(),
+		// Stream resumability was removed in protocol version 2026-07-28
+		// (SEP-2575), and a modern request carries no session ID to key a stored
+		// stream on, so replay is confined to legacy requests.
+		resumable: s.eventStore != nil && !era.modern,
+		done:      make(chan struct{}),
+		exited:    make(chan struct{}),
+	}
+	p.sessionCtx = postSessionContext{Context: r.ctx(), session: session, versions: s.supportedProtocolVersions()}
+	var ctx context.Context = &p.sessionCtx
 	if s.contextFunc != nil {
 		ctx = s.contextFunc(ctx, r.asHTTPRequest())
 	}
-
-	// handle potential notifications
-	mu := sync.Mutex{}
-	upgradedHeader := false
-	done := make(chan struct{})
-
-	ctx = context.WithValue(ctx, requestHeader, r.header())
-
-	// SSE upgrades require a streaming-capable response writer; if the
-	// underlying transport can't stream, we still attempt the request but
-	// any notifications will be buffered and flushed at the end as a single
-	// application/json response (the upgrade simply won't fire).
-	canStream := w.CanStream()
-
-	// Stream resumability was removed in protocol version 2026-07-28
-	// (SEP-2575), and a modern request carries no session ID to key a stored
-	// stream on, so replay is confined to legacy requests.
-	resumable := s.eventStore != nil && !era.modern
-
-	// Request stream for resumability, created lazily when the first SSE
-	// message for this request is delivered. Guarded by mu. Stored events
-	// must outlive the request context, which ends with the connection.
-	var rst *resumableStream
-	storeCtx := context.WithoutCancel(ctx)
-
-	// deliverResumable records msg on the request's resumable stream (creating
-	// it on first use), upgrading the response to SSE first while the
-	// connection is still usable. Callers must hold mu.
-	deliverResumable := func(msg any, last bool) {
-		if rst == nil {
-			rst = s.newResumableStream(sessionID, w)
-		}
-		if ctx.Err() != nil {
-			rst.clearPostWriter()
-		} else if !upgradedHeader {
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Header().Set("Connection", "keep-alive")
-			w.Header().Set("Cache-Control", "no-cache")
-			w.WriteHeader(http.StatusOK)
-			upgradedHeader = true
-		}
-		rst.deliver(storeCtx, msg, last)
-	}
-
-	// forwarderExited lets the response path wait until the forwarder can no
-	// longer be holding an undelivered notification.
-	forwarderExited := make(chan struct{})
-	fwd := &postForwarder{}
+	p.ctx = postContext{Context: ctx, header: r.header()}
+	ctx = &p.ctx
 
 	// When the response can stream, server requests issued while this message
 	// is being handled (for example elicitation/create from a tool handler)
@@ -797,27 +780,34 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	// would key every concurrent request on "" and let a response reach the
 	// wrong one.
 	//
-	// toolgate patch, item 40: the POST's scope is one allocation, and its
-	// channel is made when the forwarder starts or a request is sent, not
-	// with every POST (scope.channel); v1.2.1 made the channel (8 requests'
-	// room), a once-function and two closures for every POST.
-	var scope *requestScopedSSE
-	if canStream && !era.modern {
+	// toolgate patch, item 40: its channel is made when the forwarder
+	// starts or a request is sent, not with every POST (scope.channel);
+	// v1.2.1 made the channel (8 requests' room), a once-function and two
+	// closures for every POST.
+	if p.canStream && !era.modern {
 		// Registration makes responses to request-scoped server requests
 		// routable when nothing else has registered the session (stateless
 		// mode without a standalone GET stream). It only happens once a
 		// request is actually sent on this stream, and only the POST that
 		// stored the registration removes it, so registrations made by the
 		// GET handler or by stateful initialization are never touched.
-		scope = &requestScopedSSE{
-			done:      done,
-			fwd:       fwd,
+		p.scope = requestScopedSSE{
+			done:      p.done,
+			fwd:       &p.fwd,
 			sessions:  &s.activeSessions,
 			sessionID: sessionID,
 			session:   session,
 		}
-		defer scope.unregister()
-		ctx = context.WithValue(ctx, requestScopedSSEKey{}, scope)
+		p.ctx.scope = &p.scope
+		defer p.scope.unregister()
+	}
+
+	// Process message through MCPServer with the envelope decoded above
+	// (toolgate patch, for speed: envelope.go), unless its id does not
+	// decode, which HandleMessage answers with a parse error (it took such
+	// a message for a notification when handed the envelope).
+	if idDecodes {
+		p.ctx.env = jsonMessage.decoded(rawData, requestID)
 	}
 
 	// toolgate patch, item 31: the forwarder is started when something is
@@ -827,114 +817,14 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	// a goroutine started, stopped and waited for on each of them is a
 	// hand-off between threads on every call. A listening stream serves
 	// broadcasts for its whole life, so its forwarder starts now.
-	fwd.run = func() {
-		defer close(forwarderExited)
-		defer func() {
-			if r := recover(); r != nil {
-				s.logger.Error("panic in notification forwarder", "panic", r)
-			}
-		}()
-		var scopedRequests <-chan mcp.JSONRPCRequest // nil: none come
-		if scope != nil {
-			scopedRequests = scope.channel()
-		}
-		for {
-			select {
-			case nt := <-session.notificationChannel:
-				if listening {
-					nt = tagSubscription(nt, requestID)
-				}
-				func() {
-					mu.Lock()
-					defer mu.Unlock()
-					// toolgate patch, item 30: a notification taken off the
-					// channel is delivered even once the request is done (done
-					// closed), ahead of the answer, which waits for this
-					// goroutine to exit. v1.2.1 dropped it unless an event store
-					// recorded it: a notification a handler sent right before it
-					// returned could be lost.
-					if !canStream {
-						// Without streaming we can't deliver notifications mid-flight;
-						// they will be dropped on the floor here. The final response
-						// path remains the buffered JSON reply below.
-						return
-					}
-					defer w.Flush()
-
-					if resumable {
-						deliverResumable(nt, false)
-						return
-					}
-
-					// if there's notifications, upgradedHeader to SSE response
-					if !upgradedHeader {
-						w.Header().Set("Content-Type", "text/event-stream")
-						w.Header().Set("Connection", "keep-alive")
-						w.Header().Set("Cache-Control", "no-cache")
-						w.WriteHeader(http.StatusOK)
-						upgradedHeader = true
-					}
-					err := writeSSEEvent(w, nt)
-					if err != nil {
-						s.logger.Error("Failed to write SSE event", "err", err)
-						return
-					}
-				}()
-			case req := <-scopedRequests:
-				func() {
-					mu.Lock()
-					defer mu.Unlock()
-					select {
-					case <-done:
-						// The request is already off the channel; with an
-						// event store it must still be recorded so a resuming
-						// client sees it.
-						if resumable {
-							deliverResumable(req, false)
-						}
-						return
-					default:
-					}
-					defer w.Flush()
-
-					if resumable {
-						deliverResumable(req, false)
-						return
-					}
-
-					if !upgradedHeader {
-						w.Header().Set("Content-Type", "text/event-stream")
-						w.Header().Set("Connection", "keep-alive")
-						w.Header().Set("Cache-Control", "no-cache")
-						w.WriteHeader(http.StatusOK)
-						upgradedHeader = true
-					}
-					if err := writeSSEEvent(w, req); err != nil {
-						s.logger.Error("Failed to write SSE event", "err", err)
-					}
-				}()
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
+	p.fwd.run = p.forward
 	if listening {
-		fwd.start()
+		p.fwd.start()
 	} else {
-		session.addForwarder(fwd)
+		session.addForwarder(&p.fwd)
 	}
 
-	// Process message through MCPServer. toolgate patch, for speed: with
-	// the envelope decoded above (envelope.go), unless its id does not
-	// decode, which HandleMessage answers with a parse error (it took such
-	// a message for a notification when handed the envelope).
-	handleCtx := ctx
-	if idDecodes {
-		handleCtx = withDecodedEnvelope(ctx, jsonMessage.decoded(rawData, requestID))
-	}
-	response := s.server.HandleMessage(handleCtx, rawData)
+	response := s.server.HandleMessage(ctx, rawData)
 	if listening {
 		// Stop broadcasts before draining what is already queued.
 		s.server.unregisterListenSession(session)
@@ -947,44 +837,38 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	//
 	// toolgate patch, item 31: a forwarder that was never started has
 	// nothing to deliver, and none can start once finish has returned.
-	session.removeForwarder(fwd)
-	started := fwd.finish()
-	close(done)
+	session.removeForwarder(&p.fwd)
+	started := p.fwd.finish()
+	close(p.done)
 	if started {
-		<-forwarderExited
+		<-p.exited
 	}
 	if response == nil {
-		if !upgradedHeader {
+		if !p.upgradedHeader {
 			w.WriteHeader(http.StatusAccepted)
 		}
 		return
 	}
 
 	// Write response
-	mu.Lock()
+	p.mu.Lock()
 
 drainLoop:
 	for {
 		select {
 		case nt := <-session.notificationChannel:
-			if !canStream {
+			if !p.canStream {
 				continue
 			}
 			if listening {
 				nt = tagSubscription(nt, requestID)
 			}
-			if resumable {
-				deliverResumable(nt, false)
+			if p.resumable {
+				p.deliverResumable(nt, false)
 				w.Flush()
 				continue
 			}
-			if !upgradedHeader {
-				w.Header().Set("Content-Type", "text/event-stream")
-				w.Header().Set("Connection", "keep-alive")
-				w.Header().Set("Cache-Control", "no-cache")
-				w.WriteHeader(http.StatusOK)
-				upgradedHeader = true
-			}
+			p.upgradeToSSE()
 			if err := writeSSEEvent(w, nt); err != nil {
 				s.logger.Error("Failed to write SSE event during drain", "err", err)
 			}
@@ -994,15 +878,15 @@ drainLoop:
 		}
 	}
 
-	mu.Unlock()
+	p.mu.Unlock()
 	if ctx.Err() != nil {
 		// The connection is gone, but with an event store the response of an
 		// interrupted SSE request is still recorded so that a resuming client
 		// can be redelivered it.
-		if resumable && (rst != nil || (session.upgradeToSSE.Load() && canStream)) {
-			mu.Lock()
-			deliverResumable(response, true)
-			mu.Unlock()
+		if p.resumable && (p.rst != nil || (session.upgradeToSSE.Load() && p.canStream)) {
+			p.mu.Lock()
+			p.deliverResumable(response, true)
+			p.mu.Unlock()
 		}
 		return
 	}
@@ -1010,18 +894,12 @@ drainLoop:
 	// Also check upgradedHeader: a notification during HandleMessage processing
 	// may have already written SSE headers on this response, so we must continue
 	// in SSE mode to avoid writing JSON on top of SSE data.
-	if resumable && (rst != nil || (session.upgradeToSSE.Load() && canStream)) {
-		mu.Lock()
-		deliverResumable(response, true)
-		mu.Unlock()
-	} else if (session.upgradeToSSE.Load() && canStream) || upgradedHeader {
-		if !upgradedHeader {
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Header().Set("Connection", "keep-alive")
-			w.Header().Set("Cache-Control", "no-cache")
-			w.WriteHeader(http.StatusOK)
-			upgradedHeader = true
-		}
+	if p.resumable && (p.rst != nil || (session.upgradeToSSE.Load() && p.canStream)) {
+		p.mu.Lock()
+		p.deliverResumable(response, true)
+		p.mu.Unlock()
+	} else if (session.upgradeToSSE.Load() && p.canStream) || p.upgradedHeader {
+		p.upgradeToSSE()
 		if err := writeSSEEvent(w, response); err != nil {
 			s.logger.Error("Failed to write final SSE response event", "err", err)
 		}
@@ -2000,6 +1878,193 @@ func (s *streamableHttpSession) UpgradeToSSEWhenReceiveNotification() {
 	for _, f := range waiting {
 		f.start()
 	}
+}
+
+// postState is what a POST's handling shares with its notification
+// forwarder (toolgate patch, item 41), in one allocation: see handlePost.
+type postState struct {
+	s         *StreamableHTTPServer
+	w         HTTPResponseWriter
+	session   *streamableHttpSession
+	sessionID string
+	requestID any
+	listening bool // a subscriptions/listen stream
+	canStream bool // w can stream (SSE)
+	resumable bool // stored for resumption (an event store, 2025-11-25)
+
+	sessionCtx postSessionContext
+	ctx        postContext // the POST's context: its handler's, and the forwarder's
+
+	done   chan struct{} // closed once the message is handled
+	exited chan struct{} // closed when the forwarder, if it started, has returned
+	fwd    postForwarder
+	scope  requestScopedSSE // when p.ctx.scope is set
+
+	mu             sync.Mutex // held to write to w, and for the fields below
+	upgradedHeader bool       // the answer is an SSE stream, its header written
+	rst            *resumableStream
+	storeCtx       context.Context // rst's context, made with rst
+}
+
+// upgradeToSSE makes the answer an SSE stream, once. Callers hold p.mu.
+func (p *postState) upgradeToSSE() {
+	if p.upgradedHeader {
+		return
+	}
+	p.w.Header().Set("Content-Type", "text/event-stream")
+	p.w.Header().Set("Connection", "keep-alive")
+	p.w.Header().Set("Cache-Control", "no-cache")
+	p.w.WriteHeader(http.StatusOK)
+	p.upgradedHeader = true
+}
+
+// deliverResumable records msg on the request's resumable stream (creating
+// it on first use), upgrading the response to SSE first while the
+// connection is still usable. Stored events must outlive the request
+// context, which ends with the connection. Callers hold p.mu.
+func (p *postState) deliverResumable(msg any, last bool) {
+	if p.rst == nil {
+		p.rst = p.s.newResumableStream(p.sessionID, p.w)
+		p.storeCtx = context.WithoutCancel(&p.ctx)
+	}
+	if p.ctx.Err() != nil {
+		p.rst.clearPostWriter()
+	} else {
+		p.upgradeToSSE()
+	}
+	p.rst.deliver(p.storeCtx, msg, last)
+}
+
+// forward is the POST's notification forwarder (postForwarder.run): it
+// delivers the session's notifications and the POST's server requests on
+// the POST's answer until the message is handled or the request ends.
+func (p *postState) forward() {
+	defer close(p.exited)
+	defer func() {
+		if r := recover(); r != nil {
+			p.s.logger.Error("panic in notification forwarder", "panic", r)
+		}
+	}()
+	var scopedRequests <-chan mcp.JSONRPCRequest // nil: none come
+	if p.ctx.scope != nil {
+		scopedRequests = p.scope.channel()
+	}
+	for {
+		select {
+		case nt := <-p.session.notificationChannel:
+			if p.listening {
+				nt = tagSubscription(nt, p.requestID)
+			}
+			p.deliverNotification(nt)
+		case req := <-scopedRequests:
+			p.deliverRequest(req)
+		case <-p.done:
+			return
+		case <-p.ctx.Done():
+			return
+		}
+	}
+}
+
+// deliverNotification writes a notification the forwarder took.
+//
+// toolgate patch, item 30: a notification taken off the channel is
+// delivered even once the request is done (done closed), ahead of the
+// answer, which waits for the forwarder to exit. v1.2.1 dropped it unless
+// an event store recorded it: a notification a handler sent right before
+// it returned could be lost.
+func (p *postState) deliverNotification(nt mcp.JSONRPCNotification) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.canStream {
+		// Without streaming we can't deliver notifications mid-flight;
+		// they will be dropped on the floor here. The final response
+		// path remains the buffered JSON reply.
+		return
+	}
+	defer p.w.Flush()
+	if p.resumable {
+		p.deliverResumable(nt, false)
+		return
+	}
+	// if there's notifications, upgradedHeader to SSE response
+	p.upgradeToSSE()
+	if err := writeSSEEvent(p.w, nt); err != nil {
+		p.s.logger.Error("Failed to write SSE event", "err", err)
+	}
+}
+
+// deliverRequest writes a server request the forwarder took.
+func (p *postState) deliverRequest(req mcp.JSONRPCRequest) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.done:
+		// The request is already off the channel; with an event store it
+		// must still be recorded so a resuming client sees it.
+		if p.resumable {
+			p.deliverResumable(req, false)
+		}
+		return
+	default:
+	}
+	defer p.w.Flush()
+	if p.resumable {
+		p.deliverResumable(req, false)
+		return
+	}
+	p.upgradeToSSE()
+	if err := writeSSEEvent(p.w, req); err != nil {
+		p.s.logger.Error("Failed to write SSE event", "err", err)
+	}
+}
+
+// postSessionContext is a POST's session and the transport's protocol
+// versions in one context node (toolgate patch, item 41): what
+// MCPServer.WithContext and WithSupportedProtocolVersions set.
+type postSessionContext struct {
+	context.Context
+	session  *streamableHttpSession
+	versions []string
+}
+
+func (c *postSessionContext) Value(key any) any {
+	switch key.(type) {
+	case clientSessionKey:
+		return c.session
+	case supportedProtocolVersionsKey:
+		return c.versions
+	}
+	return c.Context.Value(key)
+}
+
+// postContext is the rest of a POST's values in one context node
+// (toolgate patch, item 41): its header (requestHeader), its scope for
+// server requests (requestScopedSSEKey) and its decoded envelope
+// (withDecodedEnvelope); a nil one is not set.
+type postContext struct {
+	context.Context
+	header http.Header
+	scope  *requestScopedSSE
+	env    *decodedEnvelope
+}
+
+func (c *postContext) Value(key any) any {
+	switch key.(type) {
+	case contextKey:
+		if key == any(requestHeader) {
+			return c.header
+		}
+	case requestScopedSSEKey:
+		if c.scope != nil {
+			return c.scope
+		}
+	case decodedEnvelopeKey:
+		if c.env != nil {
+			return c.env
+		}
+	}
+	return c.Context.Value(key)
 }
 
 // postForwarder is a POST's notification forwarder, started on demand

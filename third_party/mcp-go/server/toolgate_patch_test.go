@@ -379,6 +379,85 @@ func TestToolgateScopedRequestsOnDemand(t *testing.T) {
 	}
 }
 
+// TestToolgatePostContext: item 41: a POST's values are two context nodes
+// of its state instead of a context.WithValue each, and answer as those
+// did. The context function sees the session and the protocol versions and
+// adds a value of its own; the tool's handler sees all of them, the
+// request's header (in its request) and, for a 2025-11-25 POST that can
+// stream, its scope for server requests; a 2026-07-28 POST has no scope.
+func TestToolgatePostContext(t *testing.T) {
+	type funcKey struct{}
+	type seen struct {
+		session  ClientSession
+		versions []string
+		fromFunc any
+		header   string
+		scoped   bool
+	}
+	funcSaw := make(chan seen, 1)
+	handlerSaw := make(chan seen, 1)
+	s := NewMCPServer("t", "1", WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("probe"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_, scoped := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE)
+		handlerSaw <- seen{ClientSessionFromContext(ctx), SupportedProtocolVersionsFromContext(ctx), ctx.Value(funcKey{}), req.Header.Get("X-Probe"), scoped}
+		return mcp.NewToolResultText("done"), nil
+	})
+	h := NewStreamableHTTPServer(s, WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+		funcSaw <- seen{session: ClientSessionFromContext(ctx), versions: SupportedProtocolVersionsFromContext(ctx)}
+		return context.WithValue(ctx, funcKey{}, "added")
+	}))
+	// Fewer versions than every one mcp-go implements, which is what a
+	// context without them answers.
+	want := []string{"2025-11-25", "2026-07-28"}
+	h.supportedOnce.Do(func() { h.supported = want })
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	sessionID := initializeSession(t, h)
+	<-funcSaw // initialize's
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		meta := ""
+		if era == "2026-07-28" {
+			meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+		}
+		r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe"`+meta+`}}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", era)
+		r.Header.Set("X-Probe", "yes")
+		if era == "2025-11-25" {
+			r.Header.Set("Mcp-Session-Id", sessionID)
+		} else {
+			r.Header.Set("Mcp-Method", "tools/call")
+			r.Header.Set("Mcp-Name", "probe")
+		}
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"text":"done"`) {
+			t.Fatalf("%s: no answer: %d %s", era, resp.StatusCode, b)
+		}
+		f, hs := <-funcSaw, <-handlerSaw
+		for who, v := range map[string]seen{"context function": f, "handler": hs} {
+			sess, ok := v.session.(*streamableHttpSession)
+			if !ok || (era == "2025-11-25" && sess.SessionID() != sessionID) {
+				t.Errorf("%s, %s: session %#v; want the POST's", era, who, v.session)
+			}
+			if !slices.Equal(v.versions, want) {
+				t.Errorf("%s, %s: protocol versions %v; want %v", era, who, v.versions, want)
+			}
+		}
+		if hs.fromFunc != "added" || hs.header != "yes" {
+			t.Errorf("%s: the handler saw the context function's value %v and the header X-Probe %q; want added, yes", era, hs.fromFunc, hs.header)
+		}
+		if hs.scoped != (era == "2025-11-25") {
+			t.Errorf("%s: scope for server requests in the handler's context: %v", era, hs.scoped)
+		}
+	}
+}
+
 // initializeSession initializes a 2025-11-25 session with h and returns
 // its ID.
 func initializeSession(t *testing.T, h http.Handler) string {
