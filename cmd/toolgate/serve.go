@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os/signal"
@@ -214,7 +213,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens [
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       cfg.HTTP.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelDebug),
+		ErrorLog:          httpErrorLog(a.log),
 	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
