@@ -337,7 +337,7 @@ func run(cfg config) error {
 	for _, tr := range cfg.transports {
 		for _, name := range toolgates {
 			if sent, lines, ok := res.records(tr, name); ok && sent != lines {
-				failures = append(failures, fmt.Sprintf("%s: %s answered %d calls but wrote %d tools.jsonl lines", tr, name, sent, lines))
+				failures = append(failures, fmt.Sprintf("%s: %s was sent %d calls and its tools.jsonl has %d lines", tr, name, sent, lines))
 			}
 		}
 	}
@@ -710,7 +710,7 @@ func report(w io.Writer, res *results) {
 	for _, tr := range trs {
 		for _, name := range toolgates {
 			if sent, lines, ok := res.records(tr, name); ok {
-				fmt.Fprintf(w, "records (%s): %s answered %d calls, tools.jsonl has %d lines\n", tr, name, sent, lines)
+				fmt.Fprintf(w, "records (%s): %s was sent %d calls, tools.jsonl has %d lines\n", tr, name, sent, lines)
 			}
 		}
 	}
