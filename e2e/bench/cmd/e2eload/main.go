@@ -267,9 +267,8 @@ func run(cfg config) error {
 	if err != nil {
 		return err
 	}
-	if !cfg.keep {
-		defer os.RemoveAll(dir)
-	}
+	keep := cfg.keep // and set when the records or calls go wrong
+	defer benchkit.KeepOrRemove("e2eload", dir, &keep)
 	// startTG starts toolgate binary bin as the server name, with a
 	// config, a run archive, a memory database and a log of its own.
 	startTG := func(name, bin string) (*server, error) {
@@ -411,11 +410,13 @@ func run(cfg config) error {
 					failed += p.Errors
 				}
 			}
+			keep = true
 			return fmt.Errorf("%s was sent %d calls (%d of them failed at the client while measured) and its tools.jsonl has %d lines", s.name, s.calls, failed, lines)
 		}
 	}
 	for _, p := range res.Points {
 		if p.Errors > 0 {
+			keep = true
 			return fmt.Errorf("%s with %d clients: %d errors, first: %s", p.Server, p.Clients, p.Errors, p.FirstError)
 		}
 	}

@@ -307,9 +307,8 @@ func run(cfg config) error {
 	if err != nil {
 		return err
 	}
-	if !cfg.keep {
-		defer os.RemoveAll(dir)
-	}
+	keep := cfg.keep // and set when the records or calls go wrong
+	defer benchkit.KeepOrRemove("proxyhop", dir, &keep)
 	res := &results{Started: time.Now().UTC(), Machine: benchkit.Machine(), Records: map[string]int64{}}
 	poolIdle := cfg.minIdle
 	if poolIdle == 0 {
@@ -347,6 +346,7 @@ func run(cfg config) error {
 		}
 	}
 	if len(failures) > 0 {
+		keep = true
 		return fmt.Errorf("%s", strings.Join(failures, "; "))
 	}
 	return nil

@@ -274,6 +274,18 @@ func ToolgateConfig(dir, name, logLevel, extra string) (path, runsDir string, er
 	return path, runsDir, os.WriteFile(path, []byte(conf), 0o644)
 }
 
+// KeepOrRemove removes a program's temporary directory as it ends, unless
+// *keep says to keep it (-keep, or a run whose records or calls went
+// wrong, so that its run archives and toolgate's logs can be looked into):
+// then it says where the directory is.
+func KeepOrRemove(prog, dir string, keep *bool) {
+	if *keep {
+		fmt.Fprintf(os.Stderr, "%s: kept %s\n", prog, dir)
+		return
+	}
+	os.RemoveAll(dir)
+}
+
 // CountLines counts the lines of the files matching glob (a run archive's
 // tools.jsonl, say).
 func CountLines(glob string) int64 {
