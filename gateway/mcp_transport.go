@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -29,21 +28,13 @@ import (
 // are cancelled by mcp-go and recorded by the pipeline.
 func (m *MCPServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	s := server.NewStdioServer(m.srv)
-	s.SetErrorLogger(log.New(slogWriter{m.log}, "", 0))
+	s.SetErrorLogger(mcpgoErrorLog(m.log))
 	// mcp-go runs tools/call on a pool of workers (5 by default) and runs
 	// the call on the read loop when the queue is full; a larger pool keeps
 	// slow tools from holding up the others.
 	server.WithWorkerPoolSize(100)(s) // mcp-go's maximum
 	server.WithQueueSize(1024)(s)
 	return s.Listen(context.WithValue(ctx, identityKey{}, "local"), in, out)
-}
-
-// slogWriter turns mcp-go's log.Logger output into slog records.
-type slogWriter struct{ log *slog.Logger }
-
-func (w slogWriter) Write(p []byte) (int, error) {
-	w.log.Warn("mcp", "msg", strings.TrimSpace(string(p)))
-	return len(p), nil
 }
 
 // HTTPOptions configure [MCPServer.HTTPHandler].

@@ -75,6 +75,7 @@ func (a *app) listenAside(ctx context.Context, key, addr string, handler http.Ha
 	}
 	hs := &http.Server{
 		Handler: handler, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: gateway.HTTPErrorLog(a.log),
 		// Requests end with ctx, streams (the operator page's events) too.
 		BaseContext: func(net.Listener) context.Context { return ctx },
 	}

@@ -213,7 +213,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens [
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       cfg.HTTP.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          httpErrorLog(a.log),
+		ErrorLog:          gateway.HTTPErrorLog(a.log),
 	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
