@@ -143,26 +143,13 @@ func TestToolgateNotificationsBeforeTheAnswer(t *testing.T) {
 	h := NewStreamableHTTPServer(s)
 	ts := httptest.NewServer(h)
 	defer ts.Close()
-	for _, c := range []struct{ version, meta string }{
-		{"2026-07-28", `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"}`},
-		{"2025-11-25", ""},
-	} {
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		release = make(chan struct{})
-		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"count"` + c.meta + `}}`
-		r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Mcp-Protocol-Version", c.version)
-		if c.meta != "" {
-			r.Header.Set("Mcp-Method", "tools/call")
-			r.Header.Set("Mcp-Name", "count")
-		} else {
-			r.Header.Set("Mcp-Session-Id", initializeSession(t, h))
+		sessionID := ""
+		if version == "2025-11-25" {
+			sessionID = initializeSession(t, h)
 		}
-		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := postCall(t, ts.URL, sessionID, "count")
 		var got strings.Builder
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
@@ -176,7 +163,7 @@ func TestToolgateNotificationsBeforeTheAnswer(t *testing.T) {
 		for _, want := range []string{`"data":"n0"`, `"data":"n1"`, `"data":"n2"`, `"text":"done"`} {
 			i := strings.Index(got.String(), want)
 			if i <= last {
-				t.Fatalf("%s: %s not after what came before it in the answer:\n%s", c.version, want, got.String())
+				t.Fatalf("%s: %s not after what came before it in the answer:\n%s", version, want, got.String())
 			}
 			last = i
 		}
@@ -238,25 +225,7 @@ func TestToolgateForwarderOnDemand(t *testing.T) {
 			sessionID = initializeSession(t, h)
 		}
 		for _, tool := range []string{"quiet", "loud"} {
-			meta := ""
-			if sessionID == "" {
-				meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"}`
-			}
-			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `"` + meta + `}}`
-			r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("Accept", "application/json, text/event-stream")
-			r.Header.Set("Mcp-Protocol-Version", era)
-			if sessionID != "" {
-				r.Header.Set("Mcp-Session-Id", sessionID)
-			} else {
-				r.Header.Set("Mcp-Method", "tools/call")
-				r.Header.Set("Mcp-Name", tool)
-			}
-			resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(r)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := postCall(t, ts.URL, sessionID, tool)
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			var v seen
@@ -323,21 +292,8 @@ func TestToolgateScopedRequestsOnDemand(t *testing.T) {
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 	sessionID := initializeSession(t, h)
-	post := func(body string) *http.Response {
-		t.Helper()
-		r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		r.Header.Set("Mcp-Session-Id", sessionID)
-		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
 
-	resp := post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"quiet"}}`)
+	resp := postCall(t, ts.URL, sessionID, "quiet")
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if v := <-seenc; !v.scoped || v.made {
@@ -349,7 +305,8 @@ func TestToolgateScopedRequestsOnDemand(t *testing.T) {
 
 	// The asking tool's POST answers with an SSE stream: the elicitation
 	// first, answered here by a second POST, then the tool's result.
-	resp = post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"asks"}}`)
+	body, header := toolCall(sessionID, "asks")
+	resp = postMCP(t, ts.URL, body, header)
 	defer resp.Body.Close()
 	var got strings.Builder
 	sc := bufio.NewScanner(resp.Body)
@@ -366,7 +323,7 @@ func TestToolgateScopedRequestsOnDemand(t *testing.T) {
 		if err := json.Unmarshal([]byte(data), &ask); err != nil {
 			t.Fatalf("elicitation on the POST's stream: %v: %s", err, data)
 		}
-		answer := post(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
+		answer := postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":`+string(ask.ID)+`,"result":{"action":"accept","content":{"name":"Ada"}}}`, header)
 		io.Copy(io.Discard, answer.Body)
 		answer.Body.Close()
 	}
@@ -415,25 +372,13 @@ func TestToolgatePostContext(t *testing.T) {
 	sessionID := initializeSession(t, h)
 	<-funcSaw // initialize's
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
-		meta := ""
+		sid := sessionID
 		if era == "2026-07-28" {
-			meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+			sid = ""
 		}
-		r, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe"`+meta+`}}`))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Mcp-Protocol-Version", era)
-		r.Header.Set("X-Probe", "yes")
-		if era == "2025-11-25" {
-			r.Header.Set("Mcp-Session-Id", sessionID)
-		} else {
-			r.Header.Set("Mcp-Method", "tools/call")
-			r.Header.Set("Mcp-Name", "probe")
-		}
-		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
+		body, header := toolCall(sid, "probe")
+		header.Set("X-Probe", "yes")
+		resp := postMCP(t, ts.URL, body, header)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if !strings.Contains(string(b), `"text":"done"`) {
@@ -473,6 +418,47 @@ func initializeSession(t *testing.T, h http.Handler) string {
 		t.Fatalf("initialize: no session: %d %s", w.Code, w.Body)
 	}
 	return id
+}
+
+// toolCall is the body and headers of a tools/call of tool: in the
+// 2025-11-25 session sessionID, or, with sessionID "", a 2026-07-28
+// request carrying its envelope in _meta (log level debug) and its
+// routing headers.
+func toolCall(sessionID, tool string) (string, http.Header) {
+	h := http.Header{}
+	meta := ""
+	if sessionID != "" {
+		h.Set("Mcp-Protocol-Version", "2025-11-25")
+		h.Set("Mcp-Session-Id", sessionID)
+	} else {
+		h.Set("Mcp-Protocol-Version", "2026-07-28")
+		h.Set("Mcp-Method", "tools/call")
+		h.Set("Mcp-Name", tool)
+		meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"}`
+	}
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `"` + meta + `}}`, h
+}
+
+// postCall posts a tools/call of tool ([toolCall]) to url.
+func postCall(t *testing.T, url, sessionID, tool string) *http.Response {
+	t.Helper()
+	body, header := toolCall(sessionID, tool)
+	return postMCP(t, url, body, header)
+}
+
+// postMCP posts body to url over real HTTP as an MCP client does, with
+// header's entries.
+func postMCP(t *testing.T, url, body string, header http.Header) *http.Response {
+	t.Helper()
+	r, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	r.Header = header.Clone()
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 // TestToolgateParamHeadersOfTheCheckedName: a 2026-07-28 tools/call's
