@@ -482,7 +482,7 @@ func (m *MCPServer) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Too
 // to [MCPServer.handleCall] (mcp-go copy item 39), which would otherwise
 // work out the same again.
 func (m *MCPServer) admitsCall(ctx context.Context, name string) (context.Context, bool) {
-	a := &callContext{Context: ctx, call: withCaller(ctx, &Call{})}
+	a := &callContext{Context: ctx, call: m.caller(ctx)}
 	_, ok := m.filterFor(ctx, a.call, a).keeps(name)
 	return a, ok
 }
@@ -501,15 +501,22 @@ func admitted(ctx context.Context) *Call {
 
 // listFilter is what the caller of ctx is listed ([toolFilter]).
 func (m *MCPServer) listFilter(ctx context.Context) toolFilter {
-	return m.filterFor(ctx, withCaller(ctx, &Call{}), nil)
+	return m.filterFor(ctx, m.caller(ctx), nil)
 }
 
-// filterFor is what who, the caller of ctx, is listed; it sets who's
-// View. cctx, if not nil, is a context of ctx that carries who (made
-// here when the filter needs one).
+// caller is a new Call of the caller of ctx: who, and through which view
+// ([MCPServer.viewFor]).
+func (m *MCPServer) caller(ctx context.Context) *Call {
+	c := withCaller(ctx, &Call{})
+	c.View = m.viewFor(ctx, c)
+	return c
+}
+
+// filterFor is what who ([MCPServer.caller] of ctx) is listed. cctx, if
+// not nil, is a context of ctx that carries who (made here when the
+// filter needs one).
 func (m *MCPServer) filterFor(ctx context.Context, who *Call, cctx context.Context) toolFilter {
-	v := m.viewFor(ctx, who)
-	who.View = v
+	v := who.View
 	f := toolFilter{all: v == nil && m.opts.ToolFilter == nil, m: m, v: v}
 	f.lv, _ = v.(ListingView)
 	f.perSession = m.opts.ToolMeta != nil && m.opts.SessionMeta != nil && who.Session != "" && m.opts.SessionMeta(who.Session)
@@ -670,8 +677,7 @@ func (m *MCPServer) mcpAnswer(callID string, res *Result, asTask bool) (*mcp.Cal
 func (m *MCPServer) mcpCall(ctx context.Context, req mcp.CallToolRequest) *Call {
 	call := admitted(ctx)
 	if call == nil {
-		call = withCaller(ctx, &Call{})
-		call.View = m.viewFor(ctx, call)
+		call = m.caller(ctx)
 	}
 	call.Name, call.Arguments = req.Params.Name, rawArguments(req)
 	call.RequestState, call.InputResponses = req.Params.RequestState, rawResponses(req.Params.InputResponses)
