@@ -72,8 +72,12 @@ func (env *decodedEnvelope) base(jsonrpc *string, method *mcp.MCPMethod, id *any
 	if len(env.jsonrpc) > 0 {
 		if v, ok := jsonscan.PlainString(env.jsonrpc); ok { // item 23
 			*jsonrpc = v
-		} else if err := json.Unmarshal(env.jsonrpc, jsonrpc); err != nil {
-			return err
+		} else {
+			var v string // not jsonrpc itself, which would then escape (item 42)
+			if err := json.Unmarshal(env.jsonrpc, &v); err != nil {
+				return err
+			}
+			*jsonrpc = v
 		}
 	}
 	*method, *id = env.method, env.id

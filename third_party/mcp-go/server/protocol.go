@@ -103,7 +103,12 @@ type SessionWithProtocolVersion interface {
 // toolgate patch, for speed (item 26): params is the message's "params" as
 // its envelope's decoding kept it; _meta is found in it by [paramsMeta]
 // rather than by decoding the whole message again, the arguments included.
-func extractRequestProtocolInfo(message json.RawMessage, params paramsMember) (*RequestProtocolInfo, error) {
+//
+// toolgate patch, for speed (item 42): the information is written to *info,
+// which the caller holds in its message context, rather than to an
+// allocation of its own; info is the zero value on entry, and is left so
+// for a legacy request without a version.
+func extractRequestProtocolInfo(message json.RawMessage, params paramsMember, info *RequestProtocolInfo) error {
 	// toolgate patch, for speed: the envelope's members are decoded from
 	// the message into their types, not through mcp.Meta's generic map and
 	// a re-encoding per member (same values: absent, null or malformed is
@@ -113,7 +118,7 @@ func extractRequestProtocolInfo(message json.RawMessage, params paramsMember) (*
 	// pass over the whole message.
 	mayHold, raw, found := params.envelopeMeta(message)
 	if !mayHold {
-		return &RequestProtocolInfo{}, nil
+		return nil
 	}
 	var env envelopeMembers
 	if !found || raw != nil && !scanEnvelopeMembers(raw, &env) {
@@ -124,12 +129,12 @@ func extractRequestProtocolInfo(message json.RawMessage, params paramsMember) (*
 		}
 		if found { // _meta found, but not an object of plain names
 			if json.Unmarshal(raw, &wrapper.Params.Meta) != nil {
-				return &RequestProtocolInfo{}, nil
+				return nil
 			}
 		} else if err := json.Unmarshal(message, &wrapper); err != nil {
 			// A malformed body is reported by the per-method unmarshal, which
 			// produces a better error message.
-			return &RequestProtocolInfo{}, nil
+			return nil
 		}
 		meta := wrapper.Params.Meta
 		env = envelopeMembers{
@@ -142,10 +147,11 @@ func extractRequestProtocolInfo(message json.RawMessage, params paramsMember) (*
 	version := metaMember[string](env.version)
 	if !mcp.IsModernProtocol(version) {
 		// Either no version at all, or an older one: legacy era.
-		return &RequestProtocolInfo{ProtocolVersion: version}, nil
+		info.ProtocolVersion = version
+		return nil
 	}
 
-	info := &RequestProtocolInfo{
+	*info = RequestProtocolInfo{
 		Modern:          true,
 		ProtocolVersion: version,
 		ClientInfo:      metaMember[*mcp.Implementation](env.clientInfo),
@@ -160,11 +166,11 @@ func extractRequestProtocolInfo(message json.RawMessage, params paramsMember) (*
 	// capability the client did not declare.
 	caps := metaMember[*mcp.ClientCapabilities](env.clientCaps)
 	if caps == nil {
-		return nil, errors.New("missing or invalid _meta field " + mcp.MetaKeyClientCapabilities)
+		return errors.New("missing or invalid _meta field " + mcp.MetaKeyClientCapabilities)
 	}
 	info.ClientCapabilities = caps
 
-	return info, nil
+	return nil
 }
 
 // mayHoldProtocolVersion reports whether a message's bytes can spell

@@ -17,16 +17,15 @@ func (s *MCPServer) HandleMessage(
 	message json.RawMessage,
 ) (resp mcp.JSONRPCMessage) {
 	// Add server to context
-	ctx = context.WithValue(ctx, serverKey{}, s)
+	// toolgate patch, for speed (item 42): in a node of the message's
+	// context, which holds its protocol information too (message_context.go).
+	mc := &messageContext{server: serverContext{Context: ctx, s: s}}
+	ctx = &mc.server
 	var err *requestError
 
-	var baseMessage struct {
-		JSONRPC string        `json:"jsonrpc"`
-		Method  mcp.MCPMethod `json:"method"`
-		ID      any           `json:"id,omitempty"`
-		Result  any           `json:"result,omitempty"`
-		Params  paramsMember  `json:"params"` // toolgate patch, item 17
-	}
+	// toolgate patch, for speed (item 42): a named type, so that the
+	// fallback below decodes into a copy and this one stays on the stack.
+	var baseMessage baseMessageFields
 
 	// toolgate patch, for speed: the envelope the transport decoded of
 	// this message, if it did (envelope.go).
@@ -41,13 +40,15 @@ func (s *MCPServer) HandleMessage(
 		}
 		baseMessage.Params = env.params
 	} else if !scanBaseMessage(message, &baseMessage.JSONRPC, &baseMessage.Method, &baseMessage.ID, &baseMessage.Params) { // item 23
-		if err := json.Unmarshal(message, &baseMessage); err != nil {
+		decoded := new(baseMessageFields)
+		if err := json.Unmarshal(message, decoded); err != nil {
 			return createErrorResponse(
 				nil,
 				mcp.PARSE_ERROR,
 				"Failed to parse message",
 			)
 		}
+		baseMessage = *decoded
 		hasResult = baseMessage.Result != nil
 	}
 
@@ -100,11 +101,14 @@ func (s *MCPServer) HandleMessage(
 	// 2026-07-28 removed the initialize handshake: a modern request carries
 	// its protocol version, client identity, and client capabilities in _meta
 	// (SEP-2575). Anything else is served through the legacy path.
-	protocolInfo, protocolErr := extractRequestProtocolInfo(message, baseMessage.Params) // toolgate patch, item 26
-	if protocolErr != nil {
+	// toolgate patch, items 26 and 42: read from the params the envelope's
+	// decoding kept, into the message context's node, which then joins ctx.
+	protocolInfo := &mc.info.info
+	if protocolErr := extractRequestProtocolInfo(message, baseMessage.Params, protocolInfo); protocolErr != nil {
 		return errorResponseForProtocolError(baseMessage.ID, protocolErr)
 	}
-	ctx = WithRequestProtocolInfo(ctx, protocolInfo)
+	mc.info.Context = ctx
+	ctx = &mc.info
 
 	if protocolInfo.Modern {
 		if !mcp.IsValidProtocolVersion(protocolInfo.ProtocolVersion) {
@@ -130,10 +134,11 @@ func (s *MCPServer) HandleMessage(
 
 	// Store cancel func so notifications/cancelled can cancel this request.
 	// Use session-scoped keys to prevent cross-session request ID collisions.
+	// toolgate patch, for speed (item 42): in a map under a lock (inflight.go).
 	if baseMessage.ID != nil {
-		key := inflightKey(ctx, baseMessage.ID)
-		s.inflightCancels.Store(key, cancel)
-		defer s.inflightCancels.Delete(key)
+		key := newInflightKey(ctx, baseMessage.ID)
+		s.inflight.add(key, ctx, cancel)
+		defer s.inflight.remove(key, ctx)
 	}
 
 	// Extract trace context from _meta before opening the server span so the span

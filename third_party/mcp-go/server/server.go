@@ -12,7 +12,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -237,7 +236,7 @@ type MCPServer struct {
 	expiredTasks                 map[string]time.Time // Tracks recently expired task IDs with expiration timestamp
 	maxConcurrentTasks           *int                 // Optional limit on concurrent running tasks
 	activeTasks                  int                  // Current count of running (non-terminal) tasks
-	inflightCancels              sync.Map             // Maps request ID -> context.CancelFunc for in-flight requests
+	inflight                     inflightRequests     // requests a client may cancel (toolgate patch, item 42)
 	inputValidator               *inputSchemaValidator
 	outputValidator              *outputSchemaValidator
 	strictInputSchemaDefault     bool
@@ -2618,12 +2617,7 @@ func (s *MCPServer) handleNotification(
 	// Handle cancellation notifications per MCP spec
 	if notification.Method == string(mcp.MethodNotificationCancelled) {
 		if reqID, ok := notification.Params.AdditionalFields["requestId"]; ok {
-			key := inflightKey(ctx, reqID)
-			if cancel, loaded := s.inflightCancels.LoadAndDelete(key); loaded {
-				if cancelFunc, ok := cancel.(context.CancelFunc); ok {
-					cancelFunc()
-				}
-			}
+			s.inflight.cancel(newInflightKey(ctx, reqID))
 		}
 		return nil
 	}
@@ -2636,26 +2630,6 @@ func (s *MCPServer) handleNotification(
 		handler(ctx, notification)
 	}
 	return nil
-}
-
-// inflightKey returns a session-scoped key for the inflight cancellation map.
-// This prevents cross-session request ID collisions in multi-client scenarios.
-//
-// toolgate patch, for speed (item 34): the key is "<session id>:<id as %v
-// formats it>" as before, and an id of the types JSON decodes it to (a
-// string, a float64) is formatted without fmt, the way %v formats it.
-func inflightKey(ctx context.Context, requestID any) string {
-	var session string
-	if s := ClientSessionFromContext(ctx); s != nil {
-		session = s.SessionID()
-	}
-	switch id := requestID.(type) {
-	case string:
-		return session + ":" + id
-	case float64:
-		return session + ":" + strconv.FormatFloat(id, 'g', -1, 64)
-	}
-	return session + ":" + fmt.Sprint(requestID)
 }
 
 func createResponse(id any, result any) mcp.JSONRPCMessage {

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -696,7 +695,7 @@ func TestToolgateParamsMetaFoundOnce(t *testing.T) {
 	if era := detectRequestEra(http.Header{}, []byte(paramsMetaFound[0]), &other.Params); era.modern {
 		t.Fatalf("era %+v, want 2025-11-25", era)
 	}
-	if info, err := extractRequestProtocolInfo(modern, other.Params); err != nil || info.Modern {
+	if info, err := protocolInfoOf(modern, other.Params); err != nil || info.Modern {
 		t.Errorf("protocol info %+v, %v: the message was looked at again", info, err)
 	}
 	msg := []byte(paramsMetaFound[1])
@@ -711,7 +710,7 @@ func TestToolgateParamsMetaFoundOnce(t *testing.T) {
 	}
 	params := base.Params
 	params.raw = json.RawMessage(`{"name":"echo"}`)
-	if info, err := extractRequestProtocolInfo(msg, params); err != nil || !info.Modern {
+	if info, err := protocolInfoOf(msg, params); err != nil || !info.Modern {
 		t.Errorf("protocol info %+v, %v: params were scanned again", info, err)
 	}
 }
@@ -745,7 +744,7 @@ func FuzzToolgateParamsMeta(f *testing.F) {
 			how    string
 			params paramsMember
 		}{{"scanned", base.Params}, {"found by the era's look", params}, {"the whole message decoded", whole}} {
-			if got, errGot := extractRequestProtocolInfo(data, c.params); !sameError(errGot, errWant) || !reflect.DeepEqual(got, want) {
+			if got, errGot := protocolInfoOf(data, c.params); !sameError(errGot, errWant) || !reflect.DeepEqual(got, want) {
 				t.Fatalf("protocol info of %q, %s: %+v, %v; by json.Unmarshal: %+v, %v", data, c.how, got, errGot, want, errWant)
 			}
 		}
@@ -753,6 +752,16 @@ func FuzzToolgateParamsMeta(f *testing.F) {
 			t.Fatalf("era of %q: %+v; decoding the whole message: %+v", data, era, want)
 		}
 	})
+}
+
+// protocolInfoOf is extractRequestProtocolInfo as it was before item 42:
+// the information, or nil and the error.
+func protocolInfoOf(message json.RawMessage, params paramsMember) (*RequestProtocolInfo, error) {
+	info := new(RequestProtocolInfo)
+	if err := extractRequestProtocolInfo(message, params, info); err != nil {
+		return nil, err
+	}
+	return info, nil
 }
 
 // protocolInfoByJSON is extractRequestProtocolInfo as items 8 and 11 left
@@ -885,30 +894,166 @@ func TestToolgateParamsMetaFound(t *testing.T) {
 	}
 }
 
-// TestToolgateInflightKey: item 34's key is the one fmt made, "<session
-// id>:<id as %v formats it>", for the ids JSON decodes (strings, float64s
-// of every magnitude) and any other, with a session and without; and it is
-// made without fmt's allocations for a string id.
-func TestToolgateInflightKey(t *testing.T) {
+// TestToolgateInflightRequests: a request in flight is cancelled by its
+// client's notifications/cancelled naming its ID, and by nothing else: not
+// another session's, not an ID of another JSON type (item 42), not one
+// sent after it was answered; and the registry is left empty.
+func TestToolgateInflightRequests(t *testing.T) {
 	srv := NewMCPServer("t", "1")
-	session := keySession("s-1")
-	ctxs := map[string]context.Context{"s-1": srv.WithContext(context.Background(), session), "": context.Background()}
-	ids := []any{"", "a", "tg-12", "with:colon", 0.0, math.Copysign(0, -1), 1.0, -3.0, 1.5, 1e6, 1e21, 1e-7,
-		123456789.0, 0.1, math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.NaN(),
-		int64(5), json.Number("7"), nil, true}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 2000 {
-		ids = append(ids, math.Float64frombits(r.Uint64()), float64(r.Int64N(1<<53)))
+	// The tool hands the test a channel and waits for it to be closed,
+	// once the cancellations have been sent (HandleMessage cancels before
+	// it returns), then says whether its context was cancelled.
+	started := make(chan chan struct{})
+	srv.AddTool(mcp.NewTool("wait"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		release := make(chan struct{})
+		started <- release
+		<-release
+		if ctx.Err() != nil {
+			return mcp.NewToolResultText("cancelled"), nil
+		}
+		return mcp.NewToolResultText("not cancelled"), nil
+	})
+	ctxOf := func(session string) context.Context {
+		return srv.WithContext(context.Background(), keySession(session))
 	}
-	for sid, ctx := range ctxs {
-		for _, id := range ids {
-			if got, want := inflightKey(ctx, id), fmt.Sprintf("%s:%v", sid, id); got != want {
-				t.Fatalf("inflightKey(%q, %#v) = %q, fmt made %q", sid, id, got, want)
-			}
+	cancel := func(session, id string) {
+		if resp := srv.HandleMessage(ctxOf(session), []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`}}`)); resp != nil {
+			t.Fatalf("cancellation answered: %+v", resp)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { _ = inflightKey(ctxs["s-1"], "tg-12") }); n > 1 {
-		t.Errorf("inflightKey of a string id: %v allocations, want the key's alone", n)
+	for _, c := range []struct {
+		name, id     string
+		cancelledBy  [][2]string // session, requestId
+		wantCanceled bool
+	}{
+		{"number", `7`, [][2]string{{"s-1", `7`}}, true},
+		{"string", `"tg-7"`, [][2]string{{"s-1", `"tg-7"`}}, true},
+		{"another session's", `7`, [][2]string{{"s-2", `7`}}, false},
+		{"no session's", `7`, [][2]string{{"", `7`}}, false},
+		{"the number as a string", `7`, [][2]string{{"s-1", `"7"`}}, false},
+		{"the string as a number", `"7"`, [][2]string{{"s-1", `7`}}, false},
+		{"another ID", `7`, [][2]string{{"s-1", `8`}}, false},
+		{"7.0 is 7", `7`, [][2]string{{"s-1", `7.0`}}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			answered := make(chan mcp.JSONRPCMessage, 1)
+			go func() {
+				answered <- srv.HandleMessage(ctxOf("s-1"), []byte(`{"jsonrpc":"2.0","id":`+c.id+`,"method":"tools/call","params":{"name":"wait"}}`))
+			}()
+			release := <-started
+			for _, by := range c.cancelledBy {
+				cancel(by[0], by[1])
+			}
+			close(release)
+			resp := <-answered
+			text := resp.(mcp.JSONRPCResponse).Result.(*mcp.CallToolResult).Content[0].(mcp.TextContent).Text
+			if got := text == "cancelled"; got != c.wantCanceled {
+				t.Errorf("the tool says %q", text)
+			}
+			srv.inflight.mu.Lock()
+			defer srv.inflight.mu.Unlock()
+			if n := len(srv.inflight.m); n != 0 {
+				t.Errorf("%d requests still registered once answered: %v", n, srv.inflight.m)
+			}
+		})
+	}
+}
+
+// TestToolgateMessageContext: item 42's message context answers as
+// v1.2.1's two context.WithValues did. A request hook sees the server and
+// no protocol information yet; the tool sees the server, the request's
+// protocol information (2026-07-28 over HTTP; the legacy era, with no
+// version, over a plain context) and what the transport's context holds.
+func TestToolgateMessageContext(t *testing.T) {
+	type markKey struct{}
+	type seen struct {
+		server *MCPServer
+		info   *RequestProtocolInfo
+		mark   any
+	}
+	look := func(ctx context.Context) seen {
+		return seen{ServerFromContext(ctx), RequestProtocolInfoFromContext(ctx), ctx.Value(markKey{})}
+	}
+	hookSaw, toolSaw := make(chan seen, 1), make(chan seen, 1)
+	hooks := &Hooks{}
+	hooks.AddOnRequestInitialization(func(ctx context.Context, _ any, _ any) error {
+		hookSaw <- look(ctx)
+		return nil
+	})
+	s := NewMCPServer("t", "1", WithHooks(hooks), WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("look"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		toolSaw <- look(ctx)
+		return mcp.NewToolResultText("ok"), nil
+	})
+	mark := func(ctx context.Context) context.Context { return context.WithValue(ctx, markKey{}, "transport") }
+	check := func(era string, wantInfo RequestProtocolInfo) {
+		t.Helper()
+		if h := <-hookSaw; h.server != s || h.info != nil || h.mark != "transport" {
+			t.Errorf("%s: the hook saw server %p (want %p), protocol information %+v (want none yet), mark %v", era, h.server, s, h.info, h.mark)
+		}
+		if got := <-toolSaw; got.server != s || got.info == nil || !reflect.DeepEqual(*got.info, wantInfo) || got.mark != "transport" {
+			t.Errorf("%s: the tool saw server %p (want %p), protocol information %+v (want %+v), mark %v", era, got.server, s, got.info, wantInfo, got.mark)
+		}
+	}
+
+	s.HandleMessage(mark(context.Background()), []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"look"}}`))
+	check("legacy", RequestProtocolInfo{})
+
+	srv := httptest.NewServer(NewStreamableHTTPServer(s, WithHTTPContextFunc(func(ctx context.Context, _ *http.Request) context.Context { return mark(ctx) })))
+	defer srv.Close()
+	resp := postCall(t, srv.URL, "", "look")
+	resp.Body.Close()
+	check("2026-07-28", RequestProtocolInfo{Modern: true, ProtocolVersion: "2026-07-28", ClientCapabilities: &mcp.ClientCapabilities{}, LogLevel: "debug"})
+}
+
+// TestToolgateInflightKeys: every request ID, malformed ones included, is
+// a comparable key, equal only to itself (a NaN, which no JSON decodes to,
+// too); registering and unregistering a request costs no allocation once
+// the map has grown (item 42).
+func TestToolgateInflightKeys(t *testing.T) {
+	ids := []any{"", "a", "7", 7.0, 0.0, math.Inf(1), math.NaN(), int64(5), json.Number("7"), nil, true,
+		map[string]any{}, []any{1.0}}
+	var r inflightRequests
+	for _, id := range ids {
+		k := newInflightKey(context.Background(), id)
+		if k != newInflightKey(context.Background(), id) {
+			t.Errorf("the key of %#v differs from itself", id)
+		}
+		r.add(k, context.Background(), func() {})
+	}
+	// Apart from each other but for json.Number("7"), which is not a type
+	// JSON decodes an ID to, and prints as the string "7".
+	if len(r.m) != len(ids)-1 {
+		t.Errorf("%d keys for %d IDs: %v", len(r.m), len(ids), r.m)
+	}
+	for _, id := range ids {
+		r.cancel(newInflightKey(context.Background(), id))
+	}
+	if len(r.m) != 0 {
+		t.Errorf("left after cancelling each: %v", r.m)
+	}
+	// Two requests under one key (a client that reused an ID): the later
+	// one is registered, and stays so when the earlier one ends.
+	type nKey struct{}
+	earlier, later := context.WithValue(context.Background(), nKey{}, 1), context.WithValue(context.Background(), nKey{}, 2)
+	var cancelled []string
+	k := newInflightKey(context.Background(), 1.0)
+	r.add(k, earlier, func() { cancelled = append(cancelled, "earlier") })
+	r.add(k, later, func() { cancelled = append(cancelled, "later") })
+	r.remove(k, earlier)
+	r.cancel(k)
+	if !slices.Equal(cancelled, []string{"later"}) {
+		t.Errorf("cancelled %v, want the later request", cancelled)
+	}
+
+	sctx := NewMCPServer("t", "1").WithContext(context.Background(), keySession("s-1"))
+	var id any = "tg-12"
+	if n := testing.AllocsPerRun(100, func() {
+		k := newInflightKey(sctx, id)
+		r.add(k, sctx, func() {})
+		r.remove(k, sctx)
+	}); n != 0 {
+		t.Errorf("a request registered and unregistered: %v allocations, want none", n)
 	}
 }
 
