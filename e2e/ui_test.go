@@ -38,6 +38,10 @@ func browser(t *testing.T) (context.Context, func() []string) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium),
 		chromedp.UserDataDir(t.TempDir()),
+		// Chromium's own temporary files (its singleton socket's directory,
+		// org.chromium.Chromium.*) go in the test's, which is removed after
+		// it; in /tmp they stayed behind, one per run.
+		chromedp.Env("TMPDIR="+t.TempDir()),
 		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox cannot start
 		chromedp.DisableGPU,
 		chromedp.WindowSize(1400, 1000),
