@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -278,6 +279,90 @@ func TestHTTPSessionIdleExpiry(t *testing.T) {
 	}
 	if code, _, body := post(t, s.URL, toolsListBody, sessionHeader(idle)); code != http.StatusNotFound {
 		t.Errorf("a session idle for 3s (ttl 1s): %d %s, want 404", code, tail(body, 200))
+	}
+	s.Stop(t)
+}
+
+// TestHTTPStatelessCancelStaysWithItsCaller: on the 2026-07-28 wire a
+// call is cancelled by its own client closing the request's stream, and
+// not by another client's notifications/cancelled naming the same request
+// ID (every client counts its IDs up from 0 or 1, and such a notification
+// says nothing of who sent it).
+func TestHTTPStatelessCancelStaysWithItsCaller(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	s := env.StartHTTP(t)
+	meta := fmt.Sprintf(`"_meta":{"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}`, era2026)
+	sleep := func(ctx context.Context, ms int) <-chan string {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":%d,"steps":1},%s}}`, ms, meta)
+		answer := make(chan string, 1)
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range map[string]string{"Mcp-Protocol-Version": era2026, "Mcp-Method": "tools/call", "Mcp-Name": "sleep"} {
+				req.Header.Set(k, v)
+			}
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				answer <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answer <- string(b)
+		}()
+		return answer
+	}
+	started := func(n int) bool {
+		count := 0
+		for _, ev := range env.liveEvents(t) {
+			if ev["type"] == "tool.started" && ev["tool"] == "sleep" {
+				count++
+			}
+		}
+		return count >= n
+	}
+	otherClientCancels := func() {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"not yours",` + meta + `}}`
+		if code, _, resp := post(t, s.URL, body, map[string]string{"Mcp-Protocol-Version": era2026, "Mcp-Method": "notifications/cancelled"}); code != http.StatusAccepted {
+			t.Fatalf("the other client's notifications/cancelled: %d %s", code, resp)
+		}
+	}
+
+	answer := sleep(context.Background(), 1500)
+	if !waitFor(10*time.Second, func() bool { return started(1) }) {
+		t.Fatal("the first sleep did not start")
+	}
+	otherClientCancels()
+	select {
+	case a := <-answer:
+		t.Fatalf("answered right after another client's notifications/cancelled: %s", a)
+	default:
+	}
+	if a := <-answer; !strings.Contains(a, `"result"`) || strings.Contains(a, `"isError":true`) {
+		t.Errorf("the sleep another client tried to cancel: %s, want its result", tail(a, 300))
+	}
+
+	ctx, closeStream := context.WithCancel(context.Background())
+	answer = sleep(ctx, 60000)
+	if !waitFor(10*time.Second, func() bool { return started(2) }) {
+		t.Fatal("the second sleep did not start")
+	}
+	closeStream()
+	<-answer
+	var statuses []string
+	if !waitFor(10*time.Second, func() bool {
+		statuses = statuses[:0]
+		for _, r := range env.liveTools(t) {
+			if r.Tool == "sleep" {
+				statuses = append(statuses, r.Status)
+			}
+		}
+		return len(statuses) == 2
+	}) || !slices.Equal(statuses, []string{"ok", "cancelled"}) {
+		t.Errorf("sleep records %v, want [ok cancelled]", statuses)
 	}
 	s.Stop(t)
 }

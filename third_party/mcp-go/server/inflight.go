@@ -23,6 +23,16 @@ import (
 // number with a number. v1.2.1's formatted key also took the string "1"
 // for the number 1; JSON-RPC does not, and a client cancels a request
 // with the ID it sent it with.
+//
+// Only a request of a session with an ID is registered (toolgate patch,
+// item 43). v1.2.1 registered every request, those of no session under the
+// empty session ID: so on the 2026-07-28 HTTP wire, where every request's
+// session is an ephemeral one without an ID, any client's
+// notifications/cancelled cancelled any other client's request that had
+// the ID it named, and IDs count up from 0 or 1 in every client. There a
+// client cancels a request by closing its response stream (the request's
+// context ends with it), and a notification names nothing that tells the
+// client apart; the same holds for a stateless server's requests.
 type inflightRequests struct {
 	mu sync.Mutex
 	m  map[inflightKey]inflightRequest
@@ -38,13 +48,18 @@ type inflightRequest struct {
 	cancel context.CancelFunc
 }
 
-// newInflightKey is the key of the request id of ctx's session (none: "").
-func newInflightKey(ctx context.Context, id any) inflightKey {
-	var session string
-	if s := ClientSessionFromContext(ctx); s != nil {
-		session = s.SessionID()
+// newInflightKey is the key of the request id of ctx's session; ok is
+// false when the session has no ID, or there is none (item 43).
+func newInflightKey(ctx context.Context, id any) (k inflightKey, ok bool) {
+	s := ClientSessionFromContext(ctx)
+	if s == nil {
+		return inflightKey{}, false
 	}
-	return inflightKey{session: session, id: requestIDKey(id)}
+	session := s.SessionID()
+	if session == "" {
+		return inflightKey{}, false
+	}
+	return inflightKey{session: session, id: requestIDKey(id)}, true
 }
 
 // requestIDKey is a request ID as a map key: a string or a float64 (what

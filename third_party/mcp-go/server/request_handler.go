@@ -134,11 +134,14 @@ func (s *MCPServer) HandleMessage(
 
 	// Store cancel func so notifications/cancelled can cancel this request.
 	// Use session-scoped keys to prevent cross-session request ID collisions.
-	// toolgate patch, for speed (item 42): in a map under a lock (inflight.go).
+	// toolgate patch, for speed (item 42): in a map under a lock
+	// (inflight.go); and only a request of a session with an ID, which
+	// a notification can be told to come from (item 43).
 	if baseMessage.ID != nil {
-		key := newInflightKey(ctx, baseMessage.ID)
-		s.inflight.add(key, ctx, cancel)
-		defer s.inflight.remove(key, ctx)
+		if key, ok := newInflightKey(ctx, baseMessage.ID); ok {
+			s.inflight.add(key, ctx, cancel)
+			defer s.inflight.remove(key, ctx)
+		}
 	}
 
 	// Extract trace context from _meta before opening the server span so the span

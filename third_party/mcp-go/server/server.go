@@ -2617,7 +2617,9 @@ func (s *MCPServer) handleNotification(
 	// Handle cancellation notifications per MCP spec
 	if notification.Method == string(mcp.MethodNotificationCancelled) {
 		if reqID, ok := notification.Params.AdditionalFields["requestId"]; ok {
-			s.inflight.cancel(newInflightKey(ctx, reqID))
+			if key, ok := newInflightKey(ctx, reqID); ok { // item 43
+				s.inflight.cancel(key)
+			}
 		}
 		return nil
 	}

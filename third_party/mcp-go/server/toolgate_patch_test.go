@@ -1009,17 +1009,36 @@ func TestToolgateMessageContext(t *testing.T) {
 // TestToolgateInflightKeys: every request ID, malformed ones included, is
 // a comparable key, equal only to itself (a NaN, which no JSON decodes to,
 // too); registering and unregistering a request costs no allocation once
-// the map has grown (item 42).
+// the map has grown (item 42). A request of no session, or of a session
+// without an ID, has no key (item 43).
 func TestToolgateInflightKeys(t *testing.T) {
+	srv := NewMCPServer("t", "1")
+	sctx := srv.WithContext(context.Background(), keySession("s-1"))
+	key := func(id any) inflightKey {
+		t.Helper()
+		k, ok := newInflightKey(sctx, id)
+		if !ok {
+			t.Fatalf("no key for %#v in session s-1", id)
+		}
+		return k
+	}
+	for name, ctx := range map[string]context.Context{
+		"no session":              context.Background(),
+		"a session without an ID": srv.WithContext(context.Background(), keySession("")),
+	} {
+		if k, ok := newInflightKey(ctx, 1.0); ok {
+			t.Errorf("%s: key %+v", name, k)
+		}
+	}
+
 	ids := []any{"", "a", "7", 7.0, 0.0, math.Inf(1), math.NaN(), int64(5), json.Number("7"), nil, true,
 		map[string]any{}, []any{1.0}}
 	var r inflightRequests
 	for _, id := range ids {
-		k := newInflightKey(context.Background(), id)
-		if k != newInflightKey(context.Background(), id) {
+		if key(id) != key(id) {
 			t.Errorf("the key of %#v differs from itself", id)
 		}
-		r.add(k, context.Background(), func() {})
+		r.add(key(id), context.Background(), func() {})
 	}
 	// Apart from each other but for json.Number("7"), which is not a type
 	// JSON decodes an ID to, and prints as the string "7".
@@ -1027,7 +1046,7 @@ func TestToolgateInflightKeys(t *testing.T) {
 		t.Errorf("%d keys for %d IDs: %v", len(r.m), len(ids), r.m)
 	}
 	for _, id := range ids {
-		r.cancel(newInflightKey(context.Background(), id))
+		r.cancel(key(id))
 	}
 	if len(r.m) != 0 {
 		t.Errorf("left after cancelling each: %v", r.m)
@@ -1037,7 +1056,7 @@ func TestToolgateInflightKeys(t *testing.T) {
 	type nKey struct{}
 	earlier, later := context.WithValue(context.Background(), nKey{}, 1), context.WithValue(context.Background(), nKey{}, 2)
 	var cancelled []string
-	k := newInflightKey(context.Background(), 1.0)
+	k := key(1.0)
 	r.add(k, earlier, func() { cancelled = append(cancelled, "earlier") })
 	r.add(k, later, func() { cancelled = append(cancelled, "later") })
 	r.remove(k, earlier)
@@ -1046,15 +1065,86 @@ func TestToolgateInflightKeys(t *testing.T) {
 		t.Errorf("cancelled %v, want the later request", cancelled)
 	}
 
-	sctx := NewMCPServer("t", "1").WithContext(context.Background(), keySession("s-1"))
 	var id any = "tg-12"
 	if n := testing.AllocsPerRun(100, func() {
-		k := newInflightKey(sctx, id)
+		k, _ := newInflightKey(sctx, id)
 		r.add(k, sctx, func() {})
 		r.remove(k, sctx)
 	}); n != 0 {
 		t.Errorf("a request registered and unregistered: %v allocations, want none", n)
 	}
+}
+
+// TestToolgateModernCancelStaysWithItsClient: on the 2026-07-28 HTTP wire
+// a client's notifications/cancelled does not cancel another client's
+// request with the ID it names (item 43; v1.2.1 cancelled it), and a
+// client that closes its request's stream cancels it.
+func TestToolgateModernCancelStaysWithItsClient(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false))
+	started, ended := make(chan struct{}, 1), make(chan string, 1)
+	release := make(chan struct{})
+	s.AddTool(mcp.NewTool("wait"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			ended <- "cancelled"
+		case <-release:
+			ended <- "released"
+		}
+		return mcp.NewToolResultText("done"), nil
+	})
+	srv := httptest.NewServer(NewStreamableHTTPServer(s))
+	defer srv.Close()
+
+	body, header := toolCall("", "wait") // id 1
+	reqCtx, closeStream := context.WithCancel(context.Background())
+	defer closeStream()
+	answered := make(chan error, 1)
+	go func() {
+		r, _ := http.NewRequestWithContext(reqCtx, http.MethodPost, srv.URL, strings.NewReader(body))
+		r.Header = header.Clone()
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(r)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	<-started
+
+	h := http.Header{}
+	h.Set("Mcp-Protocol-Version", "2026-07-28")
+	h.Set("Mcp-Method", "notifications/cancelled")
+	resp := postMCP(t, srv.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, h)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("the other client's notification: %s", resp.Status)
+	}
+	closeStream() // the spec's cancellation on this wire
+	if got := <-ended; got != "cancelled" {
+		t.Fatalf("the tool was %s", got)
+	}
+	<-answered
+
+	// The notification alone, then the call released: it ran to its end.
+	go func() {
+		resp := postCall(t, srv.URL, "", "wait")
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		answered <- nil
+	}()
+	<-started
+	resp = postMCP(t, srv.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, h)
+	resp.Body.Close()
+	close(release)
+	if got := <-ended; got != "released" {
+		t.Errorf("another client's notifications/cancelled: the tool was %s, want it to run to its end", got)
+	}
+	<-answered
 }
 
 // TestToolgateSupportedVersionsOnce: the versions a streamable HTTP server
