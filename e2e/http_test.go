@@ -331,7 +331,7 @@ func TestHTTPStatelessCancelStaysWithItsCaller(t *testing.T) {
 		}
 	}
 
-	answer := sleep(context.Background(), 1500)
+	answer := sleep(context.Background(), 3000) // long enough that an answer now is the notification's doing
 	if !waitFor(10*time.Second, func() bool { return started(1) }) {
 		t.Fatal("the first sleep did not start")
 	}

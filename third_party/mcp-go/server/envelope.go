@@ -9,6 +9,16 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
+// baseMessageFields is the envelope HandleMessage reads of every message
+// (a named type since item 42, so that its fallback decodes into a copy).
+type baseMessageFields struct {
+	JSONRPC string        `json:"jsonrpc"`
+	Method  mcp.MCPMethod `json:"method"`
+	ID      any           `json:"id,omitempty"`
+	Result  any           `json:"result,omitempty"`
+	Params  paramsMember  `json:"params"` // toolgate patch, item 17
+}
+
 // toolgate patch, for speed: the streamable HTTP transport decodes each
 // POST's JSON-RPC envelope to route it, and HandleMessage decoded the same
 // members of the same bytes again (a pass over the whole message and

@@ -1,19 +1,6 @@
 package server
 
-import (
-	"context"
-
-	"github.com/mark3labs/mcp-go/mcp"
-)
-
-// baseMessageFields is the envelope HandleMessage reads of every message.
-type baseMessageFields struct {
-	JSONRPC string        `json:"jsonrpc"`
-	Method  mcp.MCPMethod `json:"method"`
-	ID      any           `json:"id,omitempty"`
-	Result  any           `json:"result,omitempty"`
-	Params  paramsMember  `json:"params"` // toolgate patch, item 17
-}
+import "context"
 
 // messageContext is the values HandleMessage adds to a message's context,
 // in one allocation (toolgate patch, item 42). v1.2.1 made a
