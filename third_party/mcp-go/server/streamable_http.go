@@ -857,33 +857,21 @@ drainLoop:
 	for {
 		select {
 		case nt := <-session.notificationChannel:
-			if !p.canStream {
-				continue
-			}
-			if listening {
-				nt = tagSubscription(nt, requestID)
-			}
-			if p.resumable {
-				p.deliverResumable(nt, false)
-				w.Flush()
-				continue
-			}
-			p.upgradeToSSE()
-			if err := writeSSEEvent(w, nt); err != nil {
-				s.logger.Error("Failed to write SSE event during drain", "err", err)
-			}
-			w.Flush()
+			p.notifyLocked(nt)
 		default:
 			break drainLoop
 		}
 	}
 
 	p.mu.Unlock()
+	// The answer goes on the request's resumable stream when it has one or
+	// the session streams its answers.
+	storeAnswer := p.resumable && (p.rst != nil || (session.upgradeToSSE.Load() && p.canStream))
 	if ctx.Err() != nil {
 		// The connection is gone, but with an event store the response of an
 		// interrupted SSE request is still recorded so that a resuming client
 		// can be redelivered it.
-		if p.resumable && (p.rst != nil || (session.upgradeToSSE.Load() && p.canStream)) {
+		if storeAnswer {
 			p.mu.Lock()
 			p.deliverResumable(response, true)
 			p.mu.Unlock()
@@ -894,7 +882,7 @@ drainLoop:
 	// Also check upgradedHeader: a notification during HandleMessage processing
 	// may have already written SSE headers on this response, so we must continue
 	// in SSE mode to avoid writing JSON on top of SSE data.
-	if p.resumable && (p.rst != nil || (session.upgradeToSSE.Load() && p.canStream)) {
+	if storeAnswer {
 		p.mu.Lock()
 		p.deliverResumable(response, true)
 		p.mu.Unlock()
@@ -1952,9 +1940,6 @@ func (p *postState) forward() {
 	for {
 		select {
 		case nt := <-p.session.notificationChannel:
-			if p.listening {
-				nt = tagSubscription(nt, p.requestID)
-			}
 			p.deliverNotification(nt)
 		case req := <-scopedRequests:
 			p.deliverRequest(req)
@@ -1976,20 +1961,36 @@ func (p *postState) forward() {
 func (p *postState) deliverNotification(nt mcp.JSONRPCNotification) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.notifyLocked(nt)
+}
+
+// notifyLocked delivers one of the session's notifications on the POST's
+// answer (tagged as its subscription's on a listening stream), for the
+// forwarder and for the drain before the answer. Callers hold p.mu.
+func (p *postState) notifyLocked(nt mcp.JSONRPCNotification) {
 	if !p.canStream {
 		// Without streaming we can't deliver notifications mid-flight;
 		// they will be dropped on the floor here. The final response
 		// path remains the buffered JSON reply.
 		return
 	}
+	if p.listening {
+		nt = tagSubscription(nt, p.requestID)
+	}
+	p.sendLocked(nt)
+}
+
+// sendLocked delivers msg on the POST's answer ahead of it: recorded on
+// the resumable stream, or written as an SSE event (the answer becoming an
+// SSE stream); then flushed. Callers hold p.mu.
+func (p *postState) sendLocked(msg any) {
 	defer p.w.Flush()
 	if p.resumable {
-		p.deliverResumable(nt, false)
+		p.deliverResumable(msg, false)
 		return
 	}
-	// if there's notifications, upgradedHeader to SSE response
 	p.upgradeToSSE()
-	if err := writeSSEEvent(p.w, nt); err != nil {
+	if err := writeSSEEvent(p.w, msg); err != nil {
 		p.s.logger.Error("Failed to write SSE event", "err", err)
 	}
 }
@@ -2008,15 +2009,7 @@ func (p *postState) deliverRequest(req mcp.JSONRPCRequest) {
 		return
 	default:
 	}
-	defer p.w.Flush()
-	if p.resumable {
-		p.deliverResumable(req, false)
-		return
-	}
-	p.upgradeToSSE()
-	if err := writeSSEEvent(p.w, req); err != nil {
-		p.s.logger.Error("Failed to write SSE event", "err", err)
-	}
+	p.sendLocked(req)
 }
 
 // postSessionContext is a POST's session and the transport's protocol
