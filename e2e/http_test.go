@@ -20,14 +20,20 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 
 var httpClient = &http.Client{Timeout: 10 * time.Second}
 
+// rawMeta2026 is the "_meta" member of a raw 2026-07-28 request's params.
+var rawMeta2026 = fmt.Sprintf(`"_meta":{"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}`, era2026)
+
 // post sends a JSON-RPC body to the MCP endpoint with extra headers and
 // returns the status, headers and body.
 func post(t *testing.T, url, body string, header map[string]string) (int, http.Header, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	return do(t, newPost(context.Background(), url, body, header))
+}
+
+// newPost is a POST of a JSON-RPC body to the MCP endpoint with extra
+// headers ("Host" sets the request's host), for the life of ctx.
+func newPost(ctx context.Context, url, body string, header map[string]string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range header {
@@ -37,7 +43,7 @@ func post(t *testing.T, url, body string, header map[string]string) (int, http.H
 		}
 		req.Header.Set(k, v)
 	}
-	return do(t, req)
+	return req
 }
 
 func do(t *testing.T, req *http.Request) (int, http.Header, string) {
@@ -292,18 +298,11 @@ func TestHTTPStatelessCancelStaysWithItsCaller(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	s := env.StartHTTP(t)
-	meta := fmt.Sprintf(`"_meta":{"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}`, era2026)
 	sleep := func(ctx context.Context, ms int) <-chan string {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":%d,"steps":1},%s}}`, ms, meta)
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":%d,"steps":1},%s}}`, ms, rawMeta2026)
 		answer := make(chan string, 1)
 		go func() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			for k, v := range map[string]string{"Mcp-Protocol-Version": era2026, "Mcp-Method": "tools/call", "Mcp-Name": "sleep"} {
-				req.Header.Set(k, v)
-			}
-			resp, err := httpClient.Do(req)
+			resp, err := httpClient.Do(newPost(ctx, s.URL, body, map[string]string{"Mcp-Protocol-Version": era2026, "Mcp-Method": "tools/call", "Mcp-Name": "sleep"}))
 			if err != nil {
 				answer <- err.Error()
 				return
@@ -325,7 +324,7 @@ func TestHTTPStatelessCancelStaysWithItsCaller(t *testing.T) {
 	}
 	otherClientCancels := func() {
 		t.Helper()
-		body := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"not yours",` + meta + `}}`
+		body := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"not yours",` + rawMeta2026 + `}}`
 		if code, _, resp := post(t, s.URL, body, map[string]string{"Mcp-Protocol-Version": era2026, "Mcp-Method": "notifications/cancelled"}); code != http.StatusAccepted {
 			t.Fatalf("the other client's notifications/cancelled: %d %s", code, resp)
 		}
@@ -371,8 +370,7 @@ func TestHTTPStatelessCancelStaysWithItsCaller(t *testing.T) {
 func TestHTTPStatelessRequest(t *testing.T) {
 	t.Parallel()
 	s := newEnv(t).StartHTTP(t)
-	meta := fmt.Sprintf(`"_meta":{"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}`, era2026)
-	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"stateless"},` + meta + `}}`
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"stateless"},` + rawMeta2026 + `}}`
 	code, h, resp := post(t, s.URL, body, map[string]string{"Mcp-Protocol-Version": era2026, "Mcp-Method": "tools/call", "Mcp-Name": "echo"})
 	if code != http.StatusOK || !strings.Contains(resp, "stateless") {
 		t.Errorf("stateless tools/call: %d %s", code, resp)

@@ -241,8 +241,7 @@ func TestSecurityBodyLimit(t *testing.T) {
 	if code, _, body := post(t, s.URL, initOf(limit+1), nil); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("initialize of %d bytes: %d, want 413 (%s)", limit+1, code, tail(body, 200))
 	}
-	meta := fmt.Sprintf(`"_meta":{"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}`, era2026)
-	stateless := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("s", 5000) + `"},` + meta + `}}`
+	stateless := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("s", 5000) + `"},` + rawMeta2026 + `}}`
 	if code, _, body := post(t, s.URL, stateless, map[string]string{"Mcp-Protocol-Version": era2026, "Mcp-Method": "tools/call", "Mcp-Name": "echo"}); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("oversized stateless 2026 request: %d, want 413 (%s)", code, tail(body, 200))
 	}

@@ -449,15 +449,21 @@ func postCall(t *testing.T, url, sessionID, tool string) *http.Response {
 // header's entries.
 func postMCP(t *testing.T, url, body string, header http.Header) *http.Response {
 	t.Helper()
-	r, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	r.Header = header.Clone()
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(r)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(mcpPost(context.Background(), url, body, header))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return resp
+}
+
+// mcpPost is a POST of body to url as an MCP client sends it, with
+// header's entries, for the life of ctx.
+func mcpPost(ctx context.Context, url, body string, header http.Header) *http.Request {
+	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	r.Header = header.Clone()
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	return r
 }
 
 // TestToolgateParamHeadersOfTheCheckedName: a 2026-07-28 tools/call's
@@ -1101,11 +1107,7 @@ func TestToolgateModernCancelStaysWithItsClient(t *testing.T) {
 	defer closeStream()
 	answered := make(chan error, 1)
 	go func() {
-		r, _ := http.NewRequestWithContext(reqCtx, http.MethodPost, srv.URL, strings.NewReader(body))
-		r.Header = header.Clone()
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := http.DefaultClient.Do(mcpPost(reqCtx, srv.URL, body, header))
 		if err == nil {
 			_, err = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
