@@ -70,7 +70,8 @@ type Options struct {
 	// SkipValidation switches the validate stage off (arguments are still
 	// decoded). For benchmarks only.
 	SkipValidation bool
-	// Logger receives one line per call and the pipeline's own problems.
+	// Logger receives a line per call (at debug; failed calls at info) and
+	// the pipeline's own problems.
 	// If nil, logs are discarded.
 	Logger *slog.Logger
 	// Tracer, if set, makes every call an OpenTelemetry span (trace.go).

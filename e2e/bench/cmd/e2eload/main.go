@@ -77,7 +77,7 @@ func main() {
 	flag.StringVar(&cfg.protocol, "protocol", "2025-11-25", "protocol version the clients initialize with (2026-07-28: stateless requests, no session)")
 	flag.StringVar(&cfg.jsonOut, "json", "", "also write the results as JSON to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temporary directory (toolgate's run archive and logs)")
-	flag.StringVar(&cfg.logLevel, "log-level", "info", "toolgate's log.level (info is the production default: one log line per call)")
+	flag.StringVar(&cfg.logLevel, "log-level", "info", "toolgate's log.level (info is the production default: a log line per failed call; debug adds one per call)")
 	flag.Parse()
 	var err error
 	if cfg.clients, err = benchkit.Counts(clients, 1, 1000); err != nil {
