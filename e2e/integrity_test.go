@@ -60,6 +60,11 @@ func TestArchiveOutOfSandboxReach(t *testing.T) {
 	if res := call(t, cs, "list_files", map[string]any{"path": "."}); res.IsError || strings.Contains(textOf(res), "runs") || strings.Contains(textOf(res), "memory.db") || !strings.Contains(textOf(res), "sandbox") {
 		t.Errorf("list_files of the root: %s", textOf(res))
 	}
+	// A grep of the whole root searches around them: nothing of the
+	// records (full of "call_id") is found or named.
+	if res := call(t, cs, "grep_files", map[string]any{"pattern": "call_id", "path": "."}); res.IsError || strings.Contains(textOf(res), "runs") || strings.Contains(textOf(res), "memory.db") || strings.Contains(textOf(res), "toolgate's own state") {
+		t.Errorf("grep_files of the root: %s", tail(textOf(res), 600))
+	}
 	if res := call(t, cs, "write_file", map[string]any{"path": "sandbox/ok.txt", "content": "fine"}); res.IsError {
 		t.Errorf("an ordinary write: %s", textOf(res))
 	}
@@ -68,7 +73,7 @@ func TestArchiveOutOfSandboxReach(t *testing.T) {
 	}
 
 	// Every call is recorded, strictly, and nothing was lost.
-	want := len(refused) + 2
+	want := len(refused) + 3
 	var recs []ToolRecord
 	if !waitFor(10*time.Second, func() bool { recs = e.liveTools(t); return len(recs) >= want }) {
 		t.Fatalf("tools.jsonl holds %d records, want %d", len(recs), want)

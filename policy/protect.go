@@ -228,9 +228,43 @@ func (p protectedFS) ReadDir(name string) ([]fs.DirEntry, error) {
 		return nil, err
 	}
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	dir := fdPath(of)
-	if dir == "" {
-		dir = filepath.Join(p.r.resolved, filepath.FromSlash(name))
+	if hidden := p.HiddenIn(of, name); hidden != nil {
+		ents = slices.DeleteFunc(ents, func(e fs.DirEntry) bool { return hidden(e.Name()) })
 	}
-	return slices.DeleteFunc(ents, func(e fs.DirEntry) bool { return p.r.isProtected(filepath.Join(dir, e.Name())) }), nil
+	return ents, nil
+}
+
+// HiddenIn tells which entries of the directory dir are protected state:
+// it returns a predicate over their names, or nil if nothing in dir is
+// protected. dir is a directory of this file system, opened through it or
+// by descriptor below one that was (as grep_files' walk does, one
+// component at a time); name is its path in the file system, used where
+// /proc cannot tell where dir really is. A walk that lists directories
+// itself instead of through ReadDir must leave out what this hides.
+func (p protectedFS) HiddenIn(dir *os.File, name string) func(entry string) bool {
+	real := fdPath(dir)
+	if real == "" {
+		real = filepath.Join(p.r.resolved, filepath.FromSlash(name))
+	}
+	var inside []string
+	for _, pr := range p.r.protected {
+		if sbWithin(pr, real) {
+			return func(string) bool { return true } // dir is protected itself
+		}
+		if sbWithin(real, pr) {
+			inside = append(inside, pr)
+		}
+	}
+	if len(inside) == 0 {
+		return nil
+	}
+	return func(entry string) bool {
+		abs := filepath.Join(real, entry)
+		for _, pr := range inside {
+			if sbWithin(pr, abs) {
+				return true
+			}
+		}
+		return false
+	}
 }

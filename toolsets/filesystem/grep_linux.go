@@ -15,15 +15,20 @@ import (
 const haveOpenAt = true
 
 // scanAt opens file (a path in j.fsys) by its base name, a single path
-// component from a listing of dir, with openat relative to dir's descriptor and searches it. O_NOFOLLOW refuses a
+// component from a listing of dir, with openat relative to dir's
+// descriptor and searches it. hidden (nil if nothing is) tells which of
+// dir's entries are toolgate's own state (see stateHider). O_NOFOLLOW refuses a
 // symlink swapped in since the walk, O_NONBLOCK keeps a FIFO swapped in from
 // blocking the open; anything but a regular file is skipped. dir itself was
 // opened through the sandbox, so the file is inside the root, as with
 // os.Root (which works the same way, a component at a time).
-func (sc *scanner) scanAt(ctx context.Context, j *grepJob, dir *os.File, file string) fileResult {
+func (sc *scanner) scanAt(ctx context.Context, j *grepJob, dir *os.File, hidden func(string) bool, file string) fileResult {
 	name := path.Base(file)
 	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
 		return fileResult{status: fileUnreadable, err: errors.New("invalid file name")}
+	}
+	if hidden != nil && hidden(name) {
+		return fileResult{status: fileUnreadable, err: errProtected} // moved in since the walk
 	}
 	rc, err := dir.SyscallConn()
 	if err != nil {
@@ -69,7 +74,8 @@ func (sc *scanner) scanAt(ctx context.Context, j *grepJob, dir *os.File, file st
 // for every directory, this spares the lstat os.Root does for every entry
 // of a directory it opened: entry types come from the directory listing.
 // name itself is opened through fsys, so everything below it is inside the
-// sandbox root.
+// sandbox root; where fsys hides toolgate's own state (a stateHider), each
+// listing leaves it out, as fsys's ReadDir would.
 func walkDirs(fsys fs.FS, name string, fn fs.WalkDirFunc) error {
 	info, err := fs.Stat(fsys, name)
 	if err != nil {
@@ -92,7 +98,8 @@ func walkDirs(fsys fs.FS, name string, fn fs.WalkDirFunc) error {
 		return ignoreSkip(fn(name, d, err))
 	}
 	defer top.Close()
-	return ignoreSkip(walkChildren(top, name, d, fn))
+	h, _ := fsys.(stateHider)
+	return ignoreSkip(walkChildren(top, name, d, h, fn))
 }
 
 func ignoreSkip(err error) error {
@@ -138,9 +145,14 @@ func openDirAt(dir *os.File, name, shown string) (*os.File, error) {
 
 // walkChildren walks the entries of the open directory dir (at p), as
 // fs.WalkDir's walkDir does after calling fn on the directory itself.
-func walkChildren(dir *os.File, p string, d fs.DirEntry, fn fs.WalkDirFunc) error {
+func walkChildren(dir *os.File, p string, d fs.DirEntry, h stateHider, fn fs.WalkDirFunc) error {
 	ents, err := dir.ReadDir(-1)
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if h != nil {
+		if hidden := h.HiddenIn(dir, p); hidden != nil {
+			ents = slices.DeleteFunc(ents, func(e fs.DirEntry) bool { return hidden(e.Name()) })
+		}
+	}
 	if err != nil {
 		if err := fn(p, d, err); err != nil {
 			if err == fs.SkipDir {
@@ -174,7 +186,7 @@ func walkChildren(dir *os.File, p string, d fs.DirEntry, fn fs.WalkDirFunc) erro
 			}
 			continue
 		}
-		err = walkChildren(sub, child, e, fn)
+		err = walkChildren(sub, child, e, h, fn)
 		sub.Close()
 		if err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 // through the sandbox's file system.
 const haveOpenAt = false
 
-func (sc *scanner) scanAt(ctx context.Context, j *grepJob, _ *os.File, file string) fileResult {
+func (sc *scanner) scanAt(ctx context.Context, j *grepJob, _ *os.File, _ func(string) bool, file string) fileResult {
 	return sc.scanFS(ctx, j, file)
 }
 

@@ -144,6 +144,45 @@ func TestGrepFilesErrors(t *testing.T) {
 	wantOK(t, e.call(ctx, "grep_files", map[string]any{"pattern": "a(b", "fixed_string": true}))
 }
 
+// TestGrepFilesLeavesOutOwnState: toolgate's own state under a root (its
+// log, the run archive, the memory database) is neither searched nor
+// named by grep_files, whose walk lists directories and opens files by
+// descriptor rather than through the sandbox's file system.
+func TestGrepFilesLeavesOutOwnState(t *testing.T) {
+	e := newEnv(t, nil, map[string]string{
+		"notes.txt":                 "MARK notes\n",
+		"toolgate.log":              "MARK log\n",
+		"state/other.txt":           "MARK other\n",
+		"state/runs/r1/tools.jsonl": "MARK runs\n",
+		"state/mem/memory.db-wal":   "MARK wal\n",
+	})
+	e.sb.Close()
+	var err error
+	e.sb, err = policy.NewSandboxWith([]string{e.root}, &policy.SandboxOptions{Protected: []string{
+		filepath.Join(e.root, "toolgate.log"), filepath.Join(e.root, "state", "runs"),
+		filepath.Join(e.root, "state", "mem", "memory.db-wal")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.serve(nil)
+	for _, tc := range []struct{ path, want string }{
+		{".", "notes.txt:1:MARK notes\nstate/other.txt:1:MARK other"},
+		{"state", "state/other.txt:1:MARK other"},
+		{"state/mem", ""},
+	} {
+		res := e.call(context.Background(), "grep_files", map[string]any{"pattern": "MARK", "path": tc.path})
+		wantOK(t, res)
+		if got := res.OutputText(); got != tc.want {
+			t.Errorf("grep under %s: %q, want %q", tc.path, got, tc.want)
+		}
+		for _, own := range []string{"toolgate.log", "runs", "tools.jsonl", "memory.db"} {
+			if strings.Contains(res.Message, own) {
+				t.Errorf("grep under %s names %s: %q", tc.path, own, res.Message)
+			}
+		}
+	}
+}
+
 func TestGrepFilesUnreadable(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root reads everything")

@@ -163,12 +163,12 @@ type scanner struct {
 // scan searches file i of the job.
 func (sc *scanner) scan(ctx context.Context, j *grepJob, i int) fileResult {
 	if d := j.fileDirs[i]; d >= 0 && haveOpenAt {
-		dir, err := j.dirs.acquire(d)
+		dir, hidden, err := j.dirs.acquire(d)
 		defer j.dirs.release(d)
 		if err != nil {
 			return fileResult{status: fileUnreadable, err: err}
 		}
-		return sc.scanAt(ctx, j, dir, j.files[i])
+		return sc.scanAt(ctx, j, dir, hidden, j.files[i])
 	}
 	return sc.scanFS(ctx, j, j.files[i])
 }
@@ -190,7 +190,19 @@ func (sc *scanner) scanFS(ctx context.Context, j *grepJob, name string) fileResu
 	return sc.search(ctx, j, fi.Size(), f.Read)
 }
 
-var errNotRegular = errors.New("not a regular file")
+var (
+	errNotRegular = errors.New("not a regular file")
+	errProtected  = errors.New("is toolgate's own state, which no tool may read")
+)
+
+// stateHider is a sandbox file system that hides toolgate's own state
+// (policy's protectedFS, where the run archive, the memory database or the
+// log lies under a root). Its Open and ReadDir refuse and leave out that
+// state; grep_files' walk and scan, which list directories and open files
+// by descriptor below them instead, ask it what each directory holds of it.
+type stateHider interface {
+	HiddenIn(dir *os.File, name string) func(entry string) bool
+}
 
 // search reads an open file of the given size with read and searches it.
 func (sc *scanner) search(ctx context.Context, j *grepJob, size int64, read func([]byte) (int, error)) fileResult {
@@ -243,9 +255,10 @@ type dirCache struct {
 }
 
 type cachedDir struct {
-	once sync.Once
-	f    *os.File
-	err  error
+	once   sync.Once
+	f      *os.File
+	hidden func(entry string) bool // its entries that are toolgate's own state, if any
+	err    error
 }
 
 func newDirCache(fsys fs.FS, dirs []string, fileDirs []int) *dirCache {
@@ -258,9 +271,10 @@ func newDirCache(fsys fs.FS, dirs []string, fileDirs []int) *dirCache {
 	return c
 }
 
-// acquire returns directory d, opening it if needed. Every acquire must be
-// followed by a release, after the directory is no longer used.
-func (c *dirCache) acquire(d int) (*os.File, error) {
+// acquire returns directory d, opening it if needed, and which of its
+// entries are hidden (nil if none). Every acquire must be followed by a
+// release, after the directory is no longer used.
+func (c *dirCache) acquire(d int) (*os.File, func(string) bool, error) {
 	c.mu.Lock()
 	cd := c.open[d]
 	if cd == nil {
@@ -276,12 +290,15 @@ func (c *dirCache) acquire(d int) (*os.File, error) {
 		}
 		if of, ok := f.(*os.File); ok {
 			cd.f = of
+			if h, ok := c.fsys.(stateHider); ok {
+				cd.hidden = h.HiddenIn(of, c.names[d])
+			}
 			return
 		}
 		f.Close()
 		cd.err = fmt.Errorf("open %s: not an os.File", c.names[d])
 	})
-	return cd.f, cd.err
+	return cd.f, cd.hidden, cd.err
 }
 
 // release records that one file of directory d is done, and closes d after
