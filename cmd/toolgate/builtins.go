@@ -77,13 +77,14 @@ func (a *app) newFilesystem(cfg *config.Config) (gateway.Toolset, error) {
 		return nil, nil
 	}
 	ts, err := filesystem.New(a.sandbox, &filesystem.Options{
-		MaxReadBytes:    cfg.Filesystem.MaxReadBytes,
-		MaxReadLines:    cfg.Filesystem.MaxReadLines,
-		MaxListEntries:  cfg.Filesystem.MaxListEntries,
-		MaxGrepMatches:  cfg.Filesystem.MaxGrepMatches,
-		MaxGrepFileSize: cfg.Filesystem.MaxGrepFileBytes,
-		Backups:         a.artifacts,
-		Logger:          a.log.With("toolset", "filesystem"),
+		MaxReadBytes:     cfg.Filesystem.MaxReadBytes,
+		MaxReadLines:     cfg.Filesystem.MaxReadLines,
+		MaxListEntries:   cfg.Filesystem.MaxListEntries,
+		MaxGrepMatches:   cfg.Filesystem.MaxGrepMatches,
+		MaxGrepFileSize:  cfg.Filesystem.MaxGrepFileBytes,
+		MaxOverwriteSize: cfg.Filesystem.MaxOverwriteBytes,
+		Backups:          a.artifacts,
+		Logger:           a.log.With("toolset", "filesystem"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("filesystem toolset: %w", err)

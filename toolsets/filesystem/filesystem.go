@@ -56,6 +56,7 @@ const (
 	DefaultMaxListEntries  = 1000
 	DefaultMaxGrepMatches  = 200
 	DefaultMaxGrepFileSize = 8 << 20
+	DefaultMaxOverwrite    = 64 << 20
 
 	// capRead and capWrite are the capabilities the tools declare (the
 	// policy package's fs.read and fs.write).
@@ -85,6 +86,9 @@ type Options struct {
 	// MaxGrepFileSize is the size above which grep_files skips a file (and
 	// counts it as skipped). Default 8 MiB.
 	MaxGrepFileSize int64
+	// MaxOverwriteSize bounds the existing file write_file replaces: its
+	// content is read whole, for the diff and the backup. Default 64 MiB.
+	MaxOverwriteSize int64
 	// Backups, if set, receives the previous content of every file
 	// write_file overwrites, as an artifact of the call, so an overwrite
 	// loses nothing. The artifact URI is in the result's extras under
@@ -126,6 +130,9 @@ func New(sb *policy.Sandbox, opts *Options) (*gateway.SimpleToolset, error) {
 	}
 	if o.MaxGrepFileSize <= 0 {
 		o.MaxGrepFileSize = DefaultMaxGrepFileSize
+	}
+	if o.MaxOverwriteSize <= 0 {
+		o.MaxOverwriteSize = DefaultMaxOverwrite
 	}
 	log := o.Logger
 	if log == nil {

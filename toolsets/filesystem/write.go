@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"path"
 	"unicode/utf8"
@@ -24,7 +25,8 @@ func (t *toolset) writeFileTool() (*gateway.Tool, error) {
 	desc := "Write a text file in the sandbox, replacing its whole content (or creating it). " +
 		"The write is atomic: readers see the old or the new content, never a mix. " +
 		"Missing parent directories are created unless create_dirs is false. " +
-		"Refuses directories, symlinks (write to the link's target path instead) and paths outside the sandbox. " +
+		"Refuses directories, symlinks (write to the link's target path instead), paths outside the sandbox " +
+		"and existing files over " + gateway.HumanSize(t.opts.MaxOverwriteSize) + ". " +
 		"The result shows a unified diff of the change."
 	if t.opts.Backups != nil {
 		desc += " Overwriting loses nothing: the previous content is archived first, and the result gives " +
@@ -66,8 +68,14 @@ func (t *toolset) writeFile(ctx context.Context, in writeFileParams) (*gateway.R
 		if err != nil {
 			return pathResult(in.Path, err), nil
 		}
-		old, err = io.ReadAll(f)
+		old, err = readUpTo(f, t.opts.MaxOverwriteSize)
 		f.Close()
+		if errors.Is(err, errTooLarge) {
+			return gateway.Error(
+				fmt.Sprintf("%s was not written: it holds more than %s, and write_file replaces files of up to %s (their previous content is read for the diff and archived first). The limit is filesystem.max_overwrite_bytes.",
+					name, gateway.HumanSize(t.opts.MaxOverwriteSize), gateway.HumanSize(t.opts.MaxOverwriteSize)),
+				fmt.Sprintf("Not written: %s is too large to replace", name)), nil
+		}
 		if err != nil {
 			return pathResult(in.Path, err), nil
 		}
@@ -132,4 +140,33 @@ func contentType(data []byte) string {
 		return "text/plain; charset=utf-8"
 	}
 	return http.DetectContentType(data)
+}
+
+var errTooLarge = errors.New("too large")
+
+// readUpTo reads all of f if it holds at most limit bytes, and fails with
+// errTooLarge without reading it otherwise: write_file must not hold a
+// file of any size in memory (a disk image in a root would take the
+// gateway down). The buffer is sized from Stat; a file that grows past
+// the limit meanwhile is caught by the read.
+func readUpTo(f interface {
+	io.Reader
+	Stat() (fs.FileInfo, error)
+}, limit int64) ([]byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > limit {
+		return nil, errTooLarge
+	}
+	var b bytes.Buffer
+	b.Grow(int(fi.Size()) + bytes.MinRead)
+	if _, err := b.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+		return nil, err
+	}
+	if int64(b.Len()) > limit {
+		return nil, errTooLarge
+	}
+	return b.Bytes(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -291,5 +292,54 @@ func TestWriteOneByte(t *testing.T) {
 	wantOK(t, res)
 	if res.Message != "Wrote 1 byte to one.txt (created)." {
 		t.Errorf("message %q", res.Message)
+	}
+}
+
+// TestWriteFileBoundsThePreviousContent: write_file reads an existing file
+// whole (for the diff and the backup), so it replaces one only up to
+// MaxOverwriteSize; a larger one is left as it was, with the reason, and
+// is never read into memory.
+func TestWriteFileBoundsThePreviousContent(t *testing.T) {
+	store := newMemStore()
+	e := newEnv(t, &Options{Backups: store, MaxOverwriteSize: 1 << 20}, nil)
+	ctx := context.Background()
+	sparse := func(name string, size int64) string {
+		p := filepath.Join(e.root, name)
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := f.Truncate(size); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	// At the limit: replaced, and archived whole.
+	sparse("at.img", 1<<20)
+	res := e.call(ctx, "write_file", map[string]any{"path": "at.img", "content": "x"})
+	wantOK(t, res)
+	if data, _, err := store.ReadArtifact(res.Extras["previous_version"].(string)); err != nil || len(data) != 1<<20 {
+		t.Errorf("backup of at.img: %d bytes, %v", len(data), err)
+	}
+
+	// Over it: refused, untouched, and not read (a 256 MiB sparse file
+	// would cost several times its size to read, diff and archive).
+	big := sparse("big.img", 256<<20)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res = e.call(ctx, "write_file", map[string]any{"path": "big.img", "content": "x"})
+	runtime.ReadMemStats(&after)
+	wantError(t, res, gateway.KindToolError, "big.img was not written: it holds more than 1.0 MiB", "filesystem.max_overwrite_bytes")
+	if fi, err := os.Stat(big); err != nil || fi.Size() != 256<<20 {
+		t.Errorf("big.img after the refusal: %v %v", fi, err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
+		t.Errorf("refusing allocated %d MiB", grew>>20)
+	}
+	if !strings.Contains(e.tool("write_file").Description, "existing files over 1.0 MiB") {
+		t.Errorf("description does not give the limit: %s", e.tool("write_file").Description)
 	}
 }

@@ -197,6 +197,9 @@ type Filesystem struct {
 	MaxListEntries   int   `koanf:"max_list_entries"`
 	MaxGrepMatches   int   `koanf:"max_grep_matches"`
 	MaxGrepFileBytes int64 `koanf:"max_grep_file_bytes"`
+	// MaxOverwriteBytes bounds the existing file write_file replaces (it
+	// is read whole for the diff and the backup).
+	MaxOverwriteBytes int64 `koanf:"max_overwrite_bytes"`
 }
 
 // HTTP configures the streamable HTTP transport.
@@ -516,6 +519,7 @@ func (c *Config) check() error {
 		{"filesystem.max_list_entries", int64(c.Filesystem.MaxListEntries)},
 		{"filesystem.max_grep_matches", int64(c.Filesystem.MaxGrepMatches)},
 		{"filesystem.max_grep_file_bytes", c.Filesystem.MaxGrepFileBytes},
+		{"filesystem.max_overwrite_bytes", c.Filesystem.MaxOverwriteBytes},
 		{"http.max_body_bytes", c.HTTP.MaxBodyBytes},
 		{"http.max_sessions", int64(c.HTTP.MaxSessions)},
 		{"http.max_streams", int64(c.HTTP.MaxStreams)},
