@@ -63,9 +63,15 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 		if IsRoundState(call.RequestState) {
 			// The repeat of a round the tool asked: the call passed this
 			// stage before the tool ran (the round stage, next, refuses a
-			// state that is not this call's).
+			// state that is not this call's). A refused state leaves the
+			// call without its Round, and its record with the decision
+			// that asked, not an approval it never had.
 			call.Decision = approvedBy(d, "approval:round", "in an earlier round of this call")
-			return next(ctx, call)
+			res := next(ctx, call)
+			if call.Round == nil {
+				call.Decision = d
+			}
+			return res
 		}
 		if call.RequestState == "" { // not the answering round of an earlier request
 			p.event("approval.requested", call, map[string]any{"rule": d.Rule})

@@ -154,10 +154,15 @@ func TestRoundAfterApproval(t *testing.T) {
 		t.Errorf("after an approval answered in a round, the tool was handed the state %q; want none", at.seen[n:])
 	}
 	// A forged round state does not skip the approval: the round stage
-	// refuses it, and the tool does not run.
+	// refuses it, the tool does not run, and the call's decision (its
+	// record's) is the one that asked, not an approval.
 	before := len(at.seen)
-	if r := p.Call(context.Background(), &Call{Name: "ask", Identity: "local", RequestState: roundPrefix + "x.y", InputResponses: answer}); r.Kind != KindRequestError || len(at.seen) != before {
+	forged := &Call{Name: "ask", Identity: "local", RequestState: roundPrefix + "x.y", InputResponses: answer}
+	if r := p.Call(context.Background(), forged); r.Kind != KindRequestError || len(at.seen) != before {
 		t.Errorf("a forged round state: kind %q, tool ran %d times; want a request error", r.Kind, len(at.seen)-before)
+	}
+	if d := forged.Decision; d == nil || d.Allow || d.Rule != "policy.approval.tools:ask" {
+		t.Errorf("a forged round state's decision: %+v; want the policy's ask, not allowed", d)
 	}
 }
 
