@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,6 +107,10 @@ type MCPServer struct {
 
 	modernTasks *modernTasks // the 2026-07-28 tasks extension (mcp_taskext.go)
 	listing     atomic.Pointer[toolListing]
+	// unserved are the catalog's tools left out of tools/list because
+	// mcp-go cannot serve them ([CheckMCPTool]), by name, with why: as of
+	// the last installed sync.
+	unserved atomic.Pointer[map[string]string]
 
 	sessMu   sync.Mutex
 	sessions []server.ClientSession // registered, oldest first
@@ -143,6 +148,8 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 		log = slog.New(slog.DiscardHandler)
 	}
 	m := &MCPServer{opts: opts, log: log, tasks: newTaskTable(), subs: map[string]*subscription{}, sessSubs: map[string]map[string]bool{}}
+
+	m.unserved.Store(&map[string]string{})
 
 	hooks := &server.Hooks{}
 	hooks.AddOnError(m.recordUnknownTool)
@@ -276,8 +283,16 @@ func (m *MCPServer) syncTools() {
 	tools := make([]server.ServerTool, 0, len(entries))
 	l := &toolListing{}
 	h := sha256.New()
+	unserved := map[string]string{}
 	for _, e := range entries {
 		t := m.mcpTool(e.Tool)
+		// mcp-go panics on a tool it refuses (SetTools, here on the
+		// debounce timer's goroutine: the whole process would die); one
+		// toolset's bad tool must not take the others down.
+		if err := checkMCPTool(&t); err != nil {
+			unserved[e.Tool.Name] = err.Error()
+			continue
+		}
 		// Valid, compact JSON as it is (mcp-go patch item 9): no second
 		// pass of encoding/json over it.
 		b, err := t.MarshalJSON()
@@ -298,12 +313,58 @@ func (m *MCPServer) syncTools() {
 	copy(digest[:], h.Sum(nil))
 
 	m.installMu.Lock()
-	defer m.installMu.Unlock()
-	if current, tell := m.tools.install(gen, digest); !current || !tell {
-		return // a later sync has installed a newer catalog, or this one changes nothing
+	current, tell := m.tools.install(gen, digest)
+	var prev map[string]string
+	if current {
+		if p := m.unserved.Swap(&unserved); p != nil {
+			prev = *p
+		}
 	}
-	m.srv.SetTools(tools...)
-	m.listing.Store(l)
+	if current && tell {
+		m.srv.SetTools(tools...)
+		m.listing.Store(l)
+	}
+	m.installMu.Unlock()
+	// Logged once per tool and reason, outside installMu.
+	for name, why := range unserved {
+		if current && prev[name] != why {
+			m.log.Warn("tool not served over MCP", "tool", name, "reason", why)
+		}
+	}
+}
+
+// checkMCPTool says why mcp-go would refuse to serve t, or nil: an input
+// schema whose x-mcp-header annotations break SEP-2243's rules (a name
+// that is no header token, one on an object, a duplicate).
+func checkMCPTool(t *mcp.Tool) error {
+	if err := mcp.ValidateParamHeaderAnnotations(t); err != nil {
+		return fmt.Errorf("invalid x-mcp-header annotation: %w", err)
+	}
+	return nil
+}
+
+// CheckMCPTool says why the MCP mirror cannot serve t (it leaves it out
+// of tools/list, and a call of it is refused with the reason), or nil if
+// it can; for listings such as `toolgate tools`.
+func CheckMCPTool(t *Tool) error {
+	return checkMCPTool(&mcp.Tool{Name: t.Name, RawInputSchema: t.InputSchema})
+}
+
+// Unserved returns the catalog's tools the MCP mirror leaves out because
+// mcp-go cannot serve them ([CheckMCPTool]), by name, with why.
+func (m *MCPServer) Unserved() map[string]string {
+	if p := m.unserved.Load(); p != nil {
+		return maps.Clone(*p)
+	}
+	return map[string]string{}
+}
+
+// whyUnserved is why the MCP mirror leaves the tool name out, or "".
+func (m *MCPServer) whyUnserved(name string) string {
+	if p := m.unserved.Load(); p != nil {
+		return (*p)[name]
+	}
+	return ""
 }
 
 // intercept answers, before mcp-go's dispatch (the request interceptor
@@ -827,10 +888,10 @@ func (h *requestHead) asTask() bool {
 }
 
 // refuseUnoffered answers a call to a tool a toolset deliberately does not
-// offer with an error that says why (mcp-go would only say "not found"),
-// and records it.
+// offer, or one the mirror cannot serve (unserved), with an error that
+// says why (mcp-go would only say "not found"), and records it.
 func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) error {
-	if !m.opts.Catalog.HasUnoffered() {
+	if !m.opts.Catalog.HasUnoffered() && len(*m.unserved.Load()) == 0 {
 		return nil
 	}
 	req, ok := hookHead(message, `"tools/call"`)
@@ -838,6 +899,9 @@ func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) err
 		return nil
 	}
 	why := m.opts.Catalog.WhyNotFound(req.Params.Name)
+	if why == "" {
+		why = m.whyUnserved(req.Params.Name)
+	}
 	if why == "" {
 		return nil
 	}

@@ -946,3 +946,59 @@ func FuzzMayHold(f *testing.F) {
 		}
 	})
 }
+
+// TestToolMCPGoCannotServeIsLeftOut: a tool whose schema carries an
+// x-mcp-header annotation mcp-go refuses (it panics in SetTools) is left
+// out of tools/list, and a call of it says why; the toolset's other tools
+// are listed and callable, whether the toolset is there at start or comes
+// later (a list change, synced on the debounce timer).
+func TestToolMCPGoCannotServeIsLeftOut(t *testing.T) {
+	for _, tc := range []struct{ name, schema string }{
+		{"not a header token", `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"bad header"}}}`},
+		{"on an object", `{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"A"}}}`},
+	} {
+		for _, late := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/late=%v", tc.name, late), func(t *testing.T) {
+				p := newTestPipeline(t, newMemRecorder(), nil)
+				cat := p.opts.Tools.(*Catalog)
+				handler := func(ctx context.Context, c *Call) (*Result, error) { return OkText("ran " + c.Name), nil }
+				bad := Must(NewTool(ToolDef{Name: "bad", InputSchema: json.RawMessage(tc.schema)}, handler))
+				good := Must(NewTool(ToolDef{Name: "good"}, handler))
+				ts, _ := NewToolset("hdr", bad, good)
+				if !late {
+					if err := cat.Add(context.Background(), ts); err != nil {
+						t.Fatal(err)
+					}
+				}
+				m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: p, ListDebounce: time.Millisecond})
+				if late {
+					if err := cat.Add(context.Background(), ts); err != nil {
+						t.Fatal(err)
+					}
+					for deadline := time.Now().Add(5 * time.Second); m.Unserved()["bad"] == ""; time.Sleep(time.Millisecond) {
+						if time.Now().After(deadline) {
+							t.Fatal("the bad tool was never reported")
+						}
+					}
+				}
+				if why := m.Unserved()["bad"]; !strings.Contains(why, "x-mcp-header") {
+					t.Errorf("reported reason %q, want one naming x-mcp-header", why)
+				}
+				do := func(msg string) string {
+					b, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(msg)))
+					return string(b)
+				}
+				list := do(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+				if !strings.Contains(list, `"name":"good"`) || strings.Contains(list, `"name":"bad"`) {
+					t.Errorf("tools/list: %s (want good, not bad)", list)
+				}
+				if got := do(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"good","arguments":{}}}`); !strings.Contains(got, "ran good") {
+					t.Errorf("call of good: %s", got)
+				}
+				if got := do(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bad","arguments":{}}}`); strings.Contains(got, "ran bad") || !strings.Contains(got, "x-mcp-header") {
+					t.Errorf("call of bad: %s (want a refusal that says why)", got)
+				}
+			})
+		}
+	}
+}

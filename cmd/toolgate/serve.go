@@ -204,7 +204,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens [
 		MaxInFlightPerSession: cfg.Limits.MaxInFlightPerSession,
 		Profile:               a.profileLookup,
 		Metrics:               a.metricsHandler(),
-		Health:                func() any { return health(a) },
+		Health:                func() any { return health(a, srv) },
 	})
 	conns := maxConnections(cfg.HTTP.MaxConnections)
 	ln = netutil.LimitListener(ln, conns)
@@ -236,13 +236,15 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens [
 }
 
 // health is what /healthz shows an authorized caller.
-func health(a *app) any {
+func health(a *app, srv *gateway.MCPServer) any {
 	return map[string]any{
-		"run_id":       a.run.ID(),
-		"tools":        len(a.catalog.Entries()),
-		"toolsets":     a.catalog.Toolsets(),
-		"conflicts":    a.catalog.Conflicts(),
-		"write_errors": a.run.WriteErrors(),
+		"run_id":    a.run.ID(),
+		"tools":     len(a.catalog.Entries()),
+		"toolsets":  a.catalog.Toolsets(),
+		"conflicts": a.catalog.Conflicts(),
+		// tools mcp-go cannot serve (a bad x-mcp-header), with why
+		"unserved_tools": srv.Unserved(),
+		"write_errors":   a.run.WriteErrors(),
 		// record files found replaced under the gateway (and restored)
 		"record_files_replaced": a.run.ReplacedFiles(),
 		"goroutines":            runtime.NumGoroutine(),

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -76,7 +78,7 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 		if unmatched == nil {
 			unmatched = []policy.UnmatchedGlob{}
 		}
-		return writeJSON(e.stdout, map[string]any{"tools": nonNilInfos(infos), "toolsets": a.catalog.Toolsets(), "conflicts": conflicts, "unmatched_globs": unmatched})
+		return writeJSON(e.stdout, map[string]any{"tools": nonNilInfos(infos), "toolsets": a.catalog.Toolsets(), "conflicts": conflicts, "unmatched_globs": unmatched, "unserved": unserved(a)})
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tTOOLSET\tDECISION\tRULE\tCAPABILITIES\tHINTS")
@@ -111,6 +113,10 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 	for _, c := range a.catalog.Conflicts() {
 		fmt.Fprintf(e.stdout, "\nname conflict: %q is served by %s; the tool of %s is served as %q\n", c.Name, c.Kept, c.Renamed, c.ServedAs)
 	}
+	notServed := unserved(a)
+	for _, name := range slices.Sorted(maps.Keys(notServed)) {
+		fmt.Fprintf(e.stdout, "\nnot served over MCP: %s: %s\n", name, notServed[name])
+	}
 	for _, u := range a.unmatchedGlobs() {
 		fmt.Fprintf(e.stdout, "\nwarning: %s\n", u)
 	}
@@ -141,4 +147,16 @@ func nonNilInfos(s []toolInfo) []toolInfo {
 		return []toolInfo{}
 	}
 	return s
+}
+
+// unserved is the catalog's tools the MCP mirror leaves out of tools/list
+// (gateway.CheckMCPTool), by name, with why.
+func unserved(a *app) map[string]string {
+	out := map[string]string{}
+	for _, en := range a.catalog.Entries() {
+		if err := gateway.CheckMCPTool(en.Tool); err != nil {
+			out[en.Tool.Name] = err.Error()
+		}
+	}
+	return out
 }
