@@ -158,6 +158,13 @@ func (x *modernTasks) call(ctx context.Context, pi *server.RequestProtocolInfo, 
 	if !ok || t.TaskSupport == "" {
 		return nil, nil, false
 	}
+	// Answered here, the call never reaches mcp-go's call filter: asked
+	// now, a tool it hides is left to mcp-go, which asks it again and
+	// answers "not found" as for any hidden tool.
+	ctx, ok = x.m.admitsCall(ctx, req.Params.Name)
+	if !ok {
+		return nil, nil, false
+	}
 	if !declaresTasks(pi) {
 		if t.TaskSupport == string(mcp.TaskSupportRequired) {
 			return nil, missingTasksExtension(fmt.Sprintf("tool %q runs only as a task; calling it", req.Params.Name)), true

@@ -451,3 +451,43 @@ func TestMayCallTaskTool(t *testing.T) {
 		}
 	}
 }
+
+// TestTasksExtensionHiddenToolNotFound: a tool the ToolFilter hides is
+// "not found" at call time whether or not it supports tasks (a call of a
+// task-supporting tool is answered before mcp-go's dispatch, which asks
+// the filter), and does not run.
+func TestTasksExtensionHiddenToolNotFound(t *testing.T) {
+	var ran atomic.Bool
+	h := func(context.Context, map[string]any) (*Result, error) { ran.Store(true); return OkText("ran"), nil }
+	task := Must(NewDynamicTool(ToolDef{Name: "hidden_task", TaskSupport: TaskOptional}, h))
+	plain := Must(NewDynamicTool(ToolDef{Name: "hidden_plain"}, h))
+	ts, _ := NewToolset("t", task, plain)
+	cat := NewCatalog(nil)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	f := &taskExtServer{}
+	f.m = NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat,
+		Pipeline:   NewPipeline(&Options{Tools: cat, Recorder: newMemRecorder()}),
+		ToolFilter: func(context.Context, *Tool) bool { return false }})
+	for _, tc := range []struct{ name, caps string }{
+		{"declaring tasks", withTasks},
+		{"not declaring tasks", `{}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, plainErr := f.send(t, "tools/call", map[string]any{"name": "hidden_plain", "arguments": map[string]any{}}, tc.caps)
+			res, taskErr := f.send(t, "tools/call", map[string]any{"name": "hidden_task", "arguments": map[string]any{}}, tc.caps)
+			if plainErr == nil {
+				t.Fatal("the hidden plain tool was found")
+			}
+			want, _ := json.Marshal(plainErr)
+			got, _ := json.Marshal(taskErr)
+			if strings.ReplaceAll(string(want), "hidden_plain", "hidden_task") != string(got) {
+				t.Errorf("hidden task tool: result %v error %s, want the hidden plain tool's %s", res, got, want)
+			}
+			if ran.Load() {
+				t.Error("a hidden tool ran")
+			}
+		})
+	}
+}
