@@ -239,10 +239,16 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 			return refused()
 		}
 		a.sess = sess
-	} else if !modern {
+	}
+	if !modern {
+		// Every 2025-era initialize, with a session id or not: mcp-go
+		// mints a new session for each (the id it carries is ignored).
 		if h := headOf(body); h.Method == string(mcp.MethodInitialize) {
 			evict, admitted := g.sessions.admit()
 			if !admitted {
+				if a.sess != nil {
+					g.sessions.endCall(a.sess)
+				}
 				g.inFlight.release(1)
 				g.refuse(w, http.StatusServiceUnavailable, h.ID, "http.max_sessions", int64(g.sessions.max), "too many sessions in use")
 				return refused()

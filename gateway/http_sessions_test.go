@@ -1,8 +1,12 @@
 package gateway
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -24,5 +28,71 @@ func TestSessionRef(t *testing.T) {
 	id := "tg-0123456789abcdef0123456789abcdef0123456789abcdef"
 	if n := testing.AllocsPerRun(100, func() { _ = SessionRef(id) }); n > 1 {
 		t.Errorf("%v allocations, want 1", n)
+	}
+}
+
+// httpTestServer serves a test pipeline's catalog over streamable HTTP
+// with opts, and returns its /mcp URL.
+func httpTestServer(t *testing.T, opts HTTPOptions) string {
+	t.Helper()
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	h, shutdown := m.HTTPHandler(opts)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); _ = shutdown(context.Background()) })
+	return srv.URL + "/mcp"
+}
+
+// postMCP POSTs body with the session id and protocol version headers
+// (each left out when empty) and returns the status, headers and body.
+func postMCP(t *testing.T, url, sid, version, body string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Host = "localhost"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+const initialize2025 = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+
+// TestMaxSessionsCountsEveryInitialize: an initialize carrying a live
+// session's id makes a new session too, so it takes a slot like any
+// other: however many are sent, no more than max_sessions are live.
+func TestMaxSessionsCountsEveryInitialize(t *testing.T) {
+	url := httpTestServer(t, HTTPOptions{MaxSessions: 2})
+	st, h, body := postMCP(t, url, "", "", initialize2025)
+	if st != http.StatusOK {
+		t.Fatalf("initialize: %d %s", st, body)
+	}
+	sid := h.Get("Mcp-Session-Id")
+	minted := map[string]bool{sid: true}
+	for i := 0; i < 10; i++ {
+		st, h, body := postMCP(t, url, sid, "2025-11-25", initialize2025)
+		if st != http.StatusOK {
+			t.Fatalf("initialize %d with a session id: %d %s", i, st, body)
+		}
+		minted[h.Get("Mcp-Session-Id")] = true
+	}
+	live := 0
+	for id := range minted {
+		if st, _, _ := postMCP(t, url, id, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"ping"}`); st == http.StatusOK {
+			live++
+		}
+	}
+	if len(minted) < 3 || live > 2 {
+		t.Fatalf("%d sessions minted, %d live with max_sessions 2", len(minted), live)
 	}
 }
