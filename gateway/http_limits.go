@@ -240,6 +240,15 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 		}
 		a.sess = sess
 	}
+	if h := headOf(body); !modern && sess == nil && h.Method != "" && h.Method != string(mcp.MethodInitialize) && !modernByMeta(body) {
+		// A 2025-era request needs its session (mcp-go would say 404,
+		// which tells a client its session ended): 400, as the
+		// streamable HTTP transport says. A 2026-07-28 request, stateless,
+		// names its version in the header or in _meta.
+		a.release()
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("%s needs the Mcp-Session-Id header of an initialized session", h.Method))
+		return nil, false
+	}
 	if !modern {
 		// Every 2025-era initialize, with a session id or not: mcp-go
 		// mints a new session for each (the id it carries is ignored).
@@ -270,6 +279,22 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 		}
 	}
 	return a, true
+}
+
+// modernByMeta reports whether a request names a 2026-07-28 protocol
+// version in its _meta, as mcp-go tells the eras apart when the header
+// does not.
+func modernByMeta(body []byte) bool {
+	var h struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &h) != nil {
+		return false
+	}
+	var v string
+	return json.Unmarshal(h.Params.Meta[mcp.MetaKeyProtocolVersion], &v) == nil && mcp.IsModernProtocol(v)
 }
 
 // readBody is a POST's body as admitPost read it: a reader over its bytes

@@ -96,3 +96,35 @@ func TestMaxSessionsCountsEveryInitialize(t *testing.T) {
 		t.Fatalf("%d sessions minted, %d live with max_sessions 2", len(minted), live)
 	}
 }
+
+// TestPostWithoutSession: a 2025-era request other than initialize
+// without Mcp-Session-Id gets 400 (404 would tell the client its session
+// ended) in the guard's JSON-RPC error form; initialize, and 2026-07-28
+// requests (stateless: no session id, their version in the header or in
+// _meta), go through.
+func TestPostWithoutSession(t *testing.T) {
+	url := httpTestServer(t, HTTPOptions{})
+	const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, tc := range []struct {
+		name, version, body string
+		refused             bool
+	}{
+		{"2025 request", "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, true},
+		{"2025 request, no version header", "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, true},
+		{"2025 notification", "2025-11-25", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, true},
+		{"2025 initialize", "", initialize2025, false},
+		{"2026 request", "2026-07-28", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`, false},
+		{"2026 request, version in _meta only", "", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _, body := postMCP(t, url, "", tc.version, tc.body)
+			ours := strings.Contains(body, `"code":-32600`) && strings.Contains(body, "needs the Mcp-Session-Id header")
+			if tc.refused && (st != http.StatusBadRequest || !ours) {
+				t.Errorf("got %d %s, want 400 and a JSON-RPC error asking for the session", st, body)
+			}
+			if !tc.refused && (ours || st == http.StatusNotFound) {
+				t.Errorf("got %d %s, want it served", st, body)
+			}
+		})
+	}
+}
