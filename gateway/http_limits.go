@@ -240,33 +240,34 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 		}
 		a.sess = sess
 	}
-	if h := headOf(body); !modern && sess == nil && h.Method != "" && h.Method != string(mcp.MethodInitialize) && !modernByMeta(body) {
-		// A 2025-era request needs its session (mcp-go would say 404,
-		// which tells a client its session ended): 400, as the
-		// streamable HTTP transport says. A 2026-07-28 request, stateless,
-		// names its version in the header or in _meta.
-		a.release()
-		httpError(w, http.StatusBadRequest, fmt.Sprintf("%s needs the Mcp-Session-Id header of an initialized session", h.Method))
-		return nil, false
-	}
-	if !modern {
-		// Every 2025-era initialize, with a session id or not: mcp-go
-		// mints a new session for each (the id it carries is ignored).
-		if h := headOf(body); h.Method == string(mcp.MethodInitialize) {
+	// A 2025-era POST's method matters here only without a session (which
+	// only initialize may lack) or for an initialize sent with one:
+	// mayHold keeps decoding its head off every call of a session.
+	if !modern && (sess == nil || mayHold(body, `"initialize"`)) {
+		switch h := headOf(body); {
+		case h.Method == string(mcp.MethodInitialize):
+			// Every 2025-era initialize, with a session id or not: mcp-go
+			// mints a new session for each (the id it carries is ignored),
+			// so each takes a slot.
 			evict, admitted := g.sessions.admit()
 			if !admitted {
-				if a.sess != nil {
-					g.sessions.endCall(a.sess)
-				}
-				g.inFlight.release(1)
+				a.release()
 				g.refuse(w, http.StatusServiceUnavailable, h.ID, "http.max_sessions", int64(g.sessions.max), "too many sessions in use")
-				return refused()
+				return nil, false
 			}
 			if evict != "" {
 				g.endSession(evict)
 			}
 			a.res = new(reservation)
 			a.r = r.WithContext(context.WithValue(r.Context(), reservationKey{}, a.res))
+		case sess == nil && h.Method != "" && !modernByMeta(body):
+			// A 2025-era request needs its session (mcp-go would say 404,
+			// which tells a client its session ended): 400, as the
+			// streamable HTTP transport says. A 2026-07-28 request,
+			// stateless, names its version in the header or in _meta.
+			a.release()
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("%s needs the Mcp-Session-Id header of an initialized session", h.Method))
+			return nil, false
 		}
 	}
 
