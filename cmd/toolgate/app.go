@@ -185,7 +185,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 
 	a.artifacts, a.recordRun = artifacts, opts.record
 	var shownRoots []string
-	if a.sandbox, shownRoots, err = a.newSandbox(cfg); err != nil {
+	if a.sandbox, shownRoots, err = a.newSandbox(cfg, ownState(cfg)); err != nil {
 		return nil, err
 	}
 	profiles, err := cfg.PolicyProfiles()

@@ -42,8 +42,9 @@ var builtins = []builtin{
 }
 
 // newSandbox opens the sandbox roots (the run's workspace when none are
-// configured) and returns the roots the policy shows.
-func (a *app) newSandbox(cfg *config.Config) (*policy.Sandbox, []string, error) {
+// configured), out of which no tool can reach the paths in protected, and
+// returns the roots the policy shows.
+func (a *app) newSandbox(cfg *config.Config, protected []string) (*policy.Sandbox, []string, error) {
 	roots := cfg.SandboxRoots()
 	if len(roots) == 0 {
 		ws := config.DefaultWorkspace()
@@ -55,7 +56,7 @@ func (a *app) newSandbox(cfg *config.Config) (*policy.Sandbox, []string, error) 
 			a.log.Info("no sandbox.roots configured: the filesystem tools use the persistent workspace; set sandbox.roots to choose directories", "workspace", ws)
 		}
 	}
-	sb, err := policy.NewSandboxWith(roots, &policy.SandboxOptions{Protected: ownState(cfg)})
+	sb, err := policy.NewSandboxWith(roots, &policy.SandboxOptions{Protected: protected})
 	if err != nil {
 		return nil, nil, usageError{fmt.Sprintf("sandbox.roots: %v", err)} // bad configuration: exit 2
 	}
@@ -66,7 +67,8 @@ func (a *app) newSandbox(cfg *config.Config) (*policy.Sandbox, []string, error) 
 }
 
 // ownState is what the sandbox protects wherever the roots are: the run
-// archive, the memory database and its journal files, the log file.
+// archive, the memory database and its journal files, the log file. A
+// reload that changes any of them rebuilds the sandbox (reloader.protected).
 func ownState(cfg *config.Config) []string {
 	db := cfg.ResolvedMemoryPath()
 	return []string{cfg.ResolvedRunsDir(), db, db + "-wal", db + "-shm", db + "-journal", cfg.Log.File}

@@ -253,16 +253,22 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 	}
 	cur := *r.cur
 	// The sandbox first: the filesystem toolset and the policy report use it.
+	// It protects toolgate's own state, so it is rebuilt (and the
+	// filesystem toolset with it) when that list changes too, not only
+	// sandbox: a reload that moves memory.path under a root must protect
+	// the new database as a fresh start would.
 	roots := a.policy.SandboxRoots()
-	if changed["sandbox"] {
-		sb, shown, err := a.newSandbox(next)
+	protect := r.protected(next)
+	sandboxRebuilt := false
+	if changed["sandbox"] || !slices.Equal(protect, ownState(r.cur)) {
+		sb, shown, err := a.newSandbox(next, protect)
 		if err != nil {
 			a.log.Error("config reload: sandbox", "err", err)
 			later = append(later, "sandbox")
 			changed["sandbox"] = false
 		} else {
 			a.retired = append(a.retired, a.sandbox) // calls in flight may still use it
-			a.sandbox, roots = sb, shown
+			a.sandbox, roots, sandboxRebuilt = sb, shown, true
 			cur.Sandbox = next.Sandbox
 		}
 	}
@@ -292,7 +298,8 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 		cur.Limits = next.Limits
 	}
 	for _, b := range builtins {
-		if !slices.ContainsFunc(b.keys, func(k string) bool { return changed[k] }) {
+		uses := b.name == "filesystem" && sandboxRebuilt
+		if !uses && !slices.ContainsFunc(b.keys, func(k string) bool { return changed[k] }) {
 			continue
 		}
 		if err := r.replaceBuiltin(ctx, b, next); err != nil {
@@ -316,6 +323,23 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 		r.srv.Resync() // the tools' decisions (in _meta) and views changed: re-send what differs
 	}
 	return later
+}
+
+// protected is the sandbox's protected list for a reload to next: the
+// own state of the settings in force after it (runs_dir and log keep their
+// values until restart), and the memory database in force before it,
+// which stays open for calls in flight and stays in use if the new one
+// fails to open.
+func (r *reloader) protected(next *config.Config) []string {
+	after := *r.cur
+	after.Memory = next.Memory
+	p := ownState(&after)
+	for _, s := range ownState(r.cur) {
+		if !slices.Contains(p, s) {
+			p = append(p, s)
+		}
+	}
+	return p
 }
 
 // replaceBuiltin builds a built-in toolset from the new configuration and

@@ -2,9 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
+	"github.com/toolgate/toolgate/gateway"
 )
 
 func TestDebounce(t *testing.T) {
@@ -43,5 +51,79 @@ func TestDebounce(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// configFrom loads yaml as toolgate.yaml in dir, without the environment.
+func configFrom(t *testing.T, dir, yaml string) *config.Config {
+	t.Helper()
+	f := filepath.Join(dir, "toolgate.yaml")
+	if err := os.WriteFile(f, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, _, err := config.Load(config.Options{File: f, Environ: func() []string { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// reloadApp starts an app with the configuration yaml and returns it with
+// a reloader that loads whatever *next holds.
+func reloadApp(t *testing.T, dir, yaml string, next **config.Config) (*app, *reloader) {
+	t.Helper()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	cfg := configFrom(t, dir, yaml)
+	a, err := newApp(context.Background(), cfg, io.Discard, appOptions{record: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.close() })
+	return a, &reloader{a: a, cur: cfg, load: func() (*config.Config, error) { return *next, nil }}
+}
+
+func callTool(a *app, tool string, args map[string]any) *gateway.Result {
+	b, _ := json.Marshal(args)
+	return a.pipeline.Call(context.Background(), &gateway.Call{Name: tool, Arguments: b, Identity: "local"})
+}
+
+// A reload that moves memory.path under a sandbox root protects the new
+// database (and its journal files) as a fresh start would: the sandbox
+// follows every setting its protected list comes from, not only sandbox.
+func TestReloadProtectsMovedMemoryDatabase(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(root, "mem", "memory.db")
+	var next *config.Config
+	a, r := reloadApp(t, dir, "sandbox: {roots: ["+root+"]}\nmemory: {write_mode: external, path: "+filepath.Join(dir, "outside.db")+"}\n", &next)
+	next = configFrom(t, dir, "sandbox: {roots: ["+root+"]}\nmemory: {write_mode: external, path: "+db+"}\n")
+	r.reload(context.Background(), "SIGHUP")
+	if res := r.last.Load(); !res.OK {
+		t.Fatalf("reload: %+v", res)
+	}
+	if res := callTool(a, "write_memory", map[string]any{"content": "remember this", "scope": "global"}); res.IsError {
+		t.Fatalf("write_memory: %s", res.Message)
+	}
+	tests := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"write_file", map[string]any{"path": db, "content": "clobbered"}},
+		{"read_file", map[string]any{"path": db}},
+		{"write_file", map[string]any{"path": db + "-wal", "content": "clobbered"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool+" "+filepath.Base(tt.args["path"].(string)), func(t *testing.T) {
+			res := callTool(a, tt.tool, tt.args)
+			if !res.IsError || !strings.Contains(res.Message, "toolgate's own state") {
+				t.Errorf("%s after the reload: is_error=%v %q, want refused as toolgate's own state", tt.tool, res.IsError, res.Message)
+			}
+		})
+	}
+	if res := callTool(a, "recall_memory", map[string]any{"query": "remember", "scope": "global"}); res.IsError || !strings.Contains(res.OutputText(), "remember this") {
+		t.Errorf("recall_memory after the refused writes: %s %s", res.Message, res.OutputText())
 	}
 }
