@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -193,12 +195,19 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 		r.a.log.Warn("config reload: these settings cannot change while serving; they keep their values until restart", "keys", ch.Fixed)
 	}
 	r.applyUpstreams(ctx, ch, next)
-	if later := r.applySettings(ctx, ch, next); len(later) > 0 {
-		r.a.log.Warn("config reload: these settings could not be applied; they keep their values until restart", "keys", later)
+	if later, err := r.applySettings(ctx, ch, next); err != nil {
+		// The rest is in force; these stay as they were and, as they still
+		// differ from the file, the next reload tries them again.
+		res.OK, res.Error = false, "not applied: "+err.Error()
+		r.a.log.Error("config reload: these settings could not be applied; they keep their previous values until a reload applies them", "keys", later, "err", err)
 	}
-	r.a.log.Info("config reloaded", "trigger", trigger, "added", ch.Added, "removed", ch.Removed, "changed", ch.Changed)
-	r.event(map[string]any{"trigger": trigger, "ok": true, "added": ch.Added, "removed": ch.Removed,
-		"changed": ch.Changed, "settings": ch.Settings, "fixed": ch.Fixed})
+	r.a.log.Info("config reloaded", "trigger", trigger, "ok", res.OK, "added", ch.Added, "removed", ch.Removed, "changed", ch.Changed)
+	fields := map[string]any{"trigger": trigger, "ok": res.OK, "added": ch.Added, "removed": ch.Removed,
+		"changed": ch.Changed, "settings": ch.Settings, "fixed": ch.Fixed}
+	if !res.OK {
+		fields["error"] = res.Error
+	}
+	r.event(fields)
 }
 
 // applyUpstreams stops removed upstreams, restarts changed ones and starts
@@ -244,9 +253,15 @@ func (r *reloader) applyUpstreams(ctx context.Context, ch config.Changes, next *
 // applySettings puts the changed settings in force for the calls that
 // start from now on; calls in flight finish under the settings they
 // started with (they hold the policy version, limits and toolsets they
-// began with). It returns the keys it could not apply.
-func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *config.Config) (later []string) {
+// began with). It returns the keys it could not apply, and why: they keep
+// their values in r.cur, so the next reload tries them again.
+func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *config.Config) (later []string, _ error) {
 	a := r.a
+	var errs []error
+	fail := func(err error, keys ...string) {
+		later = append(later, keys...)
+		errs = append(errs, fmt.Errorf("%s: %w", strings.Join(keys, ", "), err))
+	}
 	changed := map[string]bool{}
 	for _, k := range ch.Settings {
 		changed[k] = true
@@ -264,12 +279,12 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 		sb, shown, err := a.newSandbox(next, protect)
 		if err != nil {
 			a.log.Error("config reload: sandbox", "err", err)
-			later = append(later, "sandbox")
+			fail(err, "sandbox")
 			changed["sandbox"] = false
 		} else {
+			// cur.Sandbox is taken with the filesystem toolset built on it.
 			a.retired = append(a.retired, a.sandbox) // calls in flight may still use it
 			a.sandbox, roots, sandboxRebuilt = sb, shown, true
-			cur.Sandbox = next.Sandbox
 		}
 	}
 	policyChanged := changed["policy"] || changed["sandbox"] || changed["profiles"] // policy.identities name profiles
@@ -281,7 +296,7 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 		}
 		if err != nil { // checked with the configuration: not expected
 			a.log.Error("config reload: policy", "err", err)
-			later = append(later, "policy")
+			fail(err, "policy")
 		} else {
 			for _, g := range a.policy.Replace(eff) {
 				a.log.Info("config reload: a skill grant no longer allowed is dropped", "session", gateway.SessionRef(g.Session), "skill", g.Skill, "capability", g.Capability)
@@ -302,17 +317,23 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 		if !uses && !slices.ContainsFunc(b.keys, func(k string) bool { return changed[k] }) {
 			continue
 		}
+		keys := slices.DeleteFunc(slices.Clone(b.keys), func(k string) bool { return !changed[k] })
+		if len(keys) == 0 { // the filesystem toolset, on a sandbox rebuilt to protect a moved memory.path
+			keys = []string{b.name}
+		}
 		if err := r.replaceBuiltin(ctx, b, next); err != nil {
 			a.log.Error("config reload: toolset", "toolset", b.name, "err", err)
-			later = append(later, b.keys...)
+			fail(err, keys...)
 			continue
 		}
-		cur.Filesystem, cur.Diagnostics, cur.Memory, cur.Skills = next.Filesystem, next.Diagnostics, next.Memory, next.Skills
+		for _, k := range keys { // only this toolset's keys are in force
+			takeSetting(&cur, next, k)
+		}
 	}
 	if changed["profiles"] {
 		if err := a.setViews(next); err != nil {
 			a.log.Error("config reload: profiles", "err", err)
-			later = append(later, "profiles")
+			fail(err, "profiles")
 		} else {
 			cur.Profiles = next.Profiles
 		}
@@ -322,7 +343,24 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 	if policyChanged || changed["profiles"] {
 		r.srv.Resync() // the tools' decisions (in _meta) and views changed: re-send what differs
 	}
-	return later
+	return later, errors.Join(errs...)
+}
+
+// takeSetting copies the built-in toolset setting key from next into cur:
+// it has been applied.
+func takeSetting(cur, next *config.Config, key string) {
+	switch key {
+	case "sandbox":
+		cur.Sandbox = next.Sandbox
+	case "filesystem":
+		cur.Filesystem = next.Filesystem
+	case "diagnostics":
+		cur.Diagnostics = next.Diagnostics
+	case "memory":
+		cur.Memory = next.Memory
+	case "skills":
+		cur.Skills = next.Skills
+	}
 }
 
 // protected is the sandbox's protected list for a reload to next: the

@@ -127,3 +127,63 @@ func TestReloadProtectsMovedMemoryDatabase(t *testing.T) {
 		t.Errorf("recall_memory after the refused writes: %s %s", res.Message, res.OutputText())
 	}
 }
+
+// A built-in toolset that fails to rebuild is not recorded as applied when
+// another one succeeds: the reload reports it failed, and the next reload
+// of the same file, once the cause is fixed, applies it.
+func TestReloadRetriesFailedBuiltin(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	blocker := filepath.Join(dir, "blocker")
+	if err := os.WriteFile(blocker, []byte("a file, not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(blocker, "memory.db")
+	var next *config.Config
+	a, r := reloadApp(t, dir, "sandbox: {roots: ["+root+"]}\nmemory: {write_mode: external, path: "+filepath.Join(dir, "good.db")+"}\n", &next)
+	next = configFrom(t, dir, "sandbox: {roots: ["+root+"]}\nfilesystem: {max_read_lines: 100}\nmemory: {write_mode: external, path: "+db+"}\n")
+	steps := []struct {
+		name    string
+		before  func() error
+		wantOK  bool
+		wantErr string // in last_reload's error
+		wantDB  bool   // the store in use is at db
+		wantNew bool   // the reload found settings to apply
+	}{
+		{"memory.path under a file fails, filesystem applies", nil, false, "memory", false, true},
+		{"the cause fixed, the same file applies memory", func() error {
+			if err := os.Remove(blocker); err != nil {
+				return err
+			}
+			return os.Mkdir(blocker, 0o755)
+		}, true, "", true, true},
+		{"then nothing is left to apply", nil, true, "", true, false},
+	}
+	for _, st := range steps {
+		if st.before != nil {
+			if err := st.before(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.reload(context.Background(), "SIGHUP")
+		res := r.last.Load()
+		if res.OK != st.wantOK || !strings.Contains(res.Error, st.wantErr) {
+			t.Errorf("%s: last_reload ok=%v error=%q, want ok=%v error containing %q", st.name, res.OK, res.Error, st.wantOK, st.wantErr)
+		}
+		if !res.Changes.Empty() != st.wantNew {
+			t.Errorf("%s: changes %+v, want some: %v", st.name, *res.Changes, st.wantNew)
+		}
+		if r.cur.Filesystem.MaxReadLines != 100 {
+			t.Errorf("%s: filesystem not applied: max_read_lines %d", st.name, r.cur.Filesystem.MaxReadLines)
+		}
+		if w := callTool(a, "write_memory", map[string]any{"content": "x", "scope": "s"}); w.IsError {
+			t.Errorf("%s: write_memory: %s", st.name, w.Message)
+		}
+		if _, err := os.Stat(db); (err == nil) != st.wantDB {
+			t.Errorf("%s: store at %s in use = %v, want %v", st.name, db, err == nil, st.wantDB)
+		}
+	}
+}
