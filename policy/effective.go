@@ -188,6 +188,12 @@ type Effective struct {
 type grantStore struct {
 	mu     sync.RWMutex
 	grants map[string]map[string][]string
+	// inForce is the version whose rules decide skill requests: the
+	// newest sharing the store. A request decided on a version a reload
+	// has replaced could otherwise grant, after [Live.Replace] filtered
+	// the store under mu, what the new version no longer lets a skill
+	// request.
+	inForce *Effective
 
 	// destructive is the catalog's destructive tools by toolset, for the
 	// rule that a destructive.allow glob may not enable all of a
@@ -217,6 +223,7 @@ func New(cfg Config, opts *Options) (*Effective, error) {
 		log:      log,
 		g:        &grantStore{grants: map[string]map[string][]string{}},
 	}
+	e.g.inForce = e
 	if err := e.validate(); err != nil {
 		return nil, err
 	}
@@ -618,11 +625,16 @@ type GrantResult struct {
 // marks requestable and does not deny; it never enables anything on its
 // own. Granted capabilities count as enabled for every tool called in that
 // session, until [Effective.ForgetSession]. Each distinct capability gets
-// one result, in request order.
+// one result, in request order. The requests are decided by the version in
+// force, not e if a reload has replaced it ([Live.Replace]).
 func (e *Effective) Request(ctx context.Context, skill string, caps []string) []GrantResult {
 	session := sessionOf(ctx)
 	var results []GrantResult
 	var seen []string
+	// Decided and granted under the lock Replace filters the grants and
+	// changes the version in force under; logged after it.
+	e.g.mu.Lock()
+	in := e.g.inForce
 	for _, c := range caps {
 		if slices.Contains(seen, c) {
 			continue
@@ -630,36 +642,38 @@ func (e *Effective) Request(ctx context.Context, skill string, caps []string) []
 		seen = append(seen, c)
 		r := GrantResult{Capability: c}
 		switch {
-		case !e.known(c):
+		case !in.known(c):
 			r.Reason = fmt.Sprintf("unknown capability %q", c)
 		case slices.Contains(runtimeDenied, c):
 			r.Reason = "denied by runtime: " + c + " can never be enabled"
-		case slices.Contains(e.cfg.Capabilities.Deny, c):
+		case slices.Contains(in.cfg.Capabilities.Deny, c):
 			r.Reason = "denied by config: policy.capabilities.deny lists " + c
 		case slices.Contains(safeCapabilities, c):
 			r.Granted, r.Reason = true, "already enabled for every tool by "+RuleSafeDefaults
-		case slices.Contains(e.cfg.Capabilities.Allow, c):
+		case slices.Contains(in.cfg.Capabilities.Allow, c):
 			r.Granted, r.Reason = true, "already enabled for every tool by policy.capabilities.allow:"+c
-		case !slices.Contains(e.cfg.Capabilities.Requestable, c):
+		case !slices.Contains(in.cfg.Capabilities.Requestable, c):
 			r.Reason = "not requestable: policy.capabilities.requestable does not list " + c
 		default:
-			e.grant(session, skill, c)
+			e.g.grantLocked(session, skill, c)
 			r.Granted, r.Reason = true, fmt.Sprintf("granted for this session: %s is requestable (policy.capabilities.requestable)", c)
 		}
-		e.log.Info("policy: skill capability request", "skill", skill, "session", session,
-			"capability", c, "granted", r.Granted, "reason", r.Reason)
 		results = append(results, r)
+	}
+	e.g.mu.Unlock()
+	for _, r := range results {
+		in.log.Info("policy: skill capability request", "skill", skill, "session", session,
+			"capability", r.Capability, "granted", r.Granted, "reason", r.Reason)
 	}
 	return results
 }
 
-func (e *Effective) grant(session, skill, c string) {
-	e.g.mu.Lock()
-	defer e.g.mu.Unlock()
-	m := e.g.grants[session]
+// grantLocked records that skill was granted c in session; g.mu is held.
+func (g *grantStore) grantLocked(session, skill, c string) {
+	m := g.grants[session]
 	if m == nil {
 		m = map[string][]string{}
-		e.g.grants[session] = m
+		g.grants[session] = m
 	}
 	if !slices.Contains(m[c], skill) {
 		m[c] = append(m[c], skill)

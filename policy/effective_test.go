@@ -773,6 +773,73 @@ func TestDecideConcurrentWithRequest(t *testing.T) {
 	}
 }
 
+// A skill request decided on the version in force just before a reload
+// must not land in the shared grant store after Replace filtered it: the
+// version in force decides it, so the new policy's rules hold.
+func TestRequestAfterReplaceFollowsNewPolicy(t *testing.T) {
+	requestable := func(c *Config) { c.Capabilities.Requestable = []string{Net} }
+	tests := []struct {
+		name        string
+		next        func(*Config)
+		wantGranted bool
+		wantReason  string
+	}{
+		{"still requestable", requestable, true, "granted"},
+		{"no longer requestable", nil, false, "not requestable"},
+		{"denied now", func(c *Config) { requestable(c); c.Capabilities.Deny = []string{Net} }, false, "denied by config"},
+	}
+	fetch := testTool(t, "fetch", nil, readOnlyOpen)
+	ctx := sessionCtx(t, "S")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			live := NewLive(newPolicy(t, requestable, nil))
+			before := live.Current() // what Live.Request loads, just before the reload
+			live.Replace(newPolicy(t, tt.next, nil))
+			res := before.Request(ctx, "research", []string{Net})
+			if res[0].Granted != tt.wantGranted || !strings.HasPrefix(res[0].Reason, tt.wantReason) {
+				t.Errorf("request on the replaced version = %+v, want granted %v, reason %q...", res[0], tt.wantGranted, tt.wantReason)
+			}
+			if d := live.Decide(ctx, fetch); d.Allow != tt.wantGranted {
+				t.Errorf("after the reload, fetch in the session = %v (%s), want %v", d.Allow, d.Rule, tt.wantGranted)
+			}
+		})
+	}
+}
+
+// Requests racing a reload that makes their capability non-requestable
+// leave no session with it: each was decided before the filter (and
+// dropped by it) or after it (and refused).
+func TestRequestConcurrentWithReplace(t *testing.T) {
+	fetch := testTool(t, "fetch", nil, readOnlyOpen)
+	ctxs := make([]context.Context, 32)
+	for i := range ctxs {
+		ctxs[i] = sessionCtx(t, fmt.Sprintf("s%d", i))
+	}
+	for round := range 100 {
+		live := NewLive(newPolicy(t, func(c *Config) { c.Capabilities.Requestable = []string{Net} }, nil))
+		next := newPolicy(t, nil, nil)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			<-start
+			for _, ctx := range ctxs {
+				live.Request(ctx, "research", []string{Net})
+			}
+		})
+		wg.Go(func() {
+			<-start
+			live.Replace(next)
+		})
+		close(start)
+		wg.Wait()
+		for i, ctx := range ctxs {
+			if d := live.Decide(ctx, fetch); d.Allow {
+				t.Fatalf("round %d: session s%d keeps net after the reload made it non-requestable: %s", round, i, d.Rule)
+			}
+		}
+	}
+}
+
 func TestHideDenied(t *testing.T) {
 	for v, want := range map[string]bool{"": false, "show": false, "hide": true} {
 		e := newPolicy(t, func(c *Config) { c.ListDenied = v }, nil)

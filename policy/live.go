@@ -33,10 +33,13 @@ func (l *Live) Current() *Effective { return l.cur.Load() }
 
 // Replace puts next in force. The sessions' skill grants move over where
 // next still allows them (requestable, not denied); it returns the grants
-// that were dropped.
+// that were dropped. Skill requests are decided under the same lock by the
+// version in force, so none decided by the old version lands after the
+// filter.
 func (l *Live) Replace(next *Effective) []SkillGrant {
 	old := l.cur.Load()
 	st := old.g
+	next.g = st // one store: grants made meanwhile are not lost
 	var dropped []SkillGrant
 	st.mu.Lock()
 	for session, caps := range st.grants {
@@ -50,9 +53,9 @@ func (l *Live) Replace(next *Effective) []SkillGrant {
 			}
 		}
 	}
-	st.mu.Unlock()
-	next.g = st // one store: grants made meanwhile are not lost
+	st.inForce = next
 	l.cur.Store(next)
+	st.mu.Unlock()
 	return dropped
 }
 
