@@ -462,8 +462,8 @@ func (e *Effective) Decide(ctx context.Context, t *gateway.Tool) gateway.Decisio
 			if t.Permissions.ReadOnly == nil && t.Permissions.Destructive == nil {
 				why = "it has no hints, and MCP treats such a tool as destructive"
 			}
-			if reason := e.tooWideReason(t.Name); reason != "" {
-				return deny(LayerConfig, RuleDestructiveTooWide, nil, reason)
+			if rule, reason := e.tooWideDenial(idRules, t.Name); rule != "" {
+				return deny(LayerConfig, rule, nil, reason)
 			}
 			return deny(LayerRuntime, RuleDestructive, nil,
 				fmt.Sprintf("the tool is destructive (%s), and destructive tools are denied unless policy.destructive.allow lists a glob matching %q", why, t.Name))

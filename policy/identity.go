@@ -193,11 +193,13 @@ func (e *Effective) identityDeny(rules []int, name string) (rule, reason string,
 }
 
 // identityDestructive is the identity's rule that enables a destructive
-// tool, if any.
+// tool, if any. A glob too wide for policy.destructive.allow (see
+// [Effective.tooWide]) enables nothing here either: an identity entry is
+// no way around that rule.
 func (e *Effective) identityDestructive(rules []int, name string) *enabler {
 	for _, i := range rules {
 		for _, g := range e.cfg.Identities[i].Destructive.Allow {
-			if matchGlob(g, name) {
+			if matchGlob(g, name) && e.tooWide(g, name) == "" {
 				return &enabler{LayerConfig, fmt.Sprintf("policy.identities[%d].destructive.allow:%s", i, g), rankDestructive}
 			}
 		}

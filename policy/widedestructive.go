@@ -52,16 +52,33 @@ func (e *Effective) tooWide(g, name string) string {
 	return ""
 }
 
-// tooWideReason is the denial of a destructive tool that only a too-wide
-// glob would have enabled, or "".
-func (e *Effective) tooWideReason(name string) string {
+// tooWideDenial is the rule and reason that deny a destructive tool only a
+// too-wide glob would have enabled: of policy.destructive.allow, or of the
+// destructive.allow of one of the caller's identity entries (rules), which
+// refuses the same globs. rule is "" when there is none.
+func (e *Effective) tooWideDenial(rules []int, name string) (rule, reason string) {
+	deny := func(key string, i int, g, why string) string {
+		return fmt.Sprintf("the tool is destructive, and %s[%d] %q enables none of the tools it matches: %s; "+
+			"list the destructive tools to enable, or set policy.destructive.allow_all_tools_dangerously: true to enable them all", key, i, g, why)
+	}
 	for i, g := range e.cfg.Destructive.Allow {
-		if matchGlob(g, name) {
+		if !matchGlob(g, name) {
+			continue
+		}
+		if why := e.tooWide(g, name); why != "" {
+			return RuleDestructiveTooWide, deny("policy.destructive.allow", i, g, why)
+		}
+	}
+	for _, k := range rules {
+		key := fmt.Sprintf("policy.identities[%d].destructive.allow", k)
+		for i, g := range e.cfg.Identities[k].Destructive.Allow {
+			if !matchGlob(g, name) {
+				continue
+			}
 			if why := e.tooWide(g, name); why != "" {
-				return fmt.Sprintf("the tool is destructive, and policy.destructive.allow[%d] %q enables none of the tools it matches: %s; "+
-					"list the destructive tools to enable, or set policy.destructive.allow_all_tools_dangerously: true to enable them all", i, g, why)
+				return key + ":too_wide", deny(key, i, g, why)
 			}
 		}
 	}
-	return ""
+	return "", ""
 }
