@@ -32,13 +32,17 @@ type app struct {
 	log      *slog.Logger
 	logClose io.Closer
 
-	run      *runs.Run // nil when the command records nothing
-	globs    globWarner
-	tempDir  string // a throwaway directory when there is no run
-	sandbox  *policy.Sandbox
-	catalog  *gateway.Catalog
-	policy   *policy.Live // replaced whole on reload
-	pipeline *gateway.Pipeline
+	run     *runs.Run // nil when the command records nothing
+	globs   globWarner
+	tempDir string // a throwaway directory when there is no run
+	sandbox *policy.Sandbox
+	catalog *gateway.Catalog
+	policy  *policy.Live // replaced whole on reload
+	// hideDenied is policy.list_denied: hide at start. tools/list's filter
+	// and find_tools are built with it or without it, so a reload cannot
+	// change it (it logs so); the filter itself asks the policy in force.
+	hideDenied bool
+	pipeline   *gateway.Pipeline
 	// metrics, when enabled, observes every call (nil when off).
 	metrics *telemetry.Metrics
 	// traceShutdown flushes and closes the trace provider (nil when traces are off).
@@ -197,6 +201,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		return nil, usageError{err.Error()}
 	}
 	a.policy = policy.NewLive(eff)
+	a.hideDenied = eff.HideDenied()
 
 	a.catalog = gateway.NewCatalog(a.log)
 	a.catalog.OnChange(a.tellPolicyDestructive)
@@ -455,7 +460,7 @@ func (a *app) shutdown() error {
 // (policy.list_denied: hide); by default every tool is listed and denied
 // ones are refused at call time.
 func (a *app) toolFilter() func(context.Context, *gateway.Tool) bool {
-	if !a.policy.HideDenied() {
+	if !a.hideDenied {
 		return nil
 	}
 	return func(ctx context.Context, t *gateway.Tool) bool { return a.policy.Decide(ctx, t).Allow }

@@ -28,7 +28,7 @@ func (a *app) addDiscovery(ctx context.Context) error {
 		return usageError{err.Error()}
 	}
 	opts := discovery.Options{Catalog: a.catalog, Mode: dc.Mode, Threshold: dc.Threshold, Pinned: pinned}
-	if a.policy.HideDenied() {
+	if a.hideDenied {
 		opts.Visible = func(ctx context.Context, name string) bool {
 			t, _, ok := a.catalog.Resolve(name)
 			return ok && a.policy.Decide(ctx, t).Allow

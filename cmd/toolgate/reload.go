@@ -305,6 +305,11 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 				a.approvals.SetOptions(eff.ApprovalChannel(), eff.ApprovalTimeout())
 			}
 			cur.Policy = next.Policy
+			if eff.HideDenied() != a.hideDenied {
+				// Not filtering tools/list by default keeps its fast path.
+				a.log.Warn("config reload: policy.list_denied cannot change while serving; tools/list and find_tools keep listing as at start until restart",
+					"list_denied", next.Policy.ListDenied, "hide_denied_in_force", a.hideDenied)
+			}
 			defer a.globs.check(a) // once the reload is in place
 		}
 	}
