@@ -119,7 +119,7 @@ func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *lis
 	switch u.kind {
 	case TransportStdio:
 		path, _ := envValue(u.env, "PATH")
-		c.proc = &process{log: u.log, relayed: u.relayed, env: u.env, dir: u.cfg.Dir, path: path}
+		c.proc = &process{log: u.log, relayed: u.relayed, env: u.env, dir: u.cfg.Dir, path: path, grace: u.tune.killGrace}
 		// The child is started here, not by mcp-go, so that its stdout is
 		// read through the per-message limit (see lineLimiter).
 		tr, err := c.proc.start(cctx, u.cfg.Command, u.cfg.Args, u.cfg.maxResultBytes(), u.name)
@@ -183,7 +183,7 @@ func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *lis
 	}
 
 	// The transport's life is tied to this context: it must outlive
-	// every request (cancelling it kills the stdio child).
+	// every request (cancelling it asks the stdio child to end: proc.go).
 	startErr := c.client.Start(cctx)
 	// Requests from the upstream are answered by onRequest, not by
 	// mcp-go's client (Start installed its handler; this replaces it).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -201,6 +202,28 @@ func TestNoLeakedProcesses(t *testing.T) {
 	res, _ := u.callTool(context.Background(), "echo", "", &gateway.Call{Name: "w__echo"})
 	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "closed") {
 		t.Errorf("call after Close: %s %q", res.Kind, res.Message)
+	}
+}
+
+// TestCloseEndsChildGracefully: Close (the gateway's shutdown, a reload
+// that removes the upstream) sends the stdio child SIGTERM and lets it
+// shut down cleanly, as a reconnection does, rather than SIGKILL at once;
+// the child is gone when Close returns.
+func TestCloseEndsChildGracefully(t *testing.T) {
+	requireProc(t)
+	marker := filepath.Join(t.TempDir(), "term")
+	cfg := stdioConfig(t, "term")
+	cfg.Env[envTermMarker] = marker
+	u := start(t, cfg, nil, true)
+	pid := procOf(u)
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(marker); err != nil || !strings.Contains(string(b), "SIGTERM") {
+		t.Errorf("the child saw no SIGTERM before it ended (marker: %q, %v): it was killed outright", b, err)
+	}
+	if m := groupMembers(pid); len(m) > 0 {
+		t.Errorf("process group %d still has %v after Close", pid, m)
 	}
 }
 

@@ -26,7 +26,8 @@ type process struct {
 	relayed *logLimiter // the child's stderr lines go through it
 	env     []string
 	dir     string
-	path    string // PATH used to find the command
+	path    string        // PATH used to find the command
+	grace   time.Duration // SIGTERM to SIGKILL
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -34,7 +35,22 @@ type process struct {
 	pid     int      // also the process group ID
 	exited  chan struct{}
 	status  string // how it exited, once exited is closed
+	termed  bool   // the group was sent SIGTERM
 	stopped bool
+}
+
+// terminate sends the group led by pid SIGTERM, unless it was sent it
+// already: a second one makes some servers (uvicorn, many Node apps) skip
+// their clean shutdown.
+func (p *process) terminate(pid int) error {
+	p.mu.Lock()
+	termed := p.termed
+	p.termed = true
+	p.mu.Unlock()
+	if termed {
+		return nil
+	}
+	return killGroup(pid, false)
 }
 
 // curatedEnv is the child's environment: PATH, HOME, LANG and TMPDIR from
@@ -81,10 +97,15 @@ func (p *process) commandFunc(ctx context.Context, command string, _ []string, a
 	cmd.Dir = p.dir
 	setProcessGroup(cmd)
 	setDeathSignal(cmd)
-	// If the connection's context ends while the child runs, the whole
-	// group goes (a backstop; stop does it in order).
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid, true) }
-	cmd.WaitDelay = 2 * time.Second
+	// The connection's context ends on Close before the connection is
+	// closed: the group is then asked to end (SIGTERM, once), and stop,
+	// which every close runs, gives it the grace before SIGKILL. A SIGKILL
+	// here would take the grace away from a child that is shutting down
+	// cleanly. Should nothing stop it, the child itself is killed a grace
+	// later (WaitDelay); the gateway's end is covered by Pdeathsig and the
+	// watchdog.
+	cmd.Cancel = func() error { return p.terminate(cmd.Process.Pid) }
+	cmd.WaitDelay = p.grace
 	// stderr goes through a pipe of our own rather than an io.Writer, so
 	// that cmd.Wait never waits for grandchildren that hold it open.
 	r, w, err := os.Pipe()
@@ -209,7 +230,7 @@ func (p *process) stop(grace time.Duration) {
 	if pid == 0 || stopped {
 		return
 	}
-	_ = killGroup(pid, false)
+	_ = p.terminate(pid)
 	select {
 	case <-exited:
 	case <-time.After(grace):

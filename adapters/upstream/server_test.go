@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -13,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -43,6 +45,20 @@ func TestMain(m *testing.M) {
 
 func runChildServer(mode string) {
 	fmt.Fprintf(os.Stderr, "test upstream starting (mode %s)\n", mode)
+	if marker := os.Getenv(envTermMarker); marker != "" {
+		// Shut down cleanly on SIGTERM, and say so in the marker file.
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		go func() {
+			<-term
+			_ = os.WriteFile(marker, []byte("SIGTERM\n"), 0o600)
+			os.Exit(0)
+		}()
+	}
+	if mode == "serial" {
+		runSerialServer()
+		return
+	}
 	srv := server.NewStdioServer(newTestMCPServer(&serverState{modernOnly: mode == "stdio-2026"}))
 	srv.SetErrorLogger(log.New(os.Stderr, "", 0))
 	err := srv.Listen(context.Background(), os.Stdin, os.Stdout)
@@ -50,6 +66,56 @@ func runChildServer(mode string) {
 		fmt.Fprintln(os.Stderr, "listen:", err)
 	}
 	os.Exit(0)
+}
+
+// envTermMarker names a file the child server writes "SIGTERM" to when it
+// gets that signal, before it exits.
+const envTermMarker = "TG_TEST_TERM_MARKER"
+
+// runSerialServer is a minimal 2025-11-25 server that handles one message
+// at a time, as many simple servers do (a synchronous tool blocks their
+// loop), and ignores methods it does not know (server/discover among
+// them), as older SDKs do. Its tools: echo, and slow, which takes ms
+// milliseconds.
+func runSerialServer() {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	reply := func(id json.RawMessage, result string) {
+		fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
+	}
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string `json:"name"`
+				Arguments struct {
+					MS int `json:"ms"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "serial: %s\n", m.Method)
+		switch m.Method {
+		case "initialize":
+			reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"serial","version":"1"}}`)
+		case "tools/list":
+			reply(m.ID, `{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"slow","inputSchema":{"type":"object"}}]}`)
+		case "ping":
+			reply(m.ID, `{}`)
+		case "tools/call":
+			time.Sleep(time.Duration(m.Params.Arguments.MS) * time.Millisecond)
+			reply(m.ID, `{"content":[{"type":"text","text":"`+m.Params.Name+` done"}]}`)
+		}
+	}
+	os.Exit(0)
+}
+
+// serialConfig is an upstream running runSerialServer.
+func serialConfig(t *testing.T, name string) Config {
+	return Config{Name: name, Command: testBinary(t), Env: map[string]string{envServerMode: "serial"}}
 }
 
 // serverState is what an in-process test upstream lets a test observe.
