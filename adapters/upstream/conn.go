@@ -50,6 +50,12 @@ type conn struct {
 	ended      recentEnds
 	lateWindow time.Duration
 
+	// For the supervisor's ping (Upstream.watch): when the upstream was
+	// last heard from (Unix nanoseconds), and how many requests other than
+	// pings await its answer.
+	heard   atomic.Int64
+	waiting atomic.Int32
+
 	dead      chan struct{}
 	deadOnce  sync.Once
 	deadErr   error
@@ -419,9 +425,16 @@ func (c *conn) requestWith(ctx context.Context, method string, params any, heade
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if method != string(mcp.MethodPing) {
+		c.waiting.Add(1)
+		defer c.waiting.Add(-1)
+	}
 	resp, err := c.tr.SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params, Header: header,
 	})
+	if resp != nil {
+		c.heardNow()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			c.sendCancel(id, context.Cause(ctx))
@@ -476,6 +489,21 @@ func (c *conn) sendCancel(id mcp.RequestId, cause error) {
 	}()
 }
 
+// heardNow records that the upstream sent something (an answer, a
+// notification, a request).
+func (c *conn) heardNow() { c.heard.Store(time.Now().UnixNano()) }
+
+// quiet reports whether the upstream has sent nothing for d and no
+// request awaits its answer: only then is a ping worth its risk. A server
+// that handles one message at a time answers no ping while it works on a
+// call, and that call is bounded by its own deadline.
+func (c *conn) quiet(d time.Duration) bool {
+	return c.waiting.Load() == 0 && time.Since(time.Unix(0, c.heard.Load())) >= d
+}
+
+// errNoPingAnswer is a ping that got no answer within its timeout.
+var errNoPingAnswer = errors.New("ping: no answer")
+
 // ping checks the connection. A JSON-RPC error answer (a server that does
 // not implement ping) still proves it alive.
 func (c *conn) ping(timeout time.Duration) error {
@@ -489,7 +517,7 @@ func (c *conn) ping(timeout time.Duration) error {
 	case c.ctx.Err() != nil:
 		return errClosed
 	case ctx.Err() != nil:
-		return fmt.Errorf("ping: no answer within %s", timeout)
+		return fmt.Errorf("%w within %s", errNoPingAnswer, timeout)
 	default:
 		return err
 	}
@@ -558,6 +586,7 @@ func (c *conn) listTemplates(ctx context.Context) ([]json.RawMessage, error) {
 // per-call queue, log messages and resource updates are queued to the
 // clients they are for.
 func (c *conn) onNotification(n mcp.JSONRPCNotification) {
+	c.heardNow()
 	f := n.Params.AdditionalFields
 	switch n.Method {
 	case string(mcp.MethodNotificationProgress):

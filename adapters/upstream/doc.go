@@ -12,7 +12,12 @@
 // server). It reconnects with exponential backoff (250 ms doubling to
 // 30 s, with jitter; reset after a connection stayed up 30 s) when the
 // child exits, the transport closes, the HTTP session ends, or a ping
-// fails (every 15 s, and at once after a call fails on the connection).
+// fails (after 15 s without a word from the upstream and with no request
+// awaiting its answer, and at once after a call fails on the connection).
+// An unanswered ping is not taken as death while a request awaits an
+// answer or the upstream speaks meanwhile: a server that handles one
+// message at a time is busy, not dead, and the call is bounded by its
+// own deadline.
 // While reconnecting, the last known tools stay listed and calls are
 // answered with an unavailable result; an upstream that never connected
 // has no tools, state "failed" and keeps retrying.

@@ -64,6 +64,28 @@ func TestKilledMidCall(t *testing.T) {
 	}
 }
 
+// TestPingSparesBusySerialServer: a server that handles one message at a
+// time cannot answer a ping while it works on a call longer than the ping
+// timeout; it is not taken for dead and killed mid-call: the call
+// answers. A quiet connection is still pinged.
+func TestPingSparesBusySerialServer(t *testing.T) {
+	log, logs := newLogger()
+	u := startTuned(t, serialConfig(t, "ser"), log, true, func(tu *tuning) {
+		tu.pingInterval = 50 * time.Millisecond
+		tu.pingTimeout = 200 * time.Millisecond
+	})
+	g := newGW(t, u)
+	eventually(t, 10*time.Second, "a ping of the quiet connection", func() bool {
+		return strings.Contains(logs.String(), "msg=\"serial: ping\"")
+	})
+	if got := mustOK(t, g.call(context.Background(), "ser__slow", `{"ms":1500}`)); got != "slow done" {
+		t.Errorf("slow call: %q", got)
+	}
+	if n := u.Restarts(); n != 0 {
+		t.Errorf("restarts: %d, want 0 (status %+v)", n, u.Status())
+	}
+}
+
 // TestUnavailableWhileReconnecting: calls to a known tool while the
 // upstream is down get an unavailable result, not a hang.
 func TestUnavailableWhileReconnecting(t *testing.T) {

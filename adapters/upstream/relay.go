@@ -153,6 +153,7 @@ func (c *conn) relayLog(f map[string]any) {
 // handler, which would decode and re-encode sampling and elicitation
 // through its types and could not tell which call they belong to.
 func (c *conn) onRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	c.heardNow()
 	switch req.Method {
 	case string(mcp.MethodPing):
 		return transport.NewJSONRPCResultResponse(req.ID, json.RawMessage(`{}`)), nil

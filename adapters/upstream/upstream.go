@@ -49,7 +49,7 @@ type Root struct {
 
 // tuning holds the supervisor's timings; tests shorten them.
 type tuning struct {
-	pingInterval time.Duration // health check of a quiet connection
+	pingInterval time.Duration // health check of a quiet connection (conn.quiet)
 	pingTimeout  time.Duration
 	backoffMin   time.Duration // first reconnection delay, doubled per failure
 	backoffMax   time.Duration
@@ -428,8 +428,13 @@ func (u *Upstream) supervise(ctx context.Context) {
 
 // watch returns when the connection is dead (its child exited, its
 // transport closed, its session ended, a ping failed) or ctx ends. A
-// quiet connection is pinged every pingInterval; a failed call pings at
-// once. A 2026-07-28 connection is not pinged (see listen).
+// quiet connection (nothing heard for pingInterval, no request awaiting
+// an answer) is pinged; a failed call pings at once. A ping left
+// unanswered is the connection's death only if the upstream stayed
+// silent and no request went out meanwhile: a server that handles one
+// message at a time cannot answer it while it works on a call, whose own
+// deadline bounds the wait. A 2026-07-28 connection is not pinged (see
+// listen).
 func (u *Upstream) watch(ctx context.Context, c *conn) error {
 	t := time.NewTicker(u.tune.pingInterval)
 	defer t.Stop()
@@ -441,13 +446,21 @@ func (u *Upstream) watch(ctx context.Context, c *conn) error {
 			return c.deathCause()
 		case <-c.kick:
 		case <-t.C:
+			if !c.quiet(u.tune.pingInterval) {
+				continue
+			}
 		}
 		if c.modern {
 			// 2026-07-28 has no ping: its listen stream and its failed
 			// requests tell (modern.go).
 			continue
 		}
+		sent := time.Now()
 		if err := c.ping(u.tune.pingTimeout); err != nil {
+			if errors.Is(err, errNoPingAnswer) && (c.waiting.Load() > 0 || c.heard.Load() > sent.UnixNano()) {
+				u.log.Debug("ping unanswered while the upstream is busy; not taken as its end", "err", err)
+				continue
+			}
 			c.markDead(err)
 		}
 	}
