@@ -219,7 +219,19 @@ func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *lis
 	}
 	c.ownCaps, _ = json.Marshal(caps)
 	if modern {
-		if err := c.discover(cctx); err != nil {
+		dctx := cctx
+		if !main {
+			// A probe beside a main connection: an upstream that knows
+			// server/discover answers as soon as it is up, one of an older
+			// SDK may ignore it, and the caller waits meanwhile.
+			var stop context.CancelFunc
+			dctx, stop = context.WithTimeoutCause(cctx, u.tune.modernProbe, errNoDiscoverAnswer)
+			defer stop()
+		}
+		if err := c.discover(dctx); err != nil {
+			if cctx.Err() == nil && errors.Is(context.Cause(dctx), errNoDiscoverAnswer) {
+				err = fmt.Errorf("%w (%v within %s)", errModernUnsupported, errNoDiscoverAnswer, u.tune.modernProbe)
+			}
 			return fail("server/discover", err)
 		}
 		if !main {

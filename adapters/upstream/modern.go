@@ -38,9 +38,11 @@ import (
 // records the round); the caller's repeat carries its inputResponses and
 // the upstream's own requestState back.
 //
-// When the upstream does not speak 2026-07-28 (the discover probe fails),
-// the 2025-11-25 connection serves these callers too, as before, and the
-// probe is not repeated. The connection has no ping (2026-07-28 has
+// When the upstream does not speak 2026-07-28 (the discover probe fails,
+// or gets no answer within modernProbe: a server that knows the method
+// answers it as soon as it is up, while one of an older SDK may ignore
+// it), the 2025-11-25 connection serves these callers too, as before, and
+// the probe is not repeated while that connection lasts. The connection has no ping (2026-07-28 has
 // none): a request that fails on it marks it dead, and the next call opens
 // a new one. Calls made as tasks keep to the main connection (toolgate
 // relays 2025-11-25 tasks; see tasks.go).
@@ -63,6 +65,7 @@ var (
 	errNoModernSSE        = errors.New("the legacy SSE transport cannot carry protocol 2026-07-28")
 	errModernUnsupported  = errors.New("the upstream does not speak protocol 2026-07-28")
 	modernRetry           = 5 * time.Second // a failed probe (other than unsupported) is retried after this
+	errNoDiscoverAnswer   = errors.New("no answer to server/discover")
 	modernVersion         = mcp.ProtocolVersion20260728
 	modernClientInfo      = map[string]string{"name": "toolgate", "version": version()}
 	inputRequiredResponse = string(mcp.ResultTypeInputRequired)
@@ -75,12 +78,16 @@ type modernSlot struct {
 	c        *conn
 	err      error
 	failedAt time.Time
+	beside   *conn // the main connection when the probe began
 }
 
-// usable reports whether the slot can still be used; an opened slot
-// whose connection died, or whose probe failed for a reason other than
-// the upstream's era a while ago, is replaced.
-func (s *modernSlot) usable() bool {
+// usable reports whether the slot can still be used beside the main
+// connection main; an opened slot whose connection died, a probe that
+// failed for a reason other than the upstream's era a while ago, and the
+// verdict that the upstream does not speak 2026-07-28 once the main
+// connection was replaced (the upstream may have been upgraded) are
+// replaced.
+func (s *modernSlot) usable(main *conn) bool {
 	select {
 	case <-s.done:
 	default:
@@ -89,25 +96,29 @@ func (s *modernSlot) usable() bool {
 	if s.c != nil {
 		return !s.c.isDead()
 	}
-	return errors.Is(s.err, errModernUnsupported) || errors.Is(s.err, errNoModernSSE) || time.Since(s.failedAt) < modernRetry
+	return errors.Is(s.err, errNoModernSSE) || (errors.Is(s.err, errModernUnsupported) && s.beside == main) ||
+		time.Since(s.failedAt) < modernRetry
 }
 
 // modernConn returns the upstream's 2026-07-28 connection, opening it if
 // needed, or nil when there is none (the upstream does not speak it, or
-// it failed to open): the caller then uses the main connection.
-func (u *Upstream) modernConn(ctx context.Context) *conn {
+// it failed to open): the caller then uses the main connection main.
+func (u *Upstream) modernConn(ctx context.Context, main *conn) *conn {
 	u.modernMu.Lock()
 	if u.modernClosed {
 		u.modernMu.Unlock()
 		return nil
 	}
+	if u.modernCtx == nil {
+		u.modernCtx, u.modernStop = context.WithCancel(context.Background())
+	}
 	s := u.modern
 	var old *conn
-	if s == nil || !s.usable() {
+	if s == nil || !s.usable(main) {
 		if s != nil {
 			old = s.c
 		}
-		s = &modernSlot{done: make(chan struct{})}
+		s = &modernSlot{done: make(chan struct{}), beside: main}
 		u.modern = s
 		u.modernMu.Unlock()
 		if old != nil {
@@ -118,7 +129,7 @@ func (u *Upstream) modernConn(ctx context.Context) *conn {
 		// The connection outlives this call (Close ends it), and the
 		// call waits for it as any other does: no longer than its
 		// context.
-		go u.openModern(s)
+		go u.openModern(u.modernCtx, s)
 	} else {
 		u.modernMu.Unlock()
 	}
@@ -133,9 +144,10 @@ func (u *Upstream) modernConn(ctx context.Context) *conn {
 	return s.c
 }
 
-// openModern opens the 2026-07-28 connection of slot s and publishes it.
-func (u *Upstream) openModern(s *modernSlot) {
-	c, _, err := u.open(context.Background(), true, false)
+// openModern opens the 2026-07-28 connection of slot s and publishes it;
+// ctx ends with Close.
+func (u *Upstream) openModern(ctx context.Context, s *modernSlot) {
+	c, _, err := u.open(ctx, true, false)
 	switch {
 	case err == nil:
 		u.log.Info("upstream connected for 2026-07-28 callers", "protocol", c.protocol, "server", c.serverInfo.Name)
@@ -160,12 +172,16 @@ func (u *Upstream) openModern(s *modernSlot) {
 	}
 }
 
-// closeModern ends the 2026-07-28 connection (Close).
+// closeModern ends the 2026-07-28 connection (Close), and the probe of
+// one being opened.
 func (u *Upstream) closeModern() {
 	u.modernMu.Lock()
-	s := u.modern
+	s, stop := u.modern, u.modernStop
 	u.modern, u.modernClosed = nil, true
 	u.modernMu.Unlock()
+	if stop != nil {
+		stop()
+	}
 	if s == nil {
 		return
 	}
@@ -282,7 +298,7 @@ func (u *Upstream) connFor(ctx context.Context, main *conn) (*conn, json.RawMess
 	case main.modern:
 		return main, gateway.ClientCapabilities(ctx)
 	case gateway.ModernClient(ctx) && u.cfg.Protocol != ProtocolLegacy:
-		if mc := u.modernConn(ctx); mc != nil {
+		if mc := u.modernConn(ctx, main); mc != nil {
 			return mc, gateway.ClientCapabilities(ctx)
 		}
 	}

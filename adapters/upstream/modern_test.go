@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -114,6 +115,64 @@ func (modernClient) Request(context.Context, string, json.RawMessage) (json.RawM
 func (modernClient) CanAskInRounds(string) bool    { return false }
 func (modernClient) Modern() bool                  { return true }
 func (modernClient) Capabilities() json.RawMessage { return json.RawMessage(`{}`) }
+
+// A legacy upstream that ignores server/discover (older SDKs drop
+// methods they do not know) costs a 2026-07-28 caller at most the probe's
+// bound, once: the call is served over the 2025-11-25 connection, the
+// verdict holds for later callers while the main connection lasts, and
+// Close ends a probe under way at once.
+func TestModernProbeBounded(t *testing.T) {
+	ctx := gateway.WithClient(context.Background(), modernClient{})
+	cfg := serialConfig(t, "leg")
+	cfg.StartupTimeout = time.Minute
+	u := startTuned(t, cfg, nil, true, func(tu *tuning) { tu.modernProbe = 500 * time.Millisecond })
+	g := newGW(t, u)
+	t0 := time.Now()
+	if got := mustOK(t, g.call(ctx, "leg__echo", `{}`)); got != "echo done" {
+		t.Errorf("leg__echo said %q", got)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("the 2026-07-28 caller waited %s for a probe bounded by 500ms", d.Round(time.Millisecond))
+	}
+	u.modernMu.Lock()
+	s := u.modern
+	s.failedAt = time.Now().Add(-time.Hour) // long past modernRetry
+	u.modernMu.Unlock()
+	if s == nil || !errors.Is(s.err, errModernUnsupported) {
+		t.Fatalf("probe outcome %+v; want the upstream taken as not speaking 2026-07-28", s)
+	}
+	mustOK(t, g.call(ctx, "leg__echo", `{}`))
+	u.modernMu.Lock()
+	again := u.modern != s
+	u.modernMu.Unlock()
+	if again {
+		t.Error("the next 2026-07-28 caller probed again")
+	}
+
+	// A probe under way when the upstream is closed.
+	cfg.Name = "leg2"
+	u2 := startTuned(t, cfg, nil, true, func(tu *tuning) { tu.modernProbe = time.Minute })
+	g2 := newGW(t, u2)
+	called := make(chan *gateway.Result, 1)
+	go func() { called <- g2.call(ctx, "leg2__echo", `{}`) }()
+	eventually(t, 10*time.Second, "the probe to be under way", func() bool {
+		u2.modernMu.Lock()
+		defer u2.modernMu.Unlock()
+		return u2.modern != nil
+	})
+	closed := make(chan struct{})
+	go func() { u2.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waited for the server/discover probe")
+	}
+	select {
+	case <-called:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call waiting on the probe did not end with Close")
+	}
+}
 
 // protocol pins an upstream's connections to one era.
 func TestProtocolPinned(t *testing.T) {

@@ -435,6 +435,7 @@ func fastTuning() tuning {
 		killGrace:    time.Second,
 		debounce:     20 * time.Millisecond,
 		lateWindow:   200 * time.Millisecond,
+		modernProbe:  5 * time.Second,
 	}
 }
 

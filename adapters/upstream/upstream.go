@@ -57,6 +57,7 @@ type tuning struct {
 	killGrace    time.Duration // SIGTERM to SIGKILL
 	debounce     time.Duration // list_changed to re-list
 	lateWindow   time.Duration // streamable HTTP: see relay.go
+	modernProbe  time.Duration // server/discover of a 2026-07-28 connection beside the main one (modern.go)
 }
 
 var defaultTuning = tuning{
@@ -68,6 +69,7 @@ var defaultTuning = tuning{
 	killGrace:    2 * time.Second,
 	debounce:     100 * time.Millisecond,
 	lateWindow:   time.Second,
+	modernProbe:  5 * time.Second,
 }
 
 // Upstream is an upstream MCP server wrapped as a gateway toolset. It is a
@@ -143,6 +145,8 @@ type Upstream struct {
 	modernMu     sync.Mutex
 	modern       *modernSlot
 	modernClosed bool
+	modernCtx    context.Context // ends with Close: probes and opening under way
+	modernStop   context.CancelFunc
 }
 
 type listKind int
