@@ -42,8 +42,9 @@
 // and end with a hash of the original, and upstream names that map to the
 // same name get deterministic suffixes (reported in Status and the log).
 // Allow and deny globs on the upstream's own names filter both the
-// listing and calls. A tool whose schema does not compile is left out
-// and reported ([Upstream.Unoffered], Status); the others load. A tool
+// listing and calls. A tool whose schema does not compile, or nests
+// deeper than 128 levels (maxSchemaDepth), is left out and reported
+// ([Upstream.Unoffered], Status); the others load. A tool
 // the upstream runs as a task is offered to callers as one they may call
 // as a task or not (tasks.go). Hints come from the annotations (absent hints
 // are destructive and open-world) unless trust_annotations is false.

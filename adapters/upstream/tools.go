@@ -64,6 +64,53 @@ func (rt rawTool) taskSupport() string {
 	return ""
 }
 
+// maxSchemaDepth bounds how deeply a tool's input or output schema may
+// nest objects and arrays (JSON levels, two per level of properties).
+// Compiling a schema, checked against the metaschema, takes time that
+// grows with the square of its depth (10 ms at 128 levels, 200 ms at 512,
+// seconds at 2,000), on the supervisor's goroutine, which Close waits
+// for; the 312 schemas of real servers in e2e/testdata/discovery nest 21
+// levels at most.
+const maxSchemaDepth = 128
+
+// nestedDeeper reports whether the JSON value b nests objects and arrays
+// more than max levels deep.
+func nestedDeeper(b []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// tooDeep says why a tool's schemas are not compiled ("" if they are not
+// too deep).
+func (rt rawTool) tooDeep() string {
+	for _, s := range []struct {
+		what string
+		b    json.RawMessage
+	}{{"input", rt.InputSchema}, {"output", rt.OutputSchema}} {
+		if nestedDeeper(s.b, maxSchemaDepth) {
+			return fmt.Sprintf("schema rejected: its %s schema nests objects and arrays more than %d levels deep", s.what, maxSchemaDepth)
+		}
+	}
+	return ""
+}
+
 func isNull(b json.RawMessage) bool {
 	b = bytes.TrimSpace(b)
 	return len(b) == 0 || string(b) == "null"
@@ -72,7 +119,8 @@ func isNull(b json.RawMessage) bool {
 // buildTools turns the raw tools/list entries into gateway tools: allowed
 // by the filter, named "<prefix>__<name>" (mapped, shortened, collisions
 // suffixed), with schemas, title and _meta unchanged. A tool that cannot
-// be served (its schema does not compile, its entry is malformed) is
+// be served (its schema does not compile or nests too deep, its entry is
+// malformed) is
 // left out, and the reason kept for
 // Unoffered and Status; the others still load. It also returns notes on
 // renamed tools, and warnings on filter globs that match no tool.
@@ -118,6 +166,10 @@ func (u *Upstream) buildTools(raws []json.RawMessage) ([]*gateway.Tool, map[stri
 	tools := make([]*gateway.Tool, 0, len(defs))
 	for _, d := range defs {
 		name := served[d.Name]
+		if why := d.tooDeep(); why != "" {
+			unoffered[name] = why
+			continue
+		}
 		t, err := gateway.NewTool(u.toolDef(name, d), u.handler(d.Name, d.taskSupport()))
 		if err != nil {
 			unoffered[name] = "schema rejected: " + err.Error()

@@ -4,8 +4,49 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 )
+
+// TestDeepSchemaNotOffered: a tool whose input or output schema nests
+// deeper than maxSchemaDepth is left out and reported, before its schema
+// is compiled (which would take seconds at this depth); the others,
+// one at the bound among them, are offered. Braces inside strings do not
+// count.
+func TestDeepSchemaNotOffered(t *testing.T) {
+	u, err := New(Config{Name: "d", Command: "x"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nest := func(levels int) string {
+		return strings.Repeat(`{"items":`, levels-1) + `{"description":"}]{[\"{"}` + strings.Repeat(`}`, levels-1)
+	}
+	raws := []json.RawMessage{
+		json.RawMessage(`{"name":"deep_in","inputSchema":` + nest(2000) + `}`),
+		json.RawMessage(`{"name":"deep_out","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"x":` + nest(maxSchemaDepth) + `}}}`),
+		json.RawMessage(`{"name":"at_bound","inputSchema":` + nest(maxSchemaDepth) + `}`),
+		json.RawMessage(`{"name":"plain","inputSchema":{"type":"object","description":"{{{{"}}`),
+	}
+	t0 := time.Now()
+	tools, unoffered, _, _ := u.buildTools(raws)
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("buildTools took %s", d)
+	}
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	if want := []string{"d__at_bound", "d__plain"}; !slices.Equal(names, want) {
+		t.Errorf("offered %v, want %v (unoffered %v)", names, want, unoffered)
+	}
+	for name, what := range map[string]string{"d__deep_in": "input", "d__deep_out": "output"} {
+		if why := unoffered[name]; !strings.Contains(why, what+" schema nests objects and arrays more than 128 levels deep") {
+			t.Errorf("%s not offered because %q; want its %s schema's depth", name, why, what)
+		}
+	}
+}
 
 // TestCallParamsAsMembers holds a tools/call request's params, encoded
 // from the struct, to what the map of the same members (what they were
