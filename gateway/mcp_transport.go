@@ -163,13 +163,16 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 	mux := http.NewServeMux()
 	mux.Handle(opts.Path, g.wrapMCP(streamable))
 	if opts.Profile != nil {
-		mux.Handle(strings.TrimSuffix(opts.Path, "/")+"/{profile}", g.wrapMCP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The profile is looked up after the caller is identified and
+		// before the session checks: an unknown profile is 404 whatever the
+		// request, as an unknown path.
+		mux.Handle(strings.TrimSuffix(opts.Path, "/")+"/{profile}", g.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			v, ok := opts.Profile(r.PathValue("profile"))
 			if !ok {
 				httpError(w, http.StatusNotFound, fmt.Sprintf("no profile %q is configured", r.PathValue("profile")))
 				return
 			}
-			streamable.ServeHTTP(w, r.WithContext(withView(r.Context(), v)))
+			g.serveMCP(w, r.WithContext(withView(r.Context(), v)), streamable)
 		})))
 	}
 	mux.HandleFunc("/healthz", g.health)
