@@ -19,10 +19,11 @@
 //	Windsurf      ${env:VAR} in command, args, env, serverUrl, headers
 //	Claude Desktop none
 //
-// Variables in env and headers stay references (${VAR}, which toolgate
-// expands itself when it starts the upstream, and never logs), so secrets
-// are not copied into toolgate's configuration; in command, args and url
-// they are expanded when the file is read.
+// Variables in env and headers stay references (${VAR} or
+// ${VAR:-default}, which toolgate expands itself when it starts the
+// upstream, and never logs), so secrets are not copied into toolgate's
+// configuration; in command, args and url they are expanded when the file
+// is read.
 package clientconfig
 
 import (

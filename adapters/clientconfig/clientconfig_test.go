@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/adapters/upstream"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -92,8 +94,15 @@ func TestImportDetails(t *testing.T) {
 		t.Errorf("Claude Code expansion: url %q, headers %v (default used for an empty var; header a reference)", api.URL, api.Headers)
 	}
 	local := cc.Upstreams[byName(cc, "local-tools")]
-	if local.Command != "/home/me/bin/mcp-tools" || local.Env["CACHE_DIR"] != "${CACHE_DIR}" {
+	if local.Command != "/home/me/bin/mcp-tools" || local.Env["CACHE_DIR"] != "${CACHE_DIR:-/tmp/cache}" {
 		t.Errorf("Claude Code stdio: %+v", local)
+	}
+	// ${VAR:-default} keeps its default: with CACHE_DIR unset the entry
+	// still validates, as Claude Code still starts the server.
+	t.Setenv("CACHE_DIR", "")
+	os.Unsetenv("CACHE_DIR")
+	if err := upstream.ValidateAll([]upstream.Config{local}); err != nil {
+		t.Errorf("Claude Code ${VAR:-default} with VAR unset: %v", err)
 	}
 	if !strings.Contains(strings.Join(cc.Notes, "\n"), "alwaysAllow") {
 		t.Errorf("an unknown field is not reported: %v", cc.Notes)

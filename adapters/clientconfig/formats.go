@@ -236,9 +236,9 @@ func toReference(v string, sp *spec, inputs map[string]bool, res *Result) string
 	case sp == specs[ClaudeDesktop]:
 		return v
 	case sp == specs[ClaudeCode]:
-		return shellVarRE.ReplaceAllString(v, "$${$1}") // a :-default is dropped: toolgate has none
+		return shellVarRE.ReplaceAllString(v, "$${$1$2}") // a :-default is kept: toolgate's ${VAR:-default} means the same
 	case sp == specs[Gemini]:
-		return bareDollar.ReplaceAllString(shellVarRE.ReplaceAllString(v, "$${$1}"), "$${$1}")
+		return bareDollar.ReplaceAllString(shellVarRE.ReplaceAllString(v, "$${$1$2}"), "$${$1}")
 	}
 	v = envColonRE.ReplaceAllString(v, "$${$1}")
 	return inputRE.ReplaceAllStringFunc(v, func(m string) string {

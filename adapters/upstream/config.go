@@ -292,9 +292,13 @@ func ValidateAll(cfgs []Config) error {
 	return errors.Join(errs...)
 }
 
-// expandVars replaces ${NAME} with the value lookup gives for NAME; "$$"
-// is a literal "$". Any other "$" is kept. An unset variable is an error
-// naming it (never its value).
+// expandVars replaces ${NAME} with the value lookup gives for NAME, and
+// ${NAME:-DEFAULT} with that value or, when NAME is unset or empty, with
+// DEFAULT taken literally (up to the first "}"); "$$" is a literal "$". Any
+// other "$" is kept. An unset variable without a default is an error
+// naming it (never its value). The default form is the shell's, which
+// Claude Code's .mcp.json uses too, so an imported ${VAR:-x} keeps its
+// meaning.
 func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
 	return expandVarsCollect(s, lookup, nil)
 }
@@ -321,15 +325,20 @@ func expandVarsCollect(s string, lookup func(string) (string, bool), collect fun
 			if end < 0 {
 				return "", errors.New("unterminated ${ (write $$ for a literal $)")
 			}
-			name := s[i+2 : i+2+end]
+			name, def, hasDef := strings.Cut(s[i+2:i+2+end], ":-")
 			if !varNameRE.MatchString(name) {
 				return "", fmt.Errorf("${%s}: invalid variable name", name)
 			}
 			v, ok := lookup(name)
-			if !ok {
+			switch {
+			case hasDef && v == "":
+				// The default is the configuration's own text, not a
+				// secret: not collected (a default such as "info" would
+				// otherwise be redacted wherever it appears).
+				v = def
+			case !ok:
 				return "", fmt.Errorf("environment variable %s is not set", name)
-			}
-			if collect != nil {
+			case collect != nil:
 				collect(v)
 			}
 			b.WriteString(v)

@@ -103,6 +103,12 @@ func TestExpandVars(t *testing.T) {
 		{"${MISSING}", "", "MISSING is not set"},
 		{"${A", "", "unterminated"},
 		{"${1A}", "", "invalid variable name"},
+		{"${A:-x}", "1", ""},
+		{"${MISSING:-/tmp/cache}", "/tmp/cache", ""},
+		{"${EMPTY:-d}", "d", ""},
+		{"${MISSING:-}", "", ""},
+		{"${MISSING:-a$$b:-c}x", "a$$b:-cx", ""},
+		{"${1A:-x}", "", "invalid variable name"},
 	}
 	for _, tt := range tests {
 		got, err := expandVars(tt.in, lookup)
@@ -115,6 +121,12 @@ func TestExpandVars(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("expandVars(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
+	}
+	// A default is the configuration's text, not a secret: only values
+	// from the environment are collected for redaction.
+	var secrets []string
+	if _, err := expandMap(map[string]string{"x": "${A:-d1}", "y": "${MISSING:-info}"}, lookup, func(v string) { secrets = append(secrets, v) }); err != nil || strings.Join(secrets, ",") != "1" {
+		t.Errorf("collected %q, %v; want only A's value", secrets, err)
 	}
 }
 
