@@ -15,6 +15,8 @@
 //	Cursor        ${env:VAR} in command, args, env, url, headers
 //	VS Code       ${env:VAR}; ${input:ID} prompts the user, which toolgate cannot:
 //	              it becomes ${ID} (upper case) and is reported, to be set in the environment
+//	VS Code, Cursor  the editor's ${userHome}, ${pathSeparator}, ${/} (resolved);
+//	              an entry using its ${workspaceFolder}, ${file}, ... is skipped
 //	Gemini CLI    $VAR and ${VAR} in env values
 //	Windsurf      ${env:VAR} in command, args, env, serverUrl, headers
 //	Claude Desktop none

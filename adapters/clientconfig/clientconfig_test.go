@@ -132,6 +132,60 @@ func TestImportDetails(t *testing.T) {
 	}
 }
 
+// TestImportEditorVariables: VS Code's and Cursor's predefined variables
+// are resolved where they mean the same to toolgate (${userHome},
+// ${pathSeparator}, ${/}); an entry using one of the editor's state (the
+// open workspace, the current file) is skipped, saying which and what to
+// do, never imported with the variable as literal text or as an
+// environment reference that cannot be set.
+func TestImportEditorVariables(t *testing.T) {
+	for _, c := range []struct {
+		name, format, entry string
+		env                 map[string]string
+		wantArgs, wantEnv   string // the imported args (joined by spaces) and env (NAME=VALUE)
+		wantSkip            string // or what the skip says
+	}{
+		{"userHome in args and env", VSCode, `{"command": "srv", "args": ["${userHome}/data"], "env": {"D": "${userHome}${/}x"}}`, testEnv, "/home/me/data", "D=/home/me/x", ""},
+		{"pathSeparator", Cursor, `{"command": "srv", "args": ["a${pathSeparator}b"]}`, testEnv, "a/b", "", ""},
+		{"userHome from USERPROFILE", Cursor, `{"command": "srv", "args": ["${userHome}"]}`, map[string]string{"USERPROFILE": `C:\Users\me`}, `C:\Users\me`, "", ""},
+		{"userHome unknown", VSCode, `{"command": "srv", "args": ["${userHome}"]}`, nil, "", "", "${userHome}"},
+		{"workspaceFolder in args", VSCode, `{"command": "npx", "args": ["-y", "fs", "${workspaceFolder}"]}`, testEnv, "", "", "${workspaceFolder}"},
+		{"workspaceFolder in env", VSCode, `{"command": "srv", "env": {"ROOT": "${workspaceFolder}"}}`, testEnv, "", "", "${workspaceFolder}"},
+		{"named workspace folder in cwd", VSCode, `{"command": "srv", "cwd": "${workspaceFolder:app}"}`, testEnv, "", "", "${workspaceFolder:app}"},
+		{"workspaceFolderBasename in a header", Cursor, `{"url": "https://x/mcp", "headers": {"X-Project": "${workspaceFolderBasename}"}}`, testEnv, "", "", "${workspaceFolderBasename}"},
+		{"current file", VSCode, `{"command": "srv", "args": ["${file}"]}`, testEnv, "", "", "${file}"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			key := map[string]string{VSCode: "servers", Cursor: "mcpServers"}[c.format]
+			env := func(n string) (string, bool) { v, ok := c.env[n]; return v, ok }
+			res, err := Parse("x.json", []byte(`{"`+key+`": {"s": `+c.entry+`}}`), c.format, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.wantSkip != "" {
+				if len(res.Upstreams) != 0 || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], c.wantSkip) {
+					t.Errorf("upstreams %+v, skipped %q; want skipped naming %s", res.Upstreams, res.Skipped, c.wantSkip)
+				}
+				return
+			}
+			if len(res.Upstreams) != 1 {
+				t.Fatalf("upstreams %+v, skipped %q", res.Upstreams, res.Skipped)
+			}
+			u := res.Upstreams[0]
+			var env2 []string
+			for k, v := range u.Env {
+				env2 = append(env2, k+"="+v)
+			}
+			if got := strings.Join(u.Args, " "); got != c.wantArgs || strings.Join(env2, " ") != c.wantEnv {
+				t.Errorf("args %q, env %q; want %q, %q", got, env2, c.wantArgs, c.wantEnv)
+			}
+			if err := upstream.ValidateAll(res.Upstreams); err != nil {
+				t.Errorf("imported entry does not validate: %v", err)
+			}
+		})
+	}
+}
+
 func TestImportErrors(t *testing.T) {
 	for _, c := range []struct {
 		name, format, path, data, want string

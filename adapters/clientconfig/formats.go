@@ -2,6 +2,7 @@ package clientconfig
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -22,6 +23,9 @@ type spec struct {
 	// urlKeys are the fields holding a URL, preferred first, each with the
 	// transport it means ("" for the one the entry's type says).
 	urlKeys []urlKey
+	// editorVars: the client is an editor that also expands its predefined
+	// variables (${userHome}, ${workspaceFolder}, ...).
+	editorVars bool
 }
 
 var specs = map[string]*spec{
@@ -30,9 +34,9 @@ var specs = map[string]*spec{
 	ClaudeCode: {key: "mcpServers", fields: fields("type", "command", "args", "env", "url", "headers", "disabled"), expand: expandShell,
 		urlKeys: []urlKey{{"url", ""}}},
 	Cursor: {key: "mcpServers", comments: true, fields: fields("type", "command", "args", "env", "envFile", "url", "headers", "disabled"), expand: expandEnvColon,
-		urlKeys: []urlKey{{"url", upstream.TransportHTTP}}},
+		urlKeys: []urlKey{{"url", upstream.TransportHTTP}}, editorVars: true},
 	VSCode: {key: "servers", comments: true, fields: fields("type", "command", "args", "env", "envFile", "cwd", "url", "headers", "disabled", "dev"), expand: expandEnvColon,
-		urlKeys: []urlKey{{"url", ""}}},
+		urlKeys: []urlKey{{"url", ""}}, editorVars: true},
 	Gemini: {key: "mcpServers", comments: true, fields: fields("command", "args", "env", "cwd", "url", "httpUrl", "headers", "timeout", "trust", "includeTools", "excludeTools", "disabled"), expand: expandGeminiEnv,
 		urlKeys: []urlKey{{"httpUrl", upstream.TransportHTTP}, {"url", upstream.TransportSSE}}},
 	Windsurf: {key: "mcpServers", comments: true, fields: fields("command", "args", "env", "serverUrl", "url", "headers", "disabled", "disabledTools"), expand: expandEnvColon,
@@ -167,6 +171,12 @@ func (sp *spec) convert(name string, e map[string]any, env Env, inputs map[strin
 		res.Notes = append(res.Notes, fmt.Sprintf("server %q: envFile %s is not read by toolgate; put its variables in the environment", name, ef))
 	}
 
+	if sp.editorVars {
+		if skip := editorVariables(&uc, env); skip != "" {
+			return uc, skip, nil
+		}
+	}
+
 	// Expansion where the client does it: in command, args and URL now;
 	// in env and headers into toolgate's own ${VAR} references.
 	uc.Command = sp.expand(uc.Command, env, inputs, res)
@@ -226,6 +236,61 @@ func expandGeminiEnv(s string, env Env, inputs map[string]bool, res *Result) str
 		v, _ := env(m[1:])
 		return v
 	})
+}
+
+// editorVarRE matches VS Code's (and Cursor's) predefined variables: the
+// user's home and the path separator, which mean the same to toolgate, and
+// those of the editor's state (the open workspace, the current file, its
+// settings and commands), which toolgate does not have.
+var editorVarRE = regexp.MustCompile(`\$\{(userHome|pathSeparator|/|workspaceFolder|workspaceFolderBasename|file|fileWorkspaceFolder|relativeFile|relativeFileDirname|fileBasename|fileBasenameNoExtension|fileExtname|fileDirname|fileDirnameBasename|cwd|lineNumber|columnNumber|selectedText|execPath|defaultBuildTask|config:[^}]*|command:[^}]*|workspaceFolder:[^}]*)\}`)
+
+// editorVariables resolves ${userHome}, ${pathSeparator} and ${/} in
+// every field of uc, or says why the entry is skipped: it uses a variable
+// of the editor's state. Such an entry is left out rather than kept with
+// the variable unresolved, because kept it would either run the server
+// on the literal text (a file server rooted at "${workspaceFolder}") or,
+// in env and headers, fail validation and with it the whole
+// configuration that reads the file with upstreams_from.
+func editorVariables(uc *upstream.Config, env Env) string {
+	home, ok := env("HOME")
+	if !ok || home == "" {
+		home, ok = env("USERPROFILE")
+	}
+	var missing string
+	resolve := func(s string) string {
+		return editorVarRE.ReplaceAllStringFunc(s, func(m string) string {
+			switch name := m[2 : len(m)-1]; name {
+			case "userHome":
+				if ok && home != "" {
+					return home
+				}
+			case "pathSeparator", "/":
+				return string(filepath.Separator)
+			}
+			if missing == "" {
+				missing = m
+			}
+			return m
+		})
+	}
+	uc.Command, uc.URL, uc.Dir = resolve(uc.Command), resolve(uc.URL), resolve(uc.Dir)
+	for i := range uc.Args {
+		uc.Args[i] = resolve(uc.Args[i])
+	}
+	for k, v := range uc.Env {
+		uc.Env[k] = resolve(v)
+	}
+	for k, v := range uc.Headers {
+		uc.Headers[k] = resolve(v)
+	}
+	switch {
+	case missing == "${userHome}":
+		return "uses ${userHome} and neither HOME nor USERPROFILE is set: write the path in its place"
+	case missing != "":
+		return fmt.Sprintf("uses %s, which the editor sets from its open workspace or file; toolgate has neither: "+
+			"add the server to toolgate's upstreams with the path written in its place", missing)
+	}
+	return ""
 }
 
 // toReference rewrites a client's variable references in an env or header
