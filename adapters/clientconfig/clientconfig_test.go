@@ -1,6 +1,8 @@
 package clientconfig
 
 import (
+	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -181,6 +183,64 @@ func TestImportEditorVariables(t *testing.T) {
 			}
 			if err := upstream.ValidateAll(res.Upstreams); err != nil {
 				t.Errorf("imported entry does not validate: %v", err)
+			}
+		})
+	}
+}
+
+// TestImportLiteralDollar: a "$" the client passes on as written reaches
+// the started server as written, in every format; only the client's own
+// references are expanded (toolgate expands env values itself, so a
+// literal "$$" would otherwise become "$" and a literal "${x}" an unset
+// variable). Checked in the environment of a real child.
+func TestImportLiteralDollar(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	t.Setenv("TG_REF", "r1")
+	for _, c := range []struct {
+		format, value, want string
+	}{
+		{ClaudeDesktop, `pa$$w0rd ${TG_REF} $TG_REF end$`, `pa$$w0rd ${TG_REF} $TG_REF end$`}, // no expansion at all
+		{ClaudeCode, `pa$$w0rd ${TG_REF} ${TG_UNSET:-d$$} $TG_REF`, `pa$$w0rd r1 d$$ $TG_REF`},
+		{Gemini, `a$ b$5 $TG_REF ${TG_REF}`, `a$ b$5 r1 r1`},
+		{Cursor, `pa$$w0rd ${env:TG_REF} ${TG_REF} $TG_REF`, `pa$$w0rd r1 ${TG_REF} $TG_REF`},
+		{VSCode, `pa$$w0rd ${env:TG_REF} $$`, `pa$$w0rd r1 $$`},
+		{Windsurf, `${env:TG_REF}$${x}`, `r1$${x}`},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			script := filepath.Join(dir, "s.sh")
+			if err := os.WriteFile(script, []byte(`printf %s "$PASS" > "$0.tmp" && mv "$0.tmp" `+out+"\n"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			entry, _ := json.Marshal(map[string]any{"command": "/bin/sh", "args": []string{script}, "env": map[string]string{"PASS": c.value}})
+			key := map[string]string{VSCode: "servers"}[c.format]
+			if key == "" {
+				key = "mcpServers"
+			}
+			res, err := Parse("x.json", []byte(`{"`+key+`": {"s": `+string(entry)+`}}`), c.format, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := upstream.ValidateAll(res.Upstreams); err != nil {
+				t.Fatalf("env %q: %v", res.Upstreams[0].Env, err)
+			}
+			u, err := upstream.New(res.Upstreams[0], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Start(context.Background())
+			defer u.Close()
+			var got []byte
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if got, err = os.ReadFile(out); err == nil {
+					break
+				}
+			}
+			if err != nil || string(got) != c.want {
+				t.Errorf("the child got PASS=%q (%v) from %q; the client gives it %q", got, err, res.Upstreams[0].Env["PASS"], c.want)
 			}
 		})
 	}

@@ -294,21 +294,56 @@ func editorVariables(uc *upstream.Config, env Env) string {
 }
 
 // toReference rewrites a client's variable references in an env or header
-// value into toolgate's ${VAR}, which toolgate expands at start without
-// writing the value anywhere.
+// value into toolgate's ${VAR} (or ${VAR:-default}), which toolgate
+// expands at start without writing the value anywhere. Every other "$" is
+// the client's literal text and is written "$$", toolgate's literal "$":
+// a Claude Desktop password "pa$$w0rd" (Claude Desktop expands nothing)
+// must reach the server as written, not as "pa$w0rd".
 func toReference(v string, sp *spec, inputs map[string]bool, res *Result) string {
 	switch {
 	case sp == specs[ClaudeDesktop]:
-		return v
+		return strings.ReplaceAll(v, "$", "$$")
 	case sp == specs[ClaudeCode]:
-		return shellVarRE.ReplaceAllString(v, "$${$1$2}") // a :-default is kept: toolgate's ${VAR:-default} means the same
+		return references(v, shellVarRE, func(m []string) string { return "${" + m[1] + m[2] + "}" })
 	case sp == specs[Gemini]:
-		return bareDollar.ReplaceAllString(shellVarRE.ReplaceAllString(v, "$${$1$2}"), "$${$1}")
+		return references(v, geminiRefRE, func(m []string) string {
+			if m[1] != "" {
+				return "${" + m[1] + m[2] + "}"
+			}
+			return "${" + m[4] + "}"
+		})
 	}
-	v = envColonRE.ReplaceAllString(v, "$${$1}")
-	return inputRE.ReplaceAllStringFunc(v, func(m string) string {
-		return "${" + inputVar(inputRE.FindStringSubmatch(m)[1], res) + "}"
+	return references(v, editorRefRE, func(m []string) string {
+		if m[1] != "" {
+			return "${" + m[1] + "}"
+		}
+		return "${" + inputVar(m[2], res) + "}"
 	})
+}
+
+var (
+	geminiRefRE = regexp.MustCompile(shellVarRE.String() + `|` + bareDollar.String())
+	editorRefRE = regexp.MustCompile(envColonRE.String() + `|` + inputRE.String())
+)
+
+// references replaces each match of re in v with ref(its submatches) and
+// writes every "$" outside the matches as "$$".
+func references(v string, re *regexp.Regexp, ref func(m []string) string) string {
+	var b strings.Builder
+	last := 0
+	for _, ix := range re.FindAllStringSubmatchIndex(v, -1) {
+		b.WriteString(strings.ReplaceAll(v[last:ix[0]], "$", "$$"))
+		m := make([]string, len(ix)/2)
+		for i := range m {
+			if ix[2*i] >= 0 {
+				m[i] = v[ix[2*i]:ix[2*i+1]]
+			}
+		}
+		b.WriteString(ref(m))
+		last = ix[1]
+	}
+	b.WriteString(strings.ReplaceAll(v[last:], "$", "$$"))
+	return b.String()
 }
 
 // inputVar is the environment variable standing in for a VS Code input.
