@@ -20,10 +20,21 @@ import (
 // The client's token is never passed on to upstreams.
 
 // TokenVerifier checks an OAuth access token. The identity names the
-// caller in records ("sub:alice").
+// caller in records ("sub:alice"). An error wrapping [ErrAuthUnavailable]
+// means the token could not be checked now (the authorization server did
+// not answer): the request gets 503 with Retry-After, not the 401 that
+// would tell the client to throw its token away.
 type TokenVerifier interface {
 	Verify(ctx context.Context, token string) (identity string, p *Principal, err error)
 }
+
+// ErrAuthUnavailable is a token a [TokenVerifier] could not check for
+// want of the authorization server.
+var ErrAuthUnavailable = errors.New("the authorization server could not be reached")
+
+// authRetryAfter is the Retry-After, in seconds, of a 503 for
+// [ErrAuthUnavailable].
+const authRetryAfter = "5"
 
 // Principal is what a verified OAuth access token says of its caller,
 // beside the subject (which is the call's identity, "sub:alice").
@@ -112,6 +123,11 @@ func (g *httpGuard) challenge(w http.ResponseWriter, r *http.Request, err error)
 		scheme = "https"
 	}
 	meta := fmt.Sprintf("%s://%s%s%s", scheme, r.Host, metadataPath, g.opts.Path)
+	if errors.Is(err, ErrAuthUnavailable) {
+		w.Header().Set("Retry-After", authRetryAfter)
+		httpError(w, http.StatusServiceUnavailable, "the access token cannot be checked now: the authorization server could not be reached; retry later")
+		return
+	}
 	if errors.Is(err, errInsufficientScope) {
 		scope := strings.Join(g.opts.OAuth.RequiredScopes, " ")
 		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, scope, meta))

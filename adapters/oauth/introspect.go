@@ -20,6 +20,14 @@ import (
 // which audience. Answers are cached for introspectCacheTTL (keyed by the
 // token's SHA-256, never the token), at most introspectCacheMax of them,
 // so that a session's requests do not each cost a round trip.
+//
+// Only answers are cached: an endpoint that cannot be reached, answers
+// other than 200 or with something other than JSON says nothing about the
+// token ([ErrUnavailable]), and the next request asks again, so a valid
+// token works as soon as the endpoint is back. Failures are not cached even
+// briefly: a short failure cache would not bound the load on a failing
+// endpoint (anyone can send a new made-up token per request, each a cache
+// miss), only delay the recovery of valid tokens.
 const (
 	introspectCacheTTL = 30 * time.Second
 	introspectCacheMax = 10000
@@ -31,6 +39,10 @@ type Introspection struct {
 	ClientID     string
 	ClientSecret string
 }
+
+// ErrUnavailable is a token that could not be checked: the introspection
+// endpoint did not give an answer. It is not a verdict on the token.
+var ErrUnavailable = errors.New("the authorization server could not be reached")
 
 type cached struct {
 	p       Principal
@@ -62,7 +74,7 @@ func (in *introspector) verify(ctx context.Context, token string) (Principal, er
 	in.mu.Unlock()
 
 	p, exp, err := in.ask(ctx, token)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return Principal{}, err // not an answer about the token: not cached
 	}
 	until := now.Add(introspectCacheTTL)
@@ -99,15 +111,18 @@ func (in *introspector) ask(ctx context.Context, token string) (Principal, time.
 	}
 	resp, err := in.hc.Do(req)
 	if err != nil {
-		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w", err)
+		if ctx.Err() != nil {
+			return Principal{}, time.Time{}, ctx.Err() // the request's own end
+		}
+		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w: %w", ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return Principal{}, time.Time{}, fmt.Errorf("token introspection: HTTP %d", resp.StatusCode)
+		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w: HTTP %d", ErrUnavailable, resp.StatusCode)
 	}
 	var r map[string]any
 	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&r); err != nil {
-		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w", err)
+		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w: %w", ErrUnavailable, err)
 	}
 	p := principalOf(r)
 	iss, _ := r["iss"].(string)

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,6 +225,56 @@ func TestIntrospection(t *testing.T) {
 	}
 	if _, err := v.Verify(ctx, is.sign(t, "k1", jwt.MapClaims{"iss": is.srv.URL, "aud": aud, "sub": "alice", "exp": time.Now().Add(time.Hour).Unix()})); err != nil {
 		t.Errorf("a JWT still goes through signature checks: %v", err)
+	}
+}
+
+// TestIntrospectionFailureNotCached: an introspection endpoint that gives
+// no answer (an HTTP error, a broken connection, a body that is not JSON)
+// fails the request with ErrUnavailable, not as an invalid token, and is
+// not cached: once the endpoint answers, the valid token is accepted. A
+// real answer, even "not active", is cached.
+func TestIntrospectionFailureNotCached(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		first       func(w http.ResponseWriter)
+		unavailable bool // the first answer is no answer
+	}{
+		{"HTTP 503", func(w http.ResponseWriter) { http.Error(w, "busy", http.StatusServiceUnavailable) }, true},
+		{"HTTP 500", func(w http.ResponseWriter) { http.Error(w, "oops", http.StatusInternalServerError) }, true},
+		{"not JSON", func(w http.ResponseWriter) { _, _ = w.Write([]byte("<html>maintenance</html>")) }, true},
+		{"connection closed", func(w http.ResponseWriter) {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}, true},
+		{"not active (a verdict)", func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"active":false}`)) }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if calls.Add(1) == 1 {
+					c.first(w)
+					return
+				}
+				_, _ = w.Write([]byte(`{"active":true,"sub":"alice"}`))
+			}))
+			defer srv.Close()
+			in := &introspector{cfg: Introspection{URL: srv.URL}, audience: "https://mcp", issuer: "https://as", hc: srv.Client(), cache: map[[32]byte]cached{}}
+			ctx := context.Background()
+			_, err := in.verify(ctx, "opaque-token")
+			if err == nil {
+				t.Fatal("the first answer accepted the token")
+			}
+			if errors.Is(err, ErrUnavailable) != c.unavailable || c.unavailable && strings.Contains(err.Error(), "invalid access token") {
+				t.Errorf("first: %v; want unavailable %v (and never called an invalid token)", err, c.unavailable)
+			}
+			p, err := in.verify(ctx, "opaque-token")
+			switch {
+			case c.unavailable && (err != nil || p.Subject != "alice" || calls.Load() != 2):
+				t.Errorf("after the endpoint recovered: %+v %v, %d calls; want alice accepted on a new call", p, err, calls.Load())
+			case !c.unavailable && (err == nil || calls.Load() != 1):
+				t.Errorf("a verdict: second use %v after %d calls; want refused from the cache", err, calls.Load())
+			}
+		})
 	}
 }
 

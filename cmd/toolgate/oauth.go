@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/toolgate/toolgate/adapters/oauth"
 	"github.com/toolgate/toolgate/gateway"
@@ -42,6 +44,9 @@ type oauthVerifier struct {
 
 func (o oauthVerifier) Verify(ctx context.Context, token string) (string, *gateway.Principal, error) {
 	p, err := o.v.Verify(ctx, token)
+	if errors.Is(err, oauth.ErrUnavailable) {
+		return "", nil, fmt.Errorf("%w: %w", gateway.ErrAuthUnavailable, err) // 503, not 401
+	}
 	if err != nil {
 		return "", nil, err
 	}
