@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/adapters/upstream"
+	"go.yaml.in/yaml/v3"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -246,6 +247,49 @@ func TestImportLiteralDollar(t *testing.T) {
 	}
 }
 
+// TestImportYAMLComments: text from the client's file in the printed
+// comments (an envFile, unknown field names, input ids, a skipped
+// server's name) stays on its comment line: the output parses to the
+// upstreams section alone, with the servers imported.
+func TestImportYAMLComments(t *testing.T) {
+	for _, c := range []struct{ name, format, data string }{
+		{"envFile", Cursor, `{"mcpServers": {"s": {"command": "srv", "envFile": "x\ninjected: {listen: \"0.0.0.0:80\"}\n#"}}}`},
+		{"unknown field", ClaudeCode, `{"mcpServers": {"s": {"command": "srv", "x\rinjected: 1": true}}}`},
+		{"input id", VSCode, `{"servers": {"s": {"command": "srv", "env": {"K": "${input:a\u2028injected: 1}"}}}}`},
+		{"skipped name", ClaudeDesktop, `{"mcpServers": {"s": {"command": "srv"}, "t\u0085injected: 1": {"command": "toolgate"}}}`},
+		{"renamed server", ClaudeDesktop, `{"mcpServers": {"s": {"command": "srv"}, "t\ninjected: 1": {"command": "srv"}}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Parse("x.json", []byte(c.data), c.format, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkYAML(t, res)
+		})
+	}
+}
+
+// checkYAML checks that res's YAML parses to exactly its upstreams.
+func checkYAML(t *testing.T, res *Result) {
+	t.Helper()
+	out, err := res.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string][]map[string]any
+	if err := yaml.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("the printed config does not parse: %v\n%s", err, out)
+	}
+	if len(doc) > 1 || len(doc["upstreams"]) != len(res.Upstreams) {
+		t.Fatalf("the printed config holds %d keys, %d upstreams; want only upstreams, %d:\n%s", len(doc), len(doc["upstreams"]), len(res.Upstreams), out)
+	}
+	for i, u := range res.Upstreams {
+		if doc["upstreams"][i]["name"] != u.Name {
+			t.Fatalf("upstream %d is %v, want %q:\n%s", i, doc["upstreams"][i]["name"], u.Name, out)
+		}
+	}
+}
+
 func TestImportErrors(t *testing.T) {
 	for _, c := range []struct {
 		name, format, path, data, want string
@@ -271,11 +315,14 @@ func TestImportErrors(t *testing.T) {
 	}
 }
 
+// FuzzParse: any file parses or is refused, never panics; what parses
+// prints a configuration that parses to exactly its upstreams.
 func FuzzParse(f *testing.F) {
 	for _, p := range fixtures {
 		b, _ := os.ReadFile(p)
 		f.Add(b)
 	}
+	f.Add([]byte(`{"mcpServers": {"s\u2028x: 1": {"command": "srv", "envFile": "x\ninjected: 1", "k\r: 2": 0}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, format := range append([]string{Auto}, Formats...) {
 			res, err := Parse("f.json", data, format, lookup)
@@ -285,9 +332,7 @@ func FuzzParse(f *testing.F) {
 						t.Fatalf("bad upstream name %q", u.Name)
 					}
 				}
-				if _, err := res.YAML(); err != nil {
-					t.Fatal(err)
-				}
+				checkYAML(t, res)
 			}
 		}
 	})

@@ -3,7 +3,9 @@ package clientconfig
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -29,12 +31,12 @@ type yamlUpstream struct {
 // client's servers, with what was skipped or needs attention as comments.
 func (r *Result) YAML() ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Imported from %s (%s).\n", r.Path, r.Format)
+	fmt.Fprintf(&b, "# Imported from %s (%s).\n", commentText(r.Path), r.Format)
 	for _, s := range r.Skipped {
-		fmt.Fprintf(&b, "# Skipped %s.\n", s)
+		fmt.Fprintf(&b, "# Skipped %s.\n", commentText(s))
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "# Note: %s.\n", strings.TrimSuffix(n, "."))
+		fmt.Fprintf(&b, "# Note: %s.\n", commentText(strings.TrimSuffix(n, ".")))
 	}
 	list := make([]yamlUpstream, 0, len(r.Upstreams))
 	for _, u := range r.Upstreams {
@@ -54,4 +56,23 @@ func (r *Result) YAML() ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), enc.Close()
+}
+
+// commentText is s fit for one comment line: the notes quote text from
+// the client's file (server names, field names, envFile, input ids), and
+// a line break in it would end the comment and let that file write
+// toolgate's configuration. Control characters and YAML's other line
+// breaks (NEL, U+2028, U+2029) are written as Go escapes them (\n,
+// \x1b, \u2028); invalid UTF-8 as U+FFFD.
+func commentText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
