@@ -380,19 +380,26 @@ func (c *Catalog) OnChange(f func()) {
 	c.mu.Unlock()
 }
 
-// Close closes every toolset that is a [Closer], in reverse order of
-// addition, and returns their errors joined.
+// Close closes every toolset that is a [Closer], concurrently, and returns
+// their errors joined, in order of addition.
 func (c *Catalog) Close() error {
 	c.mu.Lock()
 	toolsets := append([]Toolset(nil), c.toolsets...)
 	c.mu.Unlock()
-	var errs []error
-	for i := len(toolsets) - 1; i >= 0; i-- {
-		if cl, ok := toolsets[i].(Closer); ok {
-			if err := cl.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("closing toolset %q: %w", toolsets[i].Name(), err))
-			}
+	// All at once: an upstream's Close gives its child a grace to exit
+	// after SIGTERM (2 s), and twenty of them one after another would
+	// hold the gateway's exit up to forty seconds.
+	errs := make([]error, len(toolsets))
+	var wg sync.WaitGroup
+	for i, ts := range toolsets {
+		if cl, ok := ts.(Closer); ok {
+			wg.Go(func() {
+				if err := cl.Close(); err != nil {
+					errs[i] = fmt.Errorf("closing toolset %q: %w", ts.Name(), err)
+				}
+			})
 		}
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }

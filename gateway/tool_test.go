@@ -3,11 +3,15 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -315,6 +319,46 @@ func TestCatalogRemove(t *testing.T) {
 	if _, ts, ok := cat.Resolve("back"); !ok || ts != "up" {
 		t.Error("the re-added toolset's tool does not resolve")
 	}
+}
+
+// slowCloser is a toolset whose Close takes a while (an upstream giving
+// its child the grace after SIGTERM), or fails.
+type slowCloser struct {
+	*SimpleToolset
+	err error
+}
+
+func (c *slowCloser) Close() error {
+	time.Sleep(2 * time.Second)
+	return c.err
+}
+
+// TestCatalogClosesAtOnce: closing the catalog closes its toolsets
+// concurrently (twenty upstreams' graces in turn would hold a shutdown up
+// forty seconds) and reports every error, in order of addition.
+func TestCatalogClosesAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cat := NewCatalog(nil)
+		for i := range 20 {
+			name := fmt.Sprintf("up%02d", i)
+			inner, _ := NewToolset(name)
+			var err error
+			if i == 3 || i == 7 {
+				err = errors.New("boom " + name)
+			}
+			if err := cat.Add(context.Background(), &slowCloser{SimpleToolset: inner, err: err}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := time.Now()
+		err := cat.Close()
+		if took := time.Since(start); took != 2*time.Second {
+			t.Errorf("closing 20 toolsets of 2 s each took %s, want 2s", took)
+		}
+		if err == nil || err.Error() != "closing toolset \"up03\": boom up03\nclosing toolset \"up07\": boom up07" {
+			t.Errorf("errors: %v", err)
+		}
+	})
 }
 
 // TestCatalogReplace: a toolset replaced by one of the same name serves
