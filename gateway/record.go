@@ -80,7 +80,7 @@ var errNoResult = errors.New("no result")
 // secretKeyParts are the substrings that mark an argument key as secret:
 // lower-case ASCII, each beginning with a, c, p, s or t (mayHoldSecretKey
 // looks for them from those letters; TestMayHoldSecretKey checks).
-var secretKeyParts = []string{"token", "secret", "password", "passwd", "authorization", "api_key", "apikey", "api-key", "credential", "private_key", "cookie"}
+var secretKeyParts = []string{"token", "secret", "password", "passwd", "authorization", "api_key", "apikey", "api-key", "credential", "private_key", "privatekey", "private-key", "passphrase", "cookie"}
 
 // Redacted is what a secret value is replaced with in records and logs.
 const Redacted = "[REDACTED]"

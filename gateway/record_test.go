@@ -146,3 +146,35 @@ func TestMayHoldSecretKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretKeysRedactedInAnySpelling: a key naming a secret is redacted
+// whatever its case and word separator, and a key that names none is kept.
+func TestSecretKeysRedactedInAnySpelling(t *testing.T) {
+	for _, tc := range []struct {
+		key    string
+		secret bool
+	}{
+		{"api_key", true},
+		{"apiKey", true},
+		{"X-Api-Key", true},
+		{"private_key", true},
+		{"privateKey", true},
+		{"PrivateKey", true},
+		{"private-key", true},
+		{"ssh_private_key", true},
+		{"passphrase", true},
+		{"keyPassphrase", true},
+		{"access_token", true},
+		{"path", false},
+		{"key", false},
+		{"private", false},
+	} {
+		if got := IsSecretKey(tc.key); got != tc.secret {
+			t.Errorf("IsSecretKey(%q) = %v, want %v", tc.key, got, tc.secret)
+		}
+		c := &Call{Arguments: json.RawMessage(`{"` + tc.key + `":"S3CRET"}`), Args: map[string]any{tc.key: "S3CRET"}}
+		if rec := string(RecordArguments(c)); strings.Contains(rec, "S3CRET") == tc.secret {
+			t.Errorf("key %q recorded as %s", tc.key, rec)
+		}
+	}
+}
