@@ -188,14 +188,14 @@ func describeValidation(err error) string {
 			// composite itself when it is a choice the model must make.
 			switch e.ErrorKind.(type) {
 			case *kind.OneOf, *kind.AnyOf:
-				clauses = appendClause(clauses, seen, e.InstanceLocation, kindText(e.ErrorKind))
+				clauses = appendClause(clauses, seen, e.InstanceLocation, kindText(e.ErrorKind, secretLocation(e.InstanceLocation)))
 			}
 			for _, c := range e.Causes {
 				walk(c)
 			}
 			return
 		}
-		clauses = appendClause(clauses, seen, e.InstanceLocation, kindText(e.ErrorKind))
+		clauses = appendClause(clauses, seen, e.InstanceLocation, kindText(e.ErrorKind, secretLocation(e.InstanceLocation)))
 	}
 	walk(ve)
 	if len(clauses) == 0 {
@@ -229,20 +229,40 @@ func pointer(loc []string) string {
 	return b.String()
 }
 
+// secretLocation reports whether an instance location is, or is inside, the
+// value of a key that looks like a secret's ([IsSecretKey]): records redact
+// that value in the arguments, and the message goes in the same line.
+func secretLocation(loc []string) bool {
+	for _, tok := range loc {
+		if IsSecretKey(tok) {
+			return true
+		}
+	}
+	return false
+}
+
 // kindText says what a keyword wanted and what it got, wanted first:
-// "maximum 1000, got 5000".
-func kindText(k jsonschema.ErrorKind) string {
+// "maximum 1000, got 5000". At a secret location (secret true) the value
+// got is never quoted, only what the schema wanted: the message is
+// recorded beside the redacted arguments, and logged.
+func kindText(k jsonschema.ErrorKind, secret bool) string {
+	got := func(s string) string {
+		if secret {
+			return Redacted
+		}
+		return s
+	}
 	switch k := k.(type) {
 	case *kind.Maximum:
-		return fmt.Sprintf("maximum %s, got %s", rat(k.Want), rat(k.Got))
+		return fmt.Sprintf("maximum %s, got %s", rat(k.Want), got(rat(k.Got)))
 	case *kind.Minimum:
-		return fmt.Sprintf("minimum %s, got %s", rat(k.Want), rat(k.Got))
+		return fmt.Sprintf("minimum %s, got %s", rat(k.Want), got(rat(k.Got)))
 	case *kind.ExclusiveMaximum:
-		return fmt.Sprintf("must be less than %s, got %s", rat(k.Want), rat(k.Got))
+		return fmt.Sprintf("must be less than %s, got %s", rat(k.Want), got(rat(k.Got)))
 	case *kind.ExclusiveMinimum:
-		return fmt.Sprintf("must be greater than %s, got %s", rat(k.Want), rat(k.Got))
+		return fmt.Sprintf("must be greater than %s, got %s", rat(k.Want), got(rat(k.Got)))
 	case *kind.MultipleOf:
-		return fmt.Sprintf("must be a multiple of %s, got %s", rat(k.Want), rat(k.Got))
+		return fmt.Sprintf("must be a multiple of %s, got %s", rat(k.Want), got(rat(k.Got)))
 	case *kind.MinLength:
 		return fmt.Sprintf("minimum length %d, got %d", k.Want, k.Got)
 	case *kind.MaxLength:
@@ -264,17 +284,31 @@ func kindText(k jsonschema.ErrorKind) string {
 		return fmt.Sprintf("unknown properties not allowed: '%s'", strings.Join(props, "', '"))
 	case *kind.Enum:
 		want, _ := json.Marshal(k.Want)
-		got, _ := json.Marshal(k.Got)
-		return fmt.Sprintf("one of %s, got %s", want, got)
+		g, _ := json.Marshal(k.Got)
+		return fmt.Sprintf("one of %s, got %s", want, got(string(g)))
 	case *kind.Const:
 		want, _ := json.Marshal(k.Want)
-		got, _ := json.Marshal(k.Got)
-		return fmt.Sprintf("value %s, got %s", want, got)
+		g, _ := json.Marshal(k.Got)
+		return fmt.Sprintf("value %s, got %s", want, got(string(g)))
 	case *kind.FalseSchema:
 		return "no value allowed here"
-	default:
-		return k.LocalizedString(printer)
 	}
+	if secret {
+		// The library's own texts quote the value (pattern, format) or a
+		// part of it (a decoding error of contentMediaType): say what was
+		// wanted in our words.
+		switch k := k.(type) {
+		case *kind.Pattern:
+			return fmt.Sprintf("%s does not match pattern '%s'", Redacted, k.Want)
+		case *kind.Format:
+			return fmt.Sprintf("%s is not valid %s", Redacted, k.Want)
+		case *kind.ContentEncoding:
+			return fmt.Sprintf("%s is not %s encoded", Redacted, k.Want)
+		case *kind.ContentMediaType:
+			return fmt.Sprintf("%s is not of media type %s", Redacted, k.Want)
+		}
+	}
+	return k.LocalizedString(printer)
 }
 
 func rat(r *big.Rat) string {

@@ -428,3 +428,54 @@ func TestCatalogNoTakeover(t *testing.T) {
 		t.Errorf("after the owner dropped it, victim__ok is served by %q", ts)
 	}
 }
+
+// TestValidationNeverQuotesASecretValue: a validation message goes into
+// the same record line as the redacted arguments, so at a location whose
+// key looks like a secret's it says [REDACTED] for the value, and keeps
+// quoting values elsewhere (they help the model fix its call).
+func TestValidationNeverQuotesASecretValue(t *testing.T) {
+	tool := Must(NewTool(ToolDef{Name: "deploy", InputSchema: json.RawMessage(`{"type":"object","properties":{
+		"api_key":{"type":"string","pattern":"^sk-[a-z0-9]{8}$"},
+		"Password":{"enum":["a","b"]},
+		"token":{"const":"t0"},
+		"credentials":{"type":"array","items":{"type":"object","properties":{"value":{"pattern":"^x$"}}}},
+		"pin_token":{"type":"integer","maximum":10},
+		"name":{"type":"string","pattern":"^[a-z]+$"},
+		"mode":{"enum":["fast","slow"]}}}`)},
+		func(context.Context, *Call) (*Result, error) { return OkText("ok"), nil }))
+	draft7 := Must(NewTool(ToolDef{Name: "deploy7", InputSchema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{
+		"client_secret":{"type":"string","format":"email"},
+		"email":{"type":"string","format":"email"}}}`)},
+		func(context.Context, *Call) (*Result, error) { return OkText("ok"), nil }))
+	for _, tc := range []struct {
+		args string
+		want string // the clause, whole
+		leak string // what must not appear, "" if the value may
+	}{
+		{`{"api_key":"sk_live_HUNTER2SECRET"}`, `at '/api_key': [REDACTED] does not match pattern '^sk-[a-z0-9]{8}$'`, "HUNTER2"},
+		{`{"Password":"hunter2"}`, `at '/Password': one of ["a","b"], got [REDACTED]`, "hunter2"},
+		{`{"token":"tok-123"}`, `at '/token': value "t0", got [REDACTED]`, "tok-123"},
+		{`{"credentials":[{"value":"deep-secret"}]}`, `at '/credentials/0/value': [REDACTED] does not match pattern '^x$'`, "deep-secret"},
+		{`{"pin_token":123456}`, `at '/pin_token': maximum 10, got [REDACTED]`, "123456"},
+		{`{"name":"Ann"}`, `at '/name': 'Ann' does not match pattern '^[a-z]+$'`, ""},
+		{`{"mode":"warp"}`, `at '/mode': one of ["fast","slow"], got "warp"`, ""},
+		// Draft 7 asserts formats.
+		{`{"client_secret":"s3cr3t"}`, `at '/client_secret': [REDACTED] is not valid email`, "s3cr3t"},
+		{`{"email":"s3cr3t"}`, `at '/email': 's3cr3t' is not valid email: missing @`, ""},
+	} {
+		args, err := DecodeArguments(json.RawMessage(tc.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := tool.Validate(args)
+		if msg == "" {
+			msg = draft7.Validate(args)
+		}
+		if msg != tc.want {
+			t.Errorf("%s: message %q, want %q", tc.args, msg, tc.want)
+		}
+		if tc.leak != "" && strings.Contains(msg, tc.leak) {
+			t.Errorf("%s: message quotes the secret: %s", tc.args, msg)
+		}
+	}
+}

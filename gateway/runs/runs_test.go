@@ -3,6 +3,7 @@ package runs
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,6 +154,40 @@ func TestArgumentsAreRedacted(t *testing.T) {
 	// redacted count than a leaked token.
 	if args["token_count"] != gateway.Redacted {
 		t.Errorf("token_count recorded as %v", args["token_count"])
+	}
+}
+
+// TestInvalidSecretArgumentNotInMessage: a call refused by validation is
+// recorded with its message next to its arguments; the message must not
+// give back in clear the secret the arguments redact.
+func TestInvalidSecretArgumentNotInMessage(t *testing.T) {
+	r := openRun(t)
+	tool := gateway.Must(gateway.NewTool(gateway.ToolDef{Name: "deploy",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"api_key":{"type":"string","pattern":"^sk-[a-z0-9]{8}$"}}}`)},
+		func(context.Context, *gateway.Call) (*gateway.Result, error) { return gateway.OkText("ok"), nil }))
+	ts, err := gateway.NewToolset("up", tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := gateway.NewCatalog(nil)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Recorder: r})
+	res := p.Call(context.Background(), &gateway.Call{Name: "deploy", Arguments: json.RawMessage(`{"api_key":"sk_live_HUNTER2SECRET"}`)})
+	r.Close()
+	if res.Kind != gateway.KindInvalid {
+		t.Fatalf("kind %q: %s", res.Kind, res.Message)
+	}
+	for _, f := range []string{"events.jsonl", "logs/tools.jsonl", "logs/errors.jsonl"} {
+		b, _ := os.ReadFile(filepath.Join(r.Dir(), f))
+		if bytes.Contains(b, []byte("HUNTER2SECRET")) {
+			t.Errorf("%s holds the secret in clear:\n%s", f, b)
+		}
+	}
+	line := lines(t, filepath.Join(r.Dir(), "logs", "errors.jsonl"))[0]
+	if msg, _ := line["message"].(string); !strings.Contains(msg, "at '/api_key': [REDACTED] does not match pattern") {
+		t.Errorf("errors.jsonl message %q", msg)
 	}
 }
 
