@@ -24,6 +24,9 @@ type lineFile struct {
 	path string
 	f    *os.File
 
+	// testWrite, when set by a test, writes a batch instead of f.Write.
+	testWrite func([]byte) (int, error)
+
 	mu      sync.Mutex
 	cond    *sync.Cond
 	buf     []byte // lines queued and not yet written
@@ -31,8 +34,22 @@ type lineFile struct {
 	queued  uint64 // lines queued so far
 	written uint64 // lines written so far (or failed)
 	writing bool   // a leader is writing
-	err     error  // the last batch's error
 	closed  bool
+
+	// failed holds the batches whose write failed until each of their
+	// writers has taken the error: a writer returns its own batch's
+	// result, never a later batch's (a start record said written when it
+	// was not would let a call run unrecorded). Empty while writes
+	// succeed, so the common path neither allocates nor searches.
+	failed []failedBatch
+}
+
+// failedBatch is a batch whose write failed: lines from..upto (numbered
+// as queued), the error, and how many of its writers have yet to take it.
+type failedBatch struct {
+	from, upto uint64
+	err        error
+	left       uint64
 }
 
 func openLineFile(path string) (*lineFile, error) {
@@ -84,10 +101,10 @@ func (l *lineFile) write(line []byte) error {
 		}
 		// Lead: write everything queued so far, outside the lock.
 		l.writing = true
-		batch, upto := l.buf, l.queued
+		batch, from, upto := l.buf, l.written+1, l.queued
 		l.buf = l.spare[:0]
 		l.mu.Unlock()
-		n, werr := l.f.Write(batch)
+		n, werr := l.writeBatch(batch)
 		if werr != nil && n > 0 {
 			// Part of the batch went in (a full disk): cut it off, so the
 			// file holds whole lines only and later lines are not glued
@@ -99,10 +116,41 @@ func (l *lineFile) write(line []byte) error {
 		l.mu.Lock()
 		l.spare = batch
 		l.writing = false
-		l.written, l.err = upto, werr
+		l.written = upto
+		if werr != nil {
+			l.failed = append(l.failed, failedBatch{from: from, upto: upto, err: werr, left: upto - from + 1})
+		}
 		l.cond.Broadcast()
 	}
-	return l.err
+	if len(l.failed) == 0 {
+		return nil
+	}
+	return l.takeErr(mine)
+}
+
+func (l *lineFile) writeBatch(batch []byte) (int, error) {
+	if l.testWrite != nil {
+		return l.testWrite(batch)
+	}
+	return l.f.Write(batch)
+}
+
+// takeErr returns the error of the failed batch that holds line n, if
+// any, and forgets the batch once all its writers have taken it. Called
+// with l.mu held.
+func (l *lineFile) takeErr(n uint64) error {
+	for i := range l.failed {
+		b := &l.failed[i]
+		if n < b.from || n > b.upto {
+			continue
+		}
+		err := b.err
+		if b.left--; b.left == 0 {
+			l.failed = append(l.failed[:i], l.failed[i+1:]...)
+		}
+		return err
+	}
+	return nil
 }
 
 func (l *lineFile) close() error {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -127,6 +128,55 @@ func TestConcurrentRecordsAreWholeAndComplete(t *testing.T) {
 	}
 	if first, last := events[0]["type"], events[len(events)-1]["type"]; first != "run.started" || last != "run.stopped" {
 		t.Errorf("events begin with %v and end with %v", first, last)
+	}
+}
+
+// TestWriteErrorIsTheWritersOwnBatch: under group commit each writer gets
+// the result of the write(2) that carried its line, not of a later or
+// earlier batch: nil exactly when its line is in the file. (CallStarted
+// returns it: nil for a start record never written would let a call run
+// unrecorded.) Batches holding a "bad" line fail as a full disk would.
+func TestWriteErrorIsTheWritersOwnBatch(t *testing.T) {
+	errFull := errors.New("no space left on device")
+	for round := range 200 {
+		l, err := openLineFile(filepath.Join(t.TempDir(), "r.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var file []byte
+		l.testWrite = func(b []byte) (int, error) {
+			if bytes.Contains(b, []byte("bad")) {
+				return 0, errFull
+			}
+			mu.Lock()
+			file = append(file, b...)
+			mu.Unlock()
+			runtime.Gosched() // let waiters of an earlier batch run late
+			return len(b), nil
+		}
+		const n = 64
+		errs := make([]error, n)
+		lines := make([][]byte, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			kind := "ok"
+			if i%4 == 0 {
+				kind = "bad"
+			}
+			lines[i] = fmt.Appendf(nil, "{\"i\":%d,\"k\":%q}\n", i, kind)
+			wg.Go(func() { errs[i] = l.write(lines[i]) })
+		}
+		wg.Wait()
+		for i := range n {
+			if in := bytes.Contains(file, lines[i]); in != (errs[i] == nil) {
+				t.Fatalf("round %d: line %d in the file: %v, its write returned %v", round, i, in, errs[i])
+			}
+		}
+		if len(l.failed) != 0 {
+			t.Fatalf("round %d: %d failed batches kept after every writer returned", round, len(l.failed))
+		}
+		l.close()
 	}
 }
 
