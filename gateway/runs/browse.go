@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,8 +158,14 @@ func Resolve(runsDir, ref string) (string, error) {
 	return "", fmt.Errorf("%q matches %d runs (%s): give more of the id", ref, len(found), strings.Join(found[:min(3, len(found))], ", "))
 }
 
+// maxRecordLine is the longest line [Records] reads: far above what the
+// writer produces (arguments, message and brief are bounded), so that a
+// line from an older writer or a foreign hand is skipped, never fatal.
+const maxRecordLine = 16 << 20
+
 // Records reads a run's JSON lines file (say logs/tools.jsonl), skipping a
-// line that is not whole yet.
+// line that is not whole yet or is longer than maxRecordLine: one such line
+// does not hide the run's other records.
 func Records(path string) ([]map[string]any, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -169,15 +176,31 @@ func Records(path string) ([]map[string]any, error) {
 	}
 	defer f.Close()
 	var out []map[string]any
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
+	br := bufio.NewReaderSize(f, 64<<10)
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > maxRecordLine {
+			tooLong, line = true, line[:0]
+		} else if !tooLong {
+			line = append(line, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue // the line goes on
+		}
 		var m map[string]any
-		if json.Unmarshal(sc.Bytes(), &m) == nil {
+		if !tooLong && json.Unmarshal(line, &m) == nil {
 			out = append(out, m)
 		}
+		line, tooLong = line[:0], false
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
 	}
-	return out, sc.Err()
 }
 
 // Prunable lists the runs retention removes: beyond the keep newest

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +80,36 @@ func TestManifestAndBrowse(t *testing.T) {
 	}
 	if list, _ := List(dir); len(list) != 2 {
 		t.Errorf("%d runs after removing one", len(list))
+	}
+}
+
+// TestRecordsSkipsOnlyTheBadLines: a line that is not JSON, one longer
+// than Records reads, or a last line not whole yet is skipped; the
+// records around it are all read.
+func TestRecordsSkipsOnlyTheBadLines(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		middle string
+	}{
+		{"not JSON", "{\"torn\n"},
+		{"over the longest line", `{"brief":"` + strings.Repeat("x", maxRecordLine) + "\"}\n"},
+		{"just under it", `{"brief":"` + strings.Repeat("x", maxRecordLine-14) + "\"}\n"},
+		{"last, not whole yet", ""},
+	} {
+		path := filepath.Join(t.TempDir(), "tools.jsonl")
+		data := `{"call_id":"a"}` + "\n" + tc.middle + `{"call_id":"b"}` + "\n"
+		want := 2
+		if tc.middle == "" {
+			data += `{"call_id":"c"`
+		} else if len(tc.middle) <= maxRecordLine && strings.HasSuffix(tc.middle, "}\n") {
+			want = 3
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := Records(path)
+		if err != nil || len(recs) != want || recs[0]["call_id"] != "a" || recs[len(recs)-1]["call_id"] != "b" {
+			t.Errorf("%s: %d records, err %v; want %d, a first and b last", tc.name, len(recs), err, want)
+		}
 	}
 }

@@ -285,7 +285,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 	tl.str("status", status)
 	tl.boolean("is_error", res.IsError)
 	tl.num("duration_ms", ms)
-	tl.strOmit("brief", res.Brief())
+	tl.strOmit("brief", gateway.Truncate(res.Brief(), recordTextMax))
 	tl.b = append(tl.b, ev.b[tail:]...)
 
 	var el *line
@@ -297,7 +297,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		el = newLineOf(ev.b[:head], ev.b[who:whoEnd])
 		el.raw("arguments", args)
 		el.str("status", status)
-		el.str("message", gateway.Truncate(msg, 4096))
+		el.str("message", gateway.Truncate(msg, recordTextMax))
 		el.num("duration_ms", ms)
 	}
 
@@ -307,6 +307,11 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		_ = r.writeBuilt(r.errs, el)
 	}
 }
+
+// recordTextMax bounds the message and the brief a record keeps (cut
+// with "…"): either comes from a tool or an upstream and may be megabytes,
+// and a record line stays small enough to read back whole (see [Records]).
+const recordTextMax = 4096
 
 var artifactNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$`)
 

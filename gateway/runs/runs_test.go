@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -419,6 +420,39 @@ func TestToolsLineAsEncodedMemberByMember(t *testing.T) {
 	for i := range errLines {
 		if !bytes.Equal(gotErrs[i], errLines[i]) {
 			t.Errorf("errors.jsonl has\n%s\nencoded member by member:\n%s", gotErrs[i], errLines[i])
+		}
+	}
+}
+
+// TestHugeBriefIsCutInTheRecord: an upstream's brief may be megabytes
+// (here 6 MiB of bytes that are not UTF-8, or of 2-byte runes); the
+// tools.jsonl line keeps its start, cut with "…" like the message, and
+// the run reads back whole.
+func TestHugeBriefIsCutInTheRecord(t *testing.T) {
+	r := openRun(t)
+	for _, tc := range []struct{ id, brief string }{
+		{"small", "found 3 files"},
+		{"huge", strings.Repeat("\xff", 6<<20)},
+		{"huge-text", strings.Repeat("é", 3<<20)},
+	} {
+		c := &gateway.Call{ID: tc.id, Name: "t", Started: time.Now()}
+		r.CallStarted(c)
+		r.CallFinished(c, gateway.OkText("x").WithBrief(tc.brief), time.Millisecond)
+	}
+	r.Close()
+	recs, err := Records(filepath.Join(r.Dir(), "logs", "tools.jsonl"))
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("%d records, err %v", len(recs), err)
+	}
+	if b := recs[0]["brief"]; b != "found 3 files" {
+		t.Errorf("small brief recorded as %q", b)
+	}
+	for _, rec := range recs[1:] {
+		b, _ := rec["brief"].(string)
+		// Cut to recordTextMax bytes; a byte that is not UTF-8 is then
+		// recorded as U+FFFD, 3 bytes.
+		if len(b) > 3*recordTextMax+len("…") || !strings.HasSuffix(b, "…") || !utf8.ValidString(b) {
+			t.Errorf("%s: brief of %d bytes recorded, ending %q", rec["call_id"], len(b), b[max(0, len(b)-8):])
 		}
 	}
 }
