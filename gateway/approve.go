@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -43,7 +44,8 @@ type Approval struct {
 // approval turns the call's decision into an allow by the "approval" layer
 // that names the channel and scope; a refusal or no answer ends the call
 // denied. Every step is an event: approval.requested, then
-// approval.granted, approval.denied or approval.expired.
+// approval.granted, approval.denied or approval.expired (or
+// approval.cancelled when the gateway shuts down during the wait).
 func (p *Pipeline) approveStage(next Handler) Handler {
 	if p.opts.Policy == nil {
 		return next
@@ -76,8 +78,27 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 		if call.RequestState == "" { // not the answering round of an earlier request
 			p.event("approval.requested", call, map[string]any{"rule": d.Rule})
 		}
-		a := p.opts.Approver.Approve(ctx, call)
+		// When the shutdown grace ends, a call waiting for a person is
+		// cancelled with the calls executing: an answer may take up to
+		// policy.approval.timeout, far past the grace, and a supervisor's
+		// SIGKILL meanwhile would lose the call's record.
+		actx, cancel := context.WithCancelCause(ctx)
+		key := p.execStart(cancelCause(cancel))
+		a := p.opts.Approver.Approve(actx, call)
+		p.execEnd(key)
+		shutdown := errors.Is(context.Cause(actx), ErrShuttingDown)
+		cancel(nil)
 		fields := map[string]any{"channel": a.Channel}
+		if shutdown && !a.Granted {
+			p.event("approval.cancelled", call, fields)
+			denied := *d
+			denied.Ask = false
+			denied.Layer = "approval"
+			denied.Rule = "approval:cancelled"
+			denied.Reason = "the gateway shut down while the call waited for approval"
+			call.Decision = &denied
+			return CancelledResult(call.Name).WithMessage(fmt.Sprintf("Tool `%s` was cancelled: %s", call.Name, denied.Reason))
+		}
 		if len(a.InputRequest) > 0 {
 			req, _ := json.Marshal(map[string]any{"method": MethodElicitation, "params": a.InputRequest})
 			fields["round"] = "input_required"
@@ -112,6 +133,11 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 		return DeniedResult(call.Name, denied)
 	}
 }
+
+// cancelCause cancels a call's wait for approval at shutdown, saying so.
+type cancelCause context.CancelCauseFunc
+
+func (f cancelCause) cancel() { f(ErrShuttingDown) }
 
 // approvedBy is decision d (which asked for approval) turned into an allow
 // by the approval layer: rule names how, how says it in the reason.

@@ -119,9 +119,9 @@ type Pipeline struct {
 	// another runs ([Pipeline.Overlaps]).
 	running  atomic.Int64
 	overlaps chan struct{}
-	// executing holds the cancel functions of the calls being executed
-	// (by a sequence number), which Shutdown calls when its grace period ends (then killed is
-	// set, and calls that start after it are cancelled at once): every
+	// executing holds the cancel functions of the calls being executed or
+	// waiting for approval (by a sequence number), which Shutdown calls
+	// when its grace period ends (then killed is set, and calls that start after it are cancelled at once): every
 	// call still running is cancelled, and records its end. A map entry
 	// rather than a context.AfterFunc on a shared "kill" context: the
 	// same effect without two allocations per call.
@@ -310,7 +310,8 @@ func (p *Pipeline) Batch(ctx context.Context, calls []*Call) []*Result {
 
 // Shutdown stops the pipeline: new calls are refused (and recorded as
 // refused), calls in flight may finish until ctx ends, then the ones still
-// running are cancelled, and Shutdown waits until each has recorded its end.
+// running (executing, or waiting for approval) are cancelled, and Shutdown
+// waits until each has recorded its end.
 // It returns ctx's error if the grace period ran out.
 func (p *Pipeline) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
@@ -328,8 +329,8 @@ func (p *Pipeline) Shutdown(ctx context.Context) error {
 	}
 }
 
-// killExecuting cancels every call being executed, and the ones that
-// start after it.
+// killExecuting cancels every call being executed or waiting for
+// approval, and the ones that start either after it.
 func (p *Pipeline) killExecuting() {
 	p.killMu.Lock()
 	p.killed = true

@@ -376,6 +376,63 @@ func TestBatchKeepsOrderAndCancelsPending(t *testing.T) {
 	})
 }
 
+// waitingApprover answers like a channel nobody answers in time: it waits
+// for ctx or its own two-minute timeout (policy.approval.timeout's default).
+type waitingApprover struct{}
+
+func (waitingApprover) Approve(ctx context.Context, _ *Call) Approval {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	<-ctx.Done()
+	return Approval{Expired: true, Channel: "client"}
+}
+
+// TestShutdownCancelsCallsWaitingForApproval: when the grace period ends,
+// a call waiting for a person is cancelled like one executing, so
+// shutdown takes the grace and no longer, and the call's end is recorded
+// (cancelled, saying why).
+func TestShutdownCancelsCallsWaitingForApproval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cat := NewCatalog(nil)
+		if err := cat.Add(context.Background(), testTools(t)); err != nil {
+			t.Fatal(err)
+		}
+		ask := PolicyFunc(func(context.Context, *Tool) Decision { return Decision{Ask: true, Layer: "config", Rule: "ask"} })
+		rec := newMemRecorder()
+		p := NewPipeline(&Options{Tools: cat, Policy: ask, Approver: waitingApprover{}, Recorder: rec})
+		calls := []*Call{
+			{Name: "echo", Arguments: json.RawMessage(`{"path":"x"}`)},
+			{Name: "echo", Arguments: json.RawMessage(`{"path":"y"}`)},
+		}
+		var wg sync.WaitGroup
+		for _, c := range calls {
+			wg.Go(func() { p.Call(context.Background(), c) })
+		}
+		synctest.Wait() // both wait in Approve
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		if err := p.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("shutdown: %v", err)
+		}
+		if d := time.Since(start); d != 50*time.Millisecond {
+			t.Errorf("shutdown with a 50ms grace took %s", d)
+		}
+		wg.Wait()
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for _, c := range calls {
+			res := rec.finished[c.ID]
+			if res == nil || res.Kind != KindCancelled || !strings.Contains(res.Message, "shut down while the call waited for approval") {
+				t.Errorf("call %s recorded as %+v", c.ID, res)
+			}
+			if c.Decision == nil || c.Decision.Allow || c.Decision.Ask || c.Decision.Rule != "approval:cancelled" {
+				t.Errorf("call %s decision %+v", c.ID, c.Decision)
+			}
+		}
+	})
+}
+
 func TestShutdownRecordsEveryCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := newMemRecorder()
