@@ -41,6 +41,7 @@ const parkPrefix = "tgx:"
 
 type exchange struct {
 	id     string
+	call   *Call // the first round's, which the stages after this one see
 	cancel context.CancelFunc
 	asks   chan *ask    // the tool's questions, one at a time
 	done   chan *Result // the tool's result (buffered)
@@ -100,7 +101,7 @@ func canAskInRounds(ctx context.Context) bool {
 // runExchange runs the rest of the call in a new exchange, and returns
 // the round's result: the tool's result, or its first question.
 func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *Result {
-	ex := &exchange{id: uuid.NewString(), asks: make(chan *ask), done: make(chan *Result, 1)}
+	ex := &exchange{id: uuid.NewString(), call: call, asks: make(chan *ask), done: make(chan *Result, 1)}
 	// The tool runs past this round's request, until its own deadline
 	// (the execute stage's) or the exchange's end. A task's rounds all
 	// run on the task's context, which ends only with the task
@@ -124,7 +125,7 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 			p.log.Warn("a call ended while its client was being asked; its result is dropped", "call_id", call.ID, "tool", call.Name, "status", res.Status())
 		}
 	}()
-	return p.awaitExchange(ctx, ex)
+	return p.awaitExchange(ctx, ex, call)
 }
 
 // resumeExchange hands the exchange named by a round's state the client's
@@ -143,23 +144,34 @@ func (p *Pipeline) resumeExchange(ctx context.Context, call *Call, id string) *R
 	ex.pending = nil
 	ex.round.Store(&ctx)
 	a.answer <- answer
-	return p.awaitExchange(ctx, ex)
+	return p.awaitExchange(ctx, ex, call)
 }
 
 // awaitExchange waits for the tool's next question or its result. When
 // the round's own request ends first (the client went away), the
-// exchange ends too.
-func (p *Pipeline) awaitExchange(ctx context.Context, ex *exchange) *Result {
+// exchange ends too. round is the call of this round.
+func (p *Pipeline) awaitExchange(ctx context.Context, ex *exchange, round *Call) *Result {
 	select {
 	case res := <-ex.done:
 		ex.cancel()
-		return res
+		return ex.finish(round, res)
 	case a := <-ex.asks:
 		return p.askRound(ex, a)
 	case <-ctx.Done():
 		ex.cancel()
-		return <-ex.done // the execute stage ends the call at once
+		return ex.finish(round, <-ex.done) // the execute stage ends the call at once
 	}
+}
+
+// finish hands the round that ends the exchange the artifacts that
+// summarize saved on the first round's call: the first round's record
+// was written when it asked, and the last round's is the one written
+// with the result, so it must name them.
+func (ex *exchange) finish(round *Call, res *Result) *Result {
+	if round != ex.call {
+		round.Artifacts = append(round.Artifacts, ex.call.Artifacts...)
+	}
+	return res
 }
 
 // askRound parks the exchange and ends the round input-required with the

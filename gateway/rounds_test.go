@@ -230,6 +230,57 @@ func TestExchangeAsksInRounds(t *testing.T) {
 
 }
 
+// artifactLines keeps, per call, the artifacts its record line names.
+type artifactLines struct {
+	mu   sync.Mutex
+	arts map[string][]Artifact
+}
+
+func (r *artifactLines) CallStarted(*Call) error { return nil }
+func (r *artifactLines) CallFinished(c *Call, _ *Result, _ time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.arts[c.ID] = append([]Artifact(nil), c.Artifacts...)
+}
+
+// TestExchangeArtifactsInTheLastRoundsRecord: a tool that asks in a round
+// and then returns output over the limit has it saved as an artifact; the
+// record line of the round that carries the result names it (the first
+// round's line was written when the tool asked).
+func TestExchangeArtifactsInTheLastRoundsRecord(t *testing.T) {
+	tl, _ := NewDynamicTool(ToolDef{Name: "big"}, func(ctx context.Context, _ map[string]any) (*Result, error) {
+		if _, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{"message":"go?"}`)); err != nil {
+			return nil, err
+		}
+		return OkText(strings.Repeat("x\n", 10000)), nil
+	})
+	ts, _ := NewToolset("t", tl)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	rec := &artifactLines{arts: map[string][]Artifact{}}
+	store := &memArtifacts{}
+	p := NewPipeline(&Options{Tools: cat, Recorder: rec, Artifacts: store, MaxOutputBytes: 1024})
+	ctx := WithClient(context.Background(), roundsOnlyClient{})
+	c1 := &Call{Name: "big", Identity: "local"}
+	r1 := p.Call(ctx, c1)
+	if r1.Kind != KindInputRequired {
+		t.Fatalf("round 1: kind %q", r1.Kind)
+	}
+	c2 := &Call{Name: "big", Identity: "local", RequestState: r1.RequestState,
+		InputResponses: map[string]json.RawMessage{"toolgate-elicitation-1": json.RawMessage(`{"action":"accept"}`)}}
+	if r2 := p.Call(ctx, c2); r2.IsError {
+		t.Fatalf("round 2: %s", r2.Message)
+	}
+	store.mu.Lock()
+	saved := len(store.saved)
+	store.mu.Unlock()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if saved != 1 || len(rec.arts[c1.ID]) != 0 || len(rec.arts[c2.ID]) != 1 {
+		t.Errorf("%d artifacts saved; the first round's line names %d, the last round's %d; want 1, 0, 1", saved, len(rec.arts[c1.ID]), len(rec.arts[c2.ID]))
+	}
+}
+
 // Nobody answers: the call's deadline ends the tool that waits, and the
 // exchange with it.
 func TestExchangeEndsAtTheDeadline(t *testing.T) {
