@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -31,6 +32,7 @@ type Catalog struct {
 	toolsets     []Toolset
 	refreshMu    map[string]*sync.Mutex // one refresh of a toolset at a time
 	lists        map[string][]*Tool
+	unoffered    map[string]map[string]string // per toolset, taken with its list
 	errs         map[string]error
 	subs         []func()
 	conflictSubs []func(Conflict)
@@ -75,7 +77,7 @@ func NewCatalog(logger *slog.Logger) *Catalog {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Catalog{log: logger, lists: map[string][]*Tool{}, errs: map[string]error{}, refreshMu: map[string]*sync.Mutex{}}
+	c := &Catalog{log: logger, lists: map[string][]*Tool{}, unoffered: map[string]map[string]string{}, errs: map[string]error{}, refreshMu: map[string]*sync.Mutex{}}
 	c.snap.Store(&snapshot{byName: map[string]Entry{}})
 	return c
 }
@@ -130,6 +132,7 @@ func (c *Catalog) Remove(toolset string) error {
 	c.toolsets = slices.Delete(c.toolsets, i, i+1)
 	delete(c.refreshMu, toolset)
 	delete(c.lists, toolset)
+	delete(c.unoffered, toolset)
 	delete(c.errs, toolset)
 	c.snap.Store(c.build(c.snap.Load()))
 	subs := append([]func(){}, c.subs...)
@@ -155,6 +158,7 @@ func (c *Catalog) Remove(toolset string) error {
 func (c *Catalog) Replace(ctx context.Context, ts Toolset) (old Toolset, err error) {
 	name := ts.Name()
 	tools, listErr := ts.Tools(ctx) // outside c.mu: it may be slow
+	unoffered := unofferedOf(ts)
 	c.mu.Lock()
 	i := slices.IndexFunc(c.toolsets, func(t Toolset) bool { return t.Name() == name })
 	if i < 0 {
@@ -164,7 +168,7 @@ func (c *Catalog) Replace(ctx context.Context, ts Toolset) (old Toolset, err err
 	old = c.toolsets[i]
 	c.toolsets[i] = ts
 	c.refreshMu[name] = new(sync.Mutex) // a refresh of the old toolset in flight is dropped
-	prev, next, subs := c.installLocked(name, tools, listErr)
+	prev, next, subs := c.installLocked(name, tools, unoffered, listErr)
 	c.mu.Unlock()
 
 	c.follow(ts)
@@ -178,11 +182,12 @@ func (c *Catalog) Replace(ctx context.Context, ts Toolset) (old Toolset, err err
 	return old, nil
 }
 
-// installLocked records a toolset's listing (its tools, or why there are
-// none), builds and installs the new snapshot, and returns the previous
-// and new snapshots and the listeners to tell once c.mu is released.
-// Callers hold c.mu.
-func (c *Catalog) installLocked(toolset string, tools []*Tool, err error) (prev, next *snapshot, subs []func()) {
+// installLocked records a toolset's listing (its tools and those it does
+// not offer, or why there are none), builds and installs the new
+// snapshot, and returns the previous and new snapshots and the listeners
+// to tell once c.mu is released. Callers hold c.mu.
+func (c *Catalog) installLocked(toolset string, tools []*Tool, unoffered map[string]string, err error) (prev, next *snapshot, subs []func()) {
+	c.unoffered[toolset] = unoffered
 	if err != nil {
 		c.errs[toolset] = err
 		delete(c.lists, toolset)
@@ -217,13 +222,14 @@ func (c *Catalog) Refresh(ctx context.Context, toolset string) error {
 	rmu.Lock()
 	defer rmu.Unlock()
 	tools, err := ts.Tools(ctx) // outside c.mu: an upstream may be slow
+	unoffered := unofferedOf(ts)
 
 	c.mu.Lock()
 	if c.refreshMu[toolset] != rmu { // removed (or replaced) meanwhile
 		c.mu.Unlock()
 		return nil
 	}
-	old, next, subs := c.installLocked(toolset, tools, err)
+	old, next, subs := c.installLocked(toolset, tools, unoffered, err)
 	c.mu.Unlock()
 
 	if err != nil {
@@ -256,11 +262,7 @@ func (c *Catalog) build(prev *snapshot) *snapshot {
 		}
 	}
 	for _, ts := range c.toolsets {
-		if u, ok := ts.(Unofferer); ok {
-			for name, why := range u.Unoffered() {
-				s.unoffered[name] = why
-			}
-		}
+		maps.Copy(s.unoffered, c.unoffered[ts.Name()])
 		for _, t := range c.lists[ts.Name()] {
 			e := Entry{Tool: t, Toolset: ts.Name()}
 			if kept, taken := s.byName[t.Name]; taken && kept.Toolset == ts.Name() && kept.Original == "" && kept.Tool == t {
@@ -281,6 +283,16 @@ func (c *Catalog) build(prev *snapshot) *snapshot {
 	}
 	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].Tool.Name < s.entries[j].Tool.Name })
 	return s
+}
+
+// unofferedOf asks a toolset what it does not offer (if it says), with
+// its listing and outside c.mu: a toolset's method is other code, which
+// may take locks of its own.
+func unofferedOf(ts Toolset) map[string]string {
+	if u, ok := ts.(Unofferer); ok {
+		return u.Unoffered()
+	}
+	return nil
 }
 
 // conflictName is the deterministic name of a tool that lost a name

@@ -361,6 +361,46 @@ func TestCatalogClosesAtOnce(t *testing.T) {
 	})
 }
 
+// introspectiveToolset's Unoffered asks the catalog it is in, as other
+// code called back by the catalog may.
+type introspectiveToolset struct {
+	*SimpleToolset
+	cat *Catalog
+}
+
+func (i *introspectiveToolset) Unoffered() map[string]string {
+	return map[string]string{"hidden": fmt.Sprintf("one of %d toolsets", len(i.cat.Toolsets()))}
+}
+
+// TestCatalogAsksToolsetsOutsideItsLock: the catalog asks a toolset what
+// it does not offer with its listing, not while it holds its own lock (a
+// toolset that called back into the catalog there would deadlock it), and
+// keeps the answer across later rebuilds.
+func TestCatalogAsksToolsetsOutsideItsLock(t *testing.T) {
+	cat := NewCatalog(nil)
+	done := make(chan error, 1)
+	go func() {
+		inner, _ := NewToolset("intro")
+		err := cat.Add(context.Background(), &introspectiveToolset{SimpleToolset: inner, cat: cat})
+		if err == nil {
+			other, _ := NewToolset("other")
+			err = cat.Add(context.Background(), other) // a rebuild without asking intro again
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the catalog deadlocked asking a toolset what it does not offer")
+	}
+	if why := cat.WhyNotFound("hidden"); !strings.Contains(why, "one of 1 toolsets") {
+		t.Errorf("WhyNotFound(hidden) = %q", why)
+	}
+}
+
 // TestCatalogReplace: a toolset replaced by one of the same name serves
 // the new tools at once (one change for the listeners, never a catalog
 // without the toolset), and the old one is handed back, not closed.

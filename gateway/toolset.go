@@ -61,7 +61,8 @@ type UpstreamStatus struct {
 // Unofferer is implemented by toolsets that deliberately do not offer some
 // tools (write_memory when memory writes are disabled, say). The catalog
 // keeps the reasons so that calling such a tool is a clear error rather
-// than a bare "not found".
+// than a bare "not found". It asks with each listing of the toolset
+// (Tools), never while holding its own lock.
 type Unofferer interface {
 	Unoffered() map[string]string
 }
