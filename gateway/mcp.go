@@ -125,6 +125,9 @@ type MCPServer struct {
 	subMu    sync.Mutex
 	subs     map[string]*subscription   // by resource URI
 	sessSubs map[string]map[string]bool // session ID -> URIs it subscribed to
+	// subscribing counts, per session, the subscribes with a source now,
+	// and notes that the session ended meanwhile (dropSubscriptions).
+	subscribing map[string]*subscribing
 }
 
 // NewMCPServer mirrors the catalog onto an mcp-go server and keeps it in
@@ -147,7 +150,7 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &MCPServer{opts: opts, log: log, tasks: newTaskTable(), subs: map[string]*subscription{}, sessSubs: map[string]map[string]bool{}}
+	m := &MCPServer{opts: opts, log: log, tasks: newTaskTable(), subs: map[string]*subscription{}, sessSubs: map[string]map[string]bool{}, subscribing: map[string]*subscribing{}}
 
 	m.unserved.Store(&map[string]string{})
 

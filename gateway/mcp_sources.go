@@ -365,10 +365,15 @@ func (m *MCPServer) subscribe(ctx context.Context, session, uri string) error {
 		return nil
 	}
 	st.pending++
+	sub := m.subscribing[session]
+	if sub == nil {
+		sub = &subscribing{}
+		m.subscribing[session] = sub
+	}
+	sub.n++
 	m.subMu.Unlock()
 
 	st.io.Lock()
-	defer st.io.Unlock()
 	var err error
 	if !st.active {
 		if rs, ok := st.src.(ResourceSubscriber); ok {
@@ -377,18 +382,41 @@ func (m *MCPServer) subscribe(ctx context.Context, session, uri string) error {
 		st.active = err == nil
 	}
 	m.subMu.Lock()
-	defer m.subMu.Unlock()
 	st.pending--
-	if err != nil {
+	if sub.n--; sub.n == 0 {
+		delete(m.subscribing, session)
+	}
+	switch {
+	case err != nil:
 		m.forgetIfIdle(uri, st)
-		return fmt.Errorf("subscribing to %s: %w", uri, err)
+		err = fmt.Errorf("subscribing to %s: %w", uri, err)
+	case sub.ended:
+		// The session ended while the source was asked: its
+		// subscriptions were dropped before this one was registered, so
+		// it is undone here (the source too, when no one else holds it).
+		st.pending++ // release's
+		m.subMu.Unlock()
+		st.io.Unlock()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), subscriptionTimeout)
+		defer cancel()
+		m.release(ctx, uri, st)
+		return nil
+	default:
+		st.sessions[session] = true
+		if m.sessSubs[session] == nil {
+			m.sessSubs[session] = map[string]bool{}
+		}
+		m.sessSubs[session][uri] = true
 	}
-	st.sessions[session] = true
-	if m.sessSubs[session] == nil {
-		m.sessSubs[session] = map[string]bool{}
-	}
-	m.sessSubs[session][uri] = true
-	return nil
+	m.subMu.Unlock()
+	st.io.Unlock()
+	return err
+}
+
+// subscribing is a session's subscribes under way with their sources.
+type subscribing struct {
+	n     int
+	ended bool // the session ended meanwhile
 }
 
 // unsubscribe removes session's subscription to uri, if any, and
@@ -448,6 +476,9 @@ func (m *MCPServer) dropSubscriptions(session string) {
 	m.subMu.Lock()
 	set := m.sessSubs[session]
 	delete(m.sessSubs, session)
+	if sub := m.subscribing[session]; sub != nil {
+		sub.ended = true // subscribe undoes what it was asking for
+	}
 	type drop struct {
 		uri string
 		st  *subscription

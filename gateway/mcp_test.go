@@ -1002,3 +1002,47 @@ func TestToolMCPGoCannotServeIsLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// gatedSource is a fakeSource whose subscribe waits at a gate (an
+// upstream slow to answer), saying when it got there.
+type gatedSource struct {
+	*fakeSource
+	entered, gate chan struct{}
+}
+
+func (s *gatedSource) SubscribeResource(ctx context.Context, uri string) error {
+	s.entered <- struct{}{}
+	<-s.gate
+	return s.fakeSource.SubscribeResource(ctx, uri)
+}
+
+// TestSubscribeUndoneWhenItsSessionEnds: a session that ends while its
+// resources/subscribe is with the source leaves nothing behind, neither
+// its entries nor the source's subscription.
+func TestSubscribeUndoneWhenItsSessionEnds(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	src := &gatedSource{fakeSource: &fakeSource{subs: map[string]int{}}, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	m.AddResourceSource(src)
+	const uri = "fake://watched"
+	done := make(chan error, 1)
+	go func() { done <- m.subscribe(context.Background(), "s1", uri) }()
+	<-src.entered             // s1's subscribe is with the source
+	m.dropSubscriptions("s1") // the session ends meanwhile
+	close(src.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	m.subMu.Lock()
+	left, st, under := m.sessSubs["s1"], m.subs[uri], len(m.subscribing)
+	m.subMu.Unlock()
+	if left != nil || st != nil || under != 0 || src.count(uri) != 0 {
+		t.Errorf("after the session ended: its entries %v, the resource's entry %v, subscribes under way %d, the source's subscriptions %d; want none",
+			left, st != nil, under, src.count(uri))
+	}
+	// A session that stays keeps what it subscribed to.
+	go func() { <-src.entered }()
+	if err := m.subscribe(context.Background(), "s2", uri); err != nil || src.count(uri) != 1 {
+		t.Errorf("a live session's subscribe: %v, source subscriptions %d", err, src.count(uri))
+	}
+}
