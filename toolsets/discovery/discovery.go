@@ -229,9 +229,14 @@ func (d *Discovery) call(ctx context.Context, outer *gateway.Call) (*gateway.Res
 		return gateway.UnavailableResult(CallTool, "the gateway is not serving yet"), nil
 	}
 	// The real call: same caller, same profile; its own ID, record,
-	// validation and policy decision.
+	// validation and policy decision. A repeat that answers a round (an
+	// approval's form, the tool's own question) carries the inner call's
+	// state and the answers: the outer call's round stage has opened its
+	// own seal (bound to call_tool's arguments, so to this tool and these
+	// arguments), and the inner call's stages check theirs.
 	inner := &gateway.Call{Name: p.Name, Arguments: p.Arguments, Session: outer.Session, Client: outer.Client,
-		Identity: outer.Identity, Principal: outer.Principal, View: outer.View}
+		Identity: outer.Identity, Principal: outer.Principal, View: outer.View,
+		RequestState: outer.RequestState, InputResponses: outer.InputResponses}
 	res := (*c).Call(ctx, inner)
 	if res.Extras == nil {
 		res.Extras = map[string]any{}

@@ -159,6 +159,49 @@ func TestCallToolKeepsTheCaller(t *testing.T) {
 	}
 }
 
+// roundApprover grants a call that answers its form, and asks otherwise,
+// in a round of the call (as the client channel does a 2026-07-28 client).
+type roundApprover struct{}
+
+func (roundApprover) Approve(_ context.Context, call *gateway.Call) gateway.Approval {
+	if _, ok := call.InputResponses[gateway.ApprovalInput]; ok && call.RequestState == "approval-state" {
+		return gateway.Approval{Granted: true, Scope: "once", Channel: "client"}
+	}
+	return gateway.Approval{InputRequest: json.RawMessage(`{"message":"ok?"}`), RequestState: "approval-state"}
+}
+
+// TestCallToolAnswersRounds: a tool that needs approval in a round runs
+// through call_tool as when called directly: the repeat's state and
+// answers reach the inner call. The state stays bound to the tool and
+// arguments it was minted for.
+func TestCallToolAnswersRounds(t *testing.T) {
+	d, cat, _ := fixture(t, 3, Options{Mode: ModeSearch})
+	ask := gateway.PolicyFunc(func(_ context.Context, tl *gateway.Tool) gateway.Decision {
+		if tl.Name == "t0" || tl.Name == "t1" {
+			return gateway.Decision{Ask: true, Layer: "config", Rule: "ask"}
+		}
+		return gateway.Decision{Allow: true}
+	})
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: ask, Approver: roundApprover{}})
+	d.Bind(p)
+	ctx := context.Background()
+	answer := map[string]json.RawMessage{gateway.ApprovalInput: json.RawMessage(`{"action":"accept"}`)}
+	args := json.RawMessage(`{"name":"t0","arguments":{"word":"hi"}}`)
+	r1 := p.Call(ctx, &gateway.Call{Name: CallTool, Arguments: args})
+	if r1.Kind != gateway.KindInputRequired || r1.RequestState == "" {
+		t.Fatalf("round 1: kind %q state %q; want input_required", r1.Kind, r1.RequestState)
+	}
+	if r2 := p.Call(ctx, &gateway.Call{Name: CallTool, Arguments: args, RequestState: r1.RequestState, InputResponses: answer}); r2.IsError || r2.OutputText() != "t0 hi" {
+		t.Errorf("round 2 (approved): kind %q %q %s; want t0's answer", r2.Kind, r2.OutputText(), r2.Message)
+	}
+	// The state of t0's round does not approve t1.
+	r3 := p.Call(ctx, &gateway.Call{Name: CallTool, Arguments: args})
+	other := json.RawMessage(`{"name":"t1","arguments":{"word":"hi"}}`)
+	if r4 := p.Call(ctx, &gateway.Call{Name: CallTool, Arguments: other, RequestState: r3.RequestState, InputResponses: answer}); r4.Kind != gateway.KindRequestError {
+		t.Errorf("t0's round state with t1: kind %q %q; want a request error", r4.Kind, r4.Message)
+	}
+}
+
 // TestFindToolsKeepsToTheView: find_tools never returns a tool the
 // caller's view leaves out.
 func TestFindToolsKeepsToTheView(t *testing.T) {
