@@ -342,6 +342,59 @@ func TestSummarizeBinaryParts(t *testing.T) {
 	}
 }
 
+// TestSummarizeKeepsTextPartsWhole: only sizes change. Text under the
+// limit beside large images stays as it was, part for part, in its place
+// (each caption beside its image) with its annotations; text over it
+// becomes one summary that keeps the annotations and _meta its parts
+// share, and none when they differ.
+func TestSummarizeKeepsTextPartsWhole(t *testing.T) {
+	user := json.RawMessage(`{"audience":["user"]}`)
+	meta := json.RawMessage(`{"k":"v"}`)
+	big := strings.Repeat("x", 10_000)
+	pipeline := func(out ...Part) *Pipeline {
+		return NewPipeline(&Options{Tools: resolverFunc(func(string) (*Tool, string, bool) {
+			return Must(NewTool(ToolDef{Name: "t"}, func(context.Context, *Call) (*Result, error) { return Ok(out...), nil })), "t", true
+		}), Artifacts: &memArtifacts{}, MaxOutputBytes: 4096})
+	}
+	shape := func(parts []Part) string {
+		var b strings.Builder
+		for _, part := range parts {
+			switch v := part.(type) {
+			case TextPart:
+				fmt.Fprintf(&b, "[text %.20q %s %s]", v.Text, v.Annotations, v.Meta)
+			case ResourceLinkPart:
+				b.WriteString("[link]")
+			default:
+				fmt.Fprintf(&b, "[%s]", part.PartType())
+			}
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name string
+		out  []Part
+		want string
+	}{
+		{"captions beside large images", []Part{
+			TextPart{Text: "Figure 1: cat"},
+			ImagePart{Data: make([]byte, 10_000), MIMEType: "image/png"},
+			TextPart{Text: "Figure 2: dog", Annotations: user},
+			ImagePart{Data: make([]byte, 100), MIMEType: "image/png"},
+		}, `[text "Figure 1: cat"  ][link][text "Figure 2: dog" {"audience":["user"]} ][image]`},
+		{"one annotated text over the limit", []Part{TextPart{Text: big, Annotations: user, Meta: meta}},
+			`[text "[output truncated: 1" {"audience":["user"]} {"k":"v"}][link]`},
+		{"texts that share their annotations", []Part{TextPart{Text: big, Annotations: user}, TextPart{Text: "end", Annotations: user}},
+			`[text "[output truncated: 1" {"audience":["user"]} ][link]`},
+		{"texts whose annotations differ", []Part{TextPart{Text: big, Annotations: user}, TextPart{Text: "end"}},
+			`[text "[output truncated: 1"  ][link]`},
+	} {
+		res := pipeline(tc.out...).Call(context.Background(), &Call{Name: "t"})
+		if got := shape(res.Output); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
 type resolverFunc func(string) (*Tool, string, bool)
 
 func (f resolverFunc) Resolve(name string) (*Tool, string, bool) { return f(name) }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -62,31 +63,51 @@ func (p *Pipeline) summarize(call *Call, res *Result) *Result {
 	max := p.limitsOf(call).MaxOutputBytes
 	out := make([]Part, 0, len(res.Output)+2)
 
-	// The text parts, joined, become one artifact and one summary.
-	var texts []string
-	textAt := -1
+	// The text parts, when they are over the limit themselves (or the
+	// binary parts alone would fit), become one artifact and one summary,
+	// in the place of the first; otherwise they stay as they are, where
+	// they are (a caption beside its image), and only binary parts go.
+	var texts []TextPart
+	textLen := 0
 	for _, part := range res.Output {
 		if t, ok := part.(TextPart); ok {
-			if textAt < 0 {
-				textAt = len(out)
-				out = append(out, nil) // placeholder for the summary
-			}
-			texts = append(texts, t.Text)
-			continue
+			texts = append(texts, t)
+			textLen += len(t.Text)
 		}
-		out = append(out, part)
 	}
-	if textAt >= 0 {
-		text := strings.Join(texts, "\n")
-		if len(text) > max/2 || outputSize(res.Output)-len(text) <= max {
-			summary, link := p.saveText(call, text, max)
-			out[textAt] = Text(summary)
-			if link != nil {
-				out = append(out[:textAt+1], append([]Part{link}, out[textAt+1:]...)...)
-			}
-		} else {
-			out[textAt] = Text(text)
+	if len(texts) > 1 {
+		textLen += len(texts) - 1 // the line breaks that join them
+	}
+	if len(texts) > 0 && (textLen > max/2 || outputSize(res.Output)-textLen <= max) {
+		joined := make([]string, len(texts))
+		for i, t := range texts {
+			joined[i] = t.Text
 		}
+		summary, link := p.saveText(call, strings.Join(joined, "\n"), max)
+		// The summary speaks for every text part: it keeps their
+		// annotations (an audience, say) and _meta when they all have the
+		// same, and has none when they differ.
+		first := texts[0]
+		for _, t := range texts[1:] {
+			if !bytes.Equal(t.Annotations, first.Annotations) || !bytes.Equal(t.Meta, first.Meta) {
+				first.Annotations, first.Meta = nil, nil
+				break
+			}
+		}
+		placed := false
+		for _, part := range res.Output {
+			if _, ok := part.(TextPart); !ok {
+				out = append(out, part)
+			} else if !placed {
+				placed = true
+				out = append(out, TextPart{Text: summary, Annotations: first.Annotations, Meta: first.Meta})
+				if link != nil {
+					out = append(out, link)
+				}
+			}
+		}
+	} else {
+		out = append(out, res.Output...)
 	}
 
 	// Binary parts, largest first, until the output fits.
