@@ -587,6 +587,14 @@ func (c *Config) check() error {
 			bad("metrics.addr", "%q is not a loopback address: metrics reveal tool names and traffic; set metrics.allow_remote: true to serve them there", c.Metrics.Addr)
 		}
 	}
+	for i, t := range c.Admin.Tokens {
+		if strings.TrimSpace(t) == "" {
+			// Never a credential: the admin API would take the list for
+			// "no tokens", and off loopback that is no authentication
+			// (an unset variable in "${A},${B}" makes one).
+			bad(fmt.Sprintf("admin.tokens[%d]", i), "is blank: remove it, or give the token (admin.token_env reads one from the environment)")
+		}
+	}
 	if c.Admin.Addr != "" {
 		if _, _, err := net.SplitHostPort(c.Admin.Addr); err != nil {
 			bad("admin.addr", "%q is not host:port: %v", c.Admin.Addr, err)
