@@ -144,7 +144,7 @@ func handle(ctx context.Context, opts Options, d *def, call *gateway.Call) (*gat
 	deadline, _ := ctx.Deadline()
 	item := operator.Item{
 		ID: call.ID, Kind: operator.KindOutput, Tool: call.Name, Toolset: call.Toolset,
-		Session: call.Session, Client: call.Client, Created: time.Now(), Deadline: deadline,
+		Session: call.SessionRef(), Client: call.Client, Created: time.Now(), Deadline: deadline,
 		Arguments: gateway.RecordArguments(call), Description: d.Description, OutputSchema: d.OutputSchema,
 	}
 	event := func(typ string, fields map[string]any) {

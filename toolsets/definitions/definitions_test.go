@@ -1,10 +1,13 @@
 package definitions
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/gateway/operator"
 )
 
@@ -49,5 +52,27 @@ func TestFormSchema(t *testing.T) {
 		if _, wrapped := formSchema(json.RawMessage(nested)); !wrapped {
 			t.Errorf("%s: want one text field", nested)
 		}
+	}
+}
+
+// TestWaitingCallShowsTheSessionDigest: a call waiting for the operator is
+// listed (toolgate pending, the admin API, the page) with its session's
+// digest, as every record and log shows it, never the MCP session id,
+// which is a bearer credential for the session.
+func TestWaitingCallShowsTheSessionDigest(t *testing.T) {
+	q := operator.NewQueue()
+	d := &def{Definition: Definition{Name: "ask", Answer: AnswerOperator}}
+	const sid = "mcp-session-7f3a9c0e"
+	call := &gateway.Call{ID: "c1", Name: "ask", Toolset: Name, Session: sid, Arguments: json.RawMessage(`{}`)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = handle(ctx, Options{Waiter: q}, d, call) }()
+	defer func() { cancel(); <-done }()
+	var items []operator.Item
+	for deadline := time.Now().Add(10 * time.Second); len(items) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		items = q.List()
+	}
+	if len(items) != 1 || items[0].Session != gateway.SessionRef(sid) {
+		t.Fatalf("waiting calls %+v; want one, with session %q", items, gateway.SessionRef(sid))
 	}
 }
