@@ -95,6 +95,8 @@ func Handler(q *Queue, opts HTTPOptions) http.Handler {
 		switch err := q.Submit(id, a); {
 		case errors.Is(err, ErrUnknown):
 			writeError(w, http.StatusNotFound, err.Error())
+		case errors.Is(err, ErrBusy):
+			writeError(w, http.StatusConflict, err.Error())
 		case err != nil:
 			writeError(w, http.StatusUnprocessableEntity, err.Error())
 		default:

@@ -70,6 +70,9 @@ type Answer struct {
 var (
 	ErrUnknown = errors.New("no call with that ID is waiting")
 	ErrClosed  = errors.New("the gateway is shutting down")
+	// ErrBusy: another answer to the call is being checked; the call
+	// still waits if that one is refused, so retry.
+	ErrBusy = errors.New("another answer to this call is being checked; retry in a moment")
 )
 
 // Queue holds the waiting calls. It is safe for concurrent use.
@@ -147,15 +150,20 @@ func (q *Queue) Wait(ctx context.Context, it Item, check func(Answer) error) (An
 }
 
 // Submit answers a waiting call. It fails with [ErrUnknown] for an ID that
-// is not waiting (never was, already answered, or gave up), and with the
+// is not waiting (never was, already answered, or gave up), with
+// [ErrBusy] while another answer to it is being checked, and with the
 // check's error for an answer the call cannot take (the call keeps
 // waiting for a good one).
 func (q *Queue) Submit(id string, a Answer) error {
 	q.mu.Lock()
 	w, ok := q.waiting[id]
-	if !ok || w.taken {
+	if !ok {
 		q.mu.Unlock()
 		return fmt.Errorf("%w: %s", ErrUnknown, id)
+	}
+	if w.taken { // not ErrUnknown: the call may well go on waiting
+		q.mu.Unlock()
+		return fmt.Errorf("%w (%s)", ErrBusy, id)
 	}
 	w.taken = true // one submission at a time is checked
 	q.mu.Unlock()

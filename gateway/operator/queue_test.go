@@ -82,6 +82,51 @@ func TestRefusedAnswerKeepsTheCallWaiting(t *testing.T) {
 	}
 }
 
+// TestSecondAnswerWhileOneIsChecked: an answer that comes while another
+// is being checked is told to retry (409 from the API), not that the call
+// is gone, and once the first is refused the call takes the retry.
+func TestSecondAnswerWhileOneIsChecked(t *testing.T) {
+	q := NewQueue()
+	checking, release := make(chan struct{}), make(chan struct{})
+	check := func(a Answer) error {
+		if string(a.Output) == `"bad"` {
+			close(checking)
+			<-release // a long schema check
+			return fmt.Errorf("does not match the output schema")
+		}
+		return nil
+	}
+	got := make(chan Answer, 1)
+	go func() {
+		a, _ := q.Wait(context.Background(), Item{ID: "c1"}, check)
+		got <- a
+	}()
+	waitListed(t, q, 1)
+	first := make(chan error, 1)
+	go func() { first <- q.Submit("c1", Answer{Output: json.RawMessage(`"bad"`)}) }()
+	<-checking
+	if err := q.Submit("c1", Answer{Output: json.RawMessage(`"good"`)}); !errors.Is(err, ErrBusy) {
+		t.Errorf("an answer while another is checked: %v, want ErrBusy", err)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/v1/pending/c1/submit", strings.NewReader(`{"output":"good"}`))
+	req.Header.Set("Content-Type", "application/json")
+	Handler(q, HTTPOptions{}).ServeHTTP(rec, req)
+	if rec.Code != http.StatusConflict {
+		t.Errorf("the API answered %d %s, want 409", rec.Code, rec.Body)
+	}
+	close(release)
+	if err := <-first; err == nil {
+		t.Fatal("the bad answer was taken")
+	}
+	if err := q.Submit("c1", Answer{Output: json.RawMessage(`"good"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-got; string(a.Output) != `"good"` {
+		t.Errorf("the call got %s", a.Output)
+	}
+}
+
 func TestDeadlineAndClose(t *testing.T) {
 	q := NewQueue()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)

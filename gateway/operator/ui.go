@@ -389,8 +389,11 @@ func (u *ui) answer(w http.ResponseWriter, r *http.Request, sid string) {
 	}
 	if err := u.q.Submit(id, a); err != nil {
 		status := http.StatusUnprocessableEntity
-		if errors.Is(err, ErrUnknown) {
+		switch {
+		case errors.Is(err, ErrUnknown):
 			status = http.StatusNotFound
+		case errors.Is(err, ErrBusy):
+			status = http.StatusConflict
 		}
 		d := u.data(r.Context(), sid)
 		d.Error = err.Error()
