@@ -37,12 +37,15 @@ type RoundStates struct {
 // NewRoundStates returns the states of prefix, with keys derived from
 // secrets (the replicas' shared session keys: replicas sharing them open
 // each other's states; the first seals), or a key drawn now when there
-// are none.
+// are none. The key is derived for the prefix too: the prefix is not
+// under the MAC, and the users of two prefixes (the round stage's and the
+// approvals') must not open each other's states, or an approval's state
+// relabelled as a round's would pass the approval unanswered.
 func NewRoundStates(prefix string, secrets [][]byte) *RoundStates {
 	k := &RoundStates{prefix: prefix, used: map[string]time.Time{}}
 	for _, s := range secrets {
 		m := hmac.New(sha256.New, s)
-		m.Write([]byte("toolgate round state key"))
+		m.Write([]byte("toolgate round state key\x00" + prefix))
 		k.keys = append(k.keys, m.Sum(nil))
 	}
 	if len(k.keys) == 0 {

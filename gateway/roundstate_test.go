@@ -66,6 +66,12 @@ func TestRoundStatesAcrossReplicas(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
+	// The same secret, another prefix (the approvals' and the round
+	// stage's): a state relabelled from one to the other does not open.
+	relabelled := "tgu." + strings.TrimPrefix(sealed, "tgt.")
+	if _, err := NewRoundStates("tgu.", [][]byte{oldKey}).Open(relabelled, call); !errors.Is(err, ErrRoundForged) {
+		t.Errorf("a state relabelled to another prefix of the same secret: %v, want %v", err, ErrRoundForged)
+	}
 }
 
 // FuzzRoundStateOpen: a request state is untrusted input. Open never

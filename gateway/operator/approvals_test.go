@@ -2,7 +2,9 @@ package operator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,5 +90,49 @@ func TestManyPendingApprovals(t *testing.T) {
 		if ev.kinds[typ] != n {
 			t.Errorf("%d %s events, want %d (%v)", ev.kinds[typ], typ, n, ev.kinds)
 		}
+	}
+}
+
+// roundsClient is a 2026-07-28 client: it can be asked only in rounds.
+type roundsClient struct{}
+
+func (roundsClient) SessionID() string             { return "" }
+func (roundsClient) Log(string, string, any) error { return nil }
+func (roundsClient) CanRequest(string) bool        { return false }
+func (roundsClient) CanAskInRounds(string) bool    { return true }
+func (roundsClient) Modern() bool                  { return true }
+func (roundsClient) Capabilities() json.RawMessage { return json.RawMessage(`{"elicitation":{}}`) }
+func (roundsClient) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, gateway.ErrClientCannot
+}
+
+// TestApprovalStateIsNoRoundState: with replicas' session keys (one
+// secret for the approvals' states and the round stage's), the state of
+// an approval's form relabelled as a round's does not pass the approval:
+// the tool does not run unanswered.
+func TestApprovalStateIsNoRoundState(t *testing.T) {
+	ran := 0
+	tl, _ := gateway.NewDynamicTool(gateway.ToolDef{Name: "send"}, func(context.Context, map[string]any) (*gateway.Result, error) {
+		ran++
+		return gateway.OkText("sent"), nil
+	})
+	ts, _ := gateway.NewToolset("mail", tl)
+	cat := gateway.NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	ask := gateway.PolicyFunc(func(context.Context, *gateway.Tool) gateway.Decision {
+		return gateway.Decision{Ask: true, Layer: "config", Rule: "policy.approval.tools:send"}
+	})
+	keys := [][]byte{[]byte("0123456789abcdef0123456789abcdef")}
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: ask, RoundSecrets: keys,
+		Approver: NewApprovals(ApprovalOptions{Channel: "client", Timeout: time.Minute, RoundSecrets: keys})})
+	ctx := gateway.WithClient(context.Background(), roundsClient{})
+	first := p.Call(ctx, &gateway.Call{ID: "c1", Name: "send", Identity: "token:ci"})
+	if first.Kind != gateway.KindInputRequired || !strings.HasPrefix(first.RequestState, "tga1.") {
+		t.Fatalf("first round: kind %v state %q", first.Kind, first.RequestState)
+	}
+	relabelled := "tgr1." + strings.TrimPrefix(first.RequestState, "tga1.")
+	second := p.Call(ctx, &gateway.Call{ID: "c2", Name: "send", Identity: "token:ci", RequestState: relabelled})
+	if ran != 0 || second.Kind != gateway.KindRequestError {
+		t.Errorf("the relabelled state: the tool ran %d time(s), result %s %q; want refused", ran, second.Kind, second.Message)
 	}
 }
