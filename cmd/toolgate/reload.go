@@ -275,12 +275,16 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 	roots := a.policy.SandboxRoots()
 	protect := r.protected(next)
 	sandboxRebuilt := false
+	var unprotected error // the protected list changed and could not be put in force
 	if changed["sandbox"] || !slices.Equal(protect, ownState(r.cur)) {
 		sb, shown, err := a.newSandbox(next, protect)
 		if err != nil {
 			a.log.Error("config reload: sandbox", "err", err)
 			fail(err, "sandbox")
 			changed["sandbox"] = false
+			if !slices.Equal(protect, ownState(r.cur)) {
+				unprotected = err
+			}
 		} else {
 			// cur.Sandbox is taken with the filesystem toolset built on it.
 			a.retired = append(a.retired, a.sandbox) // calls in flight may still use it
@@ -325,6 +329,13 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 		keys := slices.DeleteFunc(slices.Clone(b.keys), func(k string) bool { return !changed[k] })
 		if len(keys) == 0 { // the filesystem toolset, on a sandbox rebuilt to protect a moved memory.path
 			keys = []string{b.name}
+		}
+		if b.name == "memory" && unprotected != nil {
+			// Its database may have moved under a root that the sandbox in
+			// force does not protect: it stays where it is until a reload
+			// can protect the new place.
+			fail(fmt.Errorf("the database stays where it is: the sandbox that would protect its new place could not be built (%w)", unprotected), keys...)
+			continue
 		}
 		if err := r.replaceBuiltin(ctx, b, next); err != nil {
 			a.log.Error("config reload: toolset", "toolset", b.name, "err", err)

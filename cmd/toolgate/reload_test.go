@@ -128,6 +128,41 @@ func TestReloadProtectsMovedMemoryDatabase(t *testing.T) {
 	}
 }
 
+// TestReloadKeepsMemoryWhereItIsProtected: a reload that moves memory.path
+// under a root while the sandbox cannot be rebuilt (a root gone since
+// start) leaves the database where it was, which the sandbox in force
+// protects, instead of opening the new one unprotected; the reload says
+// so.
+func TestReloadKeepsMemoryWhereItIsProtected(t *testing.T) {
+	dir := t.TempDir()
+	root, gone := filepath.Join(dir, "ws"), filepath.Join(dir, "gone")
+	for _, d := range []string{root, gone} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, db := filepath.Join(dir, "outside.db"), filepath.Join(root, "mem", "memory.db")
+	var next *config.Config
+	a, r := reloadApp(t, dir, "sandbox: {roots: ["+root+", "+gone+"]}\nmemory: {write_mode: external, path: "+old+"}\n", &next)
+	next = configFrom(t, dir, "sandbox: {roots: ["+root+", "+gone+"]}\nmemory: {write_mode: external, path: "+db+"}\n")
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	r.reload(context.Background(), "SIGHUP")
+	if res := r.last.Load(); res.OK || !strings.Contains(res.Error, "memory: the database stays where it is") {
+		t.Errorf("reload: %+v; want it failed, saying the database stays", res)
+	}
+	if r.cur.Memory.Path != old {
+		t.Errorf("memory.path in force %q, want %q", r.cur.Memory.Path, old)
+	}
+	if res := callTool(a, "write_memory", map[string]any{"content": "secret", "scope": "global"}); res.IsError {
+		t.Fatalf("write_memory: %s", res.Message)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("the new database was opened under a root the sandbox does not protect")
+	}
+}
+
 // A built-in toolset that fails to rebuild is not recorded as applied when
 // another one succeeds: the reload reports it failed, and the next reload
 // of the same file, once the cause is fixed, applies it.
