@@ -824,25 +824,20 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 		session.addForwarder(&p.fwd)
 	}
 
+	// toolgate patch, item 44: should HandleMessage panic (a hook, the
+	// interceptor, a resource or prompt handler: WithRecovery covers tool
+	// handlers only), net/http recovers it, and the forwarder must not
+	// stay on the session: the session's next notification would start it
+	// on this dead request, which would take the notification and lose it.
+	handled := false
+	defer func() {
+		if !handled {
+			s.endForwarding(session, p, listening)
+		}
+	}()
 	response := s.server.HandleMessage(ctx, rawData)
-	if listening {
-		// Stop broadcasts before draining what is already queued.
-		s.server.unregisterListenSession(session)
-	}
-	// Stop the forwarder before draining, so that exactly one consumer
-	// delivers (or, with an event store, records) whatever notifications
-	// remain, in their order ahead of the response. toolgate patch, item 30:
-	// whether or not there is an event store; v1.2.1 stopped it first only
-	// with one.
-	//
-	// toolgate patch, item 31: a forwarder that was never started has
-	// nothing to deliver, and none can start once finish has returned.
-	session.removeForwarder(&p.fwd)
-	started := p.fwd.finish()
-	close(p.done)
-	if started {
-		<-p.exited
-	}
+	handled = true
+	s.endForwarding(session, p, listening)
 	if response == nil {
 		if !p.upgradedHeader {
 			w.WriteHeader(http.StatusAccepted)
@@ -932,6 +927,27 @@ drainLoop:
 				// Don't fail the request, just log the error
 			}
 		}
+	}
+}
+
+// endForwarding ends what a POST set up to deliver notifications while it
+// was handled: the listening stream's registration for broadcasts, and
+// its forwarder, stopped before the drain so that exactly one consumer
+// delivers (or, with an event store, records) whatever notifications
+// remain, in their order ahead of the response. toolgate patch, item 30:
+// whether or not there is an event store; v1.2.1 stopped it first only
+// with one. Item 31: a forwarder that was never started has nothing to
+// deliver, and none can start once finish has returned.
+func (s *StreamableHTTPServer) endForwarding(session *streamableHttpSession, p *postState, listening bool) {
+	if listening {
+		// Stop broadcasts before draining what is already queued.
+		s.server.unregisterListenSession(session)
+	}
+	session.removeForwarder(&p.fwd)
+	started := p.fwd.finish()
+	close(p.done)
+	if started {
+		<-p.exited
 	}
 }
 

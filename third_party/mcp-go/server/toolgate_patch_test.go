@@ -1284,3 +1284,45 @@ func TestToolgateToolCallFilterContext(t *testing.T) {
 		t.Errorf("hidden: %s, want not found", out)
 	}
 }
+
+// TestToolgatePanickingPostLeavesNoForwarder (item 44): a POST whose
+// handling panics (a resource handler: WithRecovery covers tool handlers
+// only) leaves no forwarder on its session, and the session's next call
+// gets the notification its handler sends.
+func TestToolgatePanickingPostLeavesNoForwarder(t *testing.T) {
+	s := NewMCPServer("t", "1", WithResourceCapabilities(false, false), WithRecovery())
+	s.AddResource(mcp.NewResource("file:///boom", "boom"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		panic("boom")
+	})
+	s.AddTool(mcp.NewTool("notify"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_ = ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/message", map[string]any{"level": "info", "data": "hi"})
+		return mcp.NewToolResultText("ok"), nil
+	})
+	h := NewStreamableHTTPServer(s, WithStateful(true))
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	for i := range 10 {
+		sid := initializeSession(t, h)
+		header := http.Header{"Mcp-Session-Id": {sid}, "Mcp-Protocol-Version": {"2025-11-25"}}
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(mcpPost(context.Background(), ts.URL,
+			`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///boom"}}`, header))
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("session %d: the panicking request was answered %d", i, resp.StatusCode)
+		}
+		v, _ := s.sessions.Load(sid)
+		sess := v.(*streamableHttpSession)
+		sess.fwdMu.Lock()
+		left := len(sess.fwds)
+		sess.fwdMu.Unlock()
+		if left != 0 {
+			t.Fatalf("session %d: %d forwarders left by the panicking request", i, left)
+		}
+		resp = postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notify"}}`, header)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "notifications/message") {
+			t.Fatalf("session %d: the call's notification was lost: %s", i, body)
+		}
+	}
+}
