@@ -29,6 +29,19 @@ func waitListed(t *testing.T, q *Queue, n int) {
 	}
 }
 
+// waitingCall puts call c1 in q, waiting for an answer check takes, and
+// returns where its answer arrives once it is listed.
+func waitingCall(t *testing.T, q *Queue, check func(Answer) error) <-chan Answer {
+	t.Helper()
+	got := make(chan Answer, 1)
+	go func() {
+		a, _ := q.Wait(context.Background(), Item{ID: "c1"}, check)
+		got <- a
+	}()
+	waitListed(t, q, 1)
+	return got
+}
+
 func TestSubmitAnswersTheWaitingCall(t *testing.T) {
 	q := NewQueue()
 	got := make(chan Answer, 1)
@@ -62,12 +75,7 @@ func TestRefusedAnswerKeepsTheCallWaiting(t *testing.T) {
 		}
 		return nil
 	}
-	got := make(chan Answer, 1)
-	go func() {
-		a, _ := q.Wait(context.Background(), Item{ID: "c1"}, check)
-		got <- a
-	}()
-	waitListed(t, q, 1)
+	got := waitingCall(t, q, check)
 	if err := q.Submit("c1", Answer{Output: json.RawMessage(`41`)}); err == nil || !strings.Contains(err.Error(), "want 42") {
 		t.Fatalf("a refused answer: %v", err)
 	}
@@ -96,12 +104,7 @@ func TestSecondAnswerWhileOneIsChecked(t *testing.T) {
 		}
 		return nil
 	}
-	got := make(chan Answer, 1)
-	go func() {
-		a, _ := q.Wait(context.Background(), Item{ID: "c1"}, check)
-		got <- a
-	}()
-	waitListed(t, q, 1)
+	got := waitingCall(t, q, check)
 	first := make(chan error, 1)
 	go func() { first <- q.Submit("c1", Answer{Output: json.RawMessage(`"bad"`)}) }()
 	<-checking
