@@ -86,9 +86,12 @@ func (r *recentEnds) add(e ended) {
 }
 
 // lastOther is the time of the latest end of a session other than s (zero
-// if none).
+// if none). A request of no session ("": every 2026-07-28 caller over
+// HTTP, whose ephemeral session has no ID) is of a session of its own:
+// every other end counts, or one such caller's late message would go to
+// another caller, another user's.
 func (r *recentEnds) lastOther(session string) time.Time {
-	if r.latest.session != session {
+	if session == "" || r.latest.session != session {
 		return r.latest.at
 	}
 	return r.other.at

@@ -380,5 +380,20 @@ func TestSoleRequest(t *testing.T) {
 			t.Errorf("no client: %v %q", ctx, why)
 		}
 		endN()
+		// 2026-07-28 callers over HTTP have no session ID: each is a
+		// session of its own, so one's late message is never another's.
+		time.Sleep(time.Second)
+		m1 := gateway.WithClient(context.Background(), &fakeClient{session: ""})
+		m2 := gateway.WithClient(context.Background(), &fakeClient{session: ""})
+		endM1, endM2 := c.track(m1), c.track(m2)
+		endM1()
+		if ctx, why := c.soleRequest(); ctx != nil || !strings.Contains(why, "another session") {
+			t.Errorf("a session-less caller just after another ended: %v %q", ctx, why)
+		}
+		time.Sleep(c.lateWindow)
+		if ctx, _ := c.soleRequest(); ctx != m2 {
+			t.Error("the session-less caller not chosen once the other's window passed")
+		}
+		endM2()
 	})
 }
