@@ -322,6 +322,56 @@ func TestStdioPurity(t *testing.T) {
 	}
 }
 
+// TestStdioClientGone: a client that dies with calls in flight (both of
+// its pipe ends closed, as when it crashes) ends the server cleanly: the
+// answers written to the closed stdout fail, and do not kill it
+// (SIGPIPE), so every call is recorded and the run is stopped.
+func TestStdioClientGone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.StartStdio(t)
+	stdin, stdout := s.Pipes(t)
+	out := bufio.NewReader(stdout)
+	send := func(msg string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, msg+"\n"); err != nil {
+			t.Fatalf("writing to stdin: %v", err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"result"`) {
+		t.Fatalf("initialize: %q %v", line, err)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for id := 2; id <= 4; id++ {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`, id))
+	}
+	if !waitFor(10*time.Second, func() bool { return countEvents(e.liveEvents(t), "tool.started", "sleep") == 3 }) {
+		t.Fatalf("the 3 calls did not start: %d started", countEvents(e.liveEvents(t), "tool.started", "sleep"))
+	}
+	// The client dies: its ends of both pipes close.
+	if err := stdout.(*teeLines).r.(io.Closer).Close(); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	if code := s.Wait(15 * time.Second); code != 0 {
+		t.Fatalf("exit code %d once the client was gone (-1: killed by a signal), want 0; stderr:\n%s", code, tail(s.Stderr(), 2000))
+	}
+	a := e.Archive(t)
+	sleeps := 0
+	for _, r := range a.Tools {
+		if r.Tool == "sleep" {
+			sleeps++
+		}
+	}
+	if sleeps != 3 {
+		t.Errorf("tools.jsonl has %d sleep lines, want 3", sleeps)
+	}
+	if n := len(a.Events); n == 0 || a.Events[n-1]["type"] != "run.stopped" {
+		t.Errorf("events.jsonl does not end with run.stopped: %v", a.eventTypes())
+	}
+}
+
 // TestShutdownWithCallsInFlight: SIGTERM with ten 60-second calls running
 // ends the process within the grace period, and every call is recorded as
 // cancelled before run.stopped.

@@ -20,6 +20,12 @@ import (
 )
 
 func main() {
+	// A client that dies closes the pipes: without this, Go's runtime
+	// kills a process that writes to a broken stdout or stderr (SIGPIPE),
+	// before the calls in flight are recorded and the run is stopped.
+	// Notified, the write fails with EPIPE and the server ends as on EOF.
+	// (Not signal.Ignore: upstream children would inherit SIG_IGN.)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
