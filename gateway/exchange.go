@@ -112,6 +112,17 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 	}
 	hctx, cancel := context.WithCancel(base)
 	ex.cancel = cancel
+	if o, ok := ctx.Value(becomeTaskKey{}).(*taskOffer); ok && call.Task == nil {
+		// A call that may become a task once its tool runs (BecomeTask):
+		// its context ends with its first round if it stays a plain call,
+		// and with the task (tasks/cancel) if it becomes one; only then
+		// does the exchange end with it.
+		context.AfterFunc(ctx, func() {
+			if o.accepted() {
+				cancel()
+			}
+		})
+	}
 	ex.round.Store(&ctx)
 	hctx = WithClient(hctx, &askingClient{ex: ex})
 	if ProgressRequested(ctx) {

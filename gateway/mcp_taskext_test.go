@@ -76,6 +76,15 @@ func newTaskExtServer(t *testing.T) *taskExtServer {
 				return nil, ctx.Err()
 			}
 		}),
+		def("directs-elicits", TaskOptional, func(ctx context.Context, _ map[string]any) (*Result, error) {
+			BecomeTask(ctx) // as an upstream of the extension that answers with a task, then asks
+			ans, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object"}}`))
+			if err != nil {
+				f.ended <- err
+				return nil, err
+			}
+			return OkText("answered " + string(ans)), nil
+		}),
 		def("directs-fast", TaskOptional, func(context.Context, map[string]any) (*Result, error) { return OkText("at once"), nil }),
 	)
 	if err != nil {
@@ -301,8 +310,17 @@ func mustJSON(v any) string {
 // Cancelling a task that waits for input ends the call behind it, the
 // tool still waiting for its answer included.
 func TestTasksExtensionCancelWhileAsking(t *testing.T) {
+	for _, tool := range []string{"elicits", "directs-elicits"} {
+		t.Run(tool, func(t *testing.T) { cancelWhileAsking(t, tool) })
+	}
+}
+
+// cancelWhileAsking: tool, a task from the start or one it becomes itself
+// (directed: an upstream's task), asks its caller; tasks/cancel ends the
+// call waiting for the answer at once, not at the call's deadline.
+func cancelWhileAsking(t *testing.T, tool string) {
 	f := newTaskExtServer(t)
-	id := f.create(t, "elicits")
+	id := f.create(t, tool)
 	f.until(t, id, "input_required")
 	if ack, rpcErr := f.send(t, "tasks/cancel", map[string]any{"taskId": id}, withTasks); rpcErr != nil || !bareAck(ack) {
 		t.Fatalf("tasks/cancel: %v %v", ack, rpcErr)
