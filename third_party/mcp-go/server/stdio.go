@@ -10,6 +10,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -537,8 +538,23 @@ func (p *toolCallPool) next(ctx context.Context, inbox chan *toolCallWork) *tool
 	case w := <-inbox:
 		return w // nil once closed
 	case <-ctx.Done():
+	}
+	// toolgate patch, item 45: a call handed to this worker as ctx ended
+	// (select chose at random between the two) is served: it sees the
+	// ended context, and is answered and recorded as such, not dropped
+	// with no answer at all. A worker still on the idle list was handed
+	// nothing; one that is not was taken off it by submit (or close),
+	// whose send into the buffered inbox follows at once.
+	p.mu.Lock()
+	i := slices.Index(p.idle, inbox)
+	if i >= 0 {
+		p.idle = slices.Delete(p.idle, i, i+1)
+	}
+	p.mu.Unlock()
+	if i >= 0 {
 		return nil
 	}
+	return <-inbox
 }
 
 // close ends the pool: idle workers return, busy ones once the queue is

@@ -1326,3 +1326,38 @@ func TestToolgatePanickingPostLeavesNoForwarder(t *testing.T) {
 		}
 	}
 }
+
+// TestToolgateToolCallPoolKeepsACallHandedAtTheEnd (item 45): a call
+// handed to an idle worker as the context ends (the input's end, say) is
+// not dropped: the worker returns it, or it stays queued (as calls queued
+// at the end always did). Before, the worker woken by the end returned
+// nothing and the call sat in its inbox, never answered.
+func TestToolgateToolCallPoolKeepsACallHandedAtTheEnd(t *testing.T) {
+	for round := range 200 {
+		p := &toolCallPool{limit: 10}
+		ctx, cancel := context.WithCancel(context.Background())
+		inbox := make(chan *toolCallWork, 1)
+		got := make(chan *toolCallWork, 1)
+		go func() { got <- p.next(ctx, inbox) }()
+		for idle := 0; idle == 0; {
+			p.mu.Lock()
+			idle = len(p.idle)
+			p.mu.Unlock()
+			if idle == 0 {
+				time.Sleep(10 * time.Microsecond)
+			}
+		}
+		cancel() // wakes the worker for the end...
+		w := &toolCallWork{}
+		if !p.submit(w) { // ...as the call is handed over
+			t.Fatalf("round %d: the pool refused the call", round)
+		}
+		r := <-got
+		p.mu.Lock()
+		queued := slices.Contains(p.queue, w)
+		p.mu.Unlock()
+		if r != w && !queued {
+			t.Fatalf("round %d: the call handed as the context ended was dropped", round)
+		}
+	}
+}
