@@ -298,6 +298,18 @@ func TestStdioPurity(t *testing.T) {
 	if r := next("4"); r["result"] == nil {
 		t.Fatalf("tools/call after garbage: %v", r)
 	}
+	// A message over the bound (http.max_body_bytes, 4 MiB, bounds a line
+	// too) is skipped unread and refused; the session goes on.
+	delete(got, "<nil>")
+	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 5<<20) + `"}}}`)
+	if r := next("<nil>"); r["error"] == nil || r["error"].(map[string]any)["code"] != float64(-32600) ||
+		!strings.Contains(fmt.Sprint(r["error"].(map[string]any)["message"]), "over the limit of 4194304 bytes") {
+		t.Errorf("a 5 MiB line: %v; want an Invalid Request error naming the limit", r)
+	}
+	send(`{"jsonrpc":"2.0","id":6,"method":"tools/list"}`)
+	if r := next("6"); r["result"] == nil {
+		t.Fatalf("tools/list after the long line: %v", r)
+	}
 
 	// End of input ends the server, cleanly.
 	stdin.Close()

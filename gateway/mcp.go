@@ -80,6 +80,11 @@ type MCPOptions struct {
 	// MaxTasks bounds the tasks (calls made as MCP tasks) running at once;
 	// one more is refused. If zero, [DefaultMaxTasks].
 	MaxTasks int
+	// MaxStdioMessageBytes bounds one message read over stdio (a line): a
+	// longer one is skipped as it is read, never held, and answered with
+	// an Invalid Request error; the session goes on. If zero,
+	// [DefaultMaxBodyBytes], the HTTP body limit's default.
+	MaxStdioMessageBytes int64
 	// Logger; nil discards.
 	Logger *slog.Logger
 }

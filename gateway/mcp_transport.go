@@ -34,6 +34,7 @@ func (m *MCPServer) ServeStdio(ctx context.Context, in io.Reader, out io.Writer)
 	// slow tools from holding up the others.
 	server.WithWorkerPoolSize(100)(s) // mcp-go's maximum
 	server.WithQueueSize(1024)(s)
+	server.WithMaxMessageBytes(int(cmp.Or(m.opts.MaxStdioMessageBytes, DefaultMaxBodyBytes)))(s) // mcp-go patch item 46
 	return s.Listen(context.WithValue(ctx, identityKey{}, "local"), in, out)
 }
 

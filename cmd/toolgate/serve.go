@@ -91,7 +91,10 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		ToolMeta:     a.toolMeta,
 		SessionMeta:  a.policy.HasSessionGrants,
 		OnSessionEnd: a.forgetSession,
-		Logger:       a.log,
+		// One bound for a message however it comes: a POST's body, a line
+		// on stdin.
+		MaxStdioMessageBytes: cfg.HTTP.MaxBodyBytes,
+		Logger:               a.log,
 	})
 	roots := srv.ClientRoots
 	a.clientRoots.Store(&roots)

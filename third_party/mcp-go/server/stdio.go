@@ -38,6 +38,7 @@ type StdioServer struct {
 	requestWg      sync.WaitGroup // Tracks in-flight request handlers
 	workerPoolSize int
 	queueSize      int
+	maxLineBytes   int        // toolgate patch (item 46): 0, no bound
 	writeMu        sync.Mutex // Protects concurrent writes
 }
 
@@ -90,6 +91,21 @@ func WithQueueSize(size int) StdioOption {
 		} else if size > maxQueueSize {
 			s.errLogger.Printf("Queue size %d exceeds maximum (%d), using maximum", size, maxQueueSize)
 			s.queueSize = maxQueueSize
+		}
+	}
+}
+
+// WithMaxMessageBytes bounds the length of one input line (a message).
+// toolgate patch, item 46: v1.2.1 read a line of any length whole, and a
+// message of hundreds of megabytes cost the process about nine times its
+// size in memory before it was even decoded. A longer line is skipped as
+// it is read, never held, and answered with an Invalid Request error
+// (id null: it was not read); the session goes on. 0, the default, is no
+// bound, as in v1.2.1.
+func WithMaxMessageBytes(n int) StdioOption {
+	return func(s *StdioServer) {
+		if n > 0 {
+			s.maxLineBytes = n
 		}
 	}
 }
@@ -419,13 +435,19 @@ func (s *StdioServer) handleNotifications(ctx context.Context, stdout io.Writer)
 // - EOF is encountered (returns nil)
 // - An error occurs while reading or processing messages (returns the error)
 func (s *StdioServer) processInputStream(ctx context.Context, reader *bufio.Reader, stdout io.Writer) error {
-	lines := readLines(ctx, reader)
+	lines := readLines(ctx, reader, s.maxLineBytes)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 
-		line, err := nextLine(ctx, lines)
+		line, over, err := nextLine(ctx, lines)
+		if over > 0 && (err == nil || err == io.EOF) {
+			msg := fmt.Sprintf("Invalid Request: a message of %d bytes is over the limit of %d bytes; it was skipped", over, s.maxLineBytes)
+			if werr := s.writeResponse(createErrorResponse(nil, mcp.INVALID_REQUEST, msg), stdout); werr != nil {
+				return werr
+			}
+		}
 		if err != nil {
 			if err == io.EOF {
 				return nil
@@ -577,18 +599,19 @@ func (p *toolCallPool) close() {
 // is dropped, as the per-line goroutine dropped it.
 type readResult struct {
 	line string
+	over int // the length of a line skipped as too long (item 46)
 	err  error
 }
 
 // readLines reads reader's lines, each sent on the channel it returns,
 // until a read fails (that result is the last sent) or ctx ends.
-func readLines(ctx context.Context, reader *bufio.Reader) <-chan readResult {
+func readLines(ctx context.Context, reader *bufio.Reader, max int) <-chan readResult {
 	lines := make(chan readResult)
 	go func() {
 		for {
-			line, err := reader.ReadString('\n')
+			line, over, err := readLine(reader, max)
 			select {
-			case lines <- readResult{line: line, err: err}:
+			case lines <- readResult{line: line, over: over, err: err}:
 			case <-ctx.Done():
 				return
 			}
@@ -600,13 +623,47 @@ func readLines(ctx context.Context, reader *bufio.Reader) <-chan readResult {
 	return lines
 }
 
-// nextLine is the next line readLines read, or "" once ctx has ended.
-func nextLine(ctx context.Context, lines <-chan readResult) (string, error) {
+// readLine reads one line, as ReadString('\n') does, of at most max
+// bytes before its line break (max 0: any). A longer one is read to its
+// end and dropped as it goes (item 46): it returns "" and the line's
+// length.
+func readLine(reader *bufio.Reader, max int) (string, int, error) {
+	if max <= 0 {
+		line, err := reader.ReadString('\n')
+		return line, 0, err
+	}
+	var buf []byte
+	n := 0
+	for {
+		frag, err := reader.ReadSlice('\n')
+		n += len(frag)
+		body := n
+		if len(frag) > 0 && frag[len(frag)-1] == '\n' {
+			body-- // the line break is not the message's
+		}
+		if body <= max {
+			buf = append(buf, frag...)
+		} else {
+			buf = nil
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if body > max {
+			return "", body, err
+		}
+		return string(buf), 0, err
+	}
+}
+
+// nextLine is the next line readLines read, or "" once ctx has ended;
+// over is the length of a line skipped as too long.
+func nextLine(ctx context.Context, lines <-chan readResult) (line string, over int, err error) {
 	select {
 	case <-ctx.Done():
-		return "", nil
+		return "", 0, nil
 	case res := <-lines:
-		return res.line, res.err
+		return res.line, res.over, res.err
 	}
 }
 

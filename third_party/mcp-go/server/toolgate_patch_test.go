@@ -18,6 +18,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -1359,5 +1360,44 @@ func TestToolgateToolCallPoolKeepsACallHandedAtTheEnd(t *testing.T) {
 		if r != w && !queued {
 			t.Fatalf("round %d: the call handed as the context ended was dropped", round)
 		}
+	}
+}
+
+// TestToolgateStdioMessageBound (item 46): a line over the bound is
+// skipped as it is read (never held) and answered with an Invalid Request
+// error of id null; the lines around it, one exactly at the bound among
+// them, are served.
+func TestToolgateStdioMessageBound(t *testing.T) {
+	r := bufio.NewReaderSize(strings.NewReader("abc\n"+strings.Repeat("x", 10)+"\n"+strings.Repeat("y", 5000)+"\nlast"), 16)
+	for _, want := range []struct {
+		line string
+		over int
+		err  error
+	}{{"abc\n", 0, nil}, {strings.Repeat("x", 10) + "\n", 0, nil}, {"", 5000, nil}, {"last", 0, io.EOF}} {
+		line, over, err := readLine(r, 10)
+		if line != want.line || over != want.over || err != want.err {
+			t.Fatalf("readLine = %q %d %v, want %q %d %v", line, over, err, want.line, want.over, want.err)
+		}
+	}
+
+	s := NewMCPServer("t", "1")
+	stdio := NewStdioServer(s)
+	WithMaxMessageBytes(200)(stdio)
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"` + strings.Repeat("z", 100000) + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n"
+	var out strings.Builder
+	if err := stdio.Listen(context.Background(), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(out.String()), "\n")
+	slices.Sort(got) // initialize is answered on its own goroutine
+	want := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message of ` + strconv.Itoa(len(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":""}}`)+100000) + ` bytes is over the limit of 200 bytes; it was skipped"}}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("answers:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
