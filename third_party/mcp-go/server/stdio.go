@@ -636,6 +636,9 @@ func readLine(reader *bufio.Reader, max int) (string, int, error) {
 	n := 0
 	for {
 		frag, err := reader.ReadSlice('\n')
+		if n == 0 && err != bufio.ErrBufferFull && len(frag) <= max+1 && (len(frag) <= max || frag[len(frag)-1] == '\n') {
+			return string(frag), 0, err // the whole line at once: one copy, as ReadString
+		}
 		n += len(frag)
 		body := n
 		if len(frag) > 0 && frag[len(frag)-1] == '\n' {

@@ -1379,6 +1379,16 @@ func TestToolgateStdioMessageBound(t *testing.T) {
 			t.Fatalf("readLine = %q %d %v, want %q %d %v", line, over, err, want.line, want.over, want.err)
 		}
 	}
+	// A line longer than the reader's buffer, within the bound, comes
+	// whole; one byte more is over.
+	long := strings.Repeat("l", 40)
+	r = bufio.NewReaderSize(strings.NewReader(long+"\n"+long+"l\n"), 16)
+	if line, over, err := readLine(r, 40); line != long+"\n" || over != 0 || err != nil {
+		t.Fatalf("a 40-byte line with a bound of 40: %q %d %v", line, over, err)
+	}
+	if line, over, err := readLine(r, 40); line != "" || over != 41 || err != nil {
+		t.Fatalf("a 41-byte line with a bound of 40: %q %d %v", line, over, err)
+	}
 
 	s := NewMCPServer("t", "1")
 	stdio := NewStdioServer(s)
