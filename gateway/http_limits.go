@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -109,6 +110,15 @@ func (g *httpGuard) serveMCP(w http.ResponseWriter, r *http.Request, next http.H
 	v := r.Header.Get("Mcp-Protocol-Version")
 	modern := mcp.IsValidProtocolVersion(v) && mcp.IsModernProtocol(v)
 	owner := identityFrom(r.Context())
+	if v != "" && !mcp.IsValidProtocolVersion(v) && r.Method != http.MethodPost {
+		// The transport's MUST: 400 for an invalid or unsupported version.
+		// mcp-go would take any later string ("2099-01-01", "garbage") for
+		// 2026-07-28 and answer a GET or DELETE 405, which reads as "no
+		// stream here" or "no ending sessions" (a POST gets its 400 there,
+		// with the era's error).
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("unsupported MCP-Protocol-Version %q; supported: %s", v, strings.Join(mcp.ValidProtocolVersions, ", ")))
+		return
+	}
 
 	var sess *httpSession
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && !modern {

@@ -128,3 +128,34 @@ func TestPostWithoutSession(t *testing.T) {
 		})
 	}
 }
+
+// TestUnsupportedProtocolVersionIs400: a GET or DELETE naming an invalid or
+// unknown MCP-Protocol-Version is 400 (the transport's MUST), not the 405
+// that mcp-go answers when it takes a later string for 2026-07-28; the
+// session it names lives on.
+func TestUnsupportedProtocolVersionIs400(t *testing.T) {
+	url := httpTestServer(t, HTTPOptions{})
+	_, h, _ := postMCP(t, url, "", "", initialize2025)
+	sid := h.Get("Mcp-Session-Id")
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		for _, version := range []string{"2099-01-01", "garbage"} {
+			req, _ := http.NewRequest(method, url, nil)
+			req.Host = "localhost"
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", version)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "unsupported MCP-Protocol-Version") {
+				t.Errorf("%s with version %q: %d %s, want 400 naming the version", method, version, resp.StatusCode, b)
+			}
+		}
+	}
+	if st, _, body := postMCP(t, url, sid, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"ping"}`); st != http.StatusOK {
+		t.Errorf("the session after the refused DELETEs: %d %s", st, body)
+	}
+}
