@@ -1028,6 +1028,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 
 	// Set the client context before handling the message
 	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no") // toolgate patch, item 47
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
@@ -1916,6 +1917,7 @@ func (p *postState) upgradeToSSE() {
 		return
 	}
 	p.w.Header().Set("Content-Type", "text/event-stream")
+	p.w.Header().Set("X-Accel-Buffering", "no") // toolgate patch, item 47
 	p.w.Header().Set("Connection", "keep-alive")
 	p.w.Header().Set("Cache-Control", "no-cache")
 	p.w.WriteHeader(http.StatusOK)

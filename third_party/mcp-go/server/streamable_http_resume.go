@@ -353,6 +353,7 @@ func (s *StreamableHTTPServer) serveListeningStream(w HTTPResponseWriter, r *HTT
 	conn := st.attach()
 
 	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no") // toolgate patch, item 47
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
@@ -396,6 +397,7 @@ func (s *StreamableHTTPServer) handleResumeGet(w HTTPResponseWriter, r *HTTPRequ
 	}
 
 	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no") // toolgate patch, item 47
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)

@@ -1411,3 +1411,40 @@ func TestToolgateStdioMessageBound(t *testing.T) {
 		t.Fatalf("answers:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestToolgateSSEUnbuffered (item 47): every SSE answer says
+// X-Accel-Buffering: no (the 2026-07-28 transport's SHOULD), so that a
+// proxy such as nginx passes each event on as it comes: a GET stream, and
+// a POST's answer that became a stream.
+func TestToolgateSSEUnbuffered(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("notify"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_ = ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/message", map[string]any{"level": "info", "data": "hi"})
+		return mcp.NewToolResultText("ok"), nil
+	})
+	h := NewStreamableHTTPServer(s, WithStateful(true))
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	sid := initializeSession(t, h)
+	header := http.Header{"Mcp-Session-Id": {sid}, "Mcp-Protocol-Version": {"2025-11-25"}}
+
+	resp := postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"notify"}}`, header)
+	resp.Body.Close()
+	if ct, xa := resp.Header.Get("Content-Type"), resp.Header.Get("X-Accel-Buffering"); ct != "text/event-stream" || xa != "no" {
+		t.Errorf("a POST answered as a stream: Content-Type %q, X-Accel-Buffering %q", ct, xa)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
+	get.Header = header.Clone()
+	get.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct, xa := resp.Header.Get("Content-Type"), resp.Header.Get("X-Accel-Buffering"); ct != "text/event-stream" || xa != "no" {
+		t.Errorf("a GET stream: Content-Type %q, X-Accel-Buffering %q", ct, xa)
+	}
+}
