@@ -326,19 +326,28 @@ func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
 	if environ == nil {
 		environ = os.Environ
 	}
-	// The variable named by http.auth.token_env holds tokens, not a setting,
-	// even when its name begins with TOOLGATE_.
-	tokenVar, adminVar := k.String("http.auth.token_env"), k.String("admin.token_env")
+	// The variables the *_env settings name hold secrets (tokens, session
+	// keys, a client secret), not settings, even when their names begin
+	// with TOOLGATE_ (docs/replicas.md's TOOLGATE_SESSION_KEYS does): they
+	// are not read as keys.
+	secretVars := map[string]bool{}
+	for key, v := range k.All() {
+		if s, ok := v.(string); ok && s != "" && strings.HasSuffix(key, "_env") {
+			secretVars[s] = true
+		}
+	}
+	for _, tok := range k.Slices("http.auth.tokens") { // {name, token_env}
+		if s := tok.String("token_env"); s != "" {
+			secretVars[s] = true
+		}
+	}
 	for _, kv := range environ() {
-		switch name, v, _ := strings.Cut(kv, "="); name {
-		case EnvPrefix + "HTTP__AUTH__TOKEN_ENV":
-			tokenVar = v
-		case EnvPrefix + "ADMIN__TOKEN_ENV":
-			adminVar = v
+		if name, v, _ := strings.Cut(kv, "="); v != "" && strings.HasPrefix(name, EnvPrefix) && strings.HasSuffix(name, "_ENV") {
+			secretVars[v] = true
 		}
 	}
 	transform := func(key, v string) (string, any) {
-		if key == tokenVar || key == adminVar && adminVar != "" {
+		if secretVars[key] {
 			return "", nil
 		}
 		return envKey(key, v)

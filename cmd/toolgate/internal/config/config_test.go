@@ -63,13 +63,27 @@ func TestLayersOverrideInOrder(t *testing.T) {
 	}
 }
 
+// TestTokenEnvVariableIsNotASetting: a variable a *_env setting names
+// holds a secret, not a setting, even when its name begins with
+// TOOLGATE_: every such setting, named in the file or in the environment.
 func TestTokenEnvVariableIsNotASetting(t *testing.T) {
-	cfg, err := load(t, "http:\n  auth:\n    token_env: TOOLGATE_TOKENS\n", []string{"TOOLGATE_TOKENS=abc"})
-	if err != nil {
-		t.Fatalf("a token variable named TOOLGATE_* was read as a setting: %v", err)
-	}
-	if cfg.HTTP.Auth.TokenEnv != "TOOLGATE_TOKENS" {
-		t.Fatalf("token_env %q", cfg.HTTP.Auth.TokenEnv)
+	for _, tc := range []struct{ name, yaml, env string }{
+		{"http.auth.token_env", "http:\n  auth:\n    token_env: TOOLGATE_TOKENS\n", "TOOLGATE_TOKENS=abc"},
+		{"a named token's token_env", "http:\n  auth:\n    tokens: [{name: ci, token_env: TOOLGATE_CI}]\n", "TOOLGATE_CI=abc"},
+		{"admin.token_env", "admin:\n  token_env: TOOLGATE_ADMIN\n", "TOOLGATE_ADMIN=abc"},
+		{"http.session_keys_env", "http:\n  session_keys_env: TOOLGATE_SESSION_KEYS\n", "TOOLGATE_SESSION_KEYS=" + strings.Repeat("A", 43) + "="},
+		{"introspection_client_secret_env", "http:\n  auth:\n    oauth:\n      introspection_client_secret_env: TOOLGATE_INTROSPECTION\n", "TOOLGATE_INTROSPECTION=abc"},
+		{"named in the environment", "", "TOOLGATE_HTTP__SESSION_KEYS_ENV=TOOLGATE_KEYS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := []string{tc.env}
+			if tc.name == "named in the environment" {
+				env = append(env, "TOOLGATE_KEYS="+strings.Repeat("A", 43)+"=")
+			}
+			if _, err := load(t, tc.yaml, env); err != nil && strings.Contains(err.Error(), "unknown key") {
+				t.Fatalf("a secret's variable named TOOLGATE_* was read as a setting: %v", err)
+			}
+		})
 	}
 }
 
