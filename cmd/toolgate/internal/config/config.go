@@ -859,6 +859,13 @@ func IsLoopback(addr string) bool {
 func Effective(k *koanf.Koanf) ([]byte, error) {
 	c := k.Copy()
 	for _, key := range []string{"http.auth.tokens", "admin.tokens"} {
+		if v, ok := c.Get(key).(string); ok && v != "" {
+			// From the environment (TOOLGATE_ADMIN__TOKENS=a,b): one string.
+			if err := c.Set(key, "[REDACTED]"); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		list, _ := c.Get(key).([]any)
 		if len(list) == 0 {
 			continue

@@ -137,21 +137,37 @@ func TestToolgateYAMLInWorkingDirectory(t *testing.T) {
 	}
 }
 
+// TestEffectiveRedactsTokens: toolgate config shows no token, whether it
+// comes from the file or from the environment.
 func TestEffectiveRedactsTokens(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	file := filepath.Join(dir, "c.yaml")
-	_ = os.WriteFile(file, []byte("http:\n  auth:\n    tokens: [supersecret]\n"), 0o644)
-	_, _, k, err := Load(Options{File: file, Environ: func() []string { return nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := Effective(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(out), "supersecret") || !strings.Contains(string(out), "REDACTED") {
-		t.Fatalf("effective config:\n%s", out)
+	for _, tc := range []struct {
+		name, yaml string
+		env        []string
+	}{
+		{"file", "http:\n  auth:\n    tokens: [supersecret]\n", nil},
+		{"named in the file", "http:\n  auth:\n    tokens: [{name: ci, token: supersecret}]\n", nil},
+		{"environment", "", []string{"TOOLGATE_HTTP__AUTH__TOKENS=supersecret,other", "TOOLGATE_ADMIN__TOKENS=supersecret"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			file := ""
+			if tc.yaml != "" {
+				file = filepath.Join(dir, "c.yaml")
+				_ = os.WriteFile(file, []byte(tc.yaml), 0o644)
+			}
+			_, _, k, err := Load(Options{File: file, Environ: func() []string { return tc.env }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := Effective(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(out), "supersecret") || !strings.Contains(string(out), "REDACTED") {
+				t.Fatalf("effective config:\n%s", out)
+			}
+		})
 	}
 }
 
