@@ -26,6 +26,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzCallToolRequestDecodedOnce \
 	./gateway:FuzzRequestIdDecode \
 	./gateway:FuzzStdioClientResponse \
+	./gateway:FuzzEditDistance \
 	./gateway/runs:FuzzAppendString \
 	./adapters/upstream:FuzzLineLimiter \
 	./adapters/upstream:FuzzCallParamsAppendJSON \

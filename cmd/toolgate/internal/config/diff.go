@@ -11,13 +11,16 @@ type Changes struct {
 	// Added, Removed and Changed are upstream names: added ones are
 	// started, removed ones stopped, changed ones restarted; the others
 	// keep their processes and sessions.
-	Added, Removed, Changed []string
+	Added   []string `json:"added"`
+	Removed []string `json:"removed"`
+	Changed []string `json:"changed"`
 	// Settings are top-level keys (policy, limits, ...) whose values differ
 	// and that a running gateway could take up.
-	Settings []string
+	Settings []string `json:"settings"`
 	// Fixed are keys that cannot change while serving (http, runs_dir,
-	// log): they keep their old values until restart.
-	Fixed []string
+	// log): they keep their old values until restart. (The JSON names are
+	// those of the config.reloaded event, as docs/reload.md gives them.)
+	Fixed []string `json:"fixed"`
 }
 
 // Empty says whether nothing changed.
