@@ -552,5 +552,56 @@ func referenceDecode(raw []byte) (map[string]any, error) {
 	if !ok {
 		return nil, errors.New("not an object")
 	}
+	if memberNames(raw) != keptMembers(v) {
+		return nil, errors.New("a member name repeated") // what a repeat leaves out of the decoding
+	}
 	return obj, nil
+}
+
+// memberNames counts the member names in raw, token by token.
+func memberNames(raw []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var objects []bool // per open value: an object?
+	key := false       // the next string is a name
+	n := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		switch tok {
+		case json.Delim('{'):
+			objects = append(objects, true)
+			key = true
+			continue
+		case json.Delim('['):
+			objects = append(objects, false)
+		case json.Delim('}'), json.Delim(']'):
+			objects = objects[:len(objects)-1]
+		default:
+			if _, ok := tok.(string); ok && key {
+				n++
+				key = false
+				continue
+			}
+		}
+		key = len(objects) > 0 && objects[len(objects)-1]
+	}
+}
+
+// keptMembers counts the members of every object in a decoded value.
+func keptMembers(v any) int {
+	n := 0
+	switch v := v.(type) {
+	case map[string]any:
+		n += len(v)
+		for _, e := range v {
+			n += keptMembers(e)
+		}
+	case []any:
+		for _, e := range v {
+			n += keptMembers(e)
+		}
+	}
+	return n
 }

@@ -519,3 +519,43 @@ func TestValidationNeverQuotesASecretValue(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedMemberIsRefused: arguments that give a name twice in one
+// object are refused as invalid, flat or nested, before anything runs:
+// validation saw the last (as encoding/json keeps it), while a typed
+// handler's decoding merged nested objects of both (a maximum of 10 let
+// 5000 through), and an upstream handed the same bytes may read the first.
+func TestRepeatedMemberIsRefused(t *testing.T) {
+	type opts struct {
+		Limit int `json:"limit,omitempty" jsonschema:"minimum=1,maximum=10"`
+	}
+	type params struct {
+		Name string `json:"name,omitempty"`
+		Opts opts   `json:"opts"`
+	}
+	ran := 0
+	tool := Must(NewTypedTool(ToolDef{Name: "t"}, func(_ context.Context, p params) (*Result, error) {
+		ran++
+		return OkText("ran"), nil
+	}))
+	ts, _ := NewToolset("x", tool)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	p := NewPipeline(&Options{Tools: cat})
+	for _, tc := range []struct{ args, want string }{
+		{`{"opts":{"limit":5000},"opts":{}}`, `at '/': the member "opts" appears more than once`},
+		{`{"name":"a","name":"b"}`, `at '/': the member "name" appears more than once`},
+		{`{"opts":{"limit":1,"limit":5000}}`, `at '/opts': the member "limit" appears more than once`},
+		{`{"name":"a","opts":{"limit":3}}`, ""},
+		{`{"name":"a:b","opts":{}}`, ""}, // a colon in a string is no member
+	} {
+		ran = 0
+		res := p.Call(context.Background(), &Call{Name: "t", Arguments: json.RawMessage(tc.args)})
+		switch {
+		case tc.want == "" && (res.IsError || ran != 1):
+			t.Errorf("%s: %s %s (ran %d), want it run", tc.args, res.Kind, res.Message, ran)
+		case tc.want != "" && (res.Kind != KindInvalid || !strings.Contains(res.Message, tc.want) || ran != 0):
+			t.Errorf("%s: %s %q (ran %d), want invalid arguments naming the repeat", tc.args, res.Kind, res.Message, ran)
+		}
+	}
+}

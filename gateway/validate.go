@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/jsonscan"
@@ -21,6 +22,9 @@ func (p *Pipeline) validateStage(next Handler) Handler {
 	return func(ctx context.Context, call *Call) *Result {
 		args, err := DecodeArguments(call.Arguments)
 		if err != nil {
+			if rep := (*RepeatedMemberError)(nil); errors.As(err, &rep) {
+				return InvalidArgumentsResult(call.Name, rep.Error())
+			}
 			return ParseErrorResult(err)
 		}
 		call.Args = args
@@ -44,12 +48,99 @@ func DecodeArguments(raw json.RawMessage) (map[string]any, error) {
 		return map[string]any{}, nil
 	}
 	if obj, ok := decodeFlat(raw); ok {
+		if flatMembers(raw) != len(obj) { // a name given twice
+			return nil, repeatedMember(raw)
+		}
 		return obj, nil
 	}
+	var obj map[string]any
+	var err error
 	if len(raw) <= argDecoderMax && raw[0] == '{' {
-		return decodePooled(raw)
+		obj, err = decodePooled(raw)
+	} else {
+		obj, err = decodeFresh(raw)
 	}
-	return decodeFresh(raw)
+	if err == nil {
+		err = repeatedMember(raw)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// RepeatedMemberError is arguments that give one name twice in an object.
+// They are refused: the decoded arguments, which are validated, keep the
+// last (as encoding/json does), while a typed handler's decoding into a
+// struct merges nested objects of both, and an upstream handed the same
+// bytes may read the first, so what runs would not be what was checked.
+type RepeatedMemberError struct {
+	At, Name string // the object's JSON pointer, the name
+}
+
+func (e *RepeatedMemberError) Error() string {
+	return fmt.Sprintf("at '%s': the member %q appears more than once; give each name once", e.At, e.Name)
+}
+
+// flatMembers counts the members of a flat object (decodeFlat's: no
+// nesting, no escapes): the colons outside its strings.
+func flatMembers(raw []byte) int {
+	n, in := 0, false
+	for _, c := range raw {
+		switch {
+		case c == '"':
+			in = !in
+		case c == ':' && !in:
+			n++
+		}
+	}
+	return n
+}
+
+// repeatedMember returns a *RepeatedMemberError for the first name given
+// twice in one object of raw (valid JSON), or nil. It reads raw again,
+// token by token: only arguments with nesting, or a repeat, come here.
+func repeatedMember(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if e := scanRepeated(dec, nil); e != nil {
+		return e
+	}
+	return nil
+}
+
+func scanRepeated(dec *json.Decoder, loc []string) *RepeatedMemberError {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			k, ok := kt.(string)
+			if err != nil || !ok {
+				return nil
+			}
+			if seen[k] {
+				return &RepeatedMemberError{At: pointer(loc), Name: k}
+			}
+			seen[k] = true
+			if e := scanRepeated(dec, append(loc, k)); e != nil {
+				return e
+			}
+		}
+		_, _ = dec.Token()
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if e := scanRepeated(dec, append(loc, strconv.Itoa(i))); e != nil {
+				return e
+			}
+		}
+		_, _ = dec.Token()
+	}
+	return nil
 }
 
 // decodeFresh decodes arguments with a decoder of their own.
