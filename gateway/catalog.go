@@ -269,7 +269,7 @@ func (c *Catalog) build(prev *snapshot) *snapshot {
 				s.entries = append(s.entries, e) // an owner's, claimed above
 				continue
 			} else if taken {
-				renamed, err := t.Renamed(conflictName(ts.Name(), t.Name))
+				renamed, err := t.Renamed(freeConflictName(s, ts.Name(), t.Name))
 				if err != nil { // cannot happen: conflictName fits the rules
 					c.log.Error("renaming conflicting tool", "tool", t.Name, "toolset", ts.Name(), "err", err)
 					continue
@@ -293,6 +293,21 @@ func unofferedOf(ts Toolset) map[string]string {
 		return u.Unoffered()
 	}
 	return nil
+}
+
+// freeConflictName is the name a tool that lost a name conflict is served
+// under: conflictName, or, should another tool already be served under
+// that (a toolset may list any name), the first of it with _2, _3... that
+// is free, so that every name is served once and a renamed tool never
+// takes another's place.
+func freeConflictName(s *snapshot, toolset, name string) string {
+	base := conflictName(toolset, name)
+	for i, n := 1, base; ; i++ {
+		if _, taken := s.byName[n]; !taken {
+			return n
+		}
+		n = fmt.Sprintf("%s_%d", base, i+1)
+	}
 }
 
 // conflictName is the deterministic name of a tool that lost a name

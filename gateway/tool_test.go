@@ -401,6 +401,36 @@ func TestCatalogAsksToolsetsOutsideItsLock(t *testing.T) {
 	}
 }
 
+// TestCatalogRenamedToolTakesNoName: a tool renamed for a conflict is never
+// served under a name another tool has (a toolset may list any name,
+// conflictName's included): every name is served once, and each call
+// reaches the tool it names.
+func TestCatalogRenamedToolTakesNoName(t *testing.T) {
+	mk := func(name, out string) *Tool {
+		return Must(NewTool(ToolDef{Name: name}, func(context.Context, *Call) (*Result, error) { return OkText(out), nil }))
+	}
+	shadow := conflictName("c", "write_file")
+	a, _ := NewToolset("a", mk("write_file", "a"))
+	b, _ := NewToolset("b", mk(shadow, "b"))
+	c, _ := NewToolset("c", mk("write_file", "c"))
+	cat := NewCatalog(nil)
+	for _, ts := range []Toolset{a, b, c} {
+		if err := cat.Add(context.Background(), ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	served := map[string]string{}
+	for _, e := range cat.Entries() {
+		if prev, dup := served[e.Tool.Name]; dup {
+			t.Errorf("%s is served twice, by %s and %s", e.Tool.Name, prev, e.Toolset)
+		}
+		served[e.Tool.Name] = e.Toolset
+	}
+	if served["write_file"] != "a" || served[shadow] != "b" || served[shadow+"_2"] != "c" {
+		t.Errorf("served: %v; want write_file by a, %s by b, %s_2 by c", served, shadow, shadow)
+	}
+}
+
 // TestCatalogReplace: a toolset replaced by one of the same name serves
 // the new tools at once (one change for the listeners, never a catalog
 // without the toolset), and the old one is handed back, not closed.
