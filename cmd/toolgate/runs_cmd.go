@@ -150,18 +150,35 @@ func runsTail(e *env, dir, ref string) error {
 	path := filepath.Join(run, "logs", "tools.jsonl")
 	fmt.Fprintf(e.stderr, "following %s (Ctrl-C stops)\n", filepath.Base(run))
 	seen := 0
-	tick := time.NewTicker(runsTailPoll)
-	defer tick.Stop()
-	for {
+	show := func() error {
 		calls, err := runs.Records(path)
 		if err != nil {
 			return err
+		}
+		if len(calls) < seen {
+			// The file was cut short (truncated in place, replaced):
+			// follow it from what it holds now.
+			fmt.Fprintf(e.stderr, "%s holds %d calls, fewer than the %d shown: following it from its start\n", path, len(calls), seen)
+			seen = 0
 		}
 		for _, c := range calls[seen:] {
 			printCall(e.stdout, c)
 		}
 		seen = len(calls)
+		return nil
+	}
+	tick := time.NewTicker(runsTailPoll)
+	defer tick.Stop()
+	for {
+		if err := show(); err != nil {
+			return err
+		}
 		if s := runs.Summarize(run); !s.Live {
+			// The run's last calls are recorded as it stops: read once
+			// more, now that nothing more will come.
+			if err := show(); err != nil {
+				return err
+			}
 			fmt.Fprintf(e.stderr, "run %s is not running (%s)\n", s.ID, orNone(s.Status))
 			return nil
 		}

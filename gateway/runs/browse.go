@@ -93,7 +93,11 @@ func Summarize(dir string) Summary {
 	if b, err := os.ReadFile(filepath.Join(dir, "run.json")); err == nil {
 		_ = json.Unmarshal(b, &s.Manifest)
 	}
-	s.Live = s.Stopped == "" && processRunning(s.PID)
+	// A run that holds its lock is live, whatever run.json says (it may
+	// not be written yet); one that took a lock and no longer holds it is
+	// over, whatever process has its PID now. Runs of versions without
+	// the lock are told by their PID.
+	s.Live = runLocked(dir) || s.Stopped == "" && !s.Locked && processRunning(s.PID)
 	s.Calls = countLines(filepath.Join(dir, "logs", "tools.jsonl"))
 	s.Errors = countLines(filepath.Join(dir, "logs", "errors.jsonl"))
 	s.Candidates = countLines(filepath.Join(dir, "archive", candidatesFile))

@@ -113,3 +113,46 @@ func TestRecordsSkipsOnlyTheBadLines(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveIsTheRunsLock: a run is live while it holds its directory's
+// lock, whatever its run.json says (not written yet, emptied), and over
+// once it no longer does, whatever process now has its PID (a container's
+// gateway is PID 1, which always exists). A run of a version without the
+// lock is told by its PID, as before.
+func TestLiveIsTheRunsLock(t *testing.T) {
+	if !runtimeHasFlock {
+		t.Skip("no flock(2) here")
+	}
+	dir := t.TempDir()
+	r, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := Summarize(r.Dir()); !s.Live || !s.Locked {
+		t.Errorf("an open run: live %v, locked %v", s.Live, s.Locked)
+	}
+	if err := os.WriteFile(filepath.Join(r.Dir(), "run.json"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !Summarize(r.Dir()).Live {
+		t.Error("an open run with an empty run.json is not live (prune would remove it)")
+	}
+	r.Close()
+	if Summarize(r.Dir()).Live {
+		t.Error("a closed run is live")
+	}
+	fake := func(name string, m Manifest) string {
+		d := filepath.Join(dir, name)
+		_ = os.MkdirAll(d, 0o755)
+		b, _ := json.Marshal(m)
+		_ = os.WriteFile(filepath.Join(d, "run.json"), b, 0o644)
+		return d
+	}
+	// Killed (no stop written), and its PID now another live process's.
+	if Summarize(fake("20260101T000000Z-aaaaaa", Manifest{PID: os.Getpid(), Locked: true})).Live {
+		t.Error("a killed run whose PID is alive again counts as live")
+	}
+	if !Summarize(fake("20260101T000000Z-bbbbbb", Manifest{PID: os.Getpid()})).Live {
+		t.Error("a run without the lock (an older version) with a live PID is not live")
+	}
+}

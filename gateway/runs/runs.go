@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"os"
@@ -44,6 +45,7 @@ type Run struct {
 	log     *slog.Logger
 
 	events, tools, errs *lineFile
+	lock                io.Closer // the run directory's lock (lock_unix.go), or nil
 
 	writeErrors atomic.Int64
 	replaced    atomic.Int64 // record files found replaced (guard.go)
@@ -66,6 +68,11 @@ type Manifest struct {
 	Command []string `json:"command,omitempty"`
 	Config  string   `json:"config,omitempty"`
 	Replica string   `json:"replica,omitempty"`
+	// Locked says the run holds a lock on its directory while it runs
+	// (lock_unix.go): whether it is live is whether the lock is held, not
+	// whether a process has its PID (PIDs are reused, and in a container
+	// the gateway is often PID 1, which always exists).
+	Locked bool `json:"locked,omitempty"`
 	// Client is the first client that called a tool ("name version").
 	Client string `json:"client,omitempty"`
 	// Stopped and Status are set when the run closes: a run without them
@@ -127,8 +134,11 @@ func Open(runsDir string, opts *Options) (*Run, error) {
 		return nil, fmt.Errorf("run archive: cannot create %s: %w", filepath.Join(dir, "logs"), err)
 	}
 	r := &Run{id: id, dir: dir, runsDir: abs, log: o.Logger, replica: o.Replica}
+	// Locked before anything is in it: from here until the process ends
+	// (or Close), the run is live to every reader, run.json or not.
+	r.lock = lockRun(dir)
 	r.manifest = Manifest{ID: id, Started: now.UTC().Format(time.RFC3339Nano), PID: os.Getpid(), Version: o.Version,
-		Command: redactArgs(o.Command), Config: o.Config, Replica: o.Replica}
+		Command: redactArgs(o.Command), Config: o.Config, Replica: o.Replica, Locked: r.lock != nil}
 	manifest, _ := json.MarshalIndent(r.manifest, "", "  ")
 	if err := writeFileSync(filepath.Join(dir, "run.json"), append(manifest, '\n')); err != nil {
 		os.RemoveAll(dir)
@@ -395,6 +405,9 @@ func (r *Run) Close() error {
 				m.Status = "stopped"
 			}
 		})
+		if r.lock != nil {
+			r.lock.Close()
+		}
 	})
 	return err
 }
