@@ -709,5 +709,22 @@ func (u *Upstream) httpClient() *http.Client {
 	if t.MaxIdleConns < t.MaxIdleConnsPerHost {
 		t.MaxIdleConns = t.MaxIdleConnsPerHost
 	}
-	return &http.Client{Transport: limitTransport{base: t, max: u.cfg.maxResultBytes(), upstream: u.name}}
+	return &http.Client{Transport: limitTransport{base: t, max: u.cfg.maxResultBytes(), upstream: u.name},
+		CheckRedirect: sameOriginRedirect}
+}
+
+// sameOriginRedirect follows an upstream's redirect only within the origin
+// (scheme, host and port) of the request it answers: net/http copies every
+// header to the new request, and drops Authorization only when the host
+// name changes, so a redirect to another port, to http from https, or to
+// another host would hand that server the upstream's configured secret
+// headers (an API key, its session id).
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if from := via[0].URL; req.URL.Scheme != from.Scheme || req.URL.Host != from.Host {
+		return fmt.Errorf("the upstream redirected to another origin (%s://%s); toolgate sends an upstream's headers to its own origin only: configure the URL it redirects to", req.URL.Scheme, req.URL.Host)
+	}
+	return nil
 }

@@ -3,6 +3,9 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -299,4 +302,52 @@ func TestStartContextEnds(t *testing.T) {
 	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "stopped: context canceled") {
 		t.Errorf("call after the supervisor stopped: %s %q", res.Kind, res.Message)
 	}
+}
+
+// TestRedirectKeepsHeadersAtHome: an upstream that redirects to another
+// origin (another port of the same host, another host) does not get its
+// configured secret headers sent there: the redirect is refused, saying
+// why. A redirect within its origin is followed.
+func TestRedirectKeepsHeadersAtHome(t *testing.T) {
+	t.Setenv("REDIR_TOK", "tok-secret-123456")
+	t.Setenv("REDIR_KEY", "key-secret-654321")
+	headers := map[string]string{"Authorization": "Bearer ${REDIR_TOK}", "X-Api-Key": "${REDIR_KEY}"}
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		other, seen := httpUpstream(t, &serverState{})
+		target := "http://" + host + other[strings.LastIndex(other, ":"):]
+		redirector := httptest.NewServer(http.RedirectHandler(target, http.StatusTemporaryRedirect))
+		u := start(t, Config{Name: "a", URL: redirector.URL + "/mcp", Headers: headers}, nil, false)
+		eventually(t, 10*time.Second, "the upstream to fail", func() bool { return u.Status().State != "starting" })
+		if h := seen(); h != nil && (h.Get("Authorization") != "" || h.Get("X-Api-Key") != "") {
+			t.Errorf("%s: the other origin got Authorization=%q X-Api-Key=%q", target, h.Get("Authorization"), h.Get("X-Api-Key"))
+		}
+		if st := u.Status(); !strings.Contains(st.Detail, "redirected to another origin") {
+			t.Errorf("%s: status %+v, want it to name the refused redirect", target, st)
+		}
+		u.Close()
+		redirector.Close()
+	}
+	// Within the origin (a path that moved): followed.
+	inner, _ := httpUpstream(t, &serverState{})
+	mux := http.NewServeMux()
+	moved := httptest.NewServer(mux)
+	defer moved.Close()
+	mux.Handle("/old", http.RedirectHandler("/mcp", http.StatusTemporaryRedirect))
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, inner, r.Body)
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	})
+	u := start(t, Config{Name: "b", URL: moved.URL + "/old", Headers: headers}, nil, true)
+	u.Close()
 }
