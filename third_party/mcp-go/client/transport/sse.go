@@ -622,8 +622,9 @@ func (c *SSE) SendRequest(
 		return nil, fmt.Errorf("failed to send request: %w", err)
 	}
 
-	// Drain any outstanding io
-	body, err := io.ReadAll(resp.Body)
+	// Drain any outstanding io (toolgate patch, item 48: up to a bound; a
+	// POST's answer on this transport is an acknowledgement)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxReadBody))
 	resp.Body.Close()
 
 	if err != nil {
@@ -844,7 +845,7 @@ func (c *SSE) SendNotification(ctx context.Context, notification mcp.JSONRPCNoti
 		}
 
 		// Handle other error responses
-		body, _ := io.ReadAll(resp.Body)
+		body := readBounded(resp.Body) // toolgate patch, item 48
 		return fmt.Errorf(
 			"notification failed with status %d: %s",
 			resp.StatusCode,

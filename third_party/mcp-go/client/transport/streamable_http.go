@@ -738,7 +738,7 @@ func (c *StreamableHTTP) SendRequest(
 
 		// handle error response
 		var errResponse JSONRPCResponse
-		body, _ := io.ReadAll(resp.Body)
+		body := readBounded(resp.Body) // toolgate patch, item 48
 		if err := json.Unmarshal(body, &errResponse); err == nil {
 			return &errResponse, nil
 		}
@@ -1226,7 +1226,7 @@ func (c *StreamableHTTP) SendNotification(ctx context.Context, notification mcp.
 			ResourceMetadataURL: metadataURL,
 		}
 	default:
-		body, _ := io.ReadAll(resp.Body)
+		body := readBounded(resp.Body) // toolgate patch, item 48
 		return fmt.Errorf(
 			"notification failed with status %d: %s",
 			resp.StatusCode,
@@ -1363,7 +1363,7 @@ func (c *StreamableHTTP) createGETConnectionToServer(ctx context.Context) (opene
 	}
 
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
-		body, _ := io.ReadAll(resp.Body)
+		body := readBounded(resp.Body) // toolgate patch, item 48
 		return false, fmt.Errorf("request failed with status %d: %s", resp.StatusCode, body)
 	}
 
@@ -1497,7 +1497,7 @@ func (c *StreamableHTTP) sendResponseToServer(ctx context.Context, response *JSO
 	defer func() { cancel(); resp.Body.Close() }()
 
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
-		body, _ := io.ReadAll(resp.Body)
+		body := readBounded(resp.Body) // toolgate patch, item 48
 		c.logger.Error("server rejected response", "status", resp.StatusCode, "body_len", len(body))
 	}
 }
@@ -1519,4 +1519,21 @@ func (c *StreamableHTTP) contextAwareOfClientClose(ctx context.Context) (context
 		}
 	}()
 	return newCtx, cancel
+}
+
+// maxReadBody bounds an answer's body read whole (toolgate patch, item
+// 48): an error's text, which v1.2.1 quoted whole in the error, and a
+// legacy SSE POST's acknowledgement. An upstream could otherwise send
+// megabytes there (one labelled text/event-stream escaped the transport's
+// per-message limit, which counts per event), all held in memory and all
+// passed on as the error.
+const maxReadBody = 64 << 10
+
+// readBounded reads r up to maxReadBody, saying where it was cut.
+func readBounded(r io.Reader) []byte {
+	b, _ := io.ReadAll(io.LimitReader(r, maxReadBody+1))
+	if len(b) > maxReadBody {
+		b = append(b[:maxReadBody:maxReadBody], " … (cut at 64 KiB)"...)
+	}
+	return b
 }

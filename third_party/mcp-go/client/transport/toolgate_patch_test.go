@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -245,3 +246,33 @@ func TestToolgateRequestEncodedDirectly(t *testing.T) {
 type rawParams string
 
 func (p rawParams) AppendJSON(b []byte) ([]byte, error) { return append(b, p...), nil }
+
+// TestToolgateErrorBodyBounded (item 48): an error answer's body is read
+// and quoted up to 64 KiB, however much the server sends (here 4 MiB of
+// small events, which the per-message limit of a stream would not stop).
+func TestToolgateErrorBodyBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusInternalServerError)
+		chunk := strings.Repeat("data: x\n\n", 1000)
+		for range (4 << 20) / len(chunk) {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	c, err := NewStreamableHTTP(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.SendRequest(context.Background(), JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(1), Method: "tools/call"})
+	if err == nil || len(err.Error()) > 70<<10 || !strings.Contains(err.Error(), "status 500") || !strings.Contains(err.Error(), "cut at 64 KiB") {
+		n := 0
+		if err != nil {
+			n = len(err.Error())
+		}
+		t.Fatalf("error of %d bytes: %.200v", n, err)
+	}
+}
