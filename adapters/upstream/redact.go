@@ -20,8 +20,21 @@ func newRedactor(rawURL, target string, secrets []string) *strings.Replacer {
 	var pairs []pair
 	if rawURL != "" && rawURL != target {
 		pairs = append(pairs, pair{rawURL, target})
-		if p, err := url.Parse(rawURL); err == nil && p.String() != rawURL {
-			pairs = append(pairs, pair{p.String(), target})
+		if p, err := url.Parse(rawURL); err == nil {
+			if p.String() != rawURL {
+				pairs = append(pairs, pair{p.String(), target})
+			}
+			// net/http quotes a URL with user info as user:***@host…,
+			// which matches neither form: its parts go wherever they are.
+			if p.User != nil {
+				pairs = append(pairs, pair{p.User.String() + "@", ""})
+				if _, has := p.User.Password(); has {
+					pairs = append(pairs, pair{p.User.Username() + ":***@", ""})
+				}
+			}
+			if p.RawQuery != "" {
+				pairs = append(pairs, pair{"?" + p.RawQuery, ""})
+			}
 		}
 	}
 	for _, v := range secrets {
