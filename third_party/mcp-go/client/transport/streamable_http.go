@@ -271,6 +271,17 @@ func (c *StreamableHTTP) Close() error {
 					req.Header.Set(HeaderKeyProtocolVersion, version)
 				}
 			}
+			// toolgate patch, item 49: the configured headers, as on every
+			// other request; a server that requires them (Authorization)
+			// refused the DELETE, and the session was never ended there.
+			for k, v := range c.headers {
+				req.Header.Set(k, v)
+			}
+			if c.headerFunc != nil {
+				for k, v := range c.headerFunc(ctx) {
+					req.Header.Set(k, v)
+				}
+			}
 
 			// Set custom Host header if provided
 			if c.host != "" {

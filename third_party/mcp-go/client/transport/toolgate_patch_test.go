@@ -276,3 +276,35 @@ func TestToolgateErrorBodyBounded(t *testing.T) {
 		t.Fatalf("error of %d bytes: %.200v", n, err)
 	}
 }
+
+// TestToolgateCloseSendsTheHeaders (item 49): the DELETE that ends the
+// session carries the configured headers, as every other request does.
+func TestToolgateCloseSendsTheHeaders(t *testing.T) {
+	got := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			got <- r.Header.Clone()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set(HeaderKeySessionID, "s-1")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`)
+	}))
+	defer srv.Close()
+	c, err := NewStreamableHTTP(srv.URL, WithHTTPHeaders(map[string]string{"Authorization": "Bearer t"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SendRequest(context.Background(), JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(1), Method: "initialize"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	select {
+	case h := <-got:
+		if h.Get("Authorization") != "Bearer t" || h.Get(HeaderKeySessionID) != "s-1" {
+			t.Errorf("the DELETE's headers: %v", h)
+		}
+	default:
+		t.Fatal("no DELETE ended the session")
+	}
+}
