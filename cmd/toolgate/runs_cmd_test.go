@@ -47,7 +47,9 @@ func TestRunsTail(t *testing.T) {
 	}
 	var stdout, stderr lockedBuffer
 	done := make(chan error, 1)
-	go func() { done <- runsTail(&env{ctx: context.Background(), stdout: &stdout, stderr: &stderr}, dir, r.ID()) }()
+	go func() {
+		done <- runsTail(&env{ctx: context.Background(), stdout: &stdout, stderr: &stderr}, dir, r.ID())
+	}()
 	waitOut := func(want string) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stdout.String(), want); time.Sleep(10 * time.Millisecond) {
