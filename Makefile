@@ -89,6 +89,14 @@ services:
 # use.
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	@# Every fuzz target is listed, so that make test runs it (one left out
+	@# once hid a bug until it was).
+	@missing=""; for f in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
+		for n in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			case " $(FUZZ_TARGETS) $(COPY_FUZZ_TARGETS) " in *":$$n "*) ;; *) missing="$$missing $$f:$$n";; esac; \
+		done; \
+	done; \
+	test -z "$$missing" || { echo "fuzz targets in neither FUZZ_TARGETS nor COPY_FUZZ_TARGETS (make test would never run them):$$missing"; exit 1; }
 	$(GO) vet ./... github.com/mark3labs/mcp-go/...
 	$(GO) tool staticcheck ./...
 	$(GO) tool staticcheck -checks=inherit,-U1000 github.com/mark3labs/mcp-go/...
