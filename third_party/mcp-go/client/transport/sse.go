@@ -456,7 +456,10 @@ func (c *SSE) handleSSEEvent(event, data string, endpointChan chan struct{}, end
 			c.logger.Error("Error parsing endpoint URL", "err", err)
 			return
 		}
-		if endpoint.Host != c.baseURL.Host {
+		// toolgate patch, item 50: the scheme is the origin's too; an
+		// https server naming an http:// endpoint on the same host would
+		// have every POST, with the configured headers, sent unencrypted.
+		if endpoint.Scheme != c.baseURL.Scheme || endpoint.Host != c.baseURL.Host {
 			c.logger.Error("Endpoint origin does not match connection origin")
 			return
 		}

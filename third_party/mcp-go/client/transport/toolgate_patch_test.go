@@ -16,6 +16,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -306,5 +307,42 @@ func TestToolgateCloseSendsTheHeaders(t *testing.T) {
 		}
 	default:
 		t.Fatal("no DELETE ended the session")
+	}
+}
+
+// TestToolgateSSEEndpointSameOrigin (item 50): the endpoint a legacy SSE
+// server names must be of the connection's origin, its scheme included:
+// one of another scheme on the same host is refused (the POSTs, with the
+// configured headers, would go there), one of the same origin is taken.
+func TestToolgateSSEEndpointSameOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		endpoint func(base string) string
+		ok       bool
+	}{
+		{"same origin", func(base string) string { return base + "/message" }, true},
+		{"another scheme", func(base string) string { return "https" + strings.TrimPrefix(base, "http") + "/message" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var base string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, "event: endpoint\ndata: "+tc.endpoint(base)+"\n\n")
+				w.(http.Flusher).Flush()
+				<-r.Context().Done()
+			}))
+			defer srv.Close()
+			base = srv.URL
+			c, err := NewSSE(srv.URL + "/sse")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err := c.Start(ctx); (err == nil) != tc.ok {
+				t.Errorf("Start: %v, want ok %v", err, tc.ok)
+			}
+		})
 	}
 }
