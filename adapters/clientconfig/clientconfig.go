@@ -61,6 +61,9 @@ type Result struct {
 	Format    string
 	Path      string
 	Upstreams []upstream.Config
+	// Imported are the client's own names of the servers in Upstreams
+	// (which may be renamed there): what a rewrite takes out of its file.
+	Imported []string
 	// Skipped names the entries not imported, with why (toolgate's own
 	// entry, say).
 	Skipped []string
@@ -137,6 +140,7 @@ func Parse(path string, data []byte, format string, env Env) (*Result, error) {
 		}
 		used[uc.Name] = true
 		res.Upstreams = append(res.Upstreams, uc)
+		res.Imported = append(res.Imported, name)
 	}
 	return res, nil
 }

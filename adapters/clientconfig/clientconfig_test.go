@@ -351,9 +351,22 @@ func TestRewrite(t *testing.T) {
 				t.Fatal(err)
 			}
 			now := time.Date(2026, 11, 24, 2, 40, 0, 0, time.UTC)
-			backup, err := Rewrite(path, format, Entry{Command: "/opt/toolgate", Args: []string{"serve", "--config", "/etc/toolgate.yaml"}}, now)
+			before, err := Load(path, format, lookup)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The file is reached through a symbolic link (a dotfiles
+			// setup): the target is rewritten, the link stays.
+			link := filepath.Join(dir, "link-"+filepath.Base(path))
+			if err := os.Symlink(path, link); err != nil {
+				t.Fatal(err)
+			}
+			backup, err := Rewrite(link, format, Entry{Command: "/opt/toolgate", Args: []string{"serve", "--config", "/etc/toolgate.yaml"}}, before.Imported, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("the link was replaced: %v %v", fi, err)
 			}
 			if b, _ := os.ReadFile(backup); string(b) != string(orig) || !strings.HasSuffix(backup, ".toolgate-backup-20261124T024000Z") {
 				t.Errorf("backup %s does not hold the original", backup)
@@ -362,8 +375,16 @@ func TestRewrite(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the rewritten file does not parse: %v", err)
 			}
-			if len(res.Upstreams) != 0 || len(res.Skipped) != 1 {
-				t.Errorf("after rewrite: upstreams %v, skipped %v; want only toolgate's entry", res.Upstreams, res.Skipped)
+			// The imported servers are gone; the skipped ones stay (the
+			// import does not serve them: removed, they would be lost).
+			others := 0 // skipped before, toolgate's own entry aside (it is replaced)
+			for _, sk := range before.Skipped {
+				if !strings.HasPrefix(sk, "toolgate:") {
+					others++
+				}
+			}
+			if len(res.Upstreams) != 0 || len(res.Skipped) != others+1 {
+				t.Errorf("after rewrite: upstreams %v, skipped %v; want toolgate's entry and the %d others skipped before (%v)", res.Upstreams, res.Skipped, others, before.Skipped)
 			}
 			after, _ := os.ReadFile(path)
 			keep := map[string]string{ClaudeDesktop: `"globalShortcut"`, VSCode: `"inputs"`, Gemini: `"theme"`, Cursor: "// Cursor project servers"}[format]
@@ -375,7 +396,7 @@ func TestRewrite(t *testing.T) {
 			}
 			// A second rewrite in the same second cannot overwrite the backup:
 			// it refuses and changes nothing.
-			if _, err := Rewrite(path, format, Entry{Command: "x"}, now); err == nil || !strings.Contains(err.Error(), "backup cannot be written") {
+			if _, err := Rewrite(path, format, Entry{Command: "x"}, before.Imported, now); err == nil || !strings.Contains(err.Error(), "backup cannot be written") {
 				t.Errorf("rewrite with an unwritable backup: %v", err)
 			}
 			if b, _ := os.ReadFile(path); string(b) != string(after) {

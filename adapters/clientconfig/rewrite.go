@@ -17,13 +17,19 @@ type Entry struct {
 	Args    []string
 }
 
-// Rewrite replaces the servers of a client's file with one toolgate entry
-// (named "toolgate"), keeping everything else in the file as it was
-// (other settings, unknown fields, comments and formatting). First it
-// writes a backup next to the file, PATH.toolgate-backup-TIMESTAMP, and it
-// changes nothing when the backup cannot be written. It returns the
-// backup's path.
-func Rewrite(path, format string, entry Entry, now time.Time) (string, error) {
+// Rewrite replaces the servers named in imported (the client's names of
+// those toolgate now serves: [Result.Imported]) in a client's file with one
+// toolgate entry (named "toolgate"), keeping everything else in the file as
+// it was: the servers the import skipped (they would be lost otherwise),
+// other settings, unknown fields, comments and formatting. First it writes
+// a backup next to the file, PATH.toolgate-backup-TIMESTAMP, and it
+// changes nothing when the backup cannot be written. A path that is a
+// symbolic link (a dotfiles setup) has its target rewritten, not the link
+// replaced. It returns the backup's path.
+func Rewrite(path, format string, entry Entry, imported []string, now time.Time) (string, error) {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
@@ -43,7 +49,8 @@ func Rewrite(path, format string, entry Entry, now time.Time) (string, error) {
 	}
 	servers, _ := root[sp.key].(map[string]any)
 
-	// Every server goes (toolgate serves them now), toolgate comes in.
+	// The imported servers go (toolgate serves them now), toolgate comes
+	// in (an "add" of an existing member replaces it).
 	type op struct {
 		Op    string `json:"op"`
 		Path  string `json:"path"`
@@ -53,8 +60,10 @@ func Rewrite(path, format string, entry Entry, now time.Time) (string, error) {
 	if servers == nil {
 		ops = append(ops, op{Op: "add", Path: "/" + sp.key, Value: map[string]any{}})
 	}
-	for name := range servers {
-		ops = append(ops, op{Op: "remove", Path: "/" + sp.key + "/" + pointerEscape(name)})
+	for _, name := range imported {
+		if _, ok := servers[name]; ok && name != "toolgate" {
+			ops = append(ops, op{Op: "remove", Path: "/" + sp.key + "/" + pointerEscape(name)})
+		}
 	}
 	value := map[string]any{"command": entry.Command, "args": entry.Args}
 	if format == VSCode || format == ClaudeCode {

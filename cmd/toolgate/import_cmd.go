@@ -94,13 +94,19 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 			}
 			entryArgs = append(entryArgs, "--config", abs)
 		}
-		backup, err := clientconfig.Rewrite(path, res.Format, clientconfig.Entry{Command: self, Args: entryArgs}, time.Now())
+		if len(res.Imported) == 0 {
+			return fmt.Errorf("not rewriting %s: none of its servers is imported (a file of another client, or nothing but skipped entries?)", path)
+		}
+		backup, err := clientconfig.Rewrite(path, res.Format, clientconfig.Entry{Command: self, Args: entryArgs}, res.Imported, time.Now())
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "Rewrote %s: its %d servers are replaced by one toolgate entry; the original is in %s.\n"+
-			"Add the upstreams printed above to toolgate's configuration (the client's file no longer lists them).\n",
-			path, len(res.Upstreams), backup)
+		fmt.Fprintf(e.stderr, "Rewrote %s: its %d imported servers are replaced by one toolgate entry", path, len(res.Imported))
+		if n := len(res.Skipped); n > 0 {
+			fmt.Fprintf(e.stderr, " (the %d skipped entries stay in it)", n)
+		}
+		fmt.Fprintf(e.stderr, "; the original is in %s.\n"+
+			"Add the upstreams printed above to toolgate's configuration (the client's file no longer lists them).\n", backup)
 	}
 	return nil
 }
