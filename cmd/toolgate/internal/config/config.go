@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -885,7 +886,53 @@ func Effective(k *koanf.Koanf) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if ups, ok := c.Get("upstreams").([]any); ok {
+		red := make([]any, len(ups))
+		for i, u := range ups {
+			red[i] = u
+			if m, ok := u.(map[string]any); ok {
+				red[i] = redactUpstream(m)
+			}
+		}
+		if err := c.Set("upstreams", red); err != nil {
+			return nil, err
+		}
+	}
 	return c.Marshal(yaml.Parser())
+}
+
+// redactUpstream is an upstream's settings as toolgate config shows them:
+// an env or header value written out in the file may be a secret (an API
+// key), so only values that reference the environment (${VAR}, which the
+// file then does not hold) are shown, and the URL without its user info
+// or query.
+func redactUpstream(m map[string]any) map[string]any {
+	cp := maps.Clone(m)
+	for _, key := range []string{"env", "headers"} {
+		vals, ok := m[key].(map[string]any)
+		if !ok {
+			continue
+		}
+		red := maps.Clone(vals)
+		for k, v := range red {
+			if s, ok := v.(string); ok && !strings.Contains(s, "${") {
+				red[k] = "[REDACTED]"
+			}
+		}
+		cp[key] = red
+	}
+	if raw, ok := m["url"].(string); ok {
+		if u, err := url.Parse(raw); err == nil && (u.User != nil || u.RawQuery != "") {
+			if u.User != nil {
+				u.User = url.User("[REDACTED]")
+			}
+			if u.RawQuery != "" {
+				u.RawQuery = "[REDACTED]"
+			}
+			cp["url"] = u.String()
+		}
+	}
+	return cp
 }
 
 // placeYAMLError improves the YAML parser's report of an unclosed flow

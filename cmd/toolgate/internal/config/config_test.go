@@ -147,8 +147,10 @@ func TestEffectiveRedactsTokens(t *testing.T) {
 		{"file", "http:\n  auth:\n    tokens: [supersecret]\n", nil},
 		{"named in the file", "http:\n  auth:\n    tokens: [{name: ci, token: supersecret}]\n", nil},
 		{"environment", "", []string{"TOOLGATE_HTTP__AUTH__TOKENS=supersecret,other", "TOOLGATE_ADMIN__TOKENS=supersecret"}},
+		{"an upstream's env, headers and URL", "upstreams:\n  - name: a\n    url: https://alice:supersecret@h.example/mcp?key=supersecret\n    headers: {X-Api-Key: supersecret, Authorization: \"Bearer ${TOKEN}\"}\n  - name: b\n    command: srv\n    env: {API_KEY: supersecret}\n", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("TOKEN", "from-the-environment")
 			dir := t.TempDir()
 			t.Chdir(dir)
 			file := ""
@@ -166,6 +168,9 @@ func TestEffectiveRedactsTokens(t *testing.T) {
 			}
 			if strings.Contains(string(out), "supersecret") || !strings.Contains(string(out), "REDACTED") {
 				t.Fatalf("effective config:\n%s", out)
+			}
+			if tc.yaml != "" && strings.Contains(tc.yaml, "${TOKEN}") && !strings.Contains(string(out), "Bearer ${TOKEN}") {
+				t.Errorf("a value that references the environment is hidden:\n%s", out)
 			}
 		})
 	}
