@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -82,12 +81,13 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 		// cancelled with the calls executing: an answer may take up to
 		// policy.approval.timeout, far past the grace, and a supervisor's
 		// SIGKILL meanwhile would lose the call's record.
-		actx, cancel := context.WithCancelCause(ctx)
-		key := p.execStart(cancelCause(cancel))
+		// Only the shutdown cancels actx without ending ctx.
+		actx, cancel := context.WithCancel(ctx)
+		key := p.execStart(cancelFunc(cancel))
 		a := p.opts.Approver.Approve(actx, call)
 		p.execEnd(key)
-		shutdown := errors.Is(context.Cause(actx), ErrShuttingDown)
-		cancel(nil)
+		shutdown := actx.Err() != nil && ctx.Err() == nil
+		cancel()
 		fields := map[string]any{"channel": a.Channel}
 		if shutdown && !a.Granted {
 			p.event("approval.cancelled", call, fields)
@@ -133,11 +133,6 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 		return DeniedResult(call.Name, denied)
 	}
 }
-
-// cancelCause cancels a call's wait for approval at shutdown, saying so.
-type cancelCause context.CancelCauseFunc
-
-func (f cancelCause) cancel() { f(ErrShuttingDown) }
 
 // approvedBy is decision d (which asked for approval) turned into an allow
 // by the approval layer: rule names how, how says it in the reason.
