@@ -88,6 +88,13 @@ func (g *httpGuard) refuse(w http.ResponseWriter, status int, id json.RawMessage
 type rpcHead struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params struct {
+		Meta struct {
+			// A 2026-07-28 request names its version here when its header
+			// does not (mcp-go tells the eras apart so too).
+			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	} `json:"params"`
 }
 
 func headOf(body []byte) rpcHead {
@@ -270,7 +277,7 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 			}
 			a.res = new(reservation)
 			a.r = r.WithContext(context.WithValue(r.Context(), reservationKey{}, a.res))
-		case sess == nil && h.Method != "" && !modernByMeta(body):
+		case sess == nil && h.Method != "" && !mcp.IsModernProtocol(h.Params.Meta.Version):
 			// A 2025-era request needs its session (mcp-go would say 404,
 			// which tells a client its session ended): 400, as the
 			// streamable HTTP transport says. A 2026-07-28 request,
@@ -290,22 +297,6 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 		}
 	}
 	return a, true
-}
-
-// modernByMeta reports whether a request names a 2026-07-28 protocol
-// version in its _meta, as mcp-go tells the eras apart when the header
-// does not.
-func modernByMeta(body []byte) bool {
-	var h struct {
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &h) != nil {
-		return false
-	}
-	var v string
-	return json.Unmarshal(h.Params.Meta[mcp.MetaKeyProtocolVersion], &v) == nil && mcp.IsModernProtocol(v)
 }
 
 // readBody is a POST's body as admitPost read it: a reader over its bytes
