@@ -32,21 +32,15 @@ func (s *MCPServer) HandleMessage(
 	hasResult := false
 	if env := decodedEnvelopeOf(ctx, message); env != nil {
 		if err := env.base(&baseMessage.JSONRPC, &baseMessage.Method, &baseMessage.ID, &hasResult); err != nil {
-			return createErrorResponse(
-				nil,
-				mcp.PARSE_ERROR,
-				"Failed to parse message",
-			)
+			code, msg := malformedMessage(err, "Failed to parse message", "jsonrpc") // item 51
+			return createErrorResponse(readableID(code, env.id), code, msg)
 		}
 		baseMessage.Params = env.params
 	} else if !scanBaseMessage(message, &baseMessage.JSONRPC, &baseMessage.Method, &baseMessage.ID, &baseMessage.Params) { // item 23
 		decoded := new(baseMessageFields)
 		if err := json.Unmarshal(message, decoded); err != nil {
-			return createErrorResponse(
-				nil,
-				mcp.PARSE_ERROR,
-				"Failed to parse message",
-			)
+			code, msg := malformedMessage(err, "Failed to parse message", "") // item 51
+			return createErrorResponse(readableID(code, decoded.ID), code, msg)
 		}
 		baseMessage = *decoded
 		hasResult = baseMessage.Result != nil

@@ -589,7 +589,9 @@ func (s *StreamableHTTPServer) handlePost(w HTTPResponseWriter, r *HTTPRequest) 
 	// First, try to parse as a response (sampling responses don't have a method field)
 	var jsonMessage postEnvelope
 	if err := decodePostEnvelope(rawData, &jsonMessage); err != nil { // toolgate patch, item 23
-		s.writeJSONRPCError(w, nil, mcp.PARSE_ERROR, "request body is not valid json")
+		code, msg := malformedMessage(err, "request body is not valid json", "") // item 51
+		id, _ := decodeID(jsonMessage.ID)
+		s.writeJSONRPCError(w, readableID(code, id), code, msg)
 		return
 	}
 

@@ -1448,3 +1448,75 @@ func TestToolgateSSEUnbuffered(t *testing.T) {
 		t.Errorf("a GET stream: Content-Type %q, X-Accel-Buffering %q", ct, xa)
 	}
 }
+
+// TestToolgateInvalidRequestIsNotAParseError (item 51): JSON that is not a
+// JSON-RPC message object gets -32600 Invalid Request saying what was
+// wrong, with its id when the id could be read, over stdio, over HTTP and
+// from HandleMessage; bytes that are not JSON keep -32700, id null and
+// each transport's wording.
+func TestToolgateInvalidRequestIsNotAParseError(t *testing.T) {
+	type message struct {
+		msg, id, err string
+		status       int // over HTTP, in a 2025-11-25 session
+	}
+	cases := []message{
+		{`42`, `null`, `{"code":-32600,"message":"Invalid Request: a JSON-RPC message is a JSON object, not a number"}`, 400},
+		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `null`, `{"code":-32600,"message":"Invalid Request: a JSON-RPC message is a JSON object, not an array"}`, 400},
+		{`"ping"`, `null`, `{"code":-32600,"message":"Invalid Request: a JSON-RPC message is a JSON object, not a string"}`, 400},
+		{`{"jsonrpc":"2.0","id":"a","method":5}`, `"a"`, `{"code":-32600,"message":"Invalid Request: member \"method\" must be a string, not a number"}`, 400},
+		// The envelope decodes; HandleMessage refuses it as it refuses
+		// "jsonrpc":"1.0", with the transport's 200.
+		{`{"jsonrpc":2,"id":7,"method":"ping"}`, `7`, `{"code":-32600,"message":"Invalid Request: member \"jsonrpc\" must be a string, not a number"}`, 200},
+	}
+	notJSON := message{`{"jsonrpc":"2.0","id":8,`, `null`, `{"code":-32700,"message":"Failed to parse message"}`, 400}
+	answer := func(m message) string { return `{"jsonrpc":"2.0","id":` + m.id + `,"error":` + m.err + `}` }
+	s := NewMCPServer("t", "1")
+
+	// HandleMessage, as any transport calls it.
+	for _, c := range append(cases, notJSON) {
+		got, err := json.Marshal(s.HandleMessage(context.Background(), json.RawMessage(c.msg)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != answer(c) {
+			t.Errorf("HandleMessage(%s):\n got %s\nwant %s", c.msg, got, answer(c))
+		}
+	}
+
+	// stdio: each line answered, the session going on.
+	var in strings.Builder
+	var want []string
+	for _, c := range cases {
+		in.WriteString(c.msg + "\n")
+		want = append(want, answer(c))
+	}
+	in.WriteString(notJSON.msg + "\n" + `{"jsonrpc":"2.0","id":9,"method":"ping"}` + "\n")
+	want = append(want, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, `{"jsonrpc":"2.0","id":9,"result":{}}`)
+	var out strings.Builder
+	if err := NewStdioServer(s).Listen(context.Background(), strings.NewReader(in.String()), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(out.String()), "\n")
+	slices.Sort(got) // requests with an id are answered on their own goroutines
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("over stdio:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// HTTP, in a 2025-11-25 session.
+	h := NewStreamableHTTPServer(s)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	header := http.Header{}
+	header.Set("Mcp-Session-Id", initializeSession(t, h))
+	header.Set("Mcp-Protocol-Version", "2025-11-25")
+	notJSON.err = `{"code":-32700,"message":"request body is not valid json"}`
+	for _, c := range append(cases, notJSON) {
+		resp := postMCP(t, srv.URL, c.msg, header)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || strings.TrimSpace(string(body)) != answer(c) {
+			t.Errorf("POST %s: %d %s\nwant %d %s", c.msg, resp.StatusCode, body, c.status, answer(c))
+		}
+	}
+}
