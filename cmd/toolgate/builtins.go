@@ -126,6 +126,9 @@ func (a *app) newMemory(cfg *config.Config) (gateway.Toolset, error) {
 func (a *app) newSkills(cfg *config.Config) (gateway.Toolset, error) {
 	dirs := cfg.SkillDirs()
 	if len(dirs) == 0 {
+		if a.skills != nil { // a reload turned them off: their prompts go too
+			a.skills.set(nil)
+		}
 		return nil, nil
 	}
 	sk, err := skills.New(&skills.Options{Dirs: dirs, Granter: skillGranter{a.policy}, Logger: a.log.With("toolset", "skills")})
@@ -158,16 +161,20 @@ var (
 	_ gateway.PromptsChangeNotifier = (*livePrompts)(nil)
 )
 
-// set serves sk's prompts and tells the listeners when they differ from
-// the ones served before (clients are told of every call of them).
+// set serves sk's prompts, or none when sk is nil (the skills were turned
+// off), and tells the listeners when they differ from the ones served
+// before (clients are told of every call of them).
 func (l *livePrompts) set(sk *skills.Toolset) {
-	var before []gateway.Prompt
+	var before, after []gateway.Prompt
 	if old := l.cur.Load(); old != nil {
 		before, _ = old.Prompts(context.Background())
 	}
 	l.cur.Store(sk)
-	sk.OnPromptsChanged(l.changed)
-	if after, _ := sk.Prompts(context.Background()); !samePrompts(before, after) {
+	if sk != nil {
+		sk.OnPromptsChanged(l.changed)
+		after, _ = sk.Prompts(context.Background())
+	}
+	if !samePrompts(before, after) {
 		l.changed()
 	}
 }
@@ -204,7 +211,11 @@ func (l *livePrompts) Prompts(ctx context.Context) ([]gateway.Prompt, error) {
 	for i := range ps {
 		name := ps[i].Name
 		ps[i].Get = func(context.Context, map[string]string) (*gateway.PromptResult, error) {
-			return l.cur.Load().GetPrompt(name)
+			sk := l.cur.Load()
+			if sk == nil {
+				return nil, fmt.Errorf("skill %q no longer exists: the skills are turned off (skills.dirs is empty)", name)
+			}
+			return sk.GetPrompt(name)
 		}
 	}
 	return ps, err

@@ -222,3 +222,49 @@ func TestReloadRetriesFailedBuiltin(t *testing.T) {
 		}
 	}
 }
+
+// A reload that turns the skills off (skills.dirs emptied) stops serving
+// them as prompts too, not only as tools: the prompts of the skills in
+// force before were still listed and rendered, and clients were not told.
+func TestReloadTurningSkillsOffRemovesPrompts(t *testing.T) {
+	dir := t.TempDir()
+	root, sd := filepath.Join(dir, "ws"), filepath.Join(dir, "skills")
+	if err := os.MkdirAll(filepath.Join(sd, "secret"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := "---\nname: secret\ndescription: A skill to withdraw.\n---\nSecret body.\n"
+	if err := os.WriteFile(filepath.Join(sd, "secret", "SKILL.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var next *config.Config
+	a, r := reloadApp(t, dir, "sandbox: {roots: ["+root+"]}\nskills: {dirs: ["+sd+"]}\n", &next)
+	listed, _ := a.skills.Prompts(context.Background())
+	if len(listed) != 1 {
+		t.Fatalf("before the reload: %d prompts, want 1", len(listed))
+	}
+	told := 0
+	a.skills.OnPromptsChanged(func() { told++ })
+	next = configFrom(t, dir, "sandbox: {roots: ["+root+"]}\n")
+	r.reload(context.Background(), "SIGHUP")
+	if res := r.last.Load(); !res.OK {
+		t.Fatalf("reload: %+v", res)
+	}
+	if res := callTool(a, "load_skill", map[string]any{"skill_id": "secret"}); !res.IsError {
+		t.Errorf("load_skill after the reload succeeded: %s", res.OutputText())
+	}
+	ps, err := a.skills.Prompts(context.Background())
+	if err != nil || len(ps) != 0 {
+		t.Errorf("prompts after the skills were turned off: %d (err %v), want none", len(ps), err)
+	}
+	if told != 1 {
+		t.Errorf("turning the skills off told the prompt listeners %d times, want 1", told)
+	}
+	// A prompt listed before (a client's mirror keeps it until told) no
+	// longer renders.
+	if res, err := listed[0].Get(context.Background(), nil); err == nil {
+		t.Errorf("the prompt listed before the reload still renders: %+v", res)
+	}
+}
