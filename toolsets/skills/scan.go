@@ -170,6 +170,16 @@ func (t *Toolset) readSkillFile(root *os.Root, sk *skill, problem func(string, s
 			problem(sk.file, "%s", msg)
 			return nil, false
 		}
+		if fi, err = root.Stat(skillFile); err != nil {
+			problem(sk.file, "cannot read %s: %s", skillFile, errText(err))
+			return nil, false
+		}
+	}
+	// Checked before opening: opening a named pipe waits for a writer,
+	// which would block the scan (and New, and every rescan) for good.
+	if !fi.Mode().IsRegular() {
+		problem(sk.file, "%s is not a regular file", skillFile)
+		return nil, false
 	}
 	f, err := root.Open(skillFile)
 	if err != nil {
