@@ -124,11 +124,16 @@ func (a *app) newMemory(cfg *config.Config) (gateway.Toolset, error) {
 }
 
 func (a *app) newSkills(cfg *config.Config) (gateway.Toolset, error) {
+	if a.skills == nil {
+		// The prompt source exists from the start, skills on or off: the
+		// server takes its sources once, and a reload that turns the
+		// skills on or off must be followed.
+		a.skills = &livePrompts{}
+		a.promptSources = append(a.promptSources, a.skills)
+	}
 	dirs := cfg.SkillDirs()
 	if len(dirs) == 0 {
-		if a.skills != nil { // a reload turned them off: their prompts go too
-			a.skills.set(nil)
-		}
+		a.skills.set(nil) // off (a reload may turn them off): no prompts
 		return nil, nil
 	}
 	sk, err := skills.New(&skills.Options{Dirs: dirs, Granter: skillGranter{a.policy}, Logger: a.log.With("toolset", "skills")})
@@ -137,10 +142,6 @@ func (a *app) newSkills(cfg *config.Config) (gateway.Toolset, error) {
 	}
 	for _, p := range sk.Problems() {
 		a.log.Warn("skill not loaded", "path", p.Path, "problem", p.Message)
-	}
-	if a.skills == nil {
-		a.skills = &livePrompts{}
-		a.promptSources = append(a.promptSources, a.skills)
 	}
 	a.skills.set(sk)
 	return sk, nil

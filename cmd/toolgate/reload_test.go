@@ -268,3 +268,92 @@ func TestReloadTurningSkillsOffRemovesPrompts(t *testing.T) {
 		t.Errorf("the prompt listed before the reload still renders: %+v", res)
 	}
 }
+
+// stdioSession serves srv over in-process pipes, initializes a session and
+// returns a function that sends one request and returns its result.
+func stdioSession(t *testing.T, srv *gateway.MCPServer) func(method string, params any) json.RawMessage {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); inW.Close(); outR.Close() })
+	go func() { _ = srv.ServeStdio(ctx, inR, outW); outW.Close() }()
+	dec := json.NewDecoder(outR)
+	id := 0
+	call := func(method string, params any) json.RawMessage {
+		t.Helper()
+		id++
+		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if _, err := inW.Write(append(req, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			var msg struct {
+				ID     int             `json:"id"`
+				Method string          `json:"method"`
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if err := dec.Decode(&msg); err != nil {
+				t.Fatalf("%s: %v", method, err)
+			}
+			if msg.Method != "" || msg.ID != id {
+				continue // a notification
+			}
+			if msg.Error != nil {
+				t.Fatalf("%s: %s", method, msg.Error)
+			}
+			return msg.Result
+		}
+	}
+	call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "1"}})
+	if _, err := inW.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	return call
+}
+
+// A reload that turns the skills on (none configured at start) serves
+// their prompts too, as docs/reload.md says: the prompt source was made
+// only when the skills were built, after the server had taken its sources
+// at start, so prompts/list stayed empty until a restart.
+func TestReloadTurningSkillsOnServesPrompts(t *testing.T) {
+	dir := t.TempDir()
+	root, sd := filepath.Join(dir, "ws"), filepath.Join(dir, "skills")
+	for _, d := range []string{root, filepath.Join(sd, "fresh")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md := "---\nname: fresh\ndescription: A skill added by a reload.\n---\nFresh body.\n"
+	if err := os.WriteFile(filepath.Join(sd, "fresh", "SKILL.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var next *config.Config
+	a, r := reloadApp(t, dir, "sandbox: {roots: ["+root+"]}\n", &next)
+	srv := gateway.NewMCPServer(&gateway.MCPOptions{Name: "toolgate", Version: "test", Catalog: a.catalog, Pipeline: a.pipeline})
+	for _, src := range a.promptSources { // as serve does
+		srv.AddPromptSource(src)
+	}
+	r.srv = srv
+	call := stdioSession(t, srv)
+	next = configFrom(t, dir, "sandbox: {roots: ["+root+"]}\nskills: {dirs: ["+sd+"]}\n")
+	r.reload(context.Background(), "SIGHUP")
+	if res := r.last.Load(); !res.OK {
+		t.Fatalf("reload: %+v", res)
+	}
+	if res := callTool(a, "load_skill", map[string]any{"skill_id": "fresh"}); res.IsError {
+		t.Fatalf("load_skill after the reload: %s", res.Message)
+	}
+	var list struct {
+		Prompts []struct {
+			Name string `json:"name"`
+		} `json:"prompts"`
+	}
+	if err := json.Unmarshal(call("prompts/list", map[string]any{}), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Prompts) != 1 || list.Prompts[0].Name != "fresh" {
+		t.Errorf("prompts/list after the skills were turned on: %+v, want the skill fresh", list.Prompts)
+	}
+}
