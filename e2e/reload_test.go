@@ -190,6 +190,84 @@ func TestReload(t *testing.T) {
 	}
 }
 
+// TestReloadLetsCallsFinish: an edit that changes an upstream (its env)
+// while a call of it is in flight does not cut the call: it answers in
+// full from the old process, the new process serves the calls that start
+// meanwhile, and the old one ends once its call has.
+func TestReloadLetsCallsFinish(t *testing.T) {
+	t.Parallel()
+	node, script := everythingPeer(t)
+	marker := fmt.Sprintf("tg-e2e-drain-%d-%d", os.Getpid(), time.Now().UnixNano())
+	ev := func(version string) Opt {
+		return upstreams(map[string]any{
+			"name": "ev", "command": node, "args": []string{script, "stdio"}, "startup_timeout": "20s",
+			"env": map[string]string{"TG_E2E_MARKER": marker + "-" + version},
+		})
+	}
+	t.Cleanup(func() {
+		for _, p := range procsWith(marker) {
+			var pid int
+			fmt.Sscanf(p, "%d:", &pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	e := newEnv(t, ev("old"), set("policy.destructive.allow", []string{"ev__*"}))
+	c := clientCase{"stdio", era2025}
+	s := e.startFor(t, c)
+	cs := s.Connect(t, c.Era, nil)
+	if !waitFor(20*time.Second, func() bool {
+		lt, err := cs.ListTools(callCtx(t), nil)
+		return err == nil && slices.ContainsFunc(lt.Tools, func(tl *mcp.Tool) bool { return tl.Name == "ev__echo" })
+	}) {
+		t.Fatal("upstream ev not listed")
+	}
+
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: "ev__trigger-long-running-operation",
+			Arguments: map[string]any{"duration": 4, "steps": 4}})
+		done <- answer{res, err}
+	}()
+	if !waitFor(10*time.Second, func() bool {
+		return countEvents(e.liveEvents(t), "tool.started", "ev__trigger-long-running-operation") == 1
+	}) {
+		t.Fatal("the long call did not start")
+	}
+
+	e.rewriteConfig(t, ev("new"))
+	if !waitFor(20*time.Second, func() bool { return len(procsWith(marker+"-new")) == 1 }) {
+		t.Fatalf("the changed upstream's new process did not start:\n%s", tail(s.Stderr(), 2000))
+	}
+	if !waitFor(20*time.Second, func() bool {
+		r, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: "ev__echo", Arguments: map[string]any{"message": "new"}})
+		return err == nil && !r.IsError && textOf(r) == "Echo: new"
+	}) {
+		t.Error("the changed upstream's new process serves no calls while the old one finishes")
+	}
+	select {
+	case a := <-done:
+		t.Fatalf("the call in flight ended before its time (%v): %s", a.err, mustJSON(a.res))
+	default:
+	}
+	if len(procsWith(marker+"-old")) != 1 {
+		t.Fatalf("the old process ended with its call in flight")
+	}
+
+	a := <-done
+	if a.err != nil || a.res.IsError || !strings.Contains(textOf(a.res), "Long running operation completed") {
+		t.Fatalf("the call in flight across the reload: %v %s", a.err, mustJSON(a.res))
+	}
+	var left []string
+	if !waitFor(10*time.Second, func() bool { left = procsWith(marker + "-old"); return len(left) == 0 }) {
+		t.Errorf("the old process remains after its call ended: %v", left)
+	}
+	s.Stop(t)
+}
+
 // TestReloadTSClient: a TypeScript SDK client connected over HTTP edits
 // the config (rename-replace, as editors save) to add an upstream: it is
 // told with list_changed and lists the new tools on the same session.

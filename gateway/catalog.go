@@ -122,11 +122,28 @@ func (c *Catalog) Announcements() uint64 { return c.announced.Load() }
 // and then closes it (if it is a [Closer]): its tools are gone before it
 // stops. Removing a name the catalog does not have is an error.
 func (c *Catalog) Remove(toolset string) error {
+	ts, err := c.Detach(toolset)
+	if err != nil {
+		return err
+	}
+	if cl, ok := ts.(Closer); ok {
+		if err := cl.Close(); err != nil {
+			return fmt.Errorf("closing toolset %q: %w", toolset, err)
+		}
+	}
+	return nil
+}
+
+// Detach takes a toolset out of the catalog and tells the change
+// listeners, as [Catalog.Remove] does, but leaves it open and returns it:
+// calls in flight may still be using it, and the caller closes it once
+// they are done. Detaching a name the catalog does not have is an error.
+func (c *Catalog) Detach(toolset string) (Toolset, error) {
 	c.mu.Lock()
 	i := slices.IndexFunc(c.toolsets, func(t Toolset) bool { return t.Name() == toolset })
 	if i < 0 {
 		c.mu.Unlock()
-		return fmt.Errorf("no toolset %q", toolset)
+		return nil, fmt.Errorf("no toolset %q", toolset)
 	}
 	ts := c.toolsets[i]
 	c.toolsets = slices.Delete(c.toolsets, i, i+1)
@@ -141,12 +158,7 @@ func (c *Catalog) Remove(toolset string) error {
 	for _, f := range subs {
 		f()
 	}
-	if cl, ok := ts.(Closer); ok {
-		if err := cl.Close(); err != nil {
-			return fmt.Errorf("closing toolset %q: %w", toolset, err)
-		}
-	}
-	return nil
+	return ts, nil
 }
 
 // Replace puts ts in the place of the toolset of the same name, in one

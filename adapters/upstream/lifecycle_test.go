@@ -252,6 +252,60 @@ func TestCloseEndsChildGracefully(t *testing.T) {
 	}
 }
 
+// TestCloseWhenIdle: an upstream a reload took out of service ends only
+// once its call in flight has answered (the call is not cut: "slow done"),
+// and at once when its context ends first (the call then ends as the
+// process does). Calls that come after find it closed.
+func TestCloseWhenIdle(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		wait   time.Duration // CloseWhenIdle's context
+		wantOK bool          // the call in flight answers
+	}{
+		{"calls finish", 10 * time.Second, true},
+		{"context ends first", 100 * time.Millisecond, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log, logs := newLogger()
+			u := start(t, serialConfig(t, "idle"), log, true)
+			g := newGW(t, u)
+			done := make(chan *gateway.Result, 1)
+			go func() { done <- g.call(context.Background(), "idle__slow", `{"ms":1500}`) }()
+			eventually(t, 10*time.Second, "the call to be in flight", func() bool {
+				return strings.Contains(logs.String(), "serial: tools/call")
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), c.wait)
+			defer cancel()
+			closed := make(chan error, 1)
+			go func() { closed <- u.CloseWhenIdle(ctx) }()
+
+			var res *gateway.Result
+			select {
+			case res = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call in flight did not end")
+			}
+			if ok := !res.IsError && res.OutputText() == "slow done"; ok != c.wantOK {
+				t.Errorf("call in flight: %s %q %q, want answered %v", res.Kind, res.Message, res.OutputText(), c.wantOK)
+			}
+			select {
+			case err := <-closed:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("CloseWhenIdle did not return once the call ended")
+			}
+			if st := u.Status(); st.State != StateFailed {
+				t.Errorf("after CloseWhenIdle: %+v, want closed", st)
+			}
+			if res := g.call(context.Background(), "idle__echo", `{}`); res.Kind != gateway.KindUnavailable {
+				t.Errorf("a call after CloseWhenIdle: %s %q, want unavailable", res.Kind, res.Message)
+			}
+		})
+	}
+}
+
 // TestCloseDuringStart: Close while the first connection is being made
 // ends everything (safe after a partial start).
 func TestCloseDuringStart(t *testing.T) {

@@ -305,6 +305,31 @@ func (u *Upstream) signalReady(err error) {
 	})
 }
 
+// CloseWhenIdle closes u once no call is in flight on it (every slot of
+// its concurrency limit free), or when ctx ends, whichever comes first. A
+// reload that removes or changes an upstream takes it out of the catalog
+// and closes it so: the calls it was serving finish on it rather than
+// being cut with its process. A call that comes for a slot meanwhile (it
+// resolved the tool before the removal) runs too; one that comes after
+// finds the upstream closed.
+func (u *Upstream) CloseWhenIdle(ctx context.Context) error {
+	held := 0
+	defer func() {
+		for range held {
+			<-u.sem
+		}
+	}()
+	for held < cap(u.sem) {
+		select {
+		case u.sem <- struct{}{}:
+			held++
+		case <-ctx.Done():
+			return u.Close()
+		}
+	}
+	return u.Close()
+}
+
 // Close stops the supervisor, closes the connection and ends the stdio
 // child's whole process group. It is safe to call at any time, more than
 // once, and after a partial start.

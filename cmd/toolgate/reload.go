@@ -17,6 +17,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/adapters/upstream"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/policy"
@@ -213,11 +214,17 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 // applyUpstreams stops removed upstreams, restarts changed ones and starts
 // added ones; the others keep their processes and sessions. It does not
 // wait for new upstreams: their tools appear when they connect, and
-// clients are told with list_changed.
+// clients are told with list_changed. A removed or changed upstream's
+// tools leave at once, but its process ends only once the calls in flight
+// on it have (retire): a changed one's new process serves the calls that
+// start meanwhile.
 func (r *reloader) applyUpstreams(ctx context.Context, ch config.Changes, next *config.Config) {
 	for _, name := range append(append([]string(nil), ch.Removed...), ch.Changed...) {
-		if err := r.a.catalog.Remove(name); err != nil {
+		ts, err := r.a.catalog.Detach(name)
+		if err != nil {
 			r.a.log.Warn("config reload: stopping upstream", "upstream", name, "err", err)
+		} else if u, ok := ts.(*upstream.Upstream); ok {
+			r.retire(u)
 		}
 		if src := r.a.upSources[name]; src != nil {
 			src.retire()
@@ -249,6 +256,30 @@ func (r *reloader) applyUpstreams(ctx context.Context, ch config.Changes, next *
 	cur.Upstreams = next.Upstreams
 	r.cur = &cur
 }
+
+// retire closes an upstream taken out of the catalog once the calls in
+// flight on it have ended, within the longest a call may run (their
+// deadlines end them by then), or at shutdown, whichever is first.
+func (r *reloader) retire(u *upstream.Upstream) {
+	a := r.a
+	a.retired = append(a.retired, u)  // closed at shutdown if still open
+	grace := r.cur.Limits.CallTimeout // the calls in flight started under it
+	if t := u.Config().CallTimeout; t > grace {
+		grace = t
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(a.bg, grace+retireSlack)
+		defer cancel()
+		if err := u.CloseWhenIdle(ctx); err != nil {
+			a.log.Warn("config reload: stopping upstream", "upstream", u.Name(), "err", err)
+		}
+	}()
+}
+
+// retireSlack is how long past the longest call deadline a retired
+// upstream waits for its calls: a call's answer and record, after its
+// deadline, before the process ends.
+const retireSlack = 5 * time.Second
 
 // applySettings puts the changed settings in force for the calls that
 // start from now on; calls in flight finish under the settings they
