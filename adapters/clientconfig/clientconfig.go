@@ -273,8 +273,14 @@ func upstreamName(name string, used map[string]bool) string {
 }
 
 // isToolgate recognizes toolgate's own entry, which must never be
-// imported (a gateway that spawns itself).
-func isToolgate(command string, args []string) bool {
+// imported (a gateway that spawns itself): a command named toolgate (or
+// `go run …/cmd/toolgate`), or, whatever its binary is named, the entry
+// toolgate's own rewrite writes: named "toolgate", its args starting with
+// "serve" (see [Rewrite]).
+func isToolgate(name, command string, args []string) bool {
+	if name == EntryName && len(args) > 0 && args[0] == "serve" {
+		return true
+	}
 	b := strings.TrimSuffix(strings.ToLower(filepath.Base(command)), ".exe")
 	if b == "toolgate" {
 		return true

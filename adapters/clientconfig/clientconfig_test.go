@@ -361,10 +361,11 @@ func TestRewrite(t *testing.T) {
 			if err := os.Symlink(path, link); err != nil {
 				t.Fatal(err)
 			}
-			backup, err := Rewrite(link, format, Entry{Command: "/opt/toolgate", Args: []string{"serve", "--config", "/etc/toolgate.yaml"}}, before.Imported, now)
+			done, err := Rewrite(link, format, Entry{Command: "/opt/toolgate", Args: []string{"serve", "--config", "/etc/toolgate.yaml"}}, before.Imported, now)
 			if err != nil {
 				t.Fatal(err)
 			}
+			backup := done.Backup
 			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 				t.Errorf("the link was replaced: %v %v", fi, err)
 			}
@@ -401,6 +402,92 @@ func TestRewrite(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(path); string(b) != string(after) {
 				t.Error("a refused rewrite changed the file")
+			}
+		})
+	}
+}
+
+// TestRewriteAgain: a second rewrite updates the toolgate entry the first
+// one wrote instead of rebuilding it from its own flags: what it was not
+// told to change (the first rewrite's --config, flags and fields added by
+// hand) is kept and reported; what it sets replaces the old value. An entry
+// named "toolgate" that is not toolgate's is replaced. And the entry
+// toolgate wrote is recognized however its binary is named, so
+// re-importing the rewritten file never lists toolgate as its own
+// upstream.
+func TestRewriteAgain(t *testing.T) {
+	tests := []struct {
+		name     string
+		format   string
+		existing string // the toolgate entry in the file
+		entry    Entry
+		want     string // the toolgate entry after the rewrite
+		kept     []string
+	}{
+		{"keeps --config", ClaudeDesktop,
+			`{"command": "/opt/tg/bin/tg-1.4", "args": ["serve", "--config", "/etc/toolgate.yaml"]}`,
+			Entry{Command: "/usr/bin/tg-1.5", Args: []string{"serve"}},
+			`{"command":"/usr/bin/tg-1.5","args":["serve","--config","/etc/toolgate.yaml"]}`,
+			[]string{"--config /etc/toolgate.yaml"}},
+		{"a new --config replaces it", ClaudeDesktop,
+			`{"command": "/opt/toolgate", "args": ["serve", "--config=/etc/old.yaml", "--log-level", "debug"], "env": {"A": "1"}}`,
+			Entry{Command: "/opt/toolgate", Args: []string{"serve", "--config", "/etc/new.yaml"}},
+			`{"command":"/opt/toolgate","args":["serve","--config","/etc/new.yaml","--log-level","debug"],"env":{"A":"1"}}`,
+			[]string{"--log-level debug", "env"}},
+		{"vscode keeps its type", VSCode,
+			`{"type": "stdio", "command": "/opt/toolgate", "args": ["serve", "--config", "/w/toolgate.yaml"]}`,
+			Entry{Command: "/opt/toolgate", Args: []string{"serve"}},
+			`{"type":"stdio","command":"/opt/toolgate","args":["serve","--config","/w/toolgate.yaml"]}`,
+			[]string{"--config /w/toolgate.yaml"}},
+		{"another server named toolgate is replaced", ClaudeDesktop,
+			`{"command": "npx", "args": ["-y", "toolgate-lookalike"], "env": {"A": "1"}}`,
+			Entry{Command: "/opt/toolgate", Args: []string{"serve"}},
+			`{"command":"/opt/toolgate","args":["serve"]}`,
+			nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			key := specs[tc.format].key
+			path := filepath.Join(t.TempDir(), "mcp.json")
+			file := `{"` + key + `": {"fs": {"command": "npx", "args": ["-y", "fs-server"]}, "toolgate": ` + tc.existing + `}}`
+			if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before, err := Load(path, tc.format, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done, err := Rewrite(path, tc.format, tc.entry, before.Imported, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(done.Kept, "|") != strings.Join(tc.kept, "|") {
+				t.Errorf("kept %q, want %q", done.Kept, tc.kept)
+			}
+			data, _ := os.ReadFile(path)
+			root, err := decode(path, data, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			servers := root[key].(map[string]any)
+			got, _ := json.Marshal(servers["toolgate"])
+			var want any
+			json.Unmarshal([]byte(tc.want), &want)
+			wantJSON, _ := json.Marshal(want)
+			if string(got) != string(wantJSON) {
+				t.Errorf("toolgate entry\n got %s\nwant %s", got, wantJSON)
+			}
+			if _, ok := servers["fs"]; ok {
+				t.Errorf("the imported server is still there: %s", data)
+			}
+			// Re-importing the rewritten file: toolgate's entry is its own,
+			// whatever its binary is called.
+			after, err := Load(path, tc.format, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(after.Upstreams) != 0 || len(after.Skipped) != 1 || !strings.Contains(after.Skipped[0], "toolgate's own entry") {
+				t.Errorf("re-import: upstreams %+v, skipped %v; want only toolgate's own entry, skipped", after.Upstreams, after.Skipped)
 			}
 		})
 	}

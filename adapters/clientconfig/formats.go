@@ -110,7 +110,7 @@ func (sp *spec) convert(name string, e map[string]any, env Env, inputs map[strin
 			uc.Args = append(uc.Args, fmt.Sprint(a))
 		}
 	}
-	if isToolgate(uc.Command, uc.Args) {
+	if isToolgate(name, uc.Command, uc.Args) {
 		return uc, "toolgate's own entry (a gateway never starts itself)", nil
 	}
 	if d, _ := e["disabled"].(bool); d {

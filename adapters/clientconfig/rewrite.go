@@ -5,16 +5,33 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/tailscale/hujson"
 )
 
-// Entry is toolgate's own entry in a client's file.
+// EntryName is the name of toolgate's own entry in a client's file.
+const EntryName = "toolgate"
+
+// Entry is toolgate's own entry in a client's file: Args are "serve"
+// followed by the flags (each "--name value") the rewrite sets.
 type Entry struct {
 	Command string
 	Args    []string
+}
+
+// Rewritten is what a rewrite did.
+type Rewritten struct {
+	// Backup is the path of the original's copy.
+	Backup string
+	// Kept are the settings of the toolgate entry already in the file (a
+	// second rewrite) that the rewrite was not told to change, kept: its
+	// args after "serve" other than the flags of the new Entry (as one
+	// string, "--config /etc/toolgate.yaml"), then the names of its
+	// other fields (env, cwd, ...).
+	Kept []string
 }
 
 // Rewrite replaces the servers named in imported (the client's names of
@@ -25,27 +42,34 @@ type Entry struct {
 // a backup next to the file, PATH.toolgate-backup-TIMESTAMP, and it
 // changes nothing when the backup cannot be written. A path that is a
 // symbolic link (a dotfiles setup) has its target rewritten, not the link
-// replaced. It returns the backup's path.
-func Rewrite(path, format string, entry Entry, imported []string, now time.Time) (string, error) {
+// replaced.
+//
+// A toolgate entry already in the file that toolgate wrote (named
+// "toolgate", its args starting with "serve") is updated, not replaced:
+// its command becomes entry.Command, the flags entry.Args names replace
+// the entry's own, and everything else of it (other flags such as an
+// earlier rewrite's --config, env, cwd) is kept and listed in
+// [Rewritten.Kept]. Any other entry named "toolgate" is replaced.
+func Rewrite(path, format string, entry Entry, imported []string, now time.Time) (Rewritten, error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", err
+		return Rewritten{}, err
 	}
 	if format == "" || format == Auto {
 		if format, err = Detect(path, data); err != nil {
-			return "", err
+			return Rewritten{}, err
 		}
 	}
 	sp, ok := specs[format]
 	if !ok {
-		return "", fmt.Errorf("unknown client format %q", format)
+		return Rewritten{}, fmt.Errorf("unknown client format %q", format)
 	}
 	root, err := decode(path, data, true)
 	if err != nil {
-		return "", err
+		return Rewritten{}, err
 	}
 	servers, _ := root[sp.key].(map[string]any)
 
@@ -61,37 +85,108 @@ func Rewrite(path, format string, entry Entry, imported []string, now time.Time)
 		ops = append(ops, op{Op: "add", Path: "/" + sp.key, Value: map[string]any{}})
 	}
 	for _, name := range imported {
-		if _, ok := servers[name]; ok && name != "toolgate" {
+		if _, ok := servers[name]; ok && name != EntryName {
 			ops = append(ops, op{Op: "remove", Path: "/" + sp.key + "/" + pointerEscape(name)})
 		}
 	}
-	value := map[string]any{"command": entry.Command, "args": entry.Args}
-	if format == VSCode || format == ClaudeCode {
-		value["type"] = "stdio"
+	var kept []string
+	at := "/" + sp.key + "/" + EntryName
+	old, _ := servers[EntryName].(map[string]any)
+	if oldArgs, ok := stringList(old["args"]); old != nil && ok && len(oldArgs) > 0 && oldArgs[0] == "serve" {
+		// toolgate's own entry, from an earlier rewrite: only what this
+		// rewrite sets changes.
+		args, rest := mergeArgs(entry.Args, oldArgs)
+		if len(rest) > 0 {
+			kept = append(kept, strings.Join(rest, " "))
+		}
+		var fields []string
+		for k := range old {
+			if k != "command" && k != "args" && k != "type" {
+				fields = append(fields, k)
+			}
+		}
+		sort.Strings(fields)
+		kept = append(kept, fields...)
+		ops = append(ops, op{Op: "add", Path: at + "/command", Value: entry.Command}, op{Op: "add", Path: at + "/args", Value: args})
+	} else {
+		value := map[string]any{"command": entry.Command, "args": entry.Args}
+		if format == VSCode || format == ClaudeCode {
+			value["type"] = "stdio"
+		}
+		ops = append(ops, op{Op: "add", Path: at, Value: value})
 	}
-	ops = append(ops, op{Op: "add", Path: "/" + sp.key + "/toolgate", Value: value})
 	patch, err := json.Marshal(ops)
 	if err != nil {
-		return "", err
+		return Rewritten{}, err
 	}
 	v, err := hujson.Parse(data)
 	if err != nil {
-		return "", positioned(path, data, err)
+		return Rewritten{}, positioned(path, data, err)
 	}
 	if err := v.Patch(patch); err != nil {
-		return "", fmt.Errorf("%s: rewriting: %w", path, err)
+		return Rewritten{}, fmt.Errorf("%s: rewriting: %w", path, err)
 	}
 
 	out := v.Pack()
 
 	backup := fmt.Sprintf("%s.toolgate-backup-%s", path, now.UTC().Format("20060102T150405Z"))
 	if err := writeNew(backup, data); err != nil {
-		return "", fmt.Errorf("not rewriting %s: its backup cannot be written: %w", path, err)
+		return Rewritten{}, fmt.Errorf("not rewriting %s: its backup cannot be written: %w", path, err)
 	}
 	if err := replaceFile(path, out); err != nil {
-		return backup, fmt.Errorf("rewriting %s (the original is kept in %s): %w", path, backup, err)
+		return Rewritten{Backup: backup}, fmt.Errorf("rewriting %s (the original is kept in %s): %w", path, backup, err)
 	}
-	return backup, nil
+	return Rewritten{Backup: backup, Kept: kept}, nil
+}
+
+// stringList is a JSON list of strings.
+func stringList(v any) ([]string, bool) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// mergeArgs gives an existing toolgate entry's args (oldArgs, "serve"
+// first) the flags of the new ones (newArgs: "serve", then "--name value"
+// pairs): the new args, then the old ones after "serve" but for the flags
+// the new args set (with their values), which it also returns (rest).
+func mergeArgs(newArgs, oldArgs []string) (args, rest []string) {
+	set := map[string]bool{}
+	for _, a := range newArgs {
+		if n, ok := flagName(a); ok {
+			set[n] = true
+		}
+	}
+	for i := 1; i < len(oldArgs); i++ {
+		a := oldArgs[i]
+		if n, ok := flagName(a); ok && set[n] {
+			if !strings.Contains(a, "=") {
+				i++ // its value
+			}
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return append(append([]string(nil), newArgs...), rest...), rest
+}
+
+// flagName is the name of a "--name" or "--name=value" argument.
+func flagName(a string) (string, bool) {
+	if !strings.HasPrefix(a, "--") || len(a) == 2 {
+		return "", false
+	}
+	n, _, _ := strings.Cut(a[2:], "=")
+	return n, true
 }
 
 // pointerEscape escapes a key for a JSON Pointer (RFC 6901).

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -97,16 +98,25 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 		if len(res.Imported) == 0 {
 			return fmt.Errorf("not rewriting %s: none of its servers is imported (a file of another client, or nothing but skipped entries?)", path)
 		}
-		backup, err := clientconfig.Rewrite(path, res.Format, clientconfig.Entry{Command: self, Args: entryArgs}, res.Imported, time.Now())
+		done, err := clientconfig.Rewrite(path, res.Format, clientconfig.Entry{Command: self, Args: entryArgs}, res.Imported, time.Now())
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "Rewrote %s: its %d imported servers are replaced by one toolgate entry", path, len(res.Imported))
-		if n := len(res.Skipped); n > 0 {
+		n := 0 // toolgate's own entry aside: it is replaced, not kept
+		for _, sk := range res.Skipped {
+			if !strings.HasPrefix(sk, clientconfig.EntryName+": ") {
+				n++
+			}
+		}
+		if n > 0 {
 			fmt.Fprintf(e.stderr, " (the %d skipped entries stay in it)", n)
 		}
+		if len(done.Kept) > 0 {
+			fmt.Fprintf(e.stderr, "; its toolgate entry keeps what this run did not set: %s", strings.Join(done.Kept, ", "))
+		}
 		fmt.Fprintf(e.stderr, "; the original is in %s.\n"+
-			"Add the upstreams printed above to toolgate's configuration (the client's file no longer lists them).\n", backup)
+			"Add the upstreams printed above to toolgate's configuration (the client's file no longer lists them).\n", done.Backup)
 	}
 	return nil
 }

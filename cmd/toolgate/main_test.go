@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // run runs the command line in process, in a temporary working directory
@@ -292,5 +293,49 @@ func TestPolicyAs(t *testing.T) {
 	code, out, _ = run(t, scoped, "policy", "--as", "sub=alice,scope=tools:read")
 	if code != exitOK || strings.Contains(out, "policy.identities[0].tools.deny:grep_files") {
 		t.Errorf("policy --as without the scope applies the rule:\n%s", out)
+	}
+}
+
+// TestImportRewriteTwiceKeepsConfig: a second import --rewrite without
+// --config keeps the --config the first one wrote in the client's entry
+// (the gateway would otherwise start on defaults), and says so.
+func TestImportRewriteTwiceKeepsConfig(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	path := filepath.Join(dir, "claude_desktop_config.json")
+	rewrite := func(server string, args ...string) string {
+		t.Helper()
+		// A server added to the client since the last rewrite.
+		data, err := os.ReadFile(path)
+		if err != nil {
+			data = []byte(`{"mcpServers": {}}`)
+		}
+		data = []byte(strings.Replace(string(data), `"mcpServers": {`, `"mcpServers": {"`+server+`": {"command": "npx", "args": ["-y", "`+server+`"]},`, 1))
+		data = []byte(strings.Replace(string(data), "},}", "}}", 1))
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		if code := Main(context.Background(), append(append([]string{"import", "--rewrite"}, args...), path), strings.NewReader(""), &out, &errOut); code != exitOK {
+			t.Fatalf("import --rewrite %v: exit %d\n%s", args, code, errOut.String())
+		}
+		return errOut.String()
+	}
+	rewrite("fs", "--config", "toolgate.yaml")
+	time.Sleep(1100 * time.Millisecond) // a backup of another name
+	stderr := rewrite("git")
+	wantConfig := "--config " + filepath.Join(dir, "toolgate.yaml")
+	data, _ := os.ReadFile(path)
+	var file struct {
+		MCPServers map[string]struct{ Args []string } `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(file.MCPServers["toolgate"].Args, " "); got != "serve "+wantConfig || len(file.MCPServers) != 1 {
+		t.Errorf("after the second rewrite: %s\nwant only toolgate, args %q", data, "serve "+wantConfig)
+	}
+	if !strings.Contains(stderr, "keeps what this run did not set: "+wantConfig) {
+		t.Errorf("the second rewrite does not say what it kept:\n%s", stderr)
 	}
 }
