@@ -357,7 +357,9 @@ var ErrNoArtifact = errors.New("no such artifact")
 // ReadArtifact implements [gateway.ArtifactStore]. It serves artifacts of
 // any run under the same runs directory, so that links stay readable after
 // a restart; the URI's run ID and file name are checked against strict
-// patterns, so a URI cannot name a path outside an archive directory.
+// patterns, so a URI cannot name a path outside an archive directory, and
+// the file is read following no symbolic link (see [readArtifactFile]), so
+// a link planted in an archive cannot serve a file outside it either.
 func (r *Run) ReadArtifact(uri string) ([]byte, string, error) {
 	rest, ok := strings.CutPrefix(uri, gateway.ArtifactURIPrefix)
 	if !ok {
@@ -367,10 +369,13 @@ func (r *Run) ReadArtifact(uri string) ([]byte, string, error) {
 	if !ok || !runIDRE.MatchString(run) || !artifactNameRE.MatchString(file) || strings.Contains(file, "..") {
 		return nil, "", fmt.Errorf("%w: %q", ErrNoArtifact, uri)
 	}
-	data, err := os.ReadFile(filepath.Join(r.runsDir, run, "archive", file))
+	data, err := readArtifactFile(r.runsDir, run, file)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, "", fmt.Errorf("%w: %q", ErrNoArtifact, uri)
+		}
+		if errors.Is(err, errNotArtifact) {
+			return nil, "", fmt.Errorf("%w: %q: %w", ErrNoArtifact, uri, err)
 		}
 		return nil, "", err
 	}
@@ -386,6 +391,59 @@ func (r *Run) ReadArtifact(uri string) ([]byte, string, error) {
 		}
 	}
 	return data, mt, nil
+}
+
+// errNotArtifact: a path to an artifact holds something toolgate never
+// writes there (a symbolic link, a directory, a device).
+var errNotArtifact = errors.New("not a regular file of the run's archive (a symbolic link?)")
+
+// readArtifactFile reads runsDir/run/archive/file, refusing a symbolic link
+// at the run's directory, its archive directory or the file: none is one
+// toolgate writes, and one (planted by whoever can write the runs
+// directory) would serve a file outside the run's archive. Each step is
+// opened beneath the last (os.Root, which never leaves it) and checked to
+// be the very directory or file that Lstat saw there, so a link swapped in
+// between the check and the open is refused too.
+func readArtifactFile(runsDir, run, file string) ([]byte, error) {
+	dir, err := os.OpenRoot(runsDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { dir.Close() }()
+	for _, name := range []string{run, "archive"} {
+		fi, err := dir.Lstat(name)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("%s: %w", name, errNotArtifact)
+		}
+		sub, err := dir.OpenRoot(name)
+		if err != nil {
+			return nil, err
+		}
+		dir.Close()
+		dir = sub
+		if got, err := dir.Stat("."); err != nil || !os.SameFile(fi, got) {
+			return nil, fmt.Errorf("%s: %w", name, errNotArtifact)
+		}
+	}
+	fi, err := dir.Lstat(file)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", file, errNotArtifact)
+	}
+	f, err := dir.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if got, err := f.Stat(); err != nil || !os.SameFile(fi, got) {
+		return nil, fmt.Errorf("%s: %w", file, errNotArtifact)
+	}
+	return io.ReadAll(f)
 }
 
 // Close writes the run.stopped event, syncs and closes the record files,

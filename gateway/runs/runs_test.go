@@ -292,6 +292,78 @@ func TestArtifactsRoundTripAndRefuseTraversal(t *testing.T) {
 	}
 }
 
+// TestReadArtifactRefusesSymlinks: a symbolic link planted in the runs
+// directory (in a run's archive, as its archive, as a run) is never
+// followed: the file it points to, outside the run's archive, is not
+// served (the admin API and resources/read would hand it out).
+func TestReadArtifactRefusesSymlinks(t *testing.T) {
+	const other = "20261124T025132Z-def8a7"
+	tests := []struct {
+		name  string
+		uri   string // under the run's ID ("ID") or other's
+		plant func(t *testing.T, runsDir, id, outside string)
+	}{
+		{"file is a link", "ID/0193abc-output.txt", func(t *testing.T, runsDir, id, outside string) {
+			symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(runsDir, id, "archive", "0193abc-output.txt"))
+		}},
+		{"link to the run's own record", "ID/0193abc-tools.txt", func(t *testing.T, runsDir, id, outside string) {
+			symlink(t, "../logs/tools.jsonl", filepath.Join(runsDir, id, "archive", "0193abc-tools.txt"))
+		}},
+		{"archive is a link", other + "/secret.txt", func(t *testing.T, runsDir, id, outside string) {
+			mkdir(t, filepath.Join(runsDir, other))
+			symlink(t, outside, filepath.Join(runsDir, other, "archive"))
+		}},
+		{"run is a link", other + "/secret.txt", func(t *testing.T, runsDir, id, outside string) {
+			mkdir(t, filepath.Join(outside, "archive"))
+			os.WriteFile(filepath.Join(outside, "archive", "secret.txt"), []byte("secret"), 0o600)
+			symlink(t, outside, filepath.Join(runsDir, other))
+		}},
+		{"file is a directory", "ID/0193abc-dir", func(t *testing.T, runsDir, id, outside string) {
+			mkdir(t, filepath.Join(runsDir, id, "archive", "0193abc-dir"))
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			runsDir, outside := t.TempDir(), t.TempDir()
+			if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("secret"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Open(runsDir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			// A real artifact first: the archive directory exists.
+			if _, err := r.SaveArtifact(&gateway.Call{ID: "0193abc"}, "real.txt", "", []byte("real")); err != nil {
+				t.Fatal(err)
+			}
+			tc.plant(t, runsDir, r.ID(), outside)
+			uri := gateway.ArtifactURIPrefix + strings.Replace(tc.uri, "ID", r.ID(), 1)
+			data, _, err := r.ReadArtifact(uri)
+			if !errors.Is(err, ErrNoArtifact) || data != nil {
+				t.Errorf("ReadArtifact(%q) = %q, %v; want ErrNoArtifact", uri, data, err)
+			}
+			if data, _, err := r.ReadArtifact(gateway.ArtifactURIPrefix + r.ID() + "/0193abc-real.txt"); err != nil || string(data) != "real" {
+				t.Errorf("the real artifact: %q %v", data, err)
+			}
+		})
+	}
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("symbolic links: %v", err)
+	}
+}
+
+func mkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestOpenFailsClearlyOnUnwritableDir(t *testing.T) {
 	if os.Geteuid() == 0 {
 		// root writes anywhere; use a path under a regular file instead.
