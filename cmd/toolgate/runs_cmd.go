@@ -121,7 +121,15 @@ func runsShow(e *env, dir, ref string, asJSON bool) error {
 		}
 		return writeJSON(e.stdout, map[string]any{"run": s, "calls": calls})
 	}
-	fmt.Fprintf(e.stdout, "run %s (%s)  %d calls, %d errors\n\n", s.ID, orNone(strings.Join(s.Command, " ")), s.Calls, s.Errors)
+	fmt.Fprintf(e.stdout, "run %s (%s)  %d calls, %d errors", s.ID, orNone(strings.Join(s.Command, " ")), s.Calls, s.Errors)
+	if s.Skipped > 0 {
+		lines := "lines"
+		if s.Skipped == 1 {
+			lines = "line"
+		}
+		fmt.Fprintf(e.stdout, " (%d unreadable %s skipped: not whole JSON records)", s.Skipped, lines)
+	}
+	fmt.Fprint(e.stdout, "\n\n")
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tCALL\tTOOL\tSTATUS\tMS\tBRIEF")
 	for _, c := range calls {

@@ -80,3 +80,42 @@ func TestRunsTail(t *testing.T) {
 		t.Errorf("the run's last call is missing:\n%s", stdout.String())
 	}
 }
+
+// TestRunsShowCountsItsTable: runs show's header counts the calls its table
+// lists, and names the lines of a torn or hand-edited tools.jsonl it skips
+// (it counted lines: 3 calls over a table of 2); runs list counts alike.
+func TestRunsShowCountsItsTable(t *testing.T) {
+	dir := t.TempDir()
+	r, err := runs.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"call-1", "call-2"} {
+		c := &gateway.Call{ID: id, Name: "echo", Started: time.Now()}
+		_ = r.CallStarted(c)
+		r.CallFinished(c, gateway.OkText(id), time.Millisecond)
+	}
+	r.Close()
+	f, err := os.OpenFile(filepath.Join(r.Dir(), "logs", "tools.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"call_id":"call-3","tool":"ec` + "\n") // torn
+	f.Close()
+	var stdout, stderr strings.Builder
+	e := &env{ctx: context.Background(), stdout: &stdout, stderr: &stderr}
+	if err := runsShow(e, dir, r.ID(), false); err != nil {
+		t.Fatal(err)
+	}
+	out := stdout.String()
+	if rows := strings.Count(out, "call-"); rows != 2 || !strings.Contains(out, " 2 calls, 0 errors (1 unreadable line skipped: not whole JSON records)\n") {
+		t.Errorf("runs show: %d calls in the table; want the header to say 2 and the skipped line:\n%s", rows, out)
+	}
+	stdout.Reset()
+	if err := runsList(e, dir, false); err != nil {
+		t.Fatal(err)
+	}
+	if fields := strings.Fields(strings.Split(stdout.String(), "\n")[1]); len(fields) < 4 || fields[len(fields)-4] != "2" {
+		t.Errorf("runs list: want 2 calls:\n%s", stdout.String())
+	}
+}

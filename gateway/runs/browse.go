@@ -2,6 +2,7 @@ package runs
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,12 +20,16 @@ import (
 // Summary is one run as `toolgate runs list` shows it.
 type Summary struct {
 	Manifest
-	Dir        string `json:"dir"`
-	Live       bool   `json:"live"` // not stopped, and its process is running
-	Calls      int    `json:"calls"`
-	Errors     int    `json:"errors"`
-	Artifacts  int    `json:"artifacts"`
-	Candidates int    `json:"memory_candidates"`
+	Dir    string `json:"dir"`
+	Live   bool   `json:"live"`   // not stopped, and its process is running
+	Calls  int    `json:"calls"`  // records in tools.jsonl, as [Records] reads them
+	Errors int    `json:"errors"` // records in errors.jsonl
+	// Skipped are the lines of tools.jsonl and errors.jsonl that are not
+	// records (torn by a crash, edited by hand), which Records skips and
+	// Calls and Errors do not count.
+	Skipped    int `json:"skipped_lines,omitempty"`
+	Artifacts  int `json:"artifacts"`
+	Candidates int `json:"memory_candidates"`
 }
 
 // Duration is how long the run lasted (until now for a live run, zero for
@@ -98,8 +103,10 @@ func Summarize(dir string) Summary {
 	// over, whatever process has its PID now. Runs of versions without
 	// the lock are told by their PID.
 	s.Live = runLocked(dir) || s.Stopped == "" && !s.Locked && processRunning(s.PID)
-	s.Calls = countLines(filepath.Join(dir, "logs", "tools.jsonl"))
-	s.Errors = countLines(filepath.Join(dir, "logs", "errors.jsonl"))
+	var skipped int
+	s.Calls, s.Skipped = countRecords(filepath.Join(dir, "logs", "tools.jsonl"))
+	s.Errors, skipped = countRecords(filepath.Join(dir, "logs", "errors.jsonl"))
+	s.Skipped += skipped
 	s.Candidates = countLines(filepath.Join(dir, "archive", candidatesFile))
 	if ents, err := os.ReadDir(filepath.Join(dir, "archive")); err == nil {
 		for _, e := range ents {
@@ -168,18 +175,62 @@ func Resolve(runsDir, ref string) (string, error) {
 const maxRecordLine = 16 << 20
 
 // Records reads a run's JSON lines file (say logs/tools.jsonl), skipping a
-// line that is not whole yet or is longer than maxRecordLine: one such line
-// does not hide the run's other records.
+// line that is not a record (see [isRecord]: not whole JSON, not an
+// object, torn by a crash or a hand edit) or is longer than maxRecordLine:
+// one such line does not hide the run's other records. [Summarize] counts
+// by the same rule, so a run's counts are what Records yields.
 func Records(path string) ([]map[string]any, error) {
+	var out []map[string]any
+	err := scanLines(path, func(line []byte, tooLong, _ bool) {
+		if !tooLong && isRecord(line) {
+			var m map[string]any
+			// A record decodes; should it not (a number beyond float64's
+			// range, which is valid JSON), what did decode is the record,
+			// as it is counted.
+			_ = json.Unmarshal(line, &m)
+			if m == nil {
+				m = map[string]any{}
+			}
+			out = append(out, m)
+		}
+	})
+	return out, err
+}
+
+// countRecords counts the records of a JSON lines file as [Records] reads
+// them, and the lines it skips (a last line not ended yet aside: a live
+// run may be writing it).
+func countRecords(path string) (records, skipped int) {
+	_ = scanLines(path, func(line []byte, tooLong, last bool) {
+		switch {
+		case !tooLong && isRecord(line):
+			records++
+		case !last && (tooLong || len(bytes.TrimSpace(line)) > 0):
+			skipped++
+		}
+	})
+	return records, skipped
+}
+
+// isRecord: a line is a record when it is one whole JSON object.
+func isRecord(line []byte) bool {
+	t := bytes.TrimLeft(line, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(line)
+}
+
+// scanLines calls fn with each line of a file (tooLong, and no line, for
+// one longer than maxRecordLine, which is not held; last for a final line
+// with no newline).
+// A missing file has no lines.
+func scanLines(path string, fn func(line []byte, tooLong, last bool)) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	var out []map[string]any
 	br := bufio.NewReaderSize(f, 64<<10)
 	var line []byte
 	tooLong := false
@@ -193,16 +244,16 @@ func Records(path string) ([]map[string]any, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue // the line goes on
 		}
-		var m map[string]any
-		if !tooLong && json.Unmarshal(line, &m) == nil {
-			out = append(out, m)
-		}
-		line, tooLong = line[:0], false
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			if tooLong || len(line) > 0 {
+				fn(line, tooLong, true)
+			}
+			return nil
 		}
+		fn(line, tooLong, false)
+		line, tooLong = line[:0], false
 		if err != nil {
-			return out, err
+			return err
 		}
 	}
 }

@@ -114,6 +114,54 @@ func TestRecordsSkipsOnlyTheBadLines(t *testing.T) {
 	}
 }
 
+// TestSummaryCountsWhatRecordsReads: a run's call and error counts are the
+// records Records yields, never its lines: a torn or hand-edited line is
+// counted as skipped instead (runs show's header said more calls than its
+// table listed). A last line not ended yet is neither: it may be being
+// written.
+func TestSummaryCountsWhatRecordsReads(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		tools       string
+		calls, skip int
+	}{
+		{"whole", `{"call_id":"a"}` + "\n" + `{"call_id":"b"}` + "\n", 2, 0},
+		{"torn line", `{"call_id":"a"}` + "\n" + `{"call_id":"b","sta` + "\n" + `{"call_id":"c"}` + "\n", 2, 1},
+		{"hand-edited", `{"call_id":"a"}` + "\n" + "# checked by hand\n" + "null\n" + "[1]\n" + "\n", 1, 3},
+		{"over the longest line", `{"brief":"` + strings.Repeat("x", maxRecordLine) + "\"}\n" + `{"call_id":"b"}` + "\n", 1, 1},
+		{"last, not whole yet", `{"call_id":"a"}` + "\n" + `{"call_id":"b"`, 1, 0},
+		{"last, whole without its newline", `{"call_id":"a"}` + "\n" + `{"call_id":"b"}`, 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "20261124T025132Z-def8a7")
+			if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "logs", "tools.jsonl")
+			if err := os.WriteFile(path, []byte(tc.tools), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// errors.jsonl: one record, one torn line.
+			if err := os.WriteFile(filepath.Join(dir, "logs", "errors.jsonl"), []byte(`{"call_id":"a"}`+"\n{\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := Records(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := Summarize(dir)
+			if s.Calls != len(recs) || s.Calls != tc.calls || s.Errors != 1 || s.Skipped != tc.skip+1 {
+				t.Errorf("calls %d, errors %d, skipped %d; Records yields %d; want %d calls, 1 error, %d skipped", s.Calls, s.Errors, s.Skipped, len(recs), tc.calls, tc.skip+1)
+			}
+			for _, r := range recs {
+				if r == nil {
+					t.Errorf("Records yields a nil record: %v", recs)
+				}
+			}
+		})
+	}
+}
+
 // TestLiveIsTheRunsLock: a run is live while it holds its directory's
 // lock, whatever its run.json says (not written yet, emptied), and over
 // once it no longer does, whatever process now has its PID (a container's
