@@ -181,6 +181,20 @@ func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *lis
 		cancel(fmt.Errorf("%w after %s", errStartupTimeout, u.startup))
 	})
 	defer watchdog.Stop()
+	// The connection's death while it is set up (a legacy SSE stream that
+	// ends before its endpoint event or while initialize awaits its
+	// answer, which can only come on that stream) fails the setup at
+	// once, with its cause: nothing else ends a wait for an answer that
+	// can no longer come, and the startup timeout is long.
+	setupDone := make(chan struct{})
+	defer close(setupDone)
+	go func() {
+		select {
+		case <-c.dead:
+			cancel(c.deadErr)
+		case <-setupDone:
+		}
+	}()
 	fail := func(step string, err error) (*conn, *listings, error) {
 		if cause := context.Cause(cctx); cause != nil && ctx.Err() == nil {
 			err = cause
