@@ -369,7 +369,8 @@ func (c *SSE) readSSE(reader io.ReadCloser, endpointChan chan struct{}, endpoint
 	defer reader.Close()
 
 	br := bufio.NewReader(reader)
-	var event, data string
+	var event string
+	var data strings.Builder // toolgate patch, item 52
 
 	for {
 		// when close or start's ctx cancel, the reader will be closed
@@ -384,12 +385,12 @@ func (c *SSE) readSSE(reader io.ReadCloser, endpointChan chan struct{}, endpoint
 			}
 			if err == io.EOF {
 				// Process any pending event before exit
-				if data != "" {
+				if data.Len() > 0 {
 					// If no event type is specified, use empty string (default event type)
 					if event == "" {
 						event = "message"
 					}
-					c.handleSSEEvent(event, data, endpointChan, endpointOnce)
+					c.handleSSEEvent(event, data.String(), endpointChan, endpointOnce)
 				}
 			}
 			c.connectionLostMu.RLock()
@@ -408,14 +409,14 @@ func (c *SSE) readSSE(reader io.ReadCloser, endpointChan chan struct{}, endpoint
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" {
 			// Empty line means end of event
-			if data != "" {
+			if data.Len() > 0 {
 				// If no event type is specified, use empty string (default event type)
 				if event == "" {
 					event = "message"
 				}
-				c.handleSSEEvent(event, data, endpointChan, endpointOnce)
+				c.handleSSEEvent(event, data.String(), endpointChan, endpointOnce)
 				event = ""
-				data = ""
+				data.Reset()
 			}
 			continue
 		}
@@ -423,7 +424,7 @@ func (c *SSE) readSSE(reader io.ReadCloser, endpointChan chan struct{}, endpoint
 		if after, ok := strings.CutPrefix(line, "event:"); ok {
 			event = strings.TrimSpace(after)
 		} else if after, ok := strings.CutPrefix(line, "data:"); ok {
-			data = appendSSEData(data, after)
+			appendSSEData(&data, after)
 		}
 	}
 }
@@ -438,12 +439,15 @@ func (c *SSE) readSSE(reader io.ReadCloser, endpointChan chan struct{}, endpoint
 // Only a single optional leading space after "data:" is removed, as the spec
 // requires; any other leading or trailing whitespace in the value is
 // significant and preserved.
-func appendSSEData(existing, line string) string {
+//
+// toolgate patch, item 52: the data is accumulated in a builder; a string
+// copied whole on every line made an event of n lines cost n²/2 copies.
+func appendSSEData(data *strings.Builder, line string) {
 	value := strings.TrimPrefix(line, " ")
-	if existing == "" {
-		return value
+	if data.Len() > 0 {
+		data.WriteByte('\n')
 	}
-	return existing + "\n" + value
+	data.WriteString(value)
 }
 
 // handleSSEEvent processes SSE events based on their type.

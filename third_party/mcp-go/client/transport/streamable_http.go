@@ -1122,7 +1122,8 @@ func (c *StreamableHTTP) readSSEWithCursor(ctx context.Context, reader io.ReadCl
 	}()
 
 	br := bufio.NewReader(reader)
-	var event, data, id string
+	var event, id string
+	var data strings.Builder // toolgate patch, item 52
 	var hasID bool
 	commitID := func() {
 		if cursor != nil && hasID {
@@ -1142,11 +1143,11 @@ func (c *StreamableHTTP) readSSEWithCursor(ctx context.Context, reader io.ReadCl
 				// Process any pending event before exit. Its id isn't
 				// recorded, as the event was never finished: resuming from
 				// the one before at worst repeats it.
-				if data != "" {
+				if data.Len() > 0 {
 					if event == "" {
 						event = "message"
 					}
-					handler(event, data)
+					handler(event, data.String())
 				}
 				return true
 			}
@@ -1159,13 +1160,13 @@ func (c *StreamableHTTP) readSSEWithCursor(ctx context.Context, reader io.ReadCl
 		if line == "" {
 			// Empty line means end of event
 			commitID()
-			if data != "" {
+			if data.Len() > 0 {
 				if event == "" {
 					event = "message"
 				}
-				handler(event, data)
+				handler(event, data.String())
 				event = ""
-				data = ""
+				data.Reset()
 			}
 			continue
 		}
@@ -1173,7 +1174,7 @@ func (c *StreamableHTTP) readSSEWithCursor(ctx context.Context, reader io.ReadCl
 		if eventStr, ok := strings.CutPrefix(line, "event:"); ok {
 			event = strings.TrimSpace(eventStr)
 		} else if dataStr, ok := strings.CutPrefix(line, "data:"); ok {
-			data = appendSSEData(data, dataStr)
+			appendSSEData(&data, dataStr)
 		} else if idStr, ok := strings.CutPrefix(line, "id:"); ok {
 			// The SSE spec ignores an id that contains a NUL character.
 			if value := strings.TrimPrefix(idStr, " "); !strings.ContainsRune(value, 0) {

@@ -346,3 +346,74 @@ func TestToolgateSSEEndpointSameOrigin(t *testing.T) {
 		})
 	}
 }
+
+// manyLines is an SSE event whose data is a JSON-RPC response to id 1
+// spread over n data lines (JSON allows the newlines they are joined
+// with), then a blank line.
+func manyLines(n int) string {
+	var b strings.Builder
+	b.WriteString(`data: {"jsonrpc":"2.0","id":1,"result":{"pad":[` + "\n")
+	for range n {
+		b.WriteString("data: 0,\n")
+	}
+	b.WriteString("data: 0]}}\n\n")
+	return b.String()
+}
+
+// TestToolgateSSEManyDataLines (item 52): an event of many data lines is
+// joined in time linear in its size, by both SSE readers: each line was
+// appended by copying all the lines before it, so an event of 150,000
+// short lines (1.2 MB) held the reader (and every answer behind it) for
+// many seconds, and one of the 16 MiB the per-message limit lets through
+// for hours.
+func TestToolgateSSEManyDataLines(t *testing.T) {
+	const n = 150_000
+	const within = 3 * time.Second
+	t.Run("legacy SSE", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "event: junk\n"+manyLines(n)+"event: endpoint\ndata: /message\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}))
+		defer srv.Close()
+		c, err := NewSSE(srv.URL + "/sse")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		begin := time.Now()
+		if err := c.Start(ctx); err != nil {
+			t.Fatalf("Start: %v after %s: the endpoint event behind an event of %d data lines was not read within %s", err, time.Since(begin).Round(time.Millisecond), n, within)
+		}
+	})
+	t.Run("streamable HTTP", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, manyLines(n))
+		}))
+		defer srv.Close()
+		c, err := NewStreamableHTTP(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		begin := time.Now()
+		resp, err := c.SendRequest(ctx, JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(int64(1)), Method: "ping"})
+		if err != nil {
+			t.Fatalf("SendRequest: %v after %s: an answer of %d data lines was not read within %s", err, time.Since(begin).Round(time.Millisecond), n, within)
+		}
+		var res struct{ Pad []int }
+		if err := json.Unmarshal(resp.Result, &res); err != nil || len(res.Pad) != n+1 {
+			t.Fatalf("result: %d items, %v; want %d", len(res.Pad), err, n+1)
+		}
+	})
+}
