@@ -156,6 +156,7 @@ func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *lis
 		c.tr = sh
 	case TransportSSE:
 		c.hc = u.httpClient()
+		c.hc.Transport = c.hc.Transport.(limitTransport).forLegacySSE()
 		c.tr, err = transport.NewSSE(u.cfg.URL,
 			transport.WithHeaders(u.headers),
 			transport.WithHTTPClient(c.hc),

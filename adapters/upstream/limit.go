@@ -21,7 +21,11 @@ import (
 // in its place the transport sees an error response to the same request,
 // so the call fails at once with a clear error and the connection goes on.
 // Over HTTP, the client's transport reads response bodies through
-// [limitedBody]: per body for JSON, per event for an event stream.
+// [limitedBody]: per body for JSON, per event for an event stream. A legacy
+// SSE upstream's event stream carries every answer of the connection, so
+// there an oversized event is skipped as it streams in and replaced by an
+// error response to the same request, as over stdio, instead of ending
+// the stream (and with it every call in flight).
 
 // resultTooLarge is the message of the error that replaces an oversized
 // message.
@@ -226,6 +230,13 @@ type limitTransport struct {
 	base     http.RoundTripper
 	max      int64
 	upstream string
+	sse      bool // a legacy SSE connection: its GET stream's oversized events are replaced
+}
+
+// forLegacySSE is t for a legacy SSE connection.
+func (t limitTransport) forLegacySSE() limitTransport {
+	t.sse = true
+	return t
 }
 
 func (t limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -238,7 +249,8 @@ func (t limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	resp.Body = &limitedBody{rc: resp.Body, max: t.max, stream: stream, upstream: t.upstream}
+	resp.Body = &limitedBody{rc: resp.Body, max: t.max, stream: stream, upstream: t.upstream,
+		replace: stream && t.sse && req.Method == http.MethodGet}
 	return resp, nil
 }
 
@@ -261,9 +273,23 @@ type limitedBody struct {
 	n        int64 // bytes of the current message
 	lineLen  int   // bytes of the current line so far (stream)
 	last     byte  // the last byte before the current position (stream)
+
+	// replace: an oversized event is not an error but skipped, and an
+	// error response to its request put in its place (readReplacing).
+	replace  bool
+	buf, out []byte
+	pend     []byte // out's backing array
+	err      error  // the underlying body's, once it came
+	skipping bool   // within an oversized event
+	open     bool   // the reader got part of a line and not its end
+	size     int64  // bytes of the oversized event
+	sc       idScanner
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.replace {
+		return b.readReplacing(p)
+	}
 	n, err := b.rc.Read(p)
 	if !b.stream {
 		b.n += int64(n)
@@ -296,3 +322,101 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// readReplacing reads an event stream whose events are passed on as they
+// come while they are within the limit. An event that grows past it is
+// ended for the reader with an event type no reader handles (so what it
+// already got of the event is dropped), the rest of the event is skipped
+// without being held, scanning it for the request's id, and in its place
+// comes an error response to that request (nothing when it had no id).
+func (b *limitedBody) readReplacing(p []byte) (int, error) {
+	for len(b.out) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		if b.buf == nil {
+			b.buf = make([]byte, 32<<10)
+		}
+		n, err := b.rc.Read(b.buf)
+		b.pend = b.process(b.pend[:0], b.buf[:n])
+		if err != nil {
+			if b.skipping && err == io.EOF {
+				b.pend = b.endSkip(b.pend)
+			}
+			b.err = err
+		}
+		b.out = b.pend
+	}
+	n := copy(p, b.out)
+	b.out = b.out[n:]
+	return n, nil
+}
+
+// process appends to dst what the reader gets of chunk.
+func (b *limitedBody) process(dst, chunk []byte) []byte {
+	for len(chunk) > 0 {
+		seg := chunk
+		i := bytes.IndexByte(chunk, '\n')
+		if i >= 0 {
+			seg = chunk[:i+1]
+		}
+		chunk = chunk[len(seg):]
+		blank := false
+		if i >= 0 {
+			last := b.last
+			if i > 0 {
+				last = seg[i-1]
+			}
+			ll := b.lineLen + i
+			blank = ll == 0 || ll == 1 && last == '\r'
+			b.lineLen, b.last = 0, '\n'
+		} else {
+			b.lineLen += len(seg)
+			b.last = seg[len(seg)-1]
+		}
+		switch {
+		case b.skipping:
+			b.sc.feed(seg)
+			b.size += int64(len(seg))
+			if blank {
+				dst = b.endSkip(dst)
+			}
+		case blank:
+			dst = append(dst, seg...)
+			b.n, b.sc, b.open = 0, idScanner{}, false
+		case b.n+int64(len(seg)) > b.max:
+			// What the reader got of this line ends here; the event is
+			// dispatched as a type no reader handles.
+			if b.open {
+				dst = append(dst, '\n')
+				b.open = false
+			}
+			dst = append(dst, "event: toolgate-oversized\n\n"...)
+			b.skipping, b.size = true, b.n+int64(len(seg))
+			b.sc.feed(seg)
+			if blank {
+				dst = b.endSkip(dst)
+			}
+		default:
+			b.n += int64(len(seg))
+			b.sc.feed(seg)
+			dst = append(dst, seg...)
+			b.open = i < 0
+		}
+	}
+	return dst
+}
+
+// endSkip ends an oversized event: in its place, an error response to its
+// request.
+func (b *limitedBody) endSkip(dst []byte) []byte {
+	if id := b.sc.id(); id != "" {
+		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id),
+			"error": map[string]any{"code": -32001, "message": resultTooLarge(b.upstream, b.size, b.max)}})
+		dst = append(dst, "event: message\ndata: "...)
+		dst = append(dst, msg...)
+		dst = append(dst, "\n\n"...)
+	}
+	b.skipping, b.size, b.n, b.sc = false, 0, 0, idScanner{}
+	return dst
+}
