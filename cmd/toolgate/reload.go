@@ -446,7 +446,11 @@ func (r *reloader) replaceBuiltin(ctx context.Context, b builtin, next *config.C
 	case ts != nil:
 		return a.catalog.Add(ctx, ts)
 	case have:
-		return a.catalog.Remove(b.name)
+		old, err := a.catalog.Detach(b.name)
+		if c, ok := old.(io.Closer); ok {
+			a.retired = append(a.retired, c) // closed at shutdown: calls in flight may use it
+		}
+		return err
 	}
 	return nil
 }

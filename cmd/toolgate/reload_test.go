@@ -128,6 +128,36 @@ func TestReloadProtectsMovedMemoryDatabase(t *testing.T) {
 	}
 }
 
+// TestReloadTurningMemoryOffLetsCallsFinish: a call that resolved
+// recall_memory before a reload turned the memory off still runs on the
+// toolset it began with (calls in flight finish with the toolsets they
+// began with); the database closes at shutdown, not under the call.
+func TestReloadTurningMemoryOffLetsCallsFinish(t *testing.T) {
+	dir := t.TempDir()
+	mem := "memory: {write_mode: external, path: " + filepath.Join(dir, "memory.db") + "}\n"
+	var next *config.Config
+	a, r := reloadApp(t, dir, mem, &next)
+	if res := callTool(a, "write_memory", map[string]any{"content": "remember this", "scope": "global"}); res.IsError {
+		t.Fatalf("write_memory: %s", res.Message)
+	}
+	tool, _, ok := a.catalog.Resolve("recall_memory") // a call in flight has it
+	if !ok {
+		t.Fatal("recall_memory not served")
+	}
+	next = configFrom(t, dir, "memory: {enabled: false}\n")
+	r.reload(context.Background(), "SIGHUP")
+	if res := r.last.Load(); !res.OK {
+		t.Fatalf("reload: %+v", res)
+	}
+	if _, _, ok := a.catalog.Resolve("recall_memory"); ok {
+		t.Fatal("recall_memory still served after the reload turned the memory off")
+	}
+	res, err := tool.Handler()(context.Background(), &gateway.Call{Name: "recall_memory", Arguments: json.RawMessage(`{"query":"remember","scope":"global"}`)})
+	if err != nil || res.IsError || !strings.Contains(res.OutputText(), "remember this") {
+		t.Errorf("the call in flight across the reload: %v %+v", err, res)
+	}
+}
+
 // TestReloadKeepsMemoryWhereItIsProtected: a reload that moves memory.path
 // under a root while the sandbox cannot be rebuilt (a root gone since
 // start) leaves the database where it was, which the sandbox in force
