@@ -181,7 +181,7 @@ const maxRecordLine = 16 << 20
 // by the same rule, so a run's counts are what Records yields.
 func Records(path string) ([]map[string]any, error) {
 	var out []map[string]any
-	err := scanLines(path, func(line []byte, tooLong, _ bool) {
+	err := scanLines(path, func(line []byte, tooLong, _ bool) bool {
 		if !tooLong && isRecord(line) {
 			var m map[string]any
 			// A record decodes; should it not (a number beyond float64's
@@ -193,6 +193,7 @@ func Records(path string) ([]map[string]any, error) {
 			}
 			out = append(out, m)
 		}
+		return true
 	})
 	return out, err
 }
@@ -201,13 +202,14 @@ func Records(path string) ([]map[string]any, error) {
 // them, and the lines it skips (a last line not ended yet aside: a live
 // run may be writing it).
 func countRecords(path string) (records, skipped int) {
-	_ = scanLines(path, func(line []byte, tooLong, last bool) {
+	_ = scanLines(path, func(line []byte, tooLong, last bool) bool {
 		switch {
 		case !tooLong && isRecord(line):
 			records++
 		case !last && (tooLong || len(bytes.TrimSpace(line)) > 0):
 			skipped++
 		}
+		return true
 	})
 	return records, skipped
 }
@@ -220,9 +222,8 @@ func isRecord(line []byte) bool {
 
 // scanLines calls fn with each line of a file (tooLong, and no line, for
 // one longer than maxRecordLine, which is not held; last for a final line
-// with no newline).
-// A missing file has no lines.
-func scanLines(path string, fn func(line []byte, tooLong, last bool)) error {
+// with no newline) until fn returns false. A missing file has no lines.
+func scanLines(path string, fn func(line []byte, tooLong, last bool) bool) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -250,7 +251,9 @@ func scanLines(path string, fn func(line []byte, tooLong, last bool)) error {
 			}
 			return nil
 		}
-		fn(line, tooLong, false)
+		if !fn(line, tooLong, false) {
+			return nil
+		}
 		line, tooLong = line[:0], false
 		if err != nil {
 			return err

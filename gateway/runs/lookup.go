@@ -1,10 +1,8 @@
 package runs
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 )
 
@@ -16,28 +14,24 @@ func (r *Run) Record(callID string) (json.RawMessage, bool) {
 }
 
 // FindRecord returns the line of a tools.jsonl file whose call_id is
-// callID.
+// callID. It reads lines as [Records] does: one over maxRecordLine is
+// skipped, and the lines after it are still searched.
 func FindRecord(path, callID string) (json.RawMessage, bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
 	needle, _ := json.Marshal(callID)
 	needle = append([]byte(`"call_id":`), needle...)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !bytes.Contains(line, needle) {
-			continue
+	var found json.RawMessage
+	_ = scanLines(path, func(line []byte, tooLong, _ bool) bool {
+		if tooLong || !bytes.Contains(line, needle) {
+			return true
 		}
 		var head struct {
 			CallID string `json:"call_id"`
 		}
 		if json.Unmarshal(line, &head) == nil && head.CallID == callID {
-			return json.RawMessage(bytes.Clone(line)), true
+			found = json.RawMessage(bytes.TrimRight(bytes.Clone(line), "\r\n"))
+			return false
 		}
-	}
-	return nil, false
+		return true
+	})
+	return found, found != nil
 }
