@@ -50,6 +50,9 @@ type reloader struct {
 	cur        *config.Config // what the gateway runs with
 	hup        chan os.Signal // SIGHUP, from before the app was built
 	last       atomic.Pointer[reloadResult]
+	// stopped is closed once watch's reloads have stopped: ctx ended and
+	// the reload under way, if any, returned (see [reloader.wait]).
+	stopped chan struct{}
 }
 
 // reloadCounts are the reloads of a serve by result, for metrics.
@@ -62,6 +65,7 @@ func (c *reloadCounts) counts() map[string]int64 {
 // watch reloads on every debounced change of one of files and on SIGHUP,
 // until ctx ends.
 func (r *reloader) watch(ctx context.Context, files []string) error {
+	r.stopped = make(chan struct{})
 	triggers := make(chan string, 1)
 	send := func(why string) {
 		select {
@@ -81,6 +85,7 @@ func (r *reloader) watch(ctx context.Context, files []string) error {
 		}
 	}()
 	go func() {
+		defer close(r.stopped)
 		for {
 			select {
 			case <-ctx.Done():
@@ -95,6 +100,17 @@ func (r *reloader) watch(ctx context.Context, files []string) error {
 		return r.watchFiles(ctx, files, func() { send("file") })
 	}
 	return nil
+}
+
+// wait returns once the reloads watch started have stopped (its ctx must
+// have ended): a reload under way when shutdown begins finishes first, so
+// that it does not add toolsets, start upstreams or write to the run
+// archive while the app closes them. A reload's ctx is ended too, which
+// bounds its waits.
+func (r *reloader) wait() {
+	if r != nil && r.stopped != nil {
+		<-r.stopped
+	}
 }
 
 // watchFiles calls changed once the files have been quiet for

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -51,6 +53,45 @@ func TestDebounce(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestShutdownWaitsForReload: serve's shutdown ends the reloads and waits
+// for one under way, so that it does not add toolsets or start upstreams
+// while the app closes them: wait returns only once the reload has
+// returned (its result stored), not merely once it was told to stop.
+func TestShutdownWaitsForReload(t *testing.T) {
+	var next *config.Config
+	_, r := reloadApp(t, t.TempDir(), "memory: {enabled: false}\n", &next)
+	entered, release := make(chan struct{}), make(chan struct{})
+	r.hup = make(chan os.Signal, 1)
+	r.load = func() (*config.Config, error) {
+		close(entered)
+		<-release // a slow load: a database another process holds, say
+		return nil, errors.New("gone")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := r.watch(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.hup <- syscall.SIGHUP
+	<-entered
+	cancel() // shutdown begins
+	waited := make(chan struct{})
+	go func() { r.wait(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("wait returned while the reload was under way")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait did not return once the reload had")
+	}
+	if r.last.Load() == nil {
+		t.Error("wait returned before the reload stored its result")
 	}
 }
 

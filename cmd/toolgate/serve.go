@@ -127,7 +127,8 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	} else {
 		err = serveHTTP(e, a, srv, ln, tokens)
 	}
-	stopReload() // no reload starts upstreams while the app closes
+	stopReload()     // no reload starts upstreams while the app closes,
+	a.reloads.wait() // and one under way has finished
 	switch {
 	case err != nil:
 		a.run.SetStatus("error: " + err.Error())
