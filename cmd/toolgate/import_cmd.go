@@ -45,11 +45,19 @@ func knownPaths(format string) []string {
 	if format != clientconfig.Auto {
 		return all[format]
 	}
-	var out []string
+	// Every project file (relative to the working directory) before any of
+	// the user's: a project's own list wins over a user-wide one.
+	var project, user []string
 	for _, f := range []string{clientconfig.ClaudeCode, clientconfig.VSCode, clientconfig.Cursor, clientconfig.Gemini, clientconfig.ClaudeDesktop, clientconfig.Windsurf} {
-		out = append(out, all[f]...)
+		for _, p := range all[f] {
+			if filepath.IsAbs(p) {
+				user = append(user, p)
+			} else {
+				project = append(project, p)
+			}
+		}
 	}
-	return out
+	return append(project, user...)
 }
 
 func runImport(e *env, fs *pflag.FlagSet, args []string) error {

@@ -339,3 +339,32 @@ func TestImportRewriteTwiceKeepsConfig(t *testing.T) {
 		t.Errorf("the second rewrite does not say what it kept:\n%s", stderr)
 	}
 }
+
+// toolgate import without PATH looks at every project file in the working
+// directory before the user's files (docs/import.md): a user-wide Cursor
+// list must not win over the project's .gemini/settings.json.
+func TestImportPrefersProjectFiles(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.MkdirAll(filepath.Join(home, ".cursor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".cursor", "mcp.json"), []byte(`{"mcpServers": {"users": {"command": "users-server"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.MkdirAll(".gemini", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(".gemini", "settings.json"), []byte(`{"mcpServers": {"project": {"command": "project-server"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), []string{"import"}, strings.NewReader(""), &out, &errOut); code != exitOK {
+		t.Fatalf("import: exit %d\n%s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "project-server") || strings.Contains(out.String(), "users-server") {
+		t.Errorf("import without PATH read the user's file before the project's:\n%s", out.String())
+	}
+}
