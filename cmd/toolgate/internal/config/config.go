@@ -898,7 +898,36 @@ func Effective(k *koanf.Koanf) ([]byte, error) {
 			return nil, err
 		}
 	}
+	// A list from the environment (TOOLGATE_SANDBOX__ROOTS=/a,/b) is one
+	// string until decoding splits it: show the list toolgate uses.
+	for _, key := range stringListKeys("", reflect.TypeFor[Config]()) {
+		if s, ok := c.Get(key).(string); ok {
+			list, _ := stringToList(reflect.TypeFor[string](), reflect.TypeFor[[]string](), s)
+			if err := c.Set(key, list); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return c.Marshal(yaml.Parser())
+}
+
+// stringListKeys are the keys of typ's sections (not of list entries or
+// map values) that hold a list of strings.
+func stringListKeys(prefix string, typ reflect.Type) []string {
+	var out []string
+	for f := range typ.Fields() {
+		tag := f.Tag.Get("koanf")
+		if tag == "" || tag == "-" || !f.IsExported() {
+			continue
+		}
+		switch {
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.String:
+			out = append(out, prefix+tag)
+		case f.Type.Kind() == reflect.Struct:
+			out = append(out, stringListKeys(prefix+tag+".", f.Type)...)
+		}
+	}
+	return out
 }
 
 // redactUpstream is an upstream's settings as toolgate config shows them:

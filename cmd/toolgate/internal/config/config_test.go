@@ -342,3 +342,28 @@ func TestUpstreamTasksKeys(t *testing.T) {
 		t.Errorf("tasks = %v", got)
 	}
 }
+
+// toolgate config shows a list set from the environment as the list toolgate
+// uses (README.md: lists comma-separated, TOOLGATE_SANDBOX__ROOTS=/a,/b), not
+// as the one string the variable holds.
+func TestEffectiveShowsListsFromTheEnvironment(t *testing.T) {
+	t.Chdir(t.TempDir())
+	_, _, k, err := Load(Options{Environ: func() []string {
+		return []string{"TOOLGATE_SANDBOX__ROOTS=/a, /b", "TOOLGATE_POLICY__TOOLS__DENY=write_file", "TOOLGATE_ADMIN__TOKENS=supersecret,other"}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Effective(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"roots:\n        - /a\n        - /b\n", "deny:\n            - write_file\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("effective config lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "supersecret") || strings.Contains(string(out), "other") {
+		t.Errorf("a token is shown:\n%s", out)
+	}
+}
