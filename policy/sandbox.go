@@ -324,6 +324,15 @@ func (s *Sandbox) Lstat(p string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	fi, err := r.root.Lstat(rel)
+	if sbIsEscape(err) {
+		// An absolute symlink inside the root among the parents: follow
+		// it as Stat does, but never the final component.
+		if dir, base := filepath.Split(rel); dir != "" {
+			if inside, ok := r.unabs(dir); ok {
+				fi, err = r.root.Lstat(filepath.Join(inside, base))
+			}
+		}
+	}
 	if err != nil {
 		return nil, sbMapErr(p, err)
 	}
@@ -355,6 +364,14 @@ func (s *Sandbox) WriteFile(p string, data []byte, mkdirs bool) (created bool, e
 	}
 	dir, base := filepath.Split(filepath.FromSlash(rel))
 	dir = filepath.Clean(dir) // "" becomes "."
+	if dir != "." {
+		// A parent reached through a symlink with an absolute target
+		// inside the root is followed like a relative one (os.Root refuses
+		// all absolute targets); one that leaves stays refused.
+		if inside, ok := r.unabs(dir); ok {
+			dir = inside
+		}
+	}
 	if err := r.checkNew(p, filepath.Join(dir, base)); err != nil {
 		return false, err
 	}
@@ -482,11 +499,19 @@ func sbCreateTemp(d *os.Root, base string) (string, *os.File, error) {
 // for walking with fs.WalkDir (list_files, grep_files). The file system is
 // confined like Open: symlinks resolve only inside that root, and escape
 // errors wrap ErrOutsideSandbox. fs.WalkDir does not descend into symlinked
-// directories.
+// directories. If p leads through a symlink with an absolute target inside
+// the root, name is the path rewritten to that target (see unabs).
 func (s *Sandbox) FS(p string) (fsys fs.FS, name string, err error) {
 	r, rel, err := s.locate(p)
 	if err != nil {
 		return nil, "", err
+	}
+	// A path through a symlink with an absolute target inside the root
+	// is walked at its target, as Open and Stat follow it.
+	if _, err := r.root.Stat(rel); sbIsEscape(err) {
+		if inside, ok := r.unabs(rel); ok {
+			rel = inside
+		}
 	}
 	if len(r.protected) > 0 {
 		return protectedFS{sbRootFS{r.root.FS()}, r}, rel, nil

@@ -137,3 +137,52 @@ func TestMultipleRoots(t *testing.T) {
 		t.Errorf("grep in the first root: %q", res.OutputText())
 	}
 }
+
+// TestAbsoluteLinkInsideRoot: a directory symlink whose absolute target is
+// inside its own root does not leave the sandbox, so every tool works
+// through it, as read_file does, and none says it leaves the sandbox. A
+// link to the same place that does leave (through "..") is still refused.
+func TestAbsoluteLinkInsideRoot(t *testing.T) {
+	e := newEnv(t, nil, map[string]string{"dir/b.txt": "bbb\n"})
+	e.symlink(filepath.Join(e.root, "dir"), "absdir")
+	e.symlink(filepath.Join(e.root, "absdir"), "abschain")
+	ctx := context.Background()
+	cases := []struct {
+		tool string
+		args map[string]any
+		out  string // part of the output, if any
+	}{
+		{"read_file", map[string]any{"path": "absdir/b.txt"}, "bbb"},
+		{"write_file", map[string]any{"path": "absdir/new.txt", "content": "new\n"}, ""},
+		{"write_file", map[string]any{"path": "abschain/deep/new.txt", "content": "deep\n"}, ""},
+		{"write_file", map[string]any{"path": "absdir/b.txt", "content": "bbb2\n"}, ""},
+		{"list_files", map[string]any{"path": "absdir"}, "b.txt"},
+		{"list_files", map[string]any{"path": "absdir/b.txt"}, "b.txt"},
+		{"grep_files", map[string]any{"path": "absdir", "pattern": "bbb"}, "b.txt:1:bbb2"},
+		{"grep_files", map[string]any{"path": "abschain/b.txt", "pattern": "bbb"}, "b.txt:1:bbb2"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/%v", c.tool, c.args["path"]), func(t *testing.T) {
+			res := e.call(ctx, c.tool, c.args)
+			wantOK(t, res)
+			if !strings.Contains(res.OutputText(), c.out) {
+				t.Errorf("output %q does not contain %q", res.OutputText(), c.out)
+			}
+		})
+	}
+	if got := e.read("dir/new.txt"); got != "new\n" {
+		t.Errorf("dir/new.txt = %q", got)
+	}
+	if got := e.read("dir/deep/new.txt"); got != "deep\n" {
+		t.Errorf("dir/deep/new.txt = %q", got)
+	}
+	if fi, err := os.Lstat(filepath.Join(e.root, "absdir")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("absdir is no longer a symlink: %v %v", fi, err)
+	}
+	// The final component is still never written through.
+	e.symlink(filepath.Join(e.root, "dir", "b.txt"), "absfile")
+	wantError(t, e.call(ctx, "write_file", map[string]any{"path": "absfile", "content": "x"}),
+		gateway.KindToolError, `path "absfile"`, "symlink")
+	wantError(t, e.call(ctx, "write_file", map[string]any{"path": "absdir/../absfile", "content": "x"}),
+		gateway.KindToolError, "symlink")
+}
