@@ -347,7 +347,8 @@ func (s *Sandbox) Lstat(p string) (fs.FileInfo, error) {
 // WriteFile never writes through a symlink: if p itself is a symlink (even
 // one pointing inside the sandbox) it is refused; symlinked parent
 // directories are followed only inside the root. Directories and other
-// non-regular files are refused. Missing parent directories are created
+// non-regular files are refused, and so are files without the owner's
+// write permission ([ReadOnlyErr]). Missing parent directories are created
 // (mode 0o755, through the root) only when mkdirs is true. An existing
 // target keeps its permission bits; a new file gets 0o644. created reports
 // whether p did not exist before.
@@ -416,6 +417,9 @@ func (s *Sandbox) WriteFile(p string, data []byte, mkdirs bool) (created bool, e
 		case !fi.Mode().IsRegular():
 			return false, &PathError{Path: p, Reason: "is not a regular file (" + fi.Mode().Type().String() + "); refusing to overwrite it", Err: ErrInvalidPath}
 		}
+		if err := ReadOnlyErr(p, fi); err != nil {
+			return false, err
+		}
 		mode = fi.Mode().Perm()
 	case errors.Is(err, fs.ErrNotExist):
 		created = true
@@ -464,6 +468,18 @@ func (s *Sandbox) WriteFile(p string, data []byte, mkdirs bool) (created bool, e
 		df.Close()
 	}
 	return created, nil
+}
+
+// ReadOnlyErr returns the error for replacing the existing file p, whose
+// FileInfo is fi, if its owner may not write it (no 0o200 bit), or nil.
+// The rename of an atomic write needs only the directory to be writable,
+// so it would replace a file its owner made read-only on purpose (and
+// root could do so whatever the bits): WriteFile refuses it instead.
+func ReadOnlyErr(p string, fi fs.FileInfo) error {
+	if fi.Mode().IsRegular() && fi.Mode().Perm()&0o200 == 0 {
+		return &PathError{Path: p, Reason: fmt.Sprintf("is read-only (mode %s); refusing to replace it (make it writable first if it should change)", fi.Mode().Perm()), Err: fs.ErrPermission}
+	}
+	return nil
 }
 
 // sbTestHookBeforeRename, set only by tests, runs after the temp file is

@@ -495,6 +495,11 @@ func TestSandboxWriteFile(t *testing.T) {
 		{name: "absolute symlinked parent out", path: "abs_out_dir/new.txt", mkdirs: true, wantErr: ErrOutsideSandbox},
 		{name: "symlinked parent out, existing file", path: "out_dir/secret.txt", wantErr: ErrOutsideSandbox},
 		{name: "directory refused", path: "sub", wantErr: ErrInvalidPath},
+		{name: "read-only file refused", path: "a.txt", wantErr: fs.ErrPermission,
+			setup: func(t *testing.T, tr *sbTree) { sbChmod(t, filepath.Join(tr.root, "a.txt"), 0o444) },
+			check: func(t *testing.T, tr *sbTree) {
+				sbWantFile(t, filepath.Join(tr.root, "a.txt"), "A", 0o444)
+			}},
 		{name: "trailing slash refused", path: "newdir/", mkdirs: true, wantErr: ErrInvalidPath,
 			check: func(t *testing.T, tr *sbTree) { sbWantMissing(t, filepath.Join(tr.root, "newdir")) }},
 		{name: "root refused", path: ".", wantErr: ErrInvalidPath},

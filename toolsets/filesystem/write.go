@@ -25,7 +25,7 @@ func (t *toolset) writeFileTool() (*gateway.Tool, error) {
 	desc := "Write a text file in the sandbox, replacing its whole content (or creating it). " +
 		"The write is atomic: readers see the old or the new content, never a mix. " +
 		"Missing parent directories are created unless create_dirs is false. " +
-		"Refuses directories, symlinks (write to the link's target path instead), paths outside the sandbox " +
+		"Refuses directories, symlinks (write to the link's target path instead), read-only files, paths outside the sandbox " +
 		"and existing files over " + gateway.HumanSize(t.opts.MaxOverwriteSize) + ". " +
 		"The result shows a unified diff of the change."
 	if t.opts.Backups != nil {
@@ -64,6 +64,9 @@ func (t *toolset) writeFile(ctx context.Context, in writeFileParams) (*gateway.R
 	fi, err := t.sb.Lstat(in.Path)
 	switch {
 	case err == nil && fi.Mode().IsRegular():
+		if err := policy.ReadOnlyErr(in.Path, fi); err != nil {
+			return pathResult(in.Path, err), nil
+		}
 		f, err := t.sb.Open(in.Path)
 		if err != nil {
 			return pathResult(in.Path, err), nil

@@ -343,3 +343,42 @@ func TestWriteFileBoundsThePreviousContent(t *testing.T) {
 		t.Errorf("description does not give the limit: %s", e.tool("write_file").Description)
 	}
 }
+
+// TestWriteFileReadOnly: a file without write permission is not replaced,
+// although the atomic rename (which needs only the directory to be
+// writable) could: its owner made it read-only on purpose.
+func TestWriteFileReadOnly(t *testing.T) {
+	cases := []struct {
+		mode os.FileMode
+		ok   bool
+	}{
+		{0o444, false},
+		{0o400, false},
+		{0o000, false},
+		{0o464, false}, // group-writable, not the owner
+		{0o644, true},
+		{0o600, true},
+	}
+	for _, c := range cases {
+		t.Run(c.mode.String(), func(t *testing.T) {
+			e := newEnv(t, nil, map[string]string{"f.txt": "keep\n"})
+			p := filepath.Join(e.root, "f.txt")
+			if err := os.Chmod(p, c.mode); err != nil {
+				t.Fatal(err)
+			}
+			res := e.call(context.Background(), "write_file", map[string]any{"path": "f.txt", "content": "new\n"})
+			os.Chmod(p, 0o644) // so that the test can read it back
+			if c.ok {
+				wantOK(t, res)
+				if got := e.read("f.txt"); got != "new\n" {
+					t.Errorf("content = %q", got)
+				}
+				return
+			}
+			wantError(t, res, gateway.KindToolError, `path "f.txt"`, "read-only")
+			if got := e.read("f.txt"); got != "keep\n" {
+				t.Errorf("read-only file replaced: %q", got)
+			}
+		})
+	}
+}
