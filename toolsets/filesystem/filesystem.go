@@ -33,6 +33,10 @@
 //     "link src/cur -> ../v2", "misc src/fifo  (named pipe)".
 //   - grep_files: "path:line:text" per matching line, in path then line
 //     order, the text cut at 500 bytes (marked with "…").
+//
+// In list_files and grep_files lines, a path holding a control character
+// (a newline, a tab...) or invalid UTF-8 is shown Go-quoted
+// ("src/new\nline.txt"), so that every entry keeps to one line.
 package filesystem
 
 import (
@@ -43,7 +47,10 @@ import (
 	"log/slog"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/policy"
@@ -170,6 +177,17 @@ func (t *toolset) display(root int, rel string) string {
 		return rel
 	}
 	return path.Join(t.roots[root], rel)
+}
+
+// quoteOdd returns a path for a line of list_files or grep_files output:
+// as it is, or Go-quoted ("new\nline.txt") if it holds a control character
+// or invalid UTF-8, so that each entry stays on its own line and a name
+// cannot pass for other entries.
+func quoteOdd(p string) string {
+	if !utf8.ValidString(p) || strings.IndexFunc(p, unicode.IsControl) >= 0 {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 // pathResult turns an error from the sandbox into a tool error result whose

@@ -37,7 +37,8 @@ func (t *toolset) grepFilesTool() (*gateway.Tool, error) {
 		Title: "Search files",
 		Description: fmt.Sprintf("Search the text files under a directory of the sandbox for lines matching a regular "+
 			"expression (RE2 syntax; or a literal with fixed_string). Output: one line per match, `path:line:text`, "+
-			"paths relative to the sandbox root, in path order then line order; the text is cut at %d bytes. "+
+			"paths relative to the sandbox root (Go-quoted if they hold a control character or invalid UTF-8), "+
+			"in path order then line order; the text is cut at %d bytes. "+
 			"Binary files (a NUL byte in the first 8 KiB), files over %s, hidden files and directories "+
 			"(unless include_hidden) and symbolic links are not searched; the message gives the numbers of files "+
 			"searched and skipped. Stops after max_matches (default %d) matching lines and says so.",
@@ -166,7 +167,7 @@ func (t *toolset) grepFiles(ctx context.Context, in grepFilesParams) (*gateway.R
 func (t *toolset) grepResult(in grepFilesParams, root int, where string, maxMatches, total int, s *grepStats) *gateway.Result {
 	var out strings.Builder
 	for i, f := range s.matchFiles {
-		shown := t.display(root, f)
+		shown := quoteOdd(t.display(root, f))
 		for _, m := range s.matchLines[i] {
 			if out.Len() > 0 {
 				out.WriteByte('\n')

@@ -32,7 +32,8 @@ func (t *toolset) listFilesTool() (*gateway.Tool, error) {
 			"  file src/main.go  (1.2 KiB)\n"+
 			"  link src/current -> ../v2\n"+
 			"  misc src/fifo  (named pipe)\n"+
-			"Symbolic links are shown with their target and never followed. Hidden entries (names starting with '.') "+
+			"Symbolic links are shown with their target and never followed. A path with a control character "+
+			"(newline, tab...) or invalid UTF-8 is shown Go-quoted (\"src/new\\nline.txt\"). Hidden entries (names starting with '.') "+
 			"are skipped unless include_hidden is set. At most %d entries are returned; the message says when the "+
 			"listing was truncated.", t.opts.MaxListEntries) + t.rootsNote(),
 		Permissions: gateway.Permissions{Capabilities: []string{capRead}, Hints: gateway.ReadOnlyHints()},
@@ -163,7 +164,7 @@ func unwrapPathErr(err error) error {
 
 // add formats one entry.
 func (l *lister) add(p string, d fs.DirEntry) {
-	shown := l.t.display(l.root, p)
+	shown := quoteOdd(l.t.display(l.root, p))
 	t := d.Type()
 	switch {
 	case t.IsDir():
@@ -175,7 +176,7 @@ func (l *lister) add(p string, d fs.DirEntry) {
 		if err != nil {
 			target = "?"
 		}
-		l.lines = append(l.lines, "link "+shown+" -> "+target)
+		l.lines = append(l.lines, "link "+shown+" -> "+quoteOdd(target))
 	case t.IsRegular():
 		l.counts[1]++
 		size := "?"

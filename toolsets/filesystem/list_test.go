@@ -5,6 +5,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -137,5 +138,57 @@ func TestListFilesCancelled(t *testing.T) {
 	res, err := e.tool("list_files").Handler()(ctx, &gateway.Call{Arguments: []byte(`{"recursive":true}`)})
 	if err == nil {
 		t.Fatalf("cancelled listing returned %v", res)
+	}
+}
+
+// TestOddNamesKeepOneEntryPerLine: names with a newline or another control
+// character (or invalid UTF-8) are shown quoted, so that each entry of
+// list_files and each match of grep_files stays on one line and a name
+// cannot pass for other entries.
+func TestOddNamesKeepOneEntryPerLine(t *testing.T) {
+	names := []struct{ name, shown string }{
+		{"new\nline.txt", `"d/new\nline.txt"`},
+		{"fake  (1 B)\nfile ghost.txt", `"d/fake  (1 B)\nfile ghost.txt"`},
+		{"cr\r.txt", `"d/cr\r.txt"`},
+		{"tab\t.txt", `"d/tab\t.txt"`},
+		{"bad\xff.txt", `"d/bad\xff.txt"`},
+		{"plain é.txt", "d/plain é.txt"},
+		{`"quoted".txt`, `d/"quoted".txt`},
+	}
+	files := map[string]string{}
+	for _, n := range names {
+		files["d/"+n.name] = "hit\n"
+	}
+	e := newEnv(t, nil, files)
+	ctx := context.Background()
+	for _, n := range names {
+		t.Run(n.shown, func(t *testing.T) {
+			if !utf8.ValidString(n.name) {
+				t.Skip("JSON cannot carry this name; checked in the listing below")
+			}
+			res := e.call(ctx, "list_files", map[string]any{"path": "d/" + n.name})
+			wantOK(t, res)
+			if want := "file " + n.shown + "  (4 B)"; res.OutputText() != want {
+				t.Errorf("list_files = %q, want %q", res.OutputText(), want)
+			}
+			res = e.call(ctx, "grep_files", map[string]any{"path": "d/" + n.name, "pattern": "hit"})
+			wantOK(t, res)
+			if want := n.shown + ":1:hit"; res.OutputText() != want {
+				t.Errorf("grep_files = %q, want %q", res.OutputText(), want)
+			}
+		})
+	}
+	res := e.call(ctx, "list_files", map[string]any{"path": "d"})
+	wantOK(t, res)
+	if !strings.Contains(res.OutputText(), `file "d/bad\xff.txt"  (4 B)`) {
+		t.Errorf("invalid UTF-8 name not quoted:\n%s", res.OutputText())
+	}
+	if got := strings.Count(res.OutputText(), "\n") + 1; got != len(names) {
+		t.Errorf("list_files of %d entries gave %d lines:\n%s", len(names), got, res.OutputText())
+	}
+	res = e.call(ctx, "grep_files", map[string]any{"path": "d", "pattern": "hit"})
+	wantOK(t, res)
+	if got := strings.Count(res.OutputText(), "\n") + 1; got != len(names) {
+		t.Errorf("grep_files of %d matches gave %d lines:\n%s", len(names), got, res.OutputText())
 	}
 }
