@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -203,7 +202,7 @@ func (p protectedFS) ReadFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	return sbReadRegular(name, f)
 }
 
 func (p protectedFS) Lstat(name string) (fs.FileInfo, error) {

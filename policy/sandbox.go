@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -530,9 +531,9 @@ func (s *Sandbox) FS(p string) (fsys fs.FS, name string, err error) {
 		}
 	}
 	if len(r.protected) > 0 {
-		return protectedFS{sbRootFS{r.root.FS()}, r}, rel, nil
+		return protectedFS{sbRootFS{r.root.FS(), r.root}, r}, rel, nil
 	}
-	return sbRootFS{r.root.FS()}, rel, nil
+	return sbRootFS{r.root.FS(), r.root}, rel, nil
 }
 
 func (s *Sandbox) locate(p string) (*sandboxRoot, string, error) {
@@ -598,8 +599,14 @@ var errSbSymlinkEscape = fmt.Errorf("symlink target leaves the sandbox: %w", Err
 
 // sbRootFS wraps the fs.FS of an os.Root, translating escape errors so that
 // they wrap ErrOutsideSandbox while staying *fs.PathError values as the fs
-// package expects.
-type sbRootFS struct{ fsys fs.FS }
+// package expects. Its Open does not block on a named pipe (O_NONBLOCK, as
+// Sandbox.Open): a walk's file or directory swapped for one after it was
+// listed would otherwise hang the open, and its goroutine and thread, until
+// a writer came. ReadFile refuses anything but a regular file.
+type sbRootFS struct {
+	fsys fs.FS
+	root *os.Root
+}
 
 var (
 	_ fs.StatFS     = sbRootFS{}
@@ -617,8 +624,14 @@ func sbFSErr(err error) error {
 }
 
 func (r sbRootFS) Open(name string) (fs.File, error) {
-	f, err := r.fsys.Open(name)
-	return f, sbFSErr(err)
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	f, err := r.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, sbFSErr(err) // a nil *os.File must not become a non-nil fs.File
+	}
+	return f, nil
 }
 
 func (r sbRootFS) Stat(name string) (fs.FileInfo, error) {
@@ -637,8 +650,24 @@ func (r sbRootFS) ReadDir(name string) ([]fs.DirEntry, error) {
 }
 
 func (r sbRootFS) ReadFile(name string) ([]byte, error) {
-	b, err := fs.ReadFile(r.fsys, name)
-	return b, sbFSErr(err)
+	f, err := r.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return sbReadRegular(name, f)
+}
+
+// sbReadRegular reads all of f, the file name, if it is a regular file.
+func sbReadRegular(name string, f fs.File) ([]byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file (%s): %w", fi.Mode().Type(), ErrInvalidPath)}
+	}
+	return io.ReadAll(f)
 }
 
 func (r sbRootFS) ReadLink(name string) (string, error) {
