@@ -53,13 +53,7 @@ func TestReload(t *testing.T) {
 					"env": map[string]string{"TG_E2E_MARKER": marker + "-" + name},
 				}
 			}
-			t.Cleanup(func() {
-				for _, p := range procsWith(marker) {
-					var pid int
-					fmt.Sscanf(p, "%d:", &pid)
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			})
+			killAtCleanup(t, marker) // whatever happens, kill what is left
 			allow := set("policy.destructive.allow", []string{"keep__*", "drop__*", "add__*"})
 			e := newEnv(t, upstreams(ev("keep"), ev("drop")), allow)
 			s := e.startFor(t, c)
@@ -204,13 +198,7 @@ func TestReloadLetsCallsFinish(t *testing.T) {
 			"env": map[string]string{"TG_E2E_MARKER": marker + "-" + version},
 		})
 	}
-	t.Cleanup(func() {
-		for _, p := range procsWith(marker) {
-			var pid int
-			fmt.Sscanf(p, "%d:", &pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	killAtCleanup(t, marker) // whatever happens, kill what is left
 	e := newEnv(t, ev("old"), set("policy.destructive.allow", []string{"ev__*"}))
 	c := clientCase{"stdio", era2025}
 	s := e.startFor(t, c)

@@ -328,6 +328,18 @@ func (c *rawStdio) tools() []json.RawMessage {
 // ---------------------------------------------------------------------------
 // Processes in /proc
 
+// killAtCleanup kills, when t ends, every process procsWith(marker)
+// finds: whatever the test left behind.
+func killAtCleanup(t *testing.T, marker string) {
+	t.Cleanup(func() {
+		for _, p := range procsWith(marker) {
+			var pid int
+			fmt.Sscanf(p, "%d:", &pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+}
+
 // procsWith returns "pid: cmdline" for each process (other than this test
 // process) whose command line or environment contains marker.
 func procsWith(marker string) []string {

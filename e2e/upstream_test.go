@@ -711,13 +711,7 @@ func TestUpstreamNoLeftoverProcesses(t *testing.T) {
 		"startup_timeout": "20s",
 	}), everythingPolicy)
 	s := e.StartStdio(t)
-	t.Cleanup(func() { // whatever happens, kill what is left
-		for _, p := range procsWith(marker) {
-			var pid int
-			fmt.Sscanf(p, "%d:", &pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	killAtCleanup(t, marker) // whatever happens, kill what is left
 	cs := s.Connect(t, era2025, nil)
 	if r := call(t, cs, "everything__echo", map[string]any{"message": "x"}); r.IsError {
 		t.Fatalf("everything__echo: %s", textOf(r))
