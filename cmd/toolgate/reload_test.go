@@ -294,22 +294,29 @@ func TestReloadRetriesFailedBuiltin(t *testing.T) {
 	}
 }
 
+// skillDirs makes a sandbox root (dir/ws) and a skills directory
+// (dir/skills) holding one skill, name, and returns both.
+func skillDirs(t *testing.T, dir, name, description, body string) (root, skillsDir string) {
+	t.Helper()
+	root, skillsDir = filepath.Join(dir, "ws"), filepath.Join(dir, "skills")
+	for _, d := range []string{root, filepath.Join(skillsDir, name)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md := "---\nname: " + name + "\ndescription: " + description + "\n---\n" + body + "\n"
+	if err := os.WriteFile(filepath.Join(skillsDir, name, "SKILL.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root, skillsDir
+}
+
 // A reload that turns the skills off (skills.dirs emptied) stops serving
 // them as prompts too, not only as tools: the prompts of the skills in
 // force before were still listed and rendered, and clients were not told.
 func TestReloadTurningSkillsOffRemovesPrompts(t *testing.T) {
 	dir := t.TempDir()
-	root, sd := filepath.Join(dir, "ws"), filepath.Join(dir, "skills")
-	if err := os.MkdirAll(filepath.Join(sd, "secret"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	md := "---\nname: secret\ndescription: A skill to withdraw.\n---\nSecret body.\n"
-	if err := os.WriteFile(filepath.Join(sd, "secret", "SKILL.md"), []byte(md), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root, sd := skillDirs(t, dir, "secret", "A skill to withdraw.", "Secret body.")
 	var next *config.Config
 	a, r := reloadApp(t, dir, "sandbox: {roots: ["+root+"]}\nskills: {dirs: ["+sd+"]}\n", &next)
 	listed, _ := a.skills.Prompts(context.Background())
@@ -390,16 +397,7 @@ func stdioSession(t *testing.T, srv *gateway.MCPServer) func(method string, para
 // at start, so prompts/list stayed empty until a restart.
 func TestReloadTurningSkillsOnServesPrompts(t *testing.T) {
 	dir := t.TempDir()
-	root, sd := filepath.Join(dir, "ws"), filepath.Join(dir, "skills")
-	for _, d := range []string{root, filepath.Join(sd, "fresh")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	md := "---\nname: fresh\ndescription: A skill added by a reload.\n---\nFresh body.\n"
-	if err := os.WriteFile(filepath.Join(sd, "fresh", "SKILL.md"), []byte(md), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root, sd := skillDirs(t, dir, "fresh", "A skill added by a reload.", "Fresh body.")
 	var next *config.Config
 	a, r := reloadApp(t, dir, "sandbox: {roots: ["+root+"]}\n", &next)
 	srv := gateway.NewMCPServer(&gateway.MCPOptions{Name: "toolgate", Version: "test", Catalog: a.catalog, Pipeline: a.pipeline})
