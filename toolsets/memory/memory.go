@@ -179,13 +179,21 @@ func (m Memory) Validate() error {
 
 // Query term bounds.
 const (
-	maxTerms      = 32
-	maxTermLength = 64 // runes
+	maxTerms = 32
+	// MaxTermLength bounds a query term, in characters (runes). A longer
+	// word is cut to its first MaxTermLength characters, and a term that
+	// long is a prefix: a store matches it against every word that starts
+	// with it, so a long word (an identifier, a token) is still found.
+	// It is above 64 bytes, the length past which SQLite's porter stemmer
+	// leaves words as they are, so such a prefix is never stemmed into
+	// something that is not a prefix of the stored word.
+	MaxTermLength = 128
 )
 
 // QueryTerms splits free text into search terms: maximal runs of letters,
 // digits and combining marks, lowercased, deduplicated, at most 32 terms of
-// at most 64 characters. Everything else (quotes, operators such as `*`,
+// at most [MaxTermLength] characters (a longer word is cut, and the cut
+// term is a prefix: see [MaxTermLength]). Everything else (quotes, operators such as `*`,
 // `-`, `:`, `(`, `^`) is a separator, so the terms carry no query syntax;
 // words like OR, AND, NOT and NEAR become plain terms. A run made only of
 // combining marks is dropped.
@@ -197,8 +205,8 @@ func QueryTerms(text string) []string {
 		if strings.IndexFunc(f, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) < 0 {
 			continue
 		}
-		if utf8.RuneCountInString(f) > maxTermLength {
-			f = string([]rune(f)[:maxTermLength])
+		if utf8.RuneCountInString(f) > MaxTermLength {
+			f = string([]rune(f)[:MaxTermLength])
 		}
 		f = strings.ToLower(f)
 		if seen[f] {

@@ -31,7 +31,8 @@
 // # Ranking
 //
 // A query's words ([memory.QueryTerms]) are each quoted and joined with OR,
-// so no input can be FTS5 syntax; hits are ordered by bm25 with tags
+// so no input can be FTS5 syntax (a long word cut to
+// [memory.MaxTermLength] characters is a prefix query, see [MatchExpr]); hits are ordered by bm25 with tags
 // weighted twice as much as content (then newest first), and reported with
 // Score = -bm25 (higher is better). Scope is an exact filter. An empty
 // query, or one without words, returns the newest memories of the scope
@@ -49,6 +50,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -386,8 +388,10 @@ func (s *Store) Recall(ctx context.Context, q memory.Query) ([]memory.Hit, error
 
 // MatchExpr turns search terms into an FTS5 MATCH expression that cannot be
 // a syntax error: every term is a double-quoted string (a `"` inside is
-// doubled, as FTS5 requires), and the strings are joined with OR. No terms
-// give "".
+// doubled, as FTS5 requires), and the strings are joined with OR. A term of
+// [memory.MaxTermLength] characters or more (a long word that
+// [memory.QueryTerms] cut) is a prefix query ("term"*), so that it finds
+// the whole word. No terms give "".
 func MatchExpr(terms []string) string {
 	var b strings.Builder
 	for _, t := range terms {
@@ -400,6 +404,9 @@ func MatchExpr(terms []string) string {
 		b.WriteByte('"')
 		b.WriteString(strings.ReplaceAll(t, `"`, `""`))
 		b.WriteByte('"')
+		if utf8.RuneCountInString(t) >= memory.MaxTermLength {
+			b.WriteByte('*')
+		}
 	}
 	return b.String()
 }

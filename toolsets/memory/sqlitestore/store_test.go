@@ -522,3 +522,29 @@ func TestCrashDurability(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestLongWordRecall: a word longer than the query term bound (a long
+// identifier, token or compound) is found by the word itself, in any case
+// and among other words, ASCII or not.
+func TestLongWordRecall(t *testing.T) {
+	s := newStore(t)
+	words := []string{
+		strings.Repeat("abcdefghij", 8),        // 80 letters
+		strings.Repeat("a1b2c3d4e5", 30),       // 300
+		strings.Repeat("ä", 70),                // 70 runes, 140 bytes
+		strings.Repeat("x", 57) + "ationalism", // its first 64 characters end in a suffix porter rewrites
+		strings.Repeat("y", 60) + "ies",        // short enough to be stemmed whole
+	}
+	var want []string
+	for _, w := range words {
+		want = append(want, write(t, s, "p", "the token "+w+" expires soon").ID)
+	}
+	for i, w := range words {
+		if got := ids(recall(t, s, "p", w, 5)); len(got) != 1 || got[0] != want[i] {
+			t.Errorf("recall of the %d-character word %d: %v, want [%s]", len([]rune(w)), i, got, want[i])
+		}
+		if got := ids(recall(t, s, "p", "some "+strings.ToUpper(w)+" words", 5)); len(got) != 1 || got[0] != want[i] {
+			t.Errorf("recall of the %d-character word %d in upper case among other words: %v, want [%s]", len([]rune(w)), i, got, want[i])
+		}
+	}
+}
