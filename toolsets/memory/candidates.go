@@ -125,7 +125,8 @@ func parseCandidate(line []byte) (Candidate, error) {
 }
 
 // appendCandidate appends c as one line to path with a single write to a
-// file opened with O_APPEND, and syncs it (and, when it created the file,
+// file opened with O_APPEND (preceded by a newline if the file's last line
+// lacks one, so that the new line is never glued to it), and syncs it (and, when it created the file,
 // its directory) before returning: once it returns nil, the line survives a
 // crash.
 func appendCandidate(path string, c Candidate) error {
@@ -143,12 +144,26 @@ func appendCandidate(path string, c Candidate) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if errors.Is(err, os.ErrExist) {
 		created = false
-		f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
+	line := buf.Bytes()
+	if !created {
+		// A last line without its newline (a write cut short, or a line
+		// whose newline an editor dropped) would swallow this one: start
+		// a line of our own.
+		terminated, err := endsWithNewline(f)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		if !terminated {
+			line = append([]byte{'\n'}, line...)
+		}
+	}
+	if _, err := f.Write(line); err != nil {
 		f.Close()
 		return err
 	}
@@ -163,6 +178,22 @@ func appendCandidate(path string, c Candidate) error {
 		return syncDir(dir)
 	}
 	return nil
+}
+
+// endsWithNewline reports whether f is empty or its last byte is '\n'.
+func endsWithNewline(f *os.File) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if fi.Size() == 0 {
+		return true, nil
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], fi.Size()-1); err != nil {
+		return false, err
+	}
+	return b[0] == '\n', nil
 }
 
 // syncDir makes a new directory entry durable.

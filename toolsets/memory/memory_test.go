@@ -394,3 +394,44 @@ func TestConcurrentCandidateWrites(t *testing.T) {
 		t.Errorf("%d distinct call IDs, want 40", len(callIDs))
 	}
 }
+
+// TestCandidateAppendAfterUnterminatedLine: a write after a last line that
+// lacks its newline (torn by a failed or interrupted write, or a complete
+// line whose newline an editor dropped) starts a line of its own, so the
+// new candidate, and a complete previous one, are neither lost nor glued
+// together.
+func TestCandidateAppendAfterUnterminatedLine(t *testing.T) {
+	for name, tail := range map[string]string{
+		"torn":     `{"id":"torn","content":"cut sh`,
+		"complete": `{"id":"kept","content":"kept memory","scope":"p","tags":[],"created":"2026-01-01T00:00:00Z"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, memory.ModeCandidate)
+			if err := os.WriteFile(e.cands, []byte(tail), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			e.write("the deploy key rotates monthly", "p")
+			cands, bad, err := memory.ReadCandidates(e.cands)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var contents []string
+			for _, c := range cands {
+				contents = append(contents, c.Content)
+			}
+			want := []string{"the deploy key rotates monthly"}
+			if name == "complete" {
+				want = []string{"kept memory", "the deploy key rotates monthly"}
+			}
+			if strings.Join(contents, "|") != strings.Join(want, "|") {
+				t.Errorf("candidates %q, want %q (bad lines %v)", contents, want, bad)
+			}
+			if wantBad := len(want) == 1; (len(bad) == 1) != wantBad {
+				t.Errorf("bad lines %v", bad)
+			}
+			if _, out := e.recall(map[string]any{"query": "deploy", "scope": "p"}); len(out.Hits) != 1 {
+				t.Errorf("recall after the write: %+v", out.Hits)
+			}
+		})
+	}
+}
