@@ -220,3 +220,44 @@ func QueryTerms(text string) []string {
 	}
 	return terms
 }
+
+// maxGrams bounds the substrings [SubstringGrams] returns for one query.
+const maxGrams = 32
+
+// unspaced reports whether r belongs to a script written without spaces
+// between words (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar), whose
+// runs a word tokenizer takes for one word.
+func unspaced(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
+}
+
+// SubstringGrams returns what a store searches as substrings for the terms
+// in a script written without spaces (Chinese, Japanese, Thai, ...), where
+// a tokenizer takes a whole run of text for one word, so that a query for
+// a word inside it finds it: a term of one or two characters itself, a
+// longer one its two-character grams (a common measure for such text).
+// Other terms give nothing. The result is deduplicated and bounded.
+func SubstringGrams(terms []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(g string) {
+		if !seen[g] && len(out) < maxGrams {
+			seen[g] = true
+			out = append(out, g)
+		}
+	}
+	for _, t := range terms {
+		if strings.IndexFunc(t, unspaced) < 0 {
+			continue
+		}
+		rs := []rune(t)
+		if len(rs) <= 2 {
+			add(t)
+			continue
+		}
+		for i := 0; i+2 <= len(rs); i++ {
+			add(string(rs[i : i+2]))
+		}
+	}
+	return out
+}

@@ -435,3 +435,19 @@ func TestCandidateAppendAfterUnterminatedLine(t *testing.T) {
 		})
 	}
 }
+
+// TestRecallUnspacedScriptCandidates: a candidate in Chinese is found by a
+// word inside it, as the store finds it once promoted.
+func TestRecallUnspacedScriptCandidates(t *testing.T) {
+	e := newEnv(t, memory.ModeCandidate)
+	e.write("我喜欢猫和狗", "p")
+	e.commit("猫很可爱", "p")
+	_, out := e.recall(map[string]any{"query": "猫", "scope": "p"})
+	var got []string
+	for _, h := range out.Hits {
+		got = append(got, fmt.Sprintf("%s committed=%v", h.Content, h.Committed))
+	}
+	if len(got) != 2 || got[0] != "猫很可爱 committed=true" || got[1] != "我喜欢猫和狗 committed=false" {
+		t.Errorf("recall 猫: %q", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -211,7 +212,9 @@ func mergeHits(committed, cands []Hit, terms []string, limit int) []Hit {
 
 // overlap is the fraction of terms that content or tags contain: a term
 // counts when a word of the text equals it or starts with it ("deploy"
-// finds "deployment"), case-insensitively.
+// finds "deployment"), case-insensitively; a term in a script written
+// without spaces counts when the text contains it or one of its
+// [SubstringGrams].
 func overlap(terms []string, content string, tags []string) float64 {
 	if len(terms) == 0 {
 		return 0
@@ -228,10 +231,19 @@ func overlap(terms []string, content string, tags []string) float64 {
 	for _, tg := range tags {
 		add(tg)
 	}
+	text := strings.ToLower(content + "\n" + strings.Join(tags, "\n"))
 	found := 0
 	for _, term := range terms {
 		if words[term] {
 			found++
+			continue
+		}
+		if grams := SubstringGrams([]string{term}); len(grams) > 0 {
+			// A script written without spaces: the term counts when the
+			// text contains it or one of its grams, as in the store.
+			if strings.Contains(text, term) || slices.ContainsFunc(grams, func(g string) bool { return strings.Contains(text, g) }) {
+				found++
+			}
 			continue
 		}
 		for w := range words {

@@ -34,7 +34,12 @@
 // so no input can be FTS5 syntax (a long word cut to
 // [memory.MaxTermLength] characters is a prefix query, see [MatchExpr]); hits are ordered by bm25 with tags
 // weighted twice as much as content (then newest first), and reported with
-// Score = -bm25 (higher is better). Scope is an exact filter. An empty
+// Score = -bm25 (higher is better). Scope is an exact filter. The
+// tokenizer takes a run of text in a script written without spaces
+// (Chinese, Japanese, Thai, ...) for one word, so when the query has such
+// terms and the index found fewer than the limit, the memories that
+// contain them or their two-character grams as substrings
+// ([memory.SubstringGrams]) follow, the most grams first, with Score 0. An empty
 // query, or one without words, returns the newest memories of the scope
 // with Score 0.
 package sqlitestore
@@ -383,8 +388,66 @@ func (s *Store) Recall(ctx context.Context, q memory.Query) ([]memory.Hit, error
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("memory store: recall: %w", err)
 	}
+	rows.Close()
+	if grams := memory.SubstringGrams(memory.QueryTerms(q.Text)); len(grams) > 0 && len(hits) < limit {
+		more, err := s.recallGrams(ctx, q.Scope, grams, hits, limit-len(hits))
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, more...)
+	}
 	return hits, nil
 }
+
+// recallGrams returns up to n memories of scope, not among have, whose
+// content or tags contain some of grams as substrings, the most grams
+// first, then the newest, with Score 0. It finds the words that the
+// tokenizer cannot isolate in a script written without spaces (see
+// [memory.SubstringGrams]).
+func (s *Store) recallGrams(ctx context.Context, scope string, grams []string, have []memory.Hit, n int) ([]memory.Hit, error) {
+	var (
+		matched []string
+		args    []any
+	)
+	for _, g := range grams {
+		pat := "%" + likeEscaper.Replace(g) + "%"
+		matched = append(matched, `(m.content LIKE ? ESCAPE '\' OR m.tags LIKE ? ESCAPE '\')`)
+		args = append(args, pat, pat)
+	}
+	args = append(args, scope)
+	var exclude string
+	if len(have) > 0 {
+		exclude = " AND m.id NOT IN (" + strings.TrimSuffix(strings.Repeat("?,", len(have)), ",") + ")"
+		for _, h := range have {
+			args = append(args, h.Memory.ID)
+		}
+	}
+	args = append(args, n)
+	rows, err := s.r.QueryContext(ctx,
+		`SELECT `+columns+`, 0.0 FROM (SELECT *, (`+strings.Join(matched, " + ")+`) AS grams FROM memories m) m
+		 WHERE m.grams > 0 AND m.scope = ?`+exclude+`
+		 ORDER BY m.grams DESC, m.created_ns DESC, m.seq DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("memory store: recall: %w", err)
+	}
+	defer rows.Close()
+	var hits []memory.Hit
+	for rows.Next() {
+		var score float64
+		m, err := scanMemory(rows, &score)
+		if err != nil {
+			return nil, fmt.Errorf("memory store: recall: %w", err)
+		}
+		hits = append(hits, memory.Hit{Memory: m, Score: score, Committed: true})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("memory store: recall: %w", err)
+	}
+	return hits, nil
+}
+
+// likeEscaper escapes LIKE's wildcards for ESCAPE '\'.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // MatchExpr turns search terms into an FTS5 MATCH expression that cannot be
 // a syntax error: every term is a double-quoted string (a `"` inside is

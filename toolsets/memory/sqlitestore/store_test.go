@@ -548,3 +548,33 @@ func TestLongWordRecall(t *testing.T) {
 		}
 	}
 }
+
+// TestRecallUnspacedScripts: Chinese and Japanese are written without
+// spaces, so the full-text tokenizer takes a whole run of them for one
+// word; a query for a word inside it still finds the memory, best match
+// first, in content or tags, and never another scope's.
+func TestRecallUnspacedScripts(t *testing.T) {
+	s := newStore(t)
+	cat := write(t, s, "p", "我喜欢猫和狗")
+	jp := write(t, s, "p", "日本語のテキストを保存する")
+	tagged := write(t, s, "p", "a note", "部署手順")
+	write(t, s, "other", "我喜欢猫")
+	english := write(t, s, "p", "the cat sleeps")
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{"猫", []string{cat.ID}},
+		{"喜欢猫", []string{cat.ID}},
+		{"我喜欢什么动物", []string{cat.ID}}, // shares 我喜, 喜欢 with it
+		{"日本語", []string{jp.ID}},
+		{"テキスト", []string{jp.ID}},
+		{"手順", []string{tagged.ID}},
+		{"cat 猫", []string{english.ID, cat.ID}},
+		{"犬", nil},
+	} {
+		if got := ids(recall(t, s, "p", c.q, 5)); strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("recall %q: %v, want %v", c.q, got, c.want)
+		}
+	}
+}
