@@ -31,7 +31,7 @@ var runIDPattern = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
 
 func runMemory(e *env, fs *pflag.FlagSet, args []string) error {
 	if len(args) != 2 || args[0] != "promote" {
-		return usagef("usage: toolgate memory promote RUN-ID [--dry-run]")
+		return usagef("usage: toolgate memory promote RUN-ID [--dry-run] [--json]")
 	}
 	runID := args[1]
 	if !runIDPattern.MatchString(runID) {
