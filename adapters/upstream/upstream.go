@@ -691,18 +691,20 @@ func init() {
 func (u *Upstream) relist(k listKind) {
 	u.relistMu.Lock()
 	defer u.relistMu.Unlock()
-	c, _ := u.liveConn()
-	if c == nil {
+	u.mu.Lock()
+	c := u.conn
+	if c == nil || c.isDead() {
 		// A connection being set up may have listed before this
-		// list_changed: install lists again.
-		u.mu.Lock()
+		// list_changed: install lists again. Checked and marked under one
+		// hold of u.mu, which install also takes to put a connection in
+		// place and take the marks: the mark cannot fall between the two,
+		// after install took them, and wait for the next reconnection.
 		u.pending[k] = true
 		u.mu.Unlock()
 		return
 	}
 	// The announcement this re-listing answers; one made while it runs
 	// schedules another.
-	u.mu.Lock()
 	announced := u.announced[k]
 	u.announced[k] = false
 	u.mu.Unlock()
