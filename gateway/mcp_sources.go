@@ -282,6 +282,11 @@ func mcpContents(cs []ResourceContents) []mcp.ResourceContents {
 func (m *MCPServer) readArtifact(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
 	data, mime, err := m.opts.Artifacts.ReadArtifact(uri)
+	if errors.Is(err, ErrNoArtifact) {
+		// Matching the template does not make it a resource: "not found",
+		// as for a URI nothing serves (mcp-go's answer to that).
+		return nil, resourceNotFound(ctx, uri, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading artifact %s: %w", uri, err)
 	}
@@ -289,6 +294,18 @@ func (m *MCPServer) readArtifact(ctx context.Context, req mcp.ReadResourceReques
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}, nil
 	}
 	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: mime, Blob: base64.StdEncoding.EncodeToString(data)}}, nil
+}
+
+// resourceNotFound is the error resources/read answers for a URI that
+// names nothing: -32002 with data.uri (2025-11-25), -32602 on 2026-07-28,
+// as mcp-go answers a URI no resource or template matches.
+func resourceNotFound(ctx context.Context, uri string, err error) error {
+	code := mcp.RESOURCE_NOT_FOUND
+	if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
+		code = mcp.INVALID_PARAMS
+	}
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &RequestError{Code: code, Message: fmt.Sprintf("resource %s not found: %v", uri, err), Data: data}
 }
 
 func isTextMIME(mime string) bool {

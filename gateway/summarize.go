@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -28,6 +29,11 @@ type ArtifactStore interface {
 	// ReadArtifact returns an artifact's bytes and MIME type by its URI.
 	ReadArtifact(uri string) (data []byte, mimeType string, err error)
 }
+
+// ErrNoArtifact is the error (wrapped) of an [ArtifactStore]'s ReadArtifact
+// for a URI that names no artifact: resources/read answers it as "resource
+// not found".
+var ErrNoArtifact = errors.New("no such artifact")
 
 // summarizeStage keeps results small. When a result's output is over the
 // limit (MaxOutputBytes, counting text and binary data), the output is

@@ -352,7 +352,9 @@ func (r *Run) SaveArtifact(call *gateway.Call, name, mimeType string, data []byt
 }
 
 // ErrNoArtifact is returned for an artifact URI that names nothing.
-var ErrNoArtifact = errors.New("no such artifact")
+// It is [gateway.ErrNoArtifact], which the MCP mirror answers as "resource
+// not found".
+var ErrNoArtifact = gateway.ErrNoArtifact
 
 // ReadArtifact implements [gateway.ArtifactStore]. It serves artifacts of
 // any run under the same runs directory, so that links stay readable after
