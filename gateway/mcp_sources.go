@@ -561,7 +561,7 @@ func (c completer) CompletePromptArgument(ctx context.Context, name string, arg 
 	src, ok := c.m.promptOwner[name]
 	c.m.srcMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("prompt %q not found", name)
+		return nil, &RequestError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("prompt %q not found", name)}
 	}
 	pc, ok := src.(PromptCompleter)
 	if !ok {
@@ -574,7 +574,7 @@ func (c completer) CompletePromptArgument(ctx context.Context, name string, arg 
 func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
 	src, ok := c.m.resourceSourceFor(uri)
 	if !ok {
-		return nil, fmt.Errorf("resource template %q not found", uri)
+		return nil, &RequestError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("resource template %q not found", uri)}
 	}
 	rc, ok := src.(ResourceCompleter)
 	if !ok {

@@ -29,6 +29,42 @@ func rpcAnswer(t *testing.T, m *MCPServer, msg string) (errObj *struct {
 	return resp.Error, string(b)
 }
 
+// refusingCompleter completes by refusing with a JSON-RPC error of its own.
+type refusingCompleter struct{ fakeSource }
+
+func (*refusingCompleter) CompletePrompt(context.Context, string, CompletionRequest) (*Completion, error) {
+	return nil, fmt.Errorf("upstream %q: %w", "u", &RequestError{Code: mcp.INVALID_PARAMS, Message: "no such argument", Data: json.RawMessage(`{"argument":"zzz"}`)})
+}
+
+// TestCompletionErrorCodes: completion/complete of a prompt or template
+// nothing serves is -32602 (MCP 2025-11-25, completion: "Invalid prompt
+// name: -32602"), and a source's refusal reaches the client with its own
+// code and data (docs/upstreams.md), not as -32603.
+func TestCompletionErrorCodes(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	m.AddPromptSource(&refusingCompleter{fakeSource{subs: map[string]int{}}})
+	m.AddResourceSource(&fakeSource{subs: map[string]int{}})
+	for _, c := range []struct {
+		name, ref string
+		code      int
+		data      string
+	}{
+		{"unknown prompt", `{"type":"ref/prompt","name":"nope"}`, mcp.INVALID_PARAMS, ""},
+		{"unknown template", `{"type":"ref/resource","uri":"other://{x}"}`, mcp.INVALID_PARAMS, ""},
+		{"source's refusal", `{"type":"ref/prompt","name":"greet"}`, mcp.INVALID_PARAMS, `{"argument":"zzz"}`},
+	} {
+		e, raw := rpcAnswer(t, m, `{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":`+c.ref+`,"argument":{"name":"who","value":"a"}}}`)
+		if e == nil || e.Code != c.code || (c.data != "" && !jsonEqual(e.Data, []byte(c.data))) {
+			t.Errorf("%s: %s, want code %d data %s", c.name, raw, c.code, c.data)
+		}
+	}
+	// It still completes.
+	if e, raw := rpcAnswer(t, m, `{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"fake://item/{id}"},"argument":{"name":"id","value":"4"}}}`); e != nil {
+		t.Errorf("template completion: %s", raw)
+	}
+}
+
 // missingArtifacts is an artifact store that has no artifact.
 type missingArtifacts struct{}
 

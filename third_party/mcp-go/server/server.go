@@ -2863,11 +2863,9 @@ func (s *MCPServer) handleComplete(
 		}
 	}
 	if err != nil {
-		return nil, &requestError{
-			id:   id,
-			code: mcp.INTERNAL_ERROR,
-			err:  err,
-		}
+		// toolgate patch: a provider's error that names its JSON-RPC code
+		// (CodedError) is answered with it, as the other handlers' are.
+		return nil, handlerError(ctx, id, err)
 	}
 
 	// Defensive nil check: default providers always return non-nil completions,

@@ -1520,3 +1520,45 @@ func TestToolgateInvalidRequestIsNotAParseError(t *testing.T) {
 		}
 	}
 }
+
+// toolgateCodedErr is a handler error that names its JSON-RPC code and data.
+type toolgateCodedErr struct{}
+
+func (toolgateCodedErr) Error() string    { return "no such argument" }
+func (toolgateCodedErr) JSONRPCCode() int { return mcp.INVALID_PARAMS }
+func (toolgateCodedErr) JSONRPCData() any { return map[string]any{"argument": "zzz"} }
+
+type toolgateRefusingCompleter struct{}
+
+func (toolgateRefusingCompleter) CompletePromptArgument(context.Context, string, mcp.CompleteArgument, mcp.CompleteContext) (*mcp.Completion, error) {
+	return nil, fmt.Errorf("wrapped: %w", toolgateCodedErr{})
+}
+
+func (toolgateRefusingCompleter) CompleteResourceArgument(context.Context, string, mcp.CompleteArgument, mcp.CompleteContext) (*mcp.Completion, error) {
+	return nil, errors.New("plain failure")
+}
+
+// TestToolgateCompletionErrorCode: item 53. A completion provider's error
+// that implements CodedError is answered with its code and data, as item 1
+// does for the other handlers (v1.2.1 answered every one -32603); a plain
+// error stays -32603.
+func TestToolgateCompletionErrorCode(t *testing.T) {
+	s := NewMCPServer("t", "1", WithCompletions(),
+		WithPromptCompletionProvider(toolgateRefusingCompleter{}), WithResourceCompletionProvider(toolgateRefusingCompleter{}))
+	for _, c := range []struct {
+		ref, want string
+	}{
+		{`{"type":"ref/prompt","name":"p"}`, `{"code":-32602,"message":"wrapped: no such argument","data":{"argument":"zzz"}}`},
+		{`{"type":"ref/resource","uri":"x://{y}"}`, `{"code":-32603,"message":"plain failure"}`},
+	} {
+		resp := s.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":`+c.ref+`,"argument":{"name":"a","value":""}}}`))
+		b, _ := json.Marshal(resp)
+		var got struct {
+			Error json.RawMessage `json:"error"`
+		}
+		_ = json.Unmarshal(b, &got)
+		if string(got.Error) != c.want {
+			t.Errorf("%s: error %s, want %s", c.ref, got.Error, c.want)
+		}
+	}
+}
