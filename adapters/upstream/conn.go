@@ -264,17 +264,30 @@ func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *lis
 			return fail("tools/list", err)
 		}
 	}
-	if c.caps.Prompts != nil {
-		if l.prompts, err = c.listPrompts(cctx); err != nil {
-			return fail("prompts/list", err)
+	// Prompts and resources are extras: an upstream that refuses to list
+	// them (or pages them past listAll's bound) still serves its tools,
+	// without them. A connection that fails while listing fails.
+	for _, x := range []struct {
+		on   bool
+		what string
+		list func(*conn, context.Context) ([]json.RawMessage, error)
+		into *[]json.RawMessage
+	}{
+		{c.caps.Prompts != nil, "prompts/list", (*conn).listPrompts, &l.prompts},
+		{c.caps.Resources != nil, "resources/list", (*conn).listResources, &l.resources},
+		{c.caps.Resources != nil, "resources/templates/list", (*conn).listTemplates, &l.templates},
+	} {
+		if !x.on {
+			continue
 		}
-	}
-	if c.caps.Resources != nil {
-		if l.resources, err = c.listResources(cctx); err != nil {
-			return fail("resources/list", err)
-		}
-		if l.templates, err = c.listTemplates(cctx); err != nil {
-			return fail("resources/templates/list", err)
+		if *x.into, err = x.list(c, cctx); err != nil {
+			var ce *connError
+			if errors.As(err, &ce) || cctx.Err() != nil || c.isDead() {
+				return fail(x.what, err)
+			}
+			u.log.Warn("upstream listing failed; served without what it lists until it lists again (list_changed, reconnection)",
+				"method", x.what, "err", u.errText(err))
+			*x.into, err = nil, nil
 		}
 	}
 	if !watchdog.Stop() {

@@ -130,6 +130,8 @@ type serverState struct {
 	// modernOnly makes a server that speaks only 2026-07-28: it refuses
 	// initialize, and has a tool that asks in rounds (ask_name).
 	modernOnly bool
+	// refuse answers requests of these methods with a JSON-RPC error.
+	refuse map[string]bool
 }
 
 // namesCompleter completes any prompt argument from a fixed list of names.
@@ -159,6 +161,17 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 	hooks := &server.Hooks{}
 	hooks.AddAfterSubscribe(func(context.Context, any, *mcp.SubscribeRequest, *mcp.EmptyResult) { st.subs.Add(1) })
 	hooks.AddAfterUnsubscribe(func(context.Context, any, *mcp.UnsubscribeRequest, *mcp.EmptyResult) { st.subs.Add(-1) })
+	if len(st.refuse) > 0 {
+		hooks.AddOnRequestInitialization(func(_ context.Context, _ any, message any) error {
+			var head struct {
+				Method string `json:"method"`
+			}
+			if raw, ok := message.(json.RawMessage); ok && json.Unmarshal(raw, &head) == nil && st.refuse[head.Method] {
+				return errors.New("not today: " + head.Method)
+			}
+			return nil
+		})
+	}
 	if st.modernOnly {
 		hooks.AddOnRequestInitialization(func(_ context.Context, _ any, message any) error {
 			var head struct {
