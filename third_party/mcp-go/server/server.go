@@ -2863,7 +2863,7 @@ func (s *MCPServer) handleComplete(
 		}
 	}
 	if err != nil {
-		// toolgate patch: a provider's error that names its JSON-RPC code
+		// toolgate patch (item 53): a provider's error that names its JSON-RPC code
 		// (CodedError) is answered with it, as the other handlers' are.
 		return nil, handlerError(ctx, id, err)
 	}
