@@ -235,3 +235,23 @@ func TestMatchExpr(t *testing.T) {
 		}
 	}
 }
+
+// TestFindToolsReachesASmallProfile: in a large catalog where the query
+// matches hundreds of tools outside the caller's profile ahead of its
+// own, find_tools still returns the profile's matching tools.
+func TestFindToolsReachesASmallProfile(t *testing.T) {
+	_, _, p := fixture(t, 600, Options{Mode: ModeSearch})
+	res := p.Call(context.Background(), &gateway.Call{Name: FindTools, Arguments: json.RawMessage(`{"query":"tool number says its own name"}`), View: only{"t599": true, "t598": true, FindTools: true}})
+	if res.IsError {
+		t.Fatal(res.Message)
+	}
+	var out struct{ Tools []foundTool }
+	json.Unmarshal([]byte(res.OutputText()), &out)
+	var names []string
+	for _, f := range out.Tools {
+		names = append(names, f.Name)
+	}
+	if len(names) != 2 {
+		t.Errorf("found %v (%s), want t598 and t599", names, res.OutputText())
+	}
+}

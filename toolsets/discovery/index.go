@@ -147,33 +147,51 @@ func (x *Index) Search(ctx context.Context, query string, limit int, keep func(n
 			return nil, fmt.Errorf("rebuilding the tool search index: %w", err)
 		}
 	}
-	// Fetch more than asked when some hits may be filtered out.
+	// Fetch more than asked when some hits may be filtered out, and page
+	// on while the caller's filter leaves too few: a small profile's
+	// tools can rank behind hundreds of others.
 	fetch := limit
 	if keep != nil {
 		fetch = limit * 20
 	}
+	var hits []Hit
+	for offset := 0; ; offset += fetch {
+		n, err := x.page(ctx, match, fetch, offset, limit, keep, &hits)
+		if err != nil {
+			return nil, err
+		}
+		if keep == nil || len(hits) >= limit || n < fetch {
+			return hits, nil
+		}
+	}
+}
+
+// page appends to hits the rows [offset, offset+fetch) of the ranking that
+// keep admits, up to limit hits in all, and says how many rows it read.
+func (x *Index) page(ctx context.Context, match string, fetch, offset, limit int, keep func(string) bool, hits *[]Hit) (int, error) {
 	rows, err := x.db.QueryContext(ctx,
-		`SELECT name, toolset, rank FROM tools WHERE tools MATCH ? ORDER BY rank LIMIT ?`, match, fetch)
+		`SELECT name, toolset, rank FROM tools WHERE tools MATCH ? ORDER BY rank LIMIT ? OFFSET ?`, match, fetch, offset)
 	if err != nil {
-		return nil, fmt.Errorf("tool search: %w", err)
+		return 0, fmt.Errorf("tool search: %w", err)
 	}
 	defer rows.Close()
-	var hits []Hit
-	for rows.Next() && len(hits) < limit {
+	n := 0
+	for len(*hits) < limit && rows.Next() {
+		n++
 		var h Hit
 		var nameCol, toolsetCol string
 		if err := rows.Scan(&nameCol, &toolsetCol, &h.Score); err != nil {
-			return nil, err
+			return n, err
 		}
 		// The name column holds the name, then its words.
 		h.Name, _, _ = strings.Cut(nameCol, " ")
 		h.Toolset = toolsetCol
 		h.Score = -h.Score
 		if keep == nil || keep(h.Name) {
-			hits = append(hits, h)
+			*hits = append(*hits, h)
 		}
 	}
-	return hits, rows.Err()
+	return n, rows.Err()
 }
 
 // words splits an identifier into lower-case words: "API-post-page" ->
