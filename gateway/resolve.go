@@ -10,16 +10,17 @@ import (
 func (p *Pipeline) resolveStage(next Handler) Handler {
 	return func(ctx context.Context, call *Call) *Result {
 		t, toolset, ok := p.opts.Tools.Resolve(call.Name)
-		if ok && call.View != nil && !call.View.Admits(call.Name) {
-			// Outside the caller's profile: as unknown as a tool that does
-			// not exist, and recorded like one.
+		admitted := call.View == nil || call.View.Admits(call.Name)
+		if !ok || !admitted {
+			// A tool outside the caller's profile is as unknown as one that
+			// does not exist: the same answer (suffix and suggestions
+			// alike), so that the answer does not tell which tools exist
+			// beyond the profile, and recorded like one.
 			res := NotFoundResult(call.Name)
-			res.Message += fmt.Sprintf(" in profile %q", call.View.Name())
-			return res
-		}
-		if !ok {
-			res := NotFoundResult(call.Name)
-			if w, ok := p.opts.Tools.(interface{ WhyNotFound(string) string }); ok {
+			if call.View != nil {
+				res.Message += fmt.Sprintf(" in profile %q", call.View.Name())
+			}
+			if w, ok := p.opts.Tools.(interface{ WhyNotFound(string) string }); ok && admitted {
 				if why := w.WhyNotFound(call.Name); why != "" {
 					res.Message += ": " + why
 					return res

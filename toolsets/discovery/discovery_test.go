@@ -255,3 +255,21 @@ func TestFindToolsReachesASmallProfile(t *testing.T) {
 		t.Errorf("found %v (%s), want t598 and t599", names, res.OutputText())
 	}
 }
+
+// TestCallToolOutsideTheViewLooksUnknown: a tool outside the caller's
+// profile is answered exactly as a name no tool has, so call_tool cannot
+// tell the caller which tools exist beyond its profile.
+func TestCallToolOutsideTheViewLooksUnknown(t *testing.T) {
+	_, _, p := fixture(t, 3, Options{Mode: ModeSearch})
+	v := only{"t0": true, CallTool: true}
+	call := func(name string) *gateway.Result {
+		return p.Call(context.Background(), &gateway.Call{Name: CallTool, Arguments: json.RawMessage(`{"name":"` + name + `"}`), View: v})
+	}
+	hidden, unknown := call("t1"), call("t9")
+	if hidden.Kind != gateway.KindNotFound || unknown.Kind != gateway.KindNotFound {
+		t.Fatalf("kinds %q, %q; want not_found", hidden.Kind, unknown.Kind)
+	}
+	if got := strings.ReplaceAll(hidden.Message, "t1", "t9"); got != unknown.Message {
+		t.Errorf("a tool outside the profile is told apart from an unknown one:\n hidden:  %s\n unknown: %s", hidden.Message, unknown.Message)
+	}
+}
