@@ -463,8 +463,13 @@ func (a *app) toolFilter() func(context.Context, *gateway.Tool) bool {
 	if !a.hideDenied {
 		return nil
 	}
-	return func(ctx context.Context, t *gateway.Tool) bool { return a.policy.Decide(ctx, t).Allow }
+	return func(ctx context.Context, t *gateway.Tool) bool { return listable(a.policy.Decide(ctx, t)) }
 }
+
+// listable says whether list_denied: hide keeps a tool of that decision:
+// one the policy allows, or allows once a person approves (ask); only
+// denied tools are left out.
+func listable(d gateway.Decision) bool { return d.Allow || d.Ask }
 
 // toolMeta marks each listed tool with the policy's decision, so clients
 // can show which tools will be refused.

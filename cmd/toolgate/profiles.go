@@ -31,7 +31,7 @@ func (a *app) addDiscovery(ctx context.Context) error {
 	if a.hideDenied {
 		opts.Visible = func(ctx context.Context, name string) bool {
 			t, _, ok := a.catalog.Resolve(name)
-			return ok && a.policy.Decide(ctx, t).Allow
+			return ok && listable(a.policy.Decide(ctx, t))
 		}
 	}
 	d, err := discovery.New(opts)

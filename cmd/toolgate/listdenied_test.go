@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// TestHideDeniedKeepsToolsThatAsk: policy.list_denied: hide leaves out the
+// tools the policy denies, not those it allows once a person approves
+// (policy.approval.tools): they stay listed, findable and callable.
+func TestHideDeniedKeepsToolsThatAsk(t *testing.T) {
+	dir := t.TempDir()
+	var next = configFrom(t, dir, "")
+	a, _ := reloadApp(t, dir, "policy:\n  list_denied: hide\n  tools: {deny: [grep_files]}\n  approval: {tools: [read_file]}\ndiscovery: {mode: search}\n", &next)
+	filter := a.toolFilter()
+	ctx := context.Background()
+	for name, want := range map[string]bool{"read_file": true, "grep_files": false, "list_files": true} {
+		tl, _, ok := a.catalog.Resolve(name)
+		if !ok {
+			t.Fatalf("%s not served", name)
+		}
+		if got := filter(ctx, tl); got != want {
+			t.Errorf("tools/list keeps %s: %v, want %v (decision %+v)", name, got, want, a.policy.Decide(ctx, tl))
+		}
+	}
+	res := a.pipeline.Call(context.Background(), &gateway.Call{Name: "find_tools", Identity: "local", Arguments: json.RawMessage(`{"query":"read a file","limit":20}`)})
+	if !strings.Contains(res.OutputText(), `"read_file"`) {
+		t.Errorf("find_tools leaves out read_file, which asks for approval: %s %s", res.OutputText(), res.Message)
+	}
+}
