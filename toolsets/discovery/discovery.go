@@ -234,8 +234,15 @@ func (d *Discovery) call(ctx context.Context, outer *gateway.Call) (*gateway.Res
 	// state and the answers: the outer call's round stage has opened its
 	// own seal (bound to call_tool's arguments, so to this tool and these
 	// arguments), and the inner call's stages check theirs.
+	view := outer.View
+	if d.opts.Visible != nil {
+		// Tools hidden from the caller (policy.list_denied: hide) are not
+		// found through call_tool either, as a direct tools/call of one is
+		// not, and are never suggested for a mistyped name.
+		view = visibleView{base: view, ctx: ctx, visible: d.opts.Visible}
+	}
 	inner := &gateway.Call{Name: p.Name, Arguments: p.Arguments, Session: outer.Session, Client: outer.Client,
-		Identity: outer.Identity, Principal: outer.Principal, View: outer.View,
+		Identity: outer.Identity, Principal: outer.Principal, View: view,
 		RequestState: outer.RequestState, InputResponses: outer.InputResponses}
 	res := (*c).Call(ctx, inner)
 	if res.Extras == nil {
@@ -243,6 +250,25 @@ func (d *Discovery) call(ctx context.Context, outer *gateway.Call) (*gateway.Res
 	}
 	res.Extras["toolgate/called"] = map[string]string{"name": p.Name, "call_id": inner.ID, "toolset": inner.Toolset}
 	return res, nil
+}
+
+// visibleView is base (nil: the whole catalog) without the tools
+// [Options.Visible] hides from the caller of ctx.
+type visibleView struct {
+	base    gateway.View
+	ctx     context.Context
+	visible func(ctx context.Context, tool string) bool
+}
+
+func (v visibleView) Name() string {
+	if v.base == nil {
+		return "default"
+	}
+	return v.base.Name()
+}
+
+func (v visibleView) Admits(tool string) bool {
+	return (v.base == nil || v.base.Admits(tool)) && v.visible(v.ctx, tool)
 }
 
 // View wraps a profile (nil: the whole catalog) in the listing rule of the

@@ -273,3 +273,27 @@ func TestCallToolOutsideTheViewLooksUnknown(t *testing.T) {
 		t.Errorf("a tool outside the profile is told apart from an unknown one:\n hidden:  %s\n unknown: %s", hidden.Message, unknown.Message)
 	}
 }
+
+// TestCallToolKeepsHiddenToolsUnknown: with tools hidden from the caller
+// (policy.list_denied: hide, Options.Visible), call_tool answers a hidden
+// tool as not found, as a direct tools/call does, and never suggests one.
+func TestCallToolKeepsHiddenToolsUnknown(t *testing.T) {
+	hidden := func(name string) bool { return name == "t1" }
+	d, cat, _ := fixture(t, 3, Options{Mode: ModeSearch, Visible: func(_ context.Context, name string) bool { return !hidden(name) }})
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: gateway.PolicyFunc(func(_ context.Context, tl *gateway.Tool) gateway.Decision {
+		if hidden(tl.Name) {
+			return gateway.Decision{Layer: "config", Rule: "policy.tools.deny:t1", Reason: "secret rule"}
+		}
+		return gateway.Decision{Allow: true}
+	})})
+	d.Bind(p)
+	call := func(name string) *gateway.Result {
+		return p.Call(context.Background(), &gateway.Call{Name: CallTool, Arguments: json.RawMessage(`{"name":"` + name + `"}`)})
+	}
+	if res := call("t1"); res.Kind != gateway.KindNotFound {
+		t.Errorf("call_tool(t1), hidden: kind %q, %s; want not_found", res.Kind, res.Message)
+	}
+	if res := call("t8"); strings.Contains(res.Message, "t1") {
+		t.Errorf("call_tool(t8) suggests the hidden t1: %s", res.Message)
+	}
+}
