@@ -678,7 +678,16 @@ func (c *Config) PolicyProfiles() (map[string]*policy.Profile, error) {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(c.Profiles)) {
 		p := c.Profiles[name]
-		prof, err := policy.NewProfile(name, p.Tools, p.Deny)
+		tools := p.Tools
+		if len(tools) > 0 && c.Discovery.Mode != "all" {
+			// Tool search is how a profile's tools are reached in search
+			// mode: a profile admits find_tools and call_tool (which only
+			// ever reach its own tools), also where it confines an
+			// identity (policy.identities[].profile) rather than serves an
+			// endpoint.
+			tools = append(slices.Clip(tools), "find_tools", "call_tool")
+		}
+		prof, err := policy.NewProfile(name, tools, p.Deny)
 		if err != nil {
 			errs = append(errs, err)
 			continue
