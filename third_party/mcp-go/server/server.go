@@ -2447,7 +2447,7 @@ func (s *MCPServer) executeTaskTool(
 					// Decrement active tasks counter
 					s.activeTasks--
 
-					s.sendTaskStatusNotification(entry.task)
+					s.sendTaskStatusNotification(entry)
 
 					// Fire task cancellation hook
 					if s.taskHooks != nil {
@@ -2559,7 +2559,7 @@ func (s *MCPServer) executeRegularToolAsTask(
 					// Decrement active tasks counter
 					s.activeTasks--
 
-					s.sendTaskStatusNotification(entry.task)
+					s.sendTaskStatusNotification(entry)
 
 					// Fire task cancellation hook
 					if s.taskHooks != nil {
@@ -3051,7 +3051,7 @@ func (s *MCPServer) completeTask(entry *taskEntry, result any, err error) {
 	s.activeTasks--
 
 	// Send task status notification
-	s.sendTaskStatusNotification(entry.task)
+	s.sendTaskStatusNotification(entry)
 
 	// Fire task hooks
 	if s.taskHooks != nil {
@@ -3111,7 +3111,7 @@ func (s *MCPServer) cancelTask(ctx context.Context, taskID string) error {
 	s.activeTasks--
 
 	// Send task status notification
-	s.sendTaskStatusNotification(entry.task)
+	s.sendTaskStatusNotification(entry)
 
 	// Fire task cancellation hook
 	if s.taskHooks != nil {
@@ -3163,8 +3163,16 @@ func (s *MCPServer) scheduleTaskCleanup(taskID string, expected *taskEntry, ttlM
 	})
 }
 
-// sendTaskStatusNotification sends a notification when a task's status changes.
-func (s *MCPServer) sendTaskStatusNotification(task mcp.Task) {
+// sendTaskStatusNotification sends a notification when a task's status
+// changes, to the session that owns the task only (toolgate patch, item
+// 54): v1.2.1 sent it to every client, telling each the ids, statuses and
+// messages of every other session's tasks. A task of no session is
+// nobody's to be told of.
+func (s *MCPServer) sendTaskStatusNotification(entry *taskEntry) {
+	if entry.sessionID == "" {
+		return
+	}
+	task := entry.task
 	// Convert task to map[string]any for notification params
 	taskMap := map[string]any{
 		"taskId":        task.TaskId,
@@ -3183,7 +3191,7 @@ func (s *MCPServer) sendTaskStatusNotification(task mcp.Task) {
 		taskMap["pollInterval"] = *task.PollInterval
 	}
 
-	s.SendNotificationToAllClients(mcp.MethodNotificationTasksStatus, taskMap)
+	_ = s.SendNotificationToSpecificClient(entry.sessionID, mcp.MethodNotificationTasksStatus, taskMap)
 }
 
 // getSessionID extracts the session ID from the context.

@@ -1562,3 +1562,49 @@ func TestToolgateCompletionErrorCode(t *testing.T) {
 		}
 	}
 }
+
+// TestToolgateTaskStatusToItsSessionOnly: notifications/tasks/status goes
+// to the session that owns the task, never to the other clients (item 54).
+func TestToolgateTaskStatusToItsSessionOnly(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithTaskCapabilities(true, true, true))
+	release := make(chan struct{})
+	s.AddTool(mcp.NewTool("wait", mcp.WithTaskSupport(mcp.TaskSupportOptional)), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-release
+		return mcp.NewToolResultText("done"), nil
+	})
+	owner, other := NewInProcessSession("owner", nil), NewInProcessSession("other", nil)
+	for _, sess := range []*InProcessSession{owner, other} {
+		if err := s.RegisterSession(context.Background(), sess); err != nil {
+			t.Fatal(err)
+		}
+		sess.Initialize()
+	}
+	ctx := s.WithContext(context.Background(), owner)
+	resp := s.HandleMessage(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","task":{"ttl":60000}}}`))
+	raw, _ := json.Marshal(resp)
+	var cr struct {
+		Result struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &cr); err != nil || cr.Result.Task.TaskID == "" {
+		t.Fatalf("task call answered %s", raw)
+	}
+	close(release)
+	select {
+	case n := <-owner.ClientNotifications():
+		if n.Method != string(mcp.MethodNotificationTasksStatus) {
+			t.Fatalf("owner got %s", n.Method)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the owner was not told its task ended")
+	}
+	select {
+	case n := <-other.ClientNotifications():
+		b, _ := json.Marshal(n)
+		t.Fatalf("another session was told of the task: %s", b)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
