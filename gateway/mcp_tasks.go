@@ -117,10 +117,21 @@ func (t *taskTable) before(ctx context.Context, _ any, req *mcp.CallToolRequest)
 	if req.Params.Task == nil || modernRequest(ctx) != nil { // 2026-07-28: a legacy member, ignored
 		return
 	}
+	// mcp-go keeps a task (and its result) until its TTL, and forever
+	// without one: every task gets a TTL, at most [taskTTL].
+	if p := req.Params.Task; p.TTL == nil || *p.TTL <= 0 || *p.TTL > taskTTL.Milliseconds() {
+		ttl := taskTTL.Milliseconds()
+		p.TTL = &ttl
+	}
 	t.mu.Lock()
 	t.byParams[req.Params.Task] = &taskSlot{ready: make(chan struct{})}
 	t.mu.Unlock()
 }
+
+// taskTTL is the longest a 2025-11-25 task is kept after its creation,
+// and the TTL of a task whose caller asked for none (as for the tasks
+// extension's).
+const taskTTL = modernTaskTTL
 
 // after is mcp-go's after-tools/call hook: the answer to a request that
 // asked for a task names the task.

@@ -281,3 +281,37 @@ func TestTaskRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskTTLBounded: a task asked for without a TTL, or with one past an
+// hour, is kept an hour and says so: mcp-go kept a task without a TTL, its
+// result included, for the life of the process.
+func TestTaskTTLBounded(t *testing.T) {
+	f := taskServer(t)
+	c, _ := dialMCP(t, f.url)
+	for _, task := range []map[string]any{{}, {"ttl": 0}, {"ttl": 30 * 24 * 3600 * 1000}, {"ttl": 5000}} {
+		raw, err := request(t, c, "tools/call", map[string]any{"name": "wait", "arguments": map[string]any{}, "task": task})
+		if err != nil {
+			t.Fatalf("task call %v: %v", task, err)
+		}
+		<-f.started
+		var cr struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+				TTL    *int64 `json:"ttl"`
+			} `json:"task"`
+		}
+		_ = json.Unmarshal(raw, &cr)
+		want := int64(3600 * 1000)
+		if v, ok := task["ttl"].(int); ok && v > 0 && int64(v) < want {
+			want = int64(v)
+		}
+		if cr.Task.TTL == nil || *cr.Task.TTL != want {
+			t.Errorf("task %v: answered %s, want ttl %d", task, raw, want)
+		}
+		f.release <- struct{}{}
+		waitStatus(t, c, cr.Task.TaskID, "completed")
+		if call, _ := f.rec.byTask(cr.Task.TaskID); call == nil || call.Task == nil || call.Task.TTLMs != want {
+			t.Errorf("task %v: recorded task %+v, want ttl_ms %d", task, call.Task, want)
+		}
+	}
+}
