@@ -71,9 +71,18 @@ func (m *MCPServer) taskEvent(typ string) func(context.Context, server.TaskMetri
 		if tm.Error != nil {
 			fields["error"] = Truncate(tm.Error.Error(), 1024)
 		}
-		caller := withCaller(ctx, &Call{})
-		// mcp-go calls the completed and failed hooks without the
-		// request's context: the task itself names its session.
+		var caller *Call
+		if typ == "task.created" {
+			caller = withCaller(ctx, &Call{})
+			m.tasks.callers.Store(tm.TaskID, caller)
+		} else if c, ok := m.tasks.callers.LoadAndDelete(tm.TaskID); ok {
+			// mcp-go calls the completed and failed hooks without the
+			// request's context: the task's end is its creator's.
+			caller = c.(*Call)
+		} else {
+			caller = withCaller(ctx, &Call{})
+		}
+		// The task itself names its session.
 		if tm.SessionID != "" {
 			caller.Session = tm.SessionID
 		}
@@ -96,6 +105,11 @@ type taskTable struct {
 	mu       sync.Mutex
 	byParams map[*mcp.TaskParams]*taskSlot
 	byID     map[string]*taskSlot
+
+	// callers holds the caller of each task from its task.created event
+	// to the event of its end (task id to *Call), which mcp-go reports
+	// without the request's context.
+	callers sync.Map
 }
 
 type taskSlot struct {

@@ -315,3 +315,35 @@ func TestTaskTTLBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskEndEventsNameTheCaller: task.completed names the task's caller
+// (identity, client) as task.created does; mcp-go reports a task's end
+// without the request's context, and the event said identity "local".
+func TestTaskEndEventsNameTheCaller(t *testing.T) {
+	f := taskServer(t)
+	c, _ := dialMCP(t, f.url)
+	id := startTask(t, c, "wait")
+	<-f.started
+	f.release <- struct{}{}
+	waitStatus(t, c, id, "completed")
+	var created, completed map[string]any
+	for _, e := range f.rec.all() {
+		if e["task_id"] != id {
+			continue
+		}
+		switch e["type"] {
+		case "task.created":
+			created = e
+		case "task.completed":
+			completed = e
+		}
+	}
+	if created == nil || completed == nil {
+		t.Fatalf("events %v", f.rec.all())
+	}
+	for _, k := range []string{"identity", "client", "session"} {
+		if created[k] == nil || completed[k] != created[k] {
+			t.Errorf("%s: task.created %v, task.completed %v; want the same caller", k, created[k], completed[k])
+		}
+	}
+}
