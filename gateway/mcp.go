@@ -721,7 +721,13 @@ func (m *MCPServer) handleCall(ctx context.Context, req mcp.CallToolRequest) (*m
 			ctx, call.Task = tctx, task
 		}
 	}
-	return m.mcpAnswer(call.ID, m.runCall(ctx, req, call, nil), call.Task != nil)
+	res := m.runCall(ctx, req, call, nil)
+	if call.Task != nil && res.Kind == KindCancelled {
+		// mcp-go marks a task cancelled when its handler says so; a
+		// result would complete it (shutdown, a person's queue closed).
+		return nil, context.Canceled
+	}
+	return m.mcpAnswer(call.ID, res, call.Task != nil)
 }
 
 // mcpAnswer is the answer to a tools/call that ended with res: the tool

@@ -353,6 +353,14 @@ func (x *modernTasks) finish(t *modernTask, call *Call, res *Result) {
 		x.mu.Unlock()
 		return
 	}
+	if res.Kind == KindCancelled {
+		// Cancelled other than by tasks/cancel (shutdown, a person's
+		// queue closed): the task is cancelled, not completed.
+		t.status, t.updated, t.pending, t.answers = taskCancelled, time.Now(), nil, nil
+		x.mu.Unlock()
+		x.event("task.cancelled", t, map[string]any{"reason": Truncate(res.Message, 1024)})
+		return
+	}
 	t.updated = time.Now()
 	if failed != nil {
 		t.status, t.err = taskFailed, failed

@@ -509,3 +509,47 @@ func TestTasksExtensionHiddenToolNotFound(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskCancelledByShutdown: a task whose call is cancelled other than
+// by tasks/cancel (the pipeline's shutdown) is cancelled, in both eras,
+// and its event says task.cancelled; it was completed with isError.
+func TestTaskCancelledByShutdown(t *testing.T) {
+	f := newTaskExtServer(t)
+	id := f.create(t, "wait")
+	time.Sleep(50 * time.Millisecond)
+
+	o := taskServer(t)
+	c, _ := dialMCP(t, o.url)
+	oid := startTask(t, c, "wait")
+	<-o.started
+
+	for _, p := range []*Pipeline{f.m.opts.Pipeline, o.m.opts.Pipeline} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		_ = p.Shutdown(ctx)
+		cancel()
+	}
+	f.until(t, id, "cancelled")
+	waitStatus(t, c, oid, "cancelled")
+	if n := eventsOf(o.rec, "task.cancelled", oid); n != 1 || eventsOf(o.rec, "task.completed", oid) != 0 {
+		t.Errorf("2025 events %v; want one task.cancelled", o.rec.all())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for f.rec.count("task.cancelled") != 1 || f.rec.count("task.completed") != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("2026 events: task.cancelled %d, task.completed %d; want 1 and 0", f.rec.count("task.cancelled"), f.rec.count("task.completed"))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (l *roundEvents) count(typ string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, e := range l.events {
+		if e["type"] == typ {
+			n++
+		}
+	}
+	return n
+}
