@@ -301,6 +301,14 @@ func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRe
 		case <-ctx.Done():
 			expire.Stop()
 			return
+		case <-x.m.opts.Pipeline.Closing():
+			// No round can run any more: the task ends, cancelled, and
+			// says so in the archive before it closes.
+			expire.Stop()
+			res := CancelledResult(req.Params.Name)
+			res.Message = "the gateway shut down while the task waited for its caller's input"
+			x.finish(t, call, res)
+			return
 		case <-expire.C:
 			x.finish(t, call, RequestErrorResult(&RequestError{Code: mcp.INVALID_PARAMS,
 				Message: fmt.Sprintf("no answer to the task's input requests within %s", RoundTTL)}))

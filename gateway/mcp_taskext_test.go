@@ -20,6 +20,7 @@ import (
 type taskExtServer struct {
 	m       *MCPServer
 	rec     *roundEvents
+	started chan struct{} // the wait tool began (without blocking: a buffer)
 	release chan struct{}
 	ended   chan error
 	id      atomic.Int64
@@ -27,7 +28,7 @@ type taskExtServer struct {
 
 func newTaskExtServer(t *testing.T) *taskExtServer {
 	t.Helper()
-	f := &taskExtServer{release: make(chan struct{}, 4), ended: make(chan error, 4)}
+	f := &taskExtServer{started: make(chan struct{}, 4), release: make(chan struct{}, 4), ended: make(chan error, 4)}
 	asks := &askingTool{}
 	def := func(name, support string, h func(context.Context, map[string]any) (*Result, error)) *Tool {
 		tl, err := NewDynamicTool(ToolDef{Name: name, TaskSupport: support, TaskDirected: strings.HasPrefix(name, "directs")}, h)
@@ -38,6 +39,10 @@ func newTaskExtServer(t *testing.T) *taskExtServer {
 	}
 	ts, err := NewToolset("t",
 		def("wait", TaskOptional, func(ctx context.Context, _ map[string]any) (*Result, error) {
+			select {
+			case f.started <- struct{}{}:
+			default:
+			}
 			select {
 			case <-f.release:
 				f.ended <- nil
@@ -516,7 +521,7 @@ func TestTasksExtensionHiddenToolNotFound(t *testing.T) {
 func TestTaskCancelledByShutdown(t *testing.T) {
 	f := newTaskExtServer(t)
 	id := f.create(t, "wait")
-	time.Sleep(50 * time.Millisecond)
+	<-f.started
 
 	o := taskServer(t)
 	c, _ := dialMCP(t, o.url)
@@ -552,4 +557,24 @@ func (l *roundEvents) count(typ string) int {
 		}
 	}
 	return n
+}
+
+// TestTaskParkedAtShutdownIsCancelled: a 2026-07-28 task waiting for its
+// caller's input when the gateway shuts down runs no call (nothing is
+// executing to be cancelled) and would wait out RoundTTL, after the
+// archive closed: it ends at once, cancelled, with its task.cancelled
+// event.
+func TestTaskParkedAtShutdownIsCancelled(t *testing.T) {
+	f := newTaskExtServer(t)
+	id := f.create(t, "asks")
+	f.until(t, id, "input_required")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := f.m.opts.Pipeline.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := f.until(t, id, "cancelled")
+	if n := f.rec.count("task.cancelled"); n != 1 {
+		t.Errorf("%d task.cancelled events, want 1 (%v)", n, got)
+	}
 }

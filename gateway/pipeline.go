@@ -113,6 +113,7 @@ type Pipeline struct {
 
 	mu       sync.Mutex
 	closing  bool
+	closed   chan struct{} // closed when closing is set ([Pipeline.Closing])
 	inflight sync.WaitGroup
 	// running counts the calls in the pipeline, and overlaps (a buffer
 	// of one, sent to without blocking) receives when a call starts while
@@ -163,7 +164,7 @@ func NewPipeline(options *Options) *Pipeline {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pipeline{opts: opts, log: log, rounds: NewRoundStates(roundPrefix, opts.RoundSecrets)}
+	p := &Pipeline{opts: opts, log: log, rounds: NewRoundStates(roundPrefix, opts.RoundSecrets), closed: make(chan struct{})}
 	p.limits.Store(&Limits{CallTimeout: opts.CallTimeout, MaxOutputBytes: opts.MaxOutputBytes})
 	p.executing = map[uint64]canceller{}
 	p.overlaps = make(chan struct{}, 1)
@@ -315,7 +316,10 @@ func (p *Pipeline) Batch(ctx context.Context, calls []*Call) []*Result {
 // It returns ctx's error if the grace period ran out.
 func (p *Pipeline) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
-	p.closing = true
+	if !p.closing {
+		p.closing = true
+		close(p.closed)
+	}
 	p.mu.Unlock()
 	done := make(chan struct{})
 	go func() { p.inflight.Wait(); close(done) }()
@@ -328,6 +332,11 @@ func (p *Pipeline) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// Closing returns a channel closed once [Pipeline.Shutdown] has begun:
+// calls are refused from then on, so what waits for a call to come (a
+// task parked until its caller answers a round) ends instead.
+func (p *Pipeline) Closing() <-chan struct{} { return p.closed }
 
 // killExecuting cancels every call being executed or waiting for
 // approval, and the ones that start either after it.
