@@ -44,7 +44,14 @@ type taskEntry struct {
 	cancelFunc context.CancelFunc // Function to cancel the task
 	done       chan struct{}      // Channel to signal task completion
 	completed  bool               // Whether the task has been completed (guards done channel closure)
+	expiry     *time.Timer        // removes the task at its TTL (toolgate patch, item 55)
 }
+
+// maxKeptTasks bounds the tasks kept at once, running or ended (toolgate
+// patch, item 55): past it, the oldest ended tasks are dropped as a new
+// one is made, as if expired. Running ones are bounded by
+// WithMaxConcurrentTasks.
+const maxKeptTasks = 4096
 
 // ServerOption is a function that configures an MCPServer.
 type ServerOption func(*MCPServer)
@@ -2925,6 +2932,9 @@ func (s *MCPServer) createTask(ctx context.Context, taskID string, toolName stri
 	// Increment active task counter and insert task atomically
 	s.activeTasks++
 	s.tasks[taskID] = entry
+	if len(s.tasks) > maxKeptTasks {
+		s.dropOldestEndedTasksLocked(len(s.tasks) - maxKeptTasks)
+	}
 
 	// Fire task created hook
 	if s.taskHooks != nil {
@@ -2938,12 +2948,34 @@ func (s *MCPServer) createTask(ctx context.Context, taskID string, toolName stri
 		s.taskHooks.taskCreated(ctx, metrics)
 	}
 
-	// Start TTL cleanup if specified
+	// Start TTL cleanup if specified: a timer, not a goroutine asleep for
+	// the whole TTL (toolgate patch, item 55: one per task for an hour
+	// under a steady flow of tasks).
 	if ttl != nil && *ttl > 0 {
-		go s.scheduleTaskCleanup(taskID, entry, *ttl)
+		entry.expiry = time.AfterFunc(time.Duration(*ttl)*time.Millisecond, func() { s.expireTask(taskID, entry) })
 	}
 
 	return entry, nil
+}
+
+// dropOldestEndedTasksLocked drops the n oldest ended tasks, as if they had
+// expired (toolgate patch, item 55). Callers hold tasksMu.
+func (s *MCPServer) dropOldestEndedTasksLocked(n int) {
+	var ended []*taskEntry
+	for _, e := range s.tasks {
+		if e.completed {
+			ended = append(ended, e)
+		}
+	}
+	slices.SortFunc(ended, func(a, b *taskEntry) int { return a.createdAt.Compare(b.createdAt) })
+	now := time.Now()
+	for _, e := range ended[:min(n, len(ended))] {
+		if e.expiry != nil {
+			e.expiry.Stop()
+		}
+		delete(s.tasks, e.task.TaskId)
+		s.tombstoneLocked(e.task.TaskId, now)
+	}
 }
 
 // getTask retrieves a task by ID, checking session isolation if applicable.
@@ -3131,12 +3163,11 @@ func (s *MCPServer) cancelTask(ctx context.Context, taskID string) error {
 	return nil
 }
 
-// scheduleTaskCleanup cancels unfinished task execution and removes the task from
-// storage after its TTL expires so clients have the full TTL window to retrieve results.
-// It only performs cleanup if the stored task entry matches expected.
-func (s *MCPServer) scheduleTaskCleanup(taskID string, expected *taskEntry, ttlMs int64) {
-	time.Sleep(time.Duration(ttlMs) * time.Millisecond)
-
+// expireTask cancels unfinished task execution and removes the task from
+// storage once its TTL has passed (its timer, set by createTask), so clients
+// have the full TTL window to retrieve results. It only performs cleanup if
+// the stored task entry matches expected.
+func (s *MCPServer) expireTask(taskID string, expected *taskEntry) {
 	var cancel context.CancelFunc
 	s.tasksMu.Lock()
 	entry, ok := s.tasks[taskID]
@@ -3148,17 +3179,31 @@ func (s *MCPServer) scheduleTaskCleanup(taskID string, expected *taskEntry, ttlM
 		cancel = entry.cancelFunc
 	}
 	delete(s.tasks, taskID)
-	s.expiredTasks[taskID] = time.Now()
+	s.tombstoneLocked(taskID, time.Now())
 	s.tasksMu.Unlock()
 
 	if cancel != nil {
 		cancel()
 	}
+}
 
-	// Remove tombstone after 5 minutes.
+// scheduleTaskCleanup is v1.2.1's TTL cleanup, a goroutine asleep for the
+// TTL; createTask sets a timer instead (item 55). It stays for v1.2.1's own
+// tests, which call it.
+func (s *MCPServer) scheduleTaskCleanup(taskID string, expected *taskEntry, ttlMs int64) {
+	time.Sleep(time.Duration(ttlMs) * time.Millisecond)
+	s.expireTask(taskID, expected)
+}
+
+// tombstoneLocked marks taskID expired for 5 minutes, so that asking for it
+// says so. Callers hold tasksMu.
+func (s *MCPServer) tombstoneLocked(taskID string, now time.Time) {
+	s.expiredTasks[taskID] = now
 	time.AfterFunc(5*time.Minute, func() {
 		s.tasksMu.Lock()
-		delete(s.expiredTasks, taskID)
+		if s.expiredTasks[taskID] == now {
+			delete(s.expiredTasks, taskID)
+		}
 		s.tasksMu.Unlock()
 	})
 }

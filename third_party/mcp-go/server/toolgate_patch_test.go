@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -1607,4 +1608,45 @@ func TestToolgateTaskStatusToItsSessionOnly(t *testing.T) {
 		t.Fatalf("another session was told of the task: %s", b)
 	case <-time.After(100 * time.Millisecond):
 	}
+}
+
+// TestToolgateTasksKeptBounded (item 55): the tasks kept at once are
+// bounded, the oldest ended ones dropped (as expired) for new ones, running
+// ones never; and a task's TTL is a timer, not a goroutine asleep for it.
+func TestToolgateTasksKeptBounded(t *testing.T) {
+	s := NewMCPServer("t", "1", WithTaskCapabilities(true, true, true))
+	ctx := context.Background()
+	ttl := int64(time.Hour / time.Millisecond)
+	before := runtime.NumGoroutine()
+	running, err := s.createTask(ctx, "running", "tool", &ttl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxKeptTasks + 10 {
+		e, err := s.createTask(ctx, fmt.Sprintf("t%05d", i), "tool", &ttl, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.completeTask(e, &mcp.CallToolResult{}, nil)
+	}
+	if g := runtime.NumGoroutine() - before; g > 100 {
+		t.Errorf("%d more goroutines for %d tasks with a TTL", g, maxKeptTasks+11)
+	}
+	s.tasksMu.RLock()
+	n := len(s.tasks)
+	_, keptRunning := s.tasks[running.task.TaskId]
+	s.tasksMu.RUnlock()
+	if n > maxKeptTasks {
+		t.Errorf("%d tasks kept, want at most %d", n, maxKeptTasks)
+	}
+	if !keptRunning {
+		t.Error("a running task was dropped")
+	}
+	if _, _, err := s.getTask(ctx, "t00000"); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("the oldest ended task: %v, want expired", err)
+	}
+	if _, _, err := s.getTask(ctx, fmt.Sprintf("t%05d", maxKeptTasks+9)); err != nil {
+		t.Errorf("the newest task: %v", err)
+	}
+	s.completeTask(running, &mcp.CallToolResult{}, nil)
 }
