@@ -28,6 +28,9 @@ type Approval struct {
 	Channel string
 	// Expired is set when nobody answered in time (a denial).
 	Expired bool
+	// Closed is set when the channel closed under the wait (the gateway
+	// shuts down): nobody answered, the call is cancelled.
+	Closed bool
 	// Reason says why it was denied, for the model.
 	Reason string
 	// InputRequest, when set, asks the client in a round of its own call
@@ -86,7 +89,7 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 		key := p.execStart(cancelFunc(cancel))
 		a := p.opts.Approver.Approve(actx, call)
 		p.execEnd(key)
-		shutdown := actx.Err() != nil && ctx.Err() == nil
+		shutdown := actx.Err() != nil && ctx.Err() == nil || a.Closed
 		cancel()
 		fields := map[string]any{"channel": a.Channel}
 		if shutdown && !a.Granted {

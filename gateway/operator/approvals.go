@@ -160,7 +160,7 @@ func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Ap
 	case err == nil:
 		return ap.answer(call, a.Decision, "operator")
 	case errors.Is(err, ErrClosed):
-		return gateway.Approval{Channel: "operator", Reason: "the gateway is shutting down"}
+		return gateway.Approval{Channel: "operator", Closed: true, Reason: "the gateway is shutting down"}
 	default:
 		return expired(opts)
 	}

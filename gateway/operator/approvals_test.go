@@ -136,3 +136,46 @@ func TestApprovalStateIsNoRoundState(t *testing.T) {
 		t.Errorf("the relabelled state: the tool ran %d time(s), result %s %q; want refused", ran, second.Kind, second.Message)
 	}
 }
+
+// askingPipeline is a pipeline whose tool "send" needs approval through
+// the operator channel of q; ran counts its runs.
+func askingPipeline(q *Queue, ev *events, ran *int) *gateway.Pipeline {
+	tl, _ := gateway.NewDynamicTool(gateway.ToolDef{Name: "send"}, func(context.Context, map[string]any) (*gateway.Result, error) {
+		*ran++
+		return gateway.OkText("sent"), nil
+	})
+	ts, _ := gateway.NewToolset("mail", tl)
+	cat := gateway.NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	ask := gateway.PolicyFunc(func(context.Context, *gateway.Tool) gateway.Decision {
+		return gateway.Decision{Ask: true, Layer: "config", Rule: "policy.approval.tools:send"}
+	})
+	return gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: ask, Recorder: ev,
+		Approver: NewApprovals(ApprovalOptions{Queue: q, Channel: "operator", Timeout: time.Minute})})
+}
+
+// TestApprovalWaitingAtShutdownIsCancelled: the operator channel closes at
+// shutdown (the queue ends its waits at once); a call waiting there for
+// approval ends cancelled, recorded approval.cancelled with rule
+// approval:cancelled, not as an operator's denial nobody gave.
+func TestApprovalWaitingAtShutdownIsCancelled(t *testing.T) {
+	q := NewQueue()
+	ev := &events{finished: map[string]string{}, kinds: map[string]int{}}
+	ran := 0
+	p := askingPipeline(q, ev, &ran)
+	call := &gateway.Call{ID: "c1", Name: "send", Session: "s"}
+	done := make(chan *gateway.Result)
+	go func() { done <- p.Call(context.Background(), call) }()
+	waitListed(t, q, 1)
+	q.Close()
+	res := <-done
+	if res.Kind != gateway.KindCancelled || call.Decision.Rule != "approval:cancelled" {
+		t.Errorf("result %s, rule %s (%s); want cancelled, approval:cancelled", res.Kind, call.Decision.Rule, res.Message)
+	}
+	if ev.kinds["approval.cancelled"] != 1 || ev.kinds["approval.denied"] != 0 || ev.finished["c1"] != "cancelled" {
+		t.Errorf("events %v, records %v; want one approval.cancelled, no denial, the call recorded cancelled", ev.kinds, ev.finished)
+	}
+	if ran != 0 {
+		t.Errorf("the tool ran %d times", ran)
+	}
+}
