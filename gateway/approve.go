@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -92,13 +93,23 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 		shutdown := actx.Err() != nil && ctx.Err() == nil || a.Closed
 		cancel()
 		fields := map[string]any{"channel": a.Channel}
-		if shutdown && !a.Granted {
+		why := ""
+		switch {
+		case a.Granted || len(a.InputRequest) > 0:
+		case shutdown:
+			why = "the gateway shut down while the call waited for approval"
+		case errors.Is(ctx.Err(), context.Canceled):
+			// The client cancelled the call (or went away): nobody
+			// refused it and no timeout passed.
+			why = "the client cancelled the call while it waited for approval"
+		}
+		if why != "" {
 			p.event("approval.cancelled", call, fields)
 			denied := *d
 			denied.Ask = false
 			denied.Layer = "approval"
 			denied.Rule = "approval:cancelled"
-			denied.Reason = "the gateway shut down while the call waited for approval"
+			denied.Reason = why
 			call.Decision = &denied
 			return CancelledResult(call.Name).WithMessage(fmt.Sprintf("Tool `%s` was cancelled: %s", call.Name, denied.Reason))
 		}

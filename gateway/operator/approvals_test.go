@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -177,5 +178,31 @@ func TestApprovalWaitingAtShutdownIsCancelled(t *testing.T) {
 	}
 	if ran != 0 {
 		t.Errorf("the tool ran %d times", ran)
+	}
+}
+
+// TestApprovalCancelledByClient: a client that cancels its call while it
+// waits for approval gets it cancelled and recorded so (approval.cancelled,
+// rule approval:cancelled), not "no approval within the timeout" at once.
+func TestApprovalCancelledByClient(t *testing.T) {
+	q := NewQueue()
+	ev := &events{finished: map[string]string{}, kinds: map[string]int{}}
+	ran := 0
+	p := askingPipeline(q, ev, &ran)
+	ctx, cancel := context.WithCancel(context.Background())
+	call := &gateway.Call{ID: "c1", Name: "send", Session: "s"}
+	done := make(chan *gateway.Result)
+	go func() { done <- p.Call(ctx, call) }()
+	waitListed(t, q, 1)
+	cancel()
+	res := <-done
+	if res.Kind != gateway.KindCancelled || call.Decision.Rule != "approval:cancelled" {
+		t.Errorf("result %s, rule %s (%s); want cancelled, approval:cancelled", res.Kind, call.Decision.Rule, res.Message)
+	}
+	if ev.kinds["approval.cancelled"] != 1 || ev.kinds["approval.expired"] != 0 || ev.finished["c1"] != "cancelled" {
+		t.Errorf("events %v, records %v; want one approval.cancelled, no expiry, the call recorded cancelled", ev.kinds, ev.finished)
+	}
+	if err := q.Submit("c1", Answer{Decision: AllowOnce}); !errors.Is(err, ErrUnknown) {
+		t.Errorf("an answer after the cancellation: %v, want ErrUnknown", err)
 	}
 }
