@@ -97,7 +97,7 @@ func (ap *Approvals) remembered(session, tool string) bool {
 
 func (ap *Approvals) remember(session, tool string) {
 	if session == "" {
-		return // no session to remember it for: once it is
+		return
 	}
 	ap.mu.Lock()
 	defer ap.mu.Unlock()
@@ -175,6 +175,11 @@ func (ap *Approvals) answer(call *gateway.Call, decision, channel string) gatewa
 	case AllowOnce:
 		return gateway.Approval{Granted: true, Scope: "once", Channel: channel}
 	case AllowSession:
+		if call.Session == "" {
+			// No session to remember it for (a 2026-07-28 client): once it
+			// is, and the record says so.
+			return gateway.Approval{Granted: true, Scope: "once", Channel: channel}
+		}
 		ap.remember(call.Session, call.Name)
 		return gateway.Approval{Granted: true, Scope: "session", Channel: channel}
 	}

@@ -206,3 +206,24 @@ func TestApprovalCancelledByClient(t *testing.T) {
 		t.Errorf("an answer after the cancellation: %v, want ErrUnknown", err)
 	}
 }
+
+// TestAllowSessionWithoutSession: "allow for the session" given by the
+// operator to a caller without a session (a 2026-07-28 client) is
+// remembered nowhere, so it counts as allow once, and the record says
+// once: the next call is asked again.
+func TestAllowSessionWithoutSession(t *testing.T) {
+	q := NewQueue()
+	ap := NewApprovals(ApprovalOptions{Queue: q, Channel: "operator", Timeout: time.Minute})
+	for i := range 2 {
+		id := fmt.Sprint("c", i)
+		got := make(chan gateway.Approval)
+		go func() { got <- ap.Approve(context.Background(), &gateway.Call{ID: id, Name: "send"}) }()
+		waitListed(t, q, 1)
+		if err := q.Submit(id, Answer{Decision: AllowSession}); err != nil {
+			t.Fatal(err)
+		}
+		if a := <-got; !a.Granted || a.Scope != "once" || a.Channel != "operator" {
+			t.Errorf("call %d: %+v, want granted once through the operator", i, a)
+		}
+	}
+}
