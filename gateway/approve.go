@@ -27,6 +27,9 @@ type Approval struct {
 	// Channel is who answered: "client" (elicitation), "operator", or
 	// "session" (an earlier approval for the session).
 	Channel string
+	// By, if set, says how the answer reached the channel (the
+	// operator's "cli", "http" or "ui"), for the record.
+	By string
 	// Expired is set when nobody answered in time (a denial).
 	Expired bool
 	// Closed is set when the channel closed under the wait (the gateway
@@ -93,6 +96,9 @@ func (p *Pipeline) approveStage(next Handler) Handler {
 		shutdown := actx.Err() != nil && ctx.Err() == nil || a.Closed
 		cancel()
 		fields := map[string]any{"channel": a.Channel}
+		if a.By != "" {
+			fields["by"] = a.By
+		}
 		why := ""
 		switch {
 		case a.Granted || len(a.InputRequest) > 0:

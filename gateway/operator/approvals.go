@@ -158,7 +158,9 @@ func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Ap
 	})
 	switch {
 	case err == nil:
-		return ap.answer(call, a.Decision, "operator")
+		res := ap.answer(call, a.Decision, "operator")
+		res.By = a.By
+		return res
 	case errors.Is(err, ErrClosed):
 		return gateway.Approval{Channel: "operator", Closed: true, Reason: "the gateway is shutting down"}
 	default:

@@ -18,6 +18,7 @@ type events struct {
 	mu       sync.Mutex
 	finished map[string]string // call id -> status
 	kinds    map[string]int
+	fields   []map[string]any // of every event, in order
 }
 
 func (e *events) CallStarted(*gateway.Call) error { return nil }
@@ -26,8 +27,9 @@ func (e *events) CallFinished(c *gateway.Call, r *gateway.Result, _ time.Duratio
 	e.finished[c.ID] = r.Status()
 	e.mu.Unlock()
 }
-func (e *events) Event(typ string, _ map[string]any) {
+func (e *events) Event(typ string, fields map[string]any) {
 	e.mu.Lock()
+	e.fields = append(e.fields, fields)
 	e.kinds[typ]++
 	e.mu.Unlock()
 }
@@ -224,6 +226,32 @@ func TestAllowSessionWithoutSession(t *testing.T) {
 		}
 		if a := <-got; !a.Granted || a.Scope != "once" || a.Channel != "operator" {
 			t.Errorf("call %d: %+v, want granted once through the operator", i, a)
+		}
+	}
+}
+
+// TestApprovalRecordsWhoAnswered: the approval.granted and
+// approval.denied events of an operator's answer say through what it
+// came (cli, http, ui), as tool.action_submitted does for an output.
+func TestApprovalRecordsWhoAnswered(t *testing.T) {
+	q := NewQueue()
+	ev := &events{finished: map[string]string{}, kinds: map[string]int{}}
+	ran := 0
+	p := askingPipeline(q, ev, &ran)
+	for i, a := range []Answer{{Decision: AllowOnce, By: "ui"}, {Decision: Deny, By: "cli"}} {
+		id := fmt.Sprint("c", i)
+		done := make(chan *gateway.Result)
+		go func() { done <- p.Call(context.Background(), &gateway.Call{ID: id, Name: "send", Session: "s"}) }()
+		waitListed(t, q, 1)
+		if err := q.Submit(id, a); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		ev.mu.Lock()
+		last := ev.fields[len(ev.fields)-1]
+		ev.mu.Unlock()
+		if last["by"] != a.By || last["channel"] != "operator" {
+			t.Errorf("answer %+v: the event says %v, want by %q through the operator", a, last, a.By)
 		}
 	}
 }
