@@ -53,6 +53,11 @@ type Approvals struct {
 
 	mu      sync.Mutex
 	session map[string]map[string]bool // session -> tools allowed for it
+	// asking counts the approvals being asked per session; ended holds
+	// the sessions that ended while one was, so that an "allow for this
+	// session" answered after the end is not remembered (for ever).
+	asking map[string]int
+	ended  map[string]bool
 }
 
 var _ gateway.Approver = (*Approvals)(nil)
@@ -62,7 +67,8 @@ func NewApprovals(opts ApprovalOptions) *Approvals {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Minute
 	}
-	return &Approvals{opts: opts, rounds: gateway.NewRoundStates(approvalPrefix, opts.RoundSecrets), session: map[string]map[string]bool{}}
+	return &Approvals{opts: opts, rounds: gateway.NewRoundStates(approvalPrefix, opts.RoundSecrets), session: map[string]map[string]bool{},
+		asking: map[string]int{}, ended: map[string]bool{}}
 }
 
 // SetOptions changes the channel and timeout for the approvals asked from
@@ -86,7 +92,29 @@ func (ap *Approvals) options() ApprovalOptions {
 func (ap *Approvals) ForgetSession(session string) {
 	ap.mu.Lock()
 	delete(ap.session, session)
+	if ap.asking[session] > 0 {
+		ap.ended[session] = true
+	}
 	ap.mu.Unlock()
+}
+
+// asked marks an approval of session being asked until the function it
+// returns is called.
+func (ap *Approvals) asked(session string) func() {
+	if session == "" {
+		return func() {}
+	}
+	ap.mu.Lock()
+	ap.asking[session]++
+	ap.mu.Unlock()
+	return func() {
+		ap.mu.Lock()
+		if ap.asking[session]--; ap.asking[session] <= 0 {
+			delete(ap.asking, session)
+			delete(ap.ended, session)
+		}
+		ap.mu.Unlock()
+	}
 }
 
 func (ap *Approvals) remembered(session, tool string) bool {
@@ -95,16 +123,22 @@ func (ap *Approvals) remembered(session, tool string) bool {
 	return session != "" && ap.session[session][tool]
 }
 
-func (ap *Approvals) remember(session, tool string) {
+// remember keeps an "allow for this session" answer, and reports whether
+// it could (not without a session, nor for one that ended meanwhile).
+func (ap *Approvals) remember(session, tool string) bool {
 	if session == "" {
-		return
+		return false
 	}
 	ap.mu.Lock()
 	defer ap.mu.Unlock()
+	if ap.ended[session] {
+		return false
+	}
 	if ap.session[session] == nil {
 		ap.session[session] = map[string]bool{}
 	}
 	ap.session[session][tool] = true
+	return true
 }
 
 // Approve implements [gateway.Approver].
@@ -116,6 +150,7 @@ func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Ap
 	if call.RequestState != "" {
 		return ap.answered(call) // the answering round of a 2026-07-28 call
 	}
+	defer ap.asked(call.Session)()
 	if opts.Channel != "operator" && gateway.CanAskInRounds(ctx, gateway.MethodElicitation) {
 		// A 2026-07-28 client: ask in a round of its own call, which ends
 		// input-required; its retry carries the answer and the state.
@@ -177,12 +212,12 @@ func (ap *Approvals) answer(call *gateway.Call, decision, channel string) gatewa
 	case AllowOnce:
 		return gateway.Approval{Granted: true, Scope: "once", Channel: channel}
 	case AllowSession:
-		if call.Session == "" {
-			// No session to remember it for (a 2026-07-28 client): once it
-			// is, and the record says so.
+		if !ap.remember(call.Session, call.Name) {
+			// No session to remember it for (a 2026-07-28 client, or one
+			// that ended while the call waited): once it is, and the
+			// record says so.
 			return gateway.Approval{Granted: true, Scope: "once", Channel: channel}
 		}
-		ap.remember(call.Session, call.Name)
 		return gateway.Approval{Granted: true, Scope: "session", Channel: channel}
 	}
 	return gateway.Approval{Channel: channel, Reason: "a person denied this call (through the " + channel + ")"}

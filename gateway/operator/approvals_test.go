@@ -255,3 +255,27 @@ func TestApprovalRecordsWhoAnswered(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowSessionAfterSessionEnded: "allow for the session" given to a
+// call whose session ended while it waited is not remembered (the session
+// was forgotten already; remembering it then would keep it for the
+// gateway's life) and counts as once; nothing of the session is kept.
+func TestAllowSessionAfterSessionEnded(t *testing.T) {
+	q := NewQueue()
+	ap := NewApprovals(ApprovalOptions{Queue: q, Channel: "operator", Timeout: time.Minute})
+	got := make(chan gateway.Approval)
+	go func() { got <- ap.Approve(context.Background(), &gateway.Call{ID: "c1", Name: "send", Session: "s"}) }()
+	waitListed(t, q, 1)
+	ap.ForgetSession("s")
+	if err := q.Submit("c1", Answer{Decision: AllowSession}); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-got; !a.Granted || a.Scope != "once" {
+		t.Errorf("%+v, want granted once", a)
+	}
+	ap.mu.Lock()
+	defer ap.mu.Unlock()
+	if len(ap.session) != 0 || len(ap.asking) != 0 || len(ap.ended) != 0 {
+		t.Errorf("kept after the session ended: %v %v %v", ap.session, ap.asking, ap.ended)
+	}
+}
