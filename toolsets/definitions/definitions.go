@@ -234,6 +234,11 @@ func askPerson(ctx context.Context, d *def, call *gateway.Call) (json.RawMessage
 		}
 		_ = json.Unmarshal(res.Content, &c)
 		out, _ = json.Marshal(c.Answer)
+		if text := strings.TrimSpace(c.Answer); d.output != nil && json.Valid([]byte(text)) {
+			// An output schema the form cannot show: the person types
+			// the output as JSON, as on the operator page.
+			out = json.RawMessage(text)
+		}
 	}
 	if err := d.check(operator.Answer{Output: out}); err != nil {
 		return nil, err

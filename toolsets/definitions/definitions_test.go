@@ -76,3 +76,35 @@ func TestWaitingCallShowsTheSessionDigest(t *testing.T) {
 		t.Fatalf("waiting calls %+v; want one, with session %q", items, gateway.SessionRef(sid))
 	}
 }
+
+// personClient answers every elicitation with its text in the one field.
+type personClient struct{ text string }
+
+func (personClient) SessionID() string             { return "s" }
+func (personClient) Log(string, string, any) error { return nil }
+func (personClient) CanRequest(string) bool        { return true }
+func (personClient) CanAskInRounds(string) bool    { return false }
+func (personClient) Modern() bool                  { return false }
+func (personClient) Capabilities() json.RawMessage { return json.RawMessage(`{"elicitation":{}}`) }
+func (c personClient) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	b, _ := json.Marshal(map[string]any{"action": "accept", "content": map[string]any{"answer": c.text}})
+	return b, nil
+}
+
+// TestPersonAnswersANestedOutput: with answer: person and an output schema
+// the form cannot show (not a flat object), the person types the output
+// in the one text field as JSON, as on the operator page; it is taken as
+// that JSON value, not as a string that never matches the schema.
+func TestPersonAnswersANestedOutput(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"items":{"type":"array","items":{"type":"string"}}},"required":["items"]}`)
+	v, err := newValidator(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &def{Definition: Definition{Name: "ask", Answer: AnswerPerson, OutputSchema: schema}, output: v}
+	ctx := gateway.WithClient(context.Background(), personClient{text: `{"items": ["a", "b"]}`})
+	res, err := handle(ctx, Options{Waiter: operator.NewQueue()}, d, &gateway.Call{ID: "c1", Name: "ask", Arguments: json.RawMessage(`{}`)})
+	if err != nil || res.IsError || string(res.Structured) != `{"items": ["a", "b"]}` {
+		t.Fatalf("result %+v, err %v; want the structured output", res, err)
+	}
+}
