@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -103,7 +104,7 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 	}
 	log := o.Logger
 	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{o.JWKSURL}, keyfunc.Override{
-		Client:            o.HTTPClient,
+		Client:            keySetClient(o.HTTPClient),
 		RefreshUnknownKID: rate.NewLimiter(rate.Every(10*time.Second), 1),
 		// A token with an unknown kid beyond that rate is refused at once,
 		// not held: a flood of made-up kids must not tie up requests.
@@ -131,6 +132,54 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 		jwt.WithLeeway(Leeway),
 		jwt.WithExpirationRequired(),
 	)}, nil
+}
+
+// Bounds on fetching the issuer's key set.
+const (
+	keySetTimeout  = 10 * time.Second
+	keySetMaxBytes = 1 << 20
+)
+
+// keySetClient is hc for fetching the key set. keyfunc runs a refresh for
+// an unknown kid under the context it waits for its rate limit with (100
+// ms, RateLimitWaitMax): the fetch itself must not end with that wait, or a
+// key set that takes longer to fetch (any remote server) is never fetched
+// and a rotated key is refused until the hourly refresh. Each fetch is
+// detached from the caller's context and bounded on its own instead: by
+// keySetTimeout, and its body by keySetMaxBytes.
+func keySetClient(hc *http.Client) *http.Client {
+	c := *hc
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = keySetTransport{base}
+	c.Timeout = 0 // keySetTransport's own, which outlives the caller's wait
+	return &c
+}
+
+type keySetTransport struct{ base http.RoundTripper }
+
+func (t keySetTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), keySetTimeout)
+	resp, err := t.base.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cappedBody{http.MaxBytesReader(nil, resp.Body, keySetMaxBytes), cancel}
+	return resp, nil
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cappedBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // Verify checks a token and returns who it speaks for. The error says why
