@@ -134,10 +134,17 @@ func (g *httpGuard) challenge(w http.ResponseWriter, r *http.Request, err error)
 		httpError(w, http.StatusForbidden, fmt.Sprintf("the access token lacks the scope %q", scope))
 		return
 	}
+	// The required scopes are named on a 401 too: the MCP authorization
+	// specification asks servers to, and clients request the challenge's
+	// scopes first (scopes_supported only when it names none).
+	params := fmt.Sprintf(`resource_metadata=%q`, meta)
+	if scope := strings.Join(g.opts.OAuth.RequiredScopes, " "); scope != "" {
+		params += fmt.Sprintf(`, scope=%q`, scope)
+	}
 	if r.Header.Get("Authorization") == "" {
-		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata=%q`, meta))
+		w.Header().Set("WWW-Authenticate", "Bearer "+params)
 	} else {
-		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="invalid_token", resource_metadata=%q`, meta))
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", `+params)
 	}
 	httpError(w, http.StatusUnauthorized, "missing or invalid access token")
 }
