@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -73,19 +72,25 @@ func (m IdentityMatch) matches(identity string, p *gateway.Principal) bool {
 	case m.Subject != "":
 		return identity == "sub:"+m.Subject
 	case m.Name != "":
-		return m.Name == identityName(identity)
+		return identity == nameIdentity(m.Name)
 	}
 	return true
+}
+
+// nameIdentity is the identity match.name stands for: local and anonymous
+// are themselves (stdio and the CLI; HTTP without tokens), any other name
+// a bearer token's ("ci" is "token:ci"). A token that is named local is
+// "token:local", not the local caller.
+func nameIdentity(name string) string {
+	if name == "local" || name == "anonymous" {
+		return name
+	}
+	return "token:" + name
 }
 
 // empty reports whether the match gives no condition.
 func (m IdentityMatch) empty() bool {
 	return m.Name == "" && m.Subject == "" && m.Scope == "" && len(m.Claim) == 0 && len(m.Claims) == 0
-}
-
-// identityName is the name an identity is matched by: "token:ci" is "ci".
-func identityName(identity string) string {
-	return strings.TrimPrefix(identity, "token:")
 }
 
 // identityRules returns the indexes of the policy.identities entries that

@@ -125,3 +125,31 @@ func TestIdentityClaimsAndProfile(t *testing.T) {
 		t.Errorf("a claim without a value: %v", err)
 	}
 }
+
+// TestIdentityNameIsOneKindOfCaller: match.name local is the stdio and
+// command-line caller, anonymous the HTTP caller without tokens, and any
+// other name a bearer token's: an HTTP token that happens to be named
+// local or anonymous, or an OAuth caller whose subject reads like a name,
+// does not get their rules.
+func TestIdentityNameIsOneKindOfCaller(t *testing.T) {
+	local := Identity{Match: IdentityMatch{Name: "local"}}
+	local.Destructive.Allow = []string{"delete_file"}
+	anon := Identity{Match: IdentityMatch{Name: "anonymous"}}
+	anon.Destructive.Allow = []string{"delete_file"}
+	ci := Identity{Match: IdentityMatch{Name: "ci"}}
+	ci.Destructive.Allow = []string{"delete_file"}
+	e, err := New(Config{Identities: []Identity{local, anon, ci}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	del := testTool(t, "delete_file", []string{FSWrite}, gateway.Hints{ReadOnly: gateway.Bool(false), Destructive: gateway.Bool(true), OpenWorld: gateway.Bool(false)})
+	for identity, allow := range map[string]bool{
+		"local": true, "anonymous": true, "token:ci": true,
+		"token:local": false, "token:anonymous": false, "sub:ci": false, "ci": false,
+	} {
+		d := e.Decide(gateway.AsCaller(context.Background(), &gateway.Call{Identity: identity}), del)
+		if d.Allow != allow {
+			t.Errorf("%s: allow %v (%s), want %v", identity, d.Allow, d.Rule, allow)
+		}
+	}
+}

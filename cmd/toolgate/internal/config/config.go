@@ -756,6 +756,9 @@ func (c *Config) Tokens() ([]gateway.BearerToken, error) {
 		if names[name] {
 			return nil, fmt.Errorf("%s: the name %q is used by two tokens", key, name)
 		}
+		if name == "local" || name == "anonymous" {
+			return nil, fmt.Errorf("%s: the name %q is reserved (policy.identities name %s the caller %s); give the token another name", key, name, name, map[string]string{"local": "over stdio and the command line", "anonymous": "over HTTP without tokens"}[name])
+		}
 		names[name] = true
 		value := t.Token
 		switch {
@@ -780,6 +783,9 @@ func (c *Config) Tokens() ([]gateway.BearerToken, error) {
 		name := c.HTTP.Auth.TokenEnv
 		if len(env) > 1 {
 			name = fmt.Sprintf("%s[%d]", name, i+1)
+		}
+		if names[name] {
+			return nil, fmt.Errorf("http.auth.token_env: the name %q of its token is also a name of http.auth.tokens", name)
 		}
 		out = append(out, gateway.BearerToken{Name: name, Value: v})
 	}

@@ -301,6 +301,14 @@ func TestNamedTokens(t *testing.T) {
 	if _, err := cfg.Tokens(); err == nil || !strings.Contains(err.Error(), `the name "ci" is used by two tokens`) {
 		t.Errorf("duplicate names: %v", err)
 	}
+	// local and anonymous name callers that are not tokens: a token may
+	// not take their names (nor the name of the environment's tokens).
+	for _, name := range []string{"local", "anonymous", "MORE_TOKENS[1]"} {
+		cfg.HTTP.Auth.Tokens = []Token{{Name: name, Token: "x"}}
+		if _, err := cfg.Tokens(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("a token named %s: %v", name, err)
+		}
+	}
 }
 
 // TestSecretsFromTheEnvironment: every secret read from a variable a
