@@ -89,6 +89,7 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
+	o.HTTPClient = secureRedirects(o.HTTPClient)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -321,6 +322,29 @@ func discoverJWKS(ctx context.Context, hc *http.Client, issuer string) (string, 
 		return meta.JWKSURI, nil
 	}
 	return "", fmt.Errorf("oauth: cannot discover the issuer's keys (set http.auth.oauth.jwks_url): %w", errors.Join(errs...))
+}
+
+// secureRedirects is hc following only redirects that secureURL accepts:
+// the metadata, key set and introspection URLs must be https, and a
+// redirect must not take a request (an introspection's client
+// credentials, which Go keeps on a redirect to the same host) to plain
+// http off loopback.
+func secureRedirects(hc *http.Client) *http.Client {
+	c := *hc
+	next := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := secureURL(req.URL.String()); err != nil {
+			return fmt.Errorf("oauth: refusing a redirect: %w", err)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("oauth: stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
 }
 
 // secureURL accepts https URLs, and http ones on loopback only.

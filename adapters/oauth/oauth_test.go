@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -172,6 +173,46 @@ func TestSecureURL(t *testing.T) {
 	} {
 		if err := secureURL(u); (err == nil) != ok {
 			t.Errorf("secureURL(%q) = %v, want ok %v", u, err, ok)
+		}
+	}
+}
+
+// fakeTransport answers requests by URL without a network, and records
+// which URLs were asked for.
+type fakeTransport struct {
+	mu     sync.Mutex
+	asked  []string
+	answer func(*http.Request) *http.Response
+}
+
+func (f *fakeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	f.asked = append(f.asked, r.URL.String())
+	f.mu.Unlock()
+	return f.answer(r), nil
+}
+
+// TestRedirectToPlainHTTPRefused: the issuer's metadata at an https URL
+// that redirects to plain http off loopback is not followed there (the
+// https rule would mean nothing; an introspection's credentials would
+// follow a redirect to the same host in clear).
+func TestRedirectToPlainHTTPRefused(t *testing.T) {
+	ft := &fakeTransport{answer: func(r *http.Request) *http.Response {
+		if r.URL.Scheme == "https" {
+			return &http.Response{StatusCode: http.StatusFound, Header: http.Header{"Location": {"http://issuer.example" + r.URL.Path}},
+				Body: io.NopCloser(strings.NewReader("")), Request: r}
+		}
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(`{"issuer":"https://issuer.example","jwks_uri":"https://issuer.example/jwks"}`)), Request: r}
+	}}
+	_, err := New(context.Background(), Options{Issuer: "https://issuer.example", Audience: "https://mcp.example/mcp",
+		HTTPClient: &http.Client{Transport: ft}})
+	if err == nil || !strings.Contains(err.Error(), "must be https") {
+		t.Errorf("New: %v, want the redirect refused as not https", err)
+	}
+	for _, u := range ft.asked {
+		if strings.HasPrefix(u, "http://") {
+			t.Errorf("followed a redirect to %s", u)
 		}
 	}
 }
