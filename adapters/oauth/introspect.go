@@ -28,9 +28,16 @@ import (
 // briefly: a short failure cache would not bound the load on a failing
 // endpoint (anyone can send a new made-up token per request, each a cache
 // miss), only delay the recovery of valid tokens.
+//
+// At most introspectMaxInFlight tokens are being asked about at once: a
+// flood of made-up opaque tokens (each a cache miss) must not tie up a
+// goroutine per request for the endpoint's timeout, nor pass the flood on
+// to the authorization server. One more is [ErrUnavailable] at once (503,
+// retry); tokens in the cache are not affected.
 const (
-	introspectCacheTTL = 30 * time.Second
-	introspectCacheMax = 10000
+	introspectCacheTTL    = 30 * time.Second
+	introspectCacheMax    = 10000
+	introspectMaxInFlight = 32
 )
 
 // Introspection configures RFC 7662 token introspection.
@@ -56,8 +63,9 @@ type introspector struct {
 	issuer   string
 	hc       *http.Client
 
-	mu    sync.Mutex
-	cache map[[32]byte]cached
+	mu       sync.Mutex
+	cache    map[[32]byte]cached
+	inFlight int // introspection requests under way
 }
 
 // isJWT reports whether a token has the shape of a JWS compact JWT.
@@ -71,9 +79,17 @@ func (in *introspector) verify(ctx context.Context, token string) (Principal, er
 		in.mu.Unlock()
 		return c.p, c.err
 	}
+	if in.inFlight >= introspectMaxInFlight {
+		in.mu.Unlock()
+		return Principal{}, fmt.Errorf("token introspection: %w: %d tokens are being checked already", ErrUnavailable, introspectMaxInFlight)
+	}
+	in.inFlight++
 	in.mu.Unlock()
 
 	p, exp, err := in.ask(ctx, token)
+	in.mu.Lock()
+	in.inFlight--
+	in.mu.Unlock()
 	if errors.Is(err, ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return Principal{}, err // not an answer about the token: not cached
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -317,6 +318,57 @@ func TestIntrospectionFailureNotCached(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIntrospectionBoundedInFlight: a flood of made-up opaque tokens
+// against a slow introspection endpoint ties up at most
+// introspectMaxInFlight requests there; the next token is unavailable at
+// once (503, retry), and a cached token still works meanwhile.
+func TestIntrospectionBoundedInFlight(t *testing.T) {
+	release := make(chan struct{})
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if r.Form.Get("token") == "known" {
+			_, _ = w.Write([]byte(`{"active":true,"sub":"alice"}`))
+			return
+		}
+		asked.Add(1)
+		<-release
+		_, _ = w.Write([]byte(`{"active":false}`))
+	}))
+	defer srv.Close()
+	in := &introspector{cfg: Introspection{URL: srv.URL}, audience: "https://mcp", issuer: "https://as", hc: srv.Client(), cache: map[[32]byte]cached{}}
+	ctx := context.Background()
+	if p, err := in.verify(ctx, "known"); err != nil || p.Subject != "alice" {
+		t.Fatalf("known token: %+v %v", p, err)
+	}
+	var wg sync.WaitGroup
+	for i := range introspectMaxInFlight {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _ = in.verify(ctx, fmt.Sprintf("made-up-%d", i)) }()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for asked.Load() < introspectMaxInFlight {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d introspections under way, want %d", asked.Load(), introspectMaxInFlight)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	octx, cancel := context.WithTimeout(ctx, 2*time.Second) // without the bound it would wait
+	defer cancel()
+	if _, err := in.verify(octx, "one-more"); !errors.Is(err, ErrUnavailable) || time.Since(start) > time.Second {
+		t.Errorf("one more token while %d are checked: %v after %s, want unavailable at once", introspectMaxInFlight, err, time.Since(start))
+	}
+	if p, err := in.verify(ctx, "known"); err != nil || p.Subject != "alice" {
+		t.Errorf("the cached token during the flood: %+v %v", p, err)
+	}
+	if n := asked.Load(); n != introspectMaxInFlight {
+		t.Errorf("%d made-up tokens reached the endpoint, want %d", n, introspectMaxInFlight)
+	}
+	close(release)
+	wg.Wait()
 }
 
 // mustSignWithNewKey signs with a key the issuer never published, under a
