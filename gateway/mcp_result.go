@@ -183,13 +183,23 @@ func (wire *resultWire) result() (*Result, error) {
 			res.Output = res.Output[:len(res.Output)-1]
 		}
 	}
-	if res.IsError && res.Kind == "" {
+	if res.IsError && !upstreamKinds[res.Kind] {
+		// No kind, or one toolgate does not know (a newer toolgate's, or
+		// made up): a tool error. Kinds are a fixed set, and a status of
+		// records and a label of metrics: an upstream must not add to it.
 		res.Kind = KindToolError
 	}
 	if !res.IsError {
 		res.Kind = ""
 	}
 	return res, nil
+}
+
+// upstreamKinds are the kinds an error result of tools/call may name in its
+// _meta (what [ToMCPResult] writes of an error).
+var upstreamKinds = map[Kind]bool{
+	KindToolError: true, KindNotFound: true, KindParse: true, KindInvalid: true, KindDenied: true,
+	KindTimeout: true, KindCancelled: true, KindRuntime: true, KindUnavailable: true,
 }
 
 // resultWire is what [ResultFromMCP] reads of a tools/call result.
