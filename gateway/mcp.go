@@ -798,16 +798,20 @@ func (m *MCPServer) recordUnknownTool(ctx context.Context, _ any, method mcp.MCP
 	if method != mcp.MethodToolsCall || !errors.Is(err, server.ErrToolNotFound) {
 		return
 	}
-	var call *Call
-	switch req := message.(type) {
+	var req *mcp.CallToolRequest
+	switch r := message.(type) {
 	case *mcp.CallToolRequest:
-		call = &Call{Name: req.Params.Name, Arguments: rawArguments(*req)}
+		req = r
 	case mcp.CallToolRequest:
-		call = &Call{Name: req.Params.Name, Arguments: rawArguments(req)}
+		req = &r
 	default:
 		return
 	}
-	m.opts.Pipeline.RecordOutside(withCaller(ctx, call), NotFoundResult(call.Name))
+	call := &Call{Name: req.Params.Name, Arguments: rawArguments(*req)}
+	if req.Params.Meta != nil && m.opts.Pipeline.Tracing() {
+		ctx = withMetaTrace(ctx, req.Params.Meta.AdditionalFields)
+	}
+	m.opts.Pipeline.RecordOutside(ctx, withCaller(ctx, call), NotFoundResult(call.Name))
 }
 
 // requestHead is what the hooks that act before mcp-go handles a request
@@ -922,7 +926,10 @@ func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) err
 	call := withCaller(ctx, &Call{Name: req.Params.Name, Arguments: req.Params.Arguments})
 	res := NotFoundResult(call.Name)
 	res.Message += ": " + why
-	m.opts.Pipeline.RecordOutside(call, res)
+	if m.opts.Pipeline.Tracing() {
+		ctx = withRawMetaTrace(ctx, req.Params.Meta)
+	}
+	m.opts.Pipeline.RecordOutside(ctx, call, res)
 	return fmt.Errorf("tool %q is not offered: %s", req.Params.Name, why)
 }
 

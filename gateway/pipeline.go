@@ -222,7 +222,7 @@ func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
 	p.mu.Lock()
 	if p.closing {
 		p.mu.Unlock()
-		return p.reject(call)
+		return p.reject(ctx, call)
 	}
 	p.inflight.Add(1)
 	p.mu.Unlock()
@@ -263,20 +263,24 @@ func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
 func (p *Pipeline) Overlaps() <-chan struct{} { return p.overlaps }
 
 // reject records and refuses a call that arrived during shutdown.
-func (p *Pipeline) reject(call *Call) *Result {
+func (p *Pipeline) reject(ctx context.Context, call *Call) *Result {
 	res := UnavailableResult(call.Name, ErrShuttingDown.Error())
-	p.RecordOutside(call, res)
+	p.RecordOutside(ctx, call, res)
 	return res
 }
 
 // RecordOutside records a call that was answered without entering the
 // pipeline (mcp-go answers calls to unknown tools itself), so that every
-// call a client made is in the record.
-func (p *Pipeline) RecordOutside(call *Call, res *Result) {
+// call a client made is in the record; with traces on, it is a span too,
+// in the trace of ctx.
+func (p *Pipeline) RecordOutside(ctx context.Context, call *Call, res *Result) {
 	if call.ID == "" {
 		call.ID = NewCallID()
 	}
 	call.Started = time.Now()
+	if p.opts.Tracer != nil {
+		p.traceOutside(ctx, call, res)
+	}
 	if p.opts.Recorder != nil {
 		_ = p.opts.Recorder.CallStarted(call) // the call is answered anyway
 		p.opts.Recorder.CallFinished(call, res, 0)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -25,26 +26,46 @@ var propagator = propagation.TraceContext{}
 
 // traceStage is the span of a call.
 func (p *Pipeline) traceStage(next Handler) Handler {
-	tracer := p.opts.Tracer
 	return func(ctx context.Context, call *Call) *Result {
-		ctx, span := tracer.Start(ctx, "tools/call "+call.Name, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", call.Name)))
-		defer span.End()
+		ctx, span := p.startSpan(ctx, call)
 		res := next(ctx, call)
-		span.SetAttributes(
-			attribute.String("toolgate.call_id", call.ID),
-			attribute.String("toolgate.toolset", call.Toolset),
-			attribute.String("toolgate.status", res.Status()),
-			attribute.String("toolgate.identity", call.Identity),
-		)
-		if call.Decision != nil {
-			span.SetAttributes(attribute.String("toolgate.decision.rule", call.Decision.Rule))
-		}
-		if res.IsError {
-			span.SetStatus(codes.Error, res.Status())
-		}
+		endSpan(span, call, res)
 		return res
 	}
+}
+
+// startSpan starts the span of a call.
+func (p *Pipeline) startSpan(ctx context.Context, call *Call) (context.Context, trace.Span) {
+	return p.opts.Tracer.Start(ctx, "tools/call "+call.Name, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", call.Name)))
+}
+
+// endSpan sets the outcome of a call on its span and ends it.
+func endSpan(span trace.Span, call *Call, res *Result) {
+	defer span.End()
+	span.SetAttributes(
+		attribute.String("toolgate.call_id", call.ID),
+		attribute.String("toolgate.toolset", call.Toolset),
+		attribute.String("toolgate.status", res.Status()),
+		attribute.String("toolgate.identity", call.Identity),
+	)
+	if call.Decision != nil {
+		span.SetAttributes(attribute.String("toolgate.decision.rule", call.Decision.Rule))
+	}
+	if res.IsError {
+		span.SetStatus(codes.Error, res.Status())
+	}
+}
+
+// traceOutside makes the span of a call answered without entering the
+// pipeline ([Pipeline.RecordOutside]), so that every call is one span.
+// Such a call names no tool toolgate serves: the name is the client's
+// choice, so the span's name does not carry it (span names are meant to be
+// few), and its attribute holds at most 256 bytes of it.
+func (p *Pipeline) traceOutside(ctx context.Context, call *Call, res *Result) {
+	_, span := p.opts.Tracer.Start(ctx, "tools/call", trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", Truncate(call.Name, 256))))
+	endSpan(span, call, res)
 }
 
 // stageEvent marks a pipeline stage on the call's span, if it has one.
@@ -69,6 +90,21 @@ func (m mapCarrier) Keys() []string {
 		keys = append(keys, k)
 	}
 	return keys
+}
+
+// withRawMetaTrace is [withMetaTrace] for a request's _meta as raw JSON.
+func withRawMetaTrace(ctx context.Context, meta map[string]json.RawMessage) context.Context {
+	if _, ok := meta["traceparent"]; !ok {
+		return ctx
+	}
+	m := map[string]any{}
+	for _, k := range []string{"traceparent", "tracestate"} {
+		var s string
+		if json.Unmarshal(meta[k], &s) == nil {
+			m[k] = s
+		}
+	}
+	return withMetaTrace(ctx, m)
 }
 
 // withMetaTrace continues the trace context of a request's _meta, if any.
