@@ -56,7 +56,7 @@ func New(src Sources) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "toolgate_calls_total",
-		Help: "Tool calls that finished, by tool, toolset, status (ok, not_found, invalid_arguments, permission_denied, timeout, ...) and policy decision (allow, deny, none when the call ended before authorization).",
+		Help: "Tool calls that finished, by tool, toolset, status (ok, not_found, invalid_arguments, permission_denied, timeout, ...) and policy decision (allow, deny, ask while a person's approval is awaited, none when the call ended before authorization).",
 	}, []string{"tool", "toolset", "status", "decision"})
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "toolgate_call_duration_seconds",
@@ -111,9 +111,13 @@ func (m *Metrics) CallFinished(call *gateway.Call, res *gateway.Result, elapsed 
 	}
 	decision := "none"
 	if call.Decision != nil {
-		decision = "deny"
-		if call.Decision.Allow {
+		switch {
+		case call.Decision.Allow:
 			decision = "allow"
+		case call.Decision.Ask:
+			decision = "ask" // waits for a person (an approval round): not denied
+		default:
+			decision = "deny"
 		}
 	}
 	status := res.Status()
