@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/gateway/telemetry"
 )
@@ -47,9 +49,7 @@ func (a *app) serveMetrics(ctx context.Context, httpServing bool) error {
 		}
 		return nil
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", a.metrics.Handler())
-	bound, err := a.listenAside(ctx, "metrics.addr", addr, mux)
+	bound, err := a.listenAside(ctx, "metrics.addr", addr, a.metricsAside())
 	if err != nil {
 		return err
 	}
@@ -91,4 +91,34 @@ func (a *app) listenAside(ctx context.Context, key, addr string, handler http.Ha
 		_ = hs.Shutdown(sctx)
 	}()
 	return ln.Addr().String(), nil
+}
+
+// metricsAside is what the listener of metrics.addr serves. A request
+// from a browser's page (it has an Origin) is refused, and on a loopback
+// address one whose Host is not a loopback name (DNS rebinding: a page
+// whose name now resolves to 127.0.0.1), as the MCP endpoint and the admin
+// API refuse them.
+func (a *app) metricsAside() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", a.metrics.Handler())
+	loopback := config.IsLoopback(a.cfg.Metrics.Addr)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("Origin") != "":
+			http.Error(w, "metrics are not served to web pages (Origin "+r.Header.Get("Origin")+")", http.StatusForbidden)
+		case loopback && !loopbackHost(r.Host):
+			http.Error(w, "Host "+r.Host+" is not a loopback name (DNS rebinding protection)", http.StatusForbidden)
+		default:
+			mux.ServeHTTP(w, r)
+		}
+	})
+}
+
+// loopbackHost reports whether a Host header names this machine by a
+// loopback name or address.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return config.IsLoopback(net.JoinHostPort(strings.Trim(host, "[]"), "0"))
 }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
+	"github.com/toolgate/toolgate/gateway/telemetry"
+)
+
+// TestMetricsListenerRebinding: /metrics on a loopback listener of its own
+// (metrics.addr) answers only requests that name this machine: a web page
+// that rebinds its own name to 127.0.0.1 (DNS rebinding) must not read the
+// tool names and traffic, as the MCP endpoint's and the admin API's Host
+// checks keep it from them; nor may a browser's page (Origin) read them. With
+// allow_remote on a non-loopback address, any Host is served (Prometheus
+// scrapes by name or address).
+func TestMetricsListenerRebinding(t *testing.T) {
+	for _, c := range []struct {
+		addr         string
+		remote       bool
+		host, origin string
+		want         int
+	}{
+		{"127.0.0.1:9464", false, "127.0.0.1:9464", "", 200},
+		{"127.0.0.1:9464", false, "localhost:9464", "", 200},
+		{"127.0.0.1:9464", false, "[::1]:9464", "", 200},
+		{"127.0.0.1:9464", false, "evil.example:9464", "", 403},
+		{"127.0.0.1:9464", false, "127.0.0.1:9464", "http://evil.example", 403},
+		{"127.0.0.1:9464", true, "evil.example:9464", "", 403}, // loopback all the same
+		{"0.0.0.0:9464", true, "metrics.internal:9464", "", 200},
+	} {
+		a := &app{cfg: &config.Config{}, metrics: telemetry.New(telemetry.Sources{})}
+		a.cfg.Metrics.Enabled, a.cfg.Metrics.Addr, a.cfg.Metrics.AllowRemote = true, c.addr, c.remote
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.Host = c.host
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		rr := httptest.NewRecorder()
+		a.metricsAside().ServeHTTP(rr, req)
+		if rr.Code != c.want {
+			t.Errorf("addr %s, Host %s, Origin %q: %d, want %d", c.addr, c.host, c.origin, rr.Code, c.want)
+		}
+	}
+}
