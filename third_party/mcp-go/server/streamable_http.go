@@ -1391,7 +1391,12 @@ func (s *StreamableHTTPServer) cleanupSessionState(ctx context.Context, sessionI
 	}
 	// Unregister first to stop notification routing before deleting data.
 	s.server.UnregisterSession(ctx, sessionID)
-	s.activeSessions.Delete(sessionID)
+	// toolgate patch, item 56: the session's GET streams end with it.
+	if v, ok := s.activeSessions.LoadAndDelete(sessionID); ok {
+		if session, ok := v.(*streamableHttpSession); ok {
+			session.closeDone()
+		}
+	}
 	s.sessionTools.delete(sessionID)
 	s.sessionResources.delete(sessionID)
 	s.sessionResourceTemplates.delete(sessionID)

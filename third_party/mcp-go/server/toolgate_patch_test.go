@@ -1650,3 +1650,45 @@ func TestToolgateTasksKeptBounded(t *testing.T) {
 	}
 	s.completeTask(running, &mcp.CallToolResult{}, nil)
 }
+
+// TestToolgateEndedSessionEndsItsStreams (item 56): a session's GET stream
+// ends when the session does (a DELETE, the idle sweeper): v1.2.1 kept it
+// open, pinging, for as long as the client held it, for a session that no
+// longer existed.
+func TestToolgateEndedSessionEndsItsStreams(t *testing.T) {
+	s := NewMCPServer("t", "1")
+	h := NewStreamableHTTPServer(s, WithStateful(true), WithHeartbeatInterval(50*time.Millisecond))
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	sid := initializeSession(t, h)
+	header := http.Header{"Mcp-Session-Id": {sid}, "Mcp-Protocol-Version": {"2025-11-25"}}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
+	get.Header = header.Clone()
+	get.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ended := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(ended) }()
+
+	del, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+	del.Header = header.Clone()
+	dresp, err := http.DefaultClient.Do(del)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dresp.Body.Close()
+	if dresp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE: %d", dresp.StatusCode)
+	}
+	select {
+	case <-ended:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the GET stream of a deleted session is still open 2 s after the DELETE")
+	}
+}
