@@ -1040,6 +1040,35 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 	// Start notification handler for this session
 	done := make(chan struct{})
 	defer close(done)
+	// toolgate patch, item 57: a stream whose client stopped reading has
+	// its writer stuck in a write to the full connection, where it sees
+	// neither the session's end nor the client's; the session's end
+	// (a DELETE, the idle sweeper: item 56) sets the connection's write
+	// deadline, which ends that write. The deadline is cleared again when
+	// the handler returns, for what net/http still writes.
+	var stall struct {
+		sync.Mutex
+		exited, set bool
+	}
+	defer func() {
+		stall.Lock()
+		stall.exited = true
+		if stall.set {
+			_ = setDeadline(w, time.Time{})
+		}
+		stall.Unlock()
+	}()
+	go func() {
+		select {
+		case <-session.done:
+			stall.Lock()
+			if !stall.exited {
+				stall.set = setDeadline(w, time.Now())
+			}
+			stall.Unlock()
+		case <-done:
+		}
+	}()
 	writeChan := make(chan any, 16)
 	queues := session.requestQueues()
 

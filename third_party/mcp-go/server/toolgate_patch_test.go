@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -1673,8 +1674,8 @@ func TestToolgateEndedSessionEndsItsStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	ended := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, resp.Body); close(ended) }()
+	ended := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, resp.Body); ended <- err }()
 
 	del, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
 	del.Header = header.Clone()
@@ -1687,8 +1688,71 @@ func TestToolgateEndedSessionEndsItsStreams(t *testing.T) {
 		t.Fatalf("DELETE: %d", dresp.StatusCode)
 	}
 	select {
-	case <-ended:
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("the GET stream ended with %v, want its clean end", err)
+		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("the GET stream of a deleted session is still open 2 s after the DELETE")
+	}
+}
+
+// TestToolgateStalledStreamEndsWithItsSession (item 57): a GET stream whose
+// client stopped reading ends when its session does, though its handler
+// is stuck writing to the full connection: v1.2.1's write blocked for as
+// long as the client kept the connection open, and the stream with it.
+func TestToolgateStalledStreamEndsWithItsSession(t *testing.T) {
+	s := NewMCPServer("t", "1")
+	h := NewStreamableHTTPServer(s, WithStateful(true))
+	var getsRunning atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			getsRunning.Add(1)
+			defer getsRunning.Add(-1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	sid := initializeSession(t, h)
+	header := http.Header{"Mcp-Session-Id": {sid}, "Mcp-Protocol-Version": {"2025-11-25"}}
+	postMCP(t, ts.URL, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header).Body.Close()
+
+	// A client that opens the stream and never reads it.
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n", sid)
+	for deadline := time.Now().Add(5 * time.Second); getsRunning.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the GET never reached the handler")
+		}
+	}
+	// Fill the connection until the session's queue backs up: the
+	// stream's writer is then stuck.
+	pad := strings.Repeat("x", 64<<10)
+	blocked := 0
+	for i := 0; blocked < 200 && i < 100000; i++ {
+		if err := s.SendNotificationToSpecificClient(sid, "notifications/message", map[string]any{"level": "info", "data": pad}); err != nil {
+			blocked++
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if blocked < 200 {
+		t.Fatal("the stream never backed up")
+	}
+
+	del, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+	del.Header = header.Clone()
+	dresp, err := http.DefaultClient.Do(del)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dresp.Body.Close()
+	for deadline := time.Now().Add(3 * time.Second); getsRunning.Load() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stalled GET stream of a deleted session is still being served 3 s after the DELETE")
+		}
 	}
 }
