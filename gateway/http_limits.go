@@ -154,7 +154,12 @@ func (g *httpGuard) serveMCP(w http.ResponseWriter, r *http.Request, next http.H
 		}
 		defer g.streams.release(1)
 	case http.MethodPost:
-		a, ok := g.admitPost(w, r, sess, modern)
+		// A 2026-07-28 subscriptions/listen is the era's GET stream, open
+		// for as long as the client likes: it takes a stream, not a call's
+		// in-flight slot (max_in_flight listen streams shut every call out).
+		// mcp-go refuses a request whose Mcp-Method is not its method.
+		stream := modern && r.Header.Get(mcp.HeaderMethod) == string(mcp.MethodSubscriptionsListen)
+		a, ok := g.admitPost(w, r, sess, modern, stream)
 		if !ok {
 			return
 		}
@@ -168,13 +173,14 @@ func (g *httpGuard) serveMCP(w http.ResponseWriter, r *http.Request, next http.H
 type admission struct {
 	g     *httpGuard
 	r     *http.Request // with the body read, and a session reservation for initialize
+	slot  *limiter      // g.inFlight, or g.streams for a listen stream
 	bytes int64         // body memory held
 	sess  *httpSession  // a call of this session is counted
 	res   *reservation  // a session slot is held
 }
 
 func (a *admission) release() {
-	a.g.inFlight.release(1)
+	a.slot.release(1)
 	a.g.bodyMem.release(a.bytes)
 	if a.sess != nil {
 		a.g.sessions.endCall(a.sess)
@@ -186,8 +192,9 @@ func (a *admission) release() {
 
 // admitPost reads a POST body within the memory budget and its read
 // deadline, and admits the request past the in-flight and session limits,
-// or answers it with the refusal.
-func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *httpSession, modern bool) (*admission, bool) {
+// or answers it with the refusal. A stream (subscriptions/listen) is
+// admitted past http.max_streams instead of the in-flight limit.
+func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *httpSession, modern, stream bool) (*admission, bool) {
 	if r.ContentLength > g.opts.MaxBodyBytes {
 		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d bytes", r.ContentLength, g.opts.MaxBodyBytes))
 		return nil, false
@@ -244,14 +251,21 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 		return refused()
 	}
 
-	if !g.inFlight.acquire(1) {
-		g.refuse(w, http.StatusTooManyRequests, headOf(body).ID, "limits.max_in_flight", g.inFlight.max, "too many requests in flight")
+	slot := g.inFlight
+	if stream {
+		slot = g.streams
+		if !slot.acquire(1) {
+			g.refuse(w, http.StatusServiceUnavailable, headOf(body).ID, "http.max_streams", slot.max, "too many open streams")
+			return refused()
+		}
+	} else if !slot.acquire(1) {
+		g.refuse(w, http.StatusTooManyRequests, headOf(body).ID, "limits.max_in_flight", slot.max, "too many requests in flight")
 		return refused()
 	}
-	a := &admission{g: g, r: r, bytes: held}
+	a := &admission{g: g, r: r, bytes: held, slot: slot}
 	if sess != nil {
 		if !g.sessions.startCall(sess, g.opts.MaxInFlightPerSession) {
-			g.inFlight.release(1)
+			slot.release(1)
 			g.refuse(w, http.StatusTooManyRequests, headOf(body).ID, "limits.max_in_flight_per_session", int64(g.opts.MaxInFlightPerSession), "too many requests in flight on this session")
 			return refused()
 		}

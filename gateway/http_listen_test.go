@@ -1,0 +1,73 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestListenStreamsAreStreams: a 2026-07-28 subscriptions/listen stream is
+// the era's GET stream, held open for as long as the client likes, and
+// counts against http.max_streams (503 past it), not against
+// limits.max_in_flight: listen streams up to the in-flight limit would
+// otherwise shut every call of every client out with 429.
+func TestListenStreamsAreStreams(t *testing.T) {
+	url := httpTestServer(t, HTTPOptions{MaxStreams: 2, MaxInFlight: 2})
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	listen := func(ctx context.Context) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+meta+`}}`))
+		req.Host = "localhost"
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "subscriptions/listen")
+		return http.DefaultClient.Do(req)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := 0; i < 2; i++ {
+		resp, err := listen(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("listen stream %d: %d %s", i, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // both streams are being served
+	hdr := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+	if st, _, body := postWith(t, http.MethodPost, url, hdr, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+meta+`}}`); st != http.StatusOK {
+		t.Errorf("a call beside two listen streams (max_in_flight 2): %d %s", st, body)
+	}
+	third, err := listen(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Body.Close()
+	if third.StatusCode != http.StatusServiceUnavailable || !strings.Contains(third.Header.Get("Retry-After"), "1") {
+		t.Errorf("a third listen stream over max_streams 2: %d, want 503 with Retry-After", third.StatusCode)
+	}
+}
+
+// postWith sends body to url with method and the headers hdr, and returns
+// the status, headers and body.
+func postWith(t *testing.T, method, url string, hdr map[string]string, body string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Host = "localhost"
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
