@@ -114,6 +114,15 @@ type reservation struct{ minted atomic.Bool }
 // serveMCP is the MCP endpoint behind the checks of wrap: sessions bound
 // to their identity, then the limits, then mcp-go.
 func (g *httpGuard) serveMCP(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	switch r.Method {
+	case http.MethodPost, http.MethodGet, http.MethodDelete, http.MethodHead:
+	default:
+		// mcp-go answers any other method 404, which tells a 2025-era
+		// client that its session ended.
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		httpError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on the MCP endpoint", r.Method))
+		return
+	}
 	v := r.Header.Get("Mcp-Protocol-Version")
 	modern := mcp.IsValidProtocolVersion(v) && mcp.IsModernProtocol(v)
 	owner := identityFrom(r.Context())

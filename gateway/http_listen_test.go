@@ -71,3 +71,27 @@ func postWith(t *testing.T, method, url string, hdr map[string]string, body stri
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, string(b)
 }
+
+// TestOtherMethodsAre405: a method the MCP endpoint does not serve (PUT,
+// PATCH, OPTIONS) gets 405 with Allow, with or without a live session:
+// mcp-go's 404 tells a 2025-era client that its session ended.
+func TestOtherMethodsAre405(t *testing.T) {
+	url := httpTestServer(t, HTTPOptions{})
+	_, h, _ := postMCP(t, url, "", "", initialize2025)
+	sid := h.Get("Mcp-Session-Id")
+	for _, method := range []string{http.MethodPut, http.MethodPatch, http.MethodOptions} {
+		for _, s := range []string{sid, ""} {
+			hdr := map[string]string{"Content-Type": "application/json", "Mcp-Protocol-Version": "2025-11-25"}
+			if s != "" {
+				hdr["Mcp-Session-Id"] = s
+			}
+			st, rh, body := postWith(t, method, url, hdr, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+			if st != http.StatusMethodNotAllowed || rh.Get("Allow") != "GET, POST, DELETE" {
+				t.Errorf("%s (session %t): %d Allow %q %s, want 405 with Allow", method, s != "", st, rh.Get("Allow"), body)
+			}
+		}
+	}
+	if st, _, body := postMCP(t, url, sid, "2025-11-25", `{"jsonrpc":"2.0","id":3,"method":"ping"}`); st != http.StatusOK {
+		t.Errorf("the session afterwards: %d %s", st, body)
+	}
+}
