@@ -200,6 +200,21 @@ func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *lis
 		if cause := context.Cause(cctx); cause != nil && ctx.Err() == nil {
 			err = cause
 		}
+		var te *transport.Error
+		var ce *connError
+		if ctx.Err() == nil && c.proc != nil && (errors.Is(err, transport.ErrTransportClosed) || errors.As(err, &te) || errors.As(err, &ce)) {
+			// The pipes to the child failed (its stdout ended, its stdin
+			// is a broken pipe): it exited, and its exit status (which the
+			// exit watcher may report just after the transport saw the
+			// end) says more than "transport closed" or "broken pipe".
+			if exited := c.proc.exitedChan(); exited != nil {
+				select {
+				case <-exited:
+					err = fmt.Errorf("upstream process %s", c.proc.exitStatus())
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		}
 		return nil, nil, fmt.Errorf("%s: %w", step, err)
 	}
 
