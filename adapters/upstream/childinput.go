@@ -35,6 +35,9 @@ type childInput struct {
 	spare    []byte // the other buffer, reused
 	draining bool   // a goroutine is writing the queue
 	err      error  // the error that ended the stream
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // errNotReading is the refusal of a message the queue has no room for.
@@ -127,6 +130,9 @@ func (w *childInput) drain() {
 
 // Close closes the pipe; a message still queued is dropped, and the
 // goroutine writing the queue, if any, ends.
+// Closing it again does nothing (the child's shutdown closes it before
+// the transport does).
 func (w *childInput) Close() error {
-	return w.f.Close()
+	w.closeOnce.Do(func() { w.closeErr = w.f.Close() })
+	return w.closeErr
 }

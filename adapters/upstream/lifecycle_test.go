@@ -239,6 +239,7 @@ func TestCloseEndsChildGracefully(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "term")
 	cfg := stdioConfig(t, "term")
 	cfg.Env[envTermMarker] = marker
+	cfg.Env[envIgnoreEOF] = "1" // the end of its input does not end it
 	u := start(t, cfg, nil, true)
 	pid := procOf(u)
 	if err := u.Close(); err != nil {
@@ -246,6 +247,41 @@ func TestCloseEndsChildGracefully(t *testing.T) {
 	}
 	if b, err := os.ReadFile(marker); err != nil || !strings.Contains(string(b), "SIGTERM") {
 		t.Errorf("the child saw no SIGTERM before it ended (marker: %q, %v): it was killed outright", b, err)
+	}
+	if m := groupMembers(pid); len(m) > 0 {
+		t.Errorf("process group %d still has %v after Close", pid, m)
+	}
+}
+
+// TestCloseClosesInputFirst: Close ends a stdio child as the MCP spec
+// says a client should: it closes the child's stdin first and gives it
+// time to exit on its own, which is when most servers shut down cleanly
+// (a Node or Python server's default SIGTERM ends it without its
+// cleanup); SIGTERM comes only to a child that does not exit. The child
+// that stays after its input ended is covered by
+// TestCloseEndsChildGracefully.
+func TestCloseClosesInputFirst(t *testing.T) {
+	requireProc(t)
+	dir := t.TempDir()
+	eof, term := filepath.Join(dir, "eof"), filepath.Join(dir, "term")
+	cfg := stdioConfig(t, "eof")
+	cfg.Env[envEOFMarker] = eof
+	cfg.Env[envTermMarker] = term
+	cfg.Env["GORACE"] = "atexit_sleep_ms=0" // a -race child otherwise waits a second to exit
+	u := start(t, cfg, nil, true)
+	pid := procOf(u)
+	start := time.Now()
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(eof); err != nil || !strings.Contains(string(b), "EOF") {
+		t.Errorf("the child did not see its input end before it was ended (marker: %q, %v)", b, err)
+	}
+	if b, err := os.ReadFile(term); err == nil {
+		t.Errorf("the child got %q although it exits when its input ends", b)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %s for a child that exits when its input ends", d)
 	}
 	if m := groupMembers(pid); len(m) > 0 {
 		t.Errorf("process group %d still has %v after Close", pid, m)

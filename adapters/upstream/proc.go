@@ -31,8 +31,9 @@ type process struct {
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
-	stderrW *os.File // the child's end of the stderr pipe, closed once started
-	pid     int      // also the process group ID
+	stderrW *os.File    // the child's end of the stderr pipe, closed once started
+	stdin   *childInput // the writing end of its stdin, closed first to end it
+	pid     int         // also the process group ID
 	exited  chan struct{}
 	status  string // how it exited, once exited is closed
 	termed  bool   // the group was sent SIGTERM
@@ -98,14 +99,19 @@ func (p *process) commandFunc(ctx context.Context, command string, _ []string, a
 	setProcessGroup(cmd)
 	setDeathSignal(cmd)
 	// The connection's context ends on Close before the connection is
-	// closed: the group is then asked to end (SIGTERM, once), and stop,
-	// which every close runs, gives it the grace before SIGKILL. A SIGKILL
-	// here would take the grace away from a child that is shutting down
-	// cleanly. Should nothing stop it, the child itself is killed a grace
-	// later (WaitDelay); the gateway's end is covered by Pdeathsig and the
-	// watchdog.
-	cmd.Cancel = func() error { return p.terminate(cmd.Process.Pid) }
-	cmd.WaitDelay = p.grace
+	// closed: the child's stdin is then closed, which is how the MCP spec
+	// asks a client to end a stdio server (most shut down cleanly when
+	// their input ends), and stop, which every close runs, gives it time
+	// to exit before SIGTERM, and a grace after that before SIGKILL. A
+	// signal here would take that time away from a child that is shutting
+	// down cleanly. Should nothing stop it, the child itself is killed
+	// once stop would have (WaitDelay, counted from the context's end);
+	// the gateway's end is covered by Pdeathsig and the watchdog.
+	cmd.Cancel = func() error {
+		p.closeInput()
+		return nil
+	}
+	cmd.WaitDelay = inputWait(p.grace) + 2*p.grace
 	// stderr goes through a pipe of our own rather than an io.Writer, so
 	// that cmd.Wait never waits for grandchildren that hold it open.
 	r, w, err := os.Pipe()
@@ -145,6 +151,9 @@ func (p *process) start(ctx context.Context, command string, args []string, maxM
 	cmd.Stdin = stdinR
 	stdin, err := newChildInput(stdinW, maxQueuedInput)
 	if err == nil {
+		p.mu.Lock()
+		p.stdin = stdin
+		p.mu.Unlock()
 		if err = cmd.Start(); err != nil {
 			err = fmt.Errorf("failed to start command: %w", err)
 		}
@@ -213,11 +222,27 @@ func (p *process) PID() int {
 	return p.pid
 }
 
-// stop ends the process group: SIGTERM to the group, up to grace for the
-// child to exit, then SIGKILL to the group (whatever ignored SIGTERM,
-// grandchildren included). The child stays unreaped (a zombie) until the
-// SIGKILL has been sent, so its process group ID cannot be reused before;
-// then stop reaps it.
+// closeInput closes the child's stdin (the end of its input is the MCP
+// spec's first step of a stdio server's shutdown).
+func (p *process) closeInput() {
+	p.mu.Lock()
+	in := p.stdin
+	p.mu.Unlock()
+	if in != nil {
+		_ = in.Close()
+	}
+}
+
+// inputWait is how long stop waits for a child to exit once its stdin is
+// closed, before SIGTERM: at most a second, and within grace.
+func inputWait(grace time.Duration) time.Duration { return min(grace, time.Second) }
+
+// stop ends the process group as the MCP spec asks of a client: the
+// child's stdin closed, up to inputWait for it to exit, SIGTERM to the
+// group, up to grace for the child to exit, then SIGKILL to the group
+// (whatever ignored SIGTERM, grandchildren included). The child stays
+// unreaped (a zombie) until the SIGKILL has been sent, so its process
+// group ID cannot be reused before; then stop reaps it.
 func (p *process) stop(grace time.Duration) {
 	p.mu.Lock()
 	if p.stderrW != nil { // started() never ran
@@ -228,9 +253,15 @@ func (p *process) stop(grace time.Duration) {
 	p.stopped = true
 	p.mu.Unlock()
 	if pid == 0 || stopped {
+		p.closeInput()
 		return
 	}
-	_ = p.terminate(pid)
+	p.closeInput()
+	select {
+	case <-exited:
+	case <-time.After(inputWait(grace)):
+	}
+	_ = p.terminate(pid) // the group: grandchildren may outlive the child
 	select {
 	case <-exited:
 	case <-time.After(grace):

@@ -65,12 +65,27 @@ func runChildServer(mode string) {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "listen:", err)
 	}
+	if marker := os.Getenv(envEOFMarker); marker != "" {
+		// Its input ended: shut down cleanly, and say so.
+		_ = os.WriteFile(marker, []byte("EOF\n"), 0o600)
+	}
+	if os.Getenv(envIgnoreEOF) != "" {
+		time.Sleep(time.Hour) // a server that does not end with its input
+	}
 	os.Exit(0)
 }
 
 // envTermMarker names a file the child server writes "SIGTERM" to when it
 // gets that signal, before it exits.
 const envTermMarker = "TG_TEST_TERM_MARKER"
+
+// envEOFMarker names a file the child server writes "EOF" to when its
+// input ends, before it exits (unless envIgnoreEOF is set: then it runs
+// on, as a server that ignores the end of its input does).
+const (
+	envEOFMarker = "TG_TEST_EOF_MARKER"
+	envIgnoreEOF = "TG_TEST_IGNORE_EOF"
+)
 
 // runSerialServer is a minimal 2025-11-25 server that handles one message
 // at a time, as many simple servers do (a synchronous tool blocks their
