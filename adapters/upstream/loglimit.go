@@ -30,6 +30,7 @@ type logLimiter struct {
 	dropped    int64 // since the last report
 	total      int64
 	lastReport time.Time
+	timer      *time.Timer // reports drops that no later line reports
 }
 
 func newLogLimiter(log *slog.Logger) *logLimiter {
@@ -47,6 +48,7 @@ func (l *logLimiter) Log(level slog.Level, msg string, attrs ...any) {
 		l.total++
 		l.mu.Unlock()
 		l.report(false)
+		l.reportLater()
 		return
 	}
 	l.report(false)
@@ -66,6 +68,24 @@ func (l *logLimiter) report(force bool) {
 	l.dropped, l.lastReport = 0, now
 	l.mu.Unlock()
 	l.log.Warn("upstream log lines dropped (over 50 a second)", "dropped", n, "dropped_total", total)
+}
+
+// reportLater makes sure drops not yet reported are reported once
+// logReportEvery has passed, even if no other line comes to report them
+// (a flood that ends).
+func (l *logLimiter) reportLater() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dropped == 0 || l.timer != nil {
+		return
+	}
+	l.timer = time.AfterFunc(time.Until(l.lastReport.Add(logReportEvery)), func() {
+		l.mu.Lock()
+		l.timer = nil
+		l.mu.Unlock()
+		l.report(false)
+		l.reportLater() // drops that came meanwhile, not yet due
+	})
 }
 
 // Flush reports what was dropped and not yet reported.

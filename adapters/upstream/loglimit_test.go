@@ -70,6 +70,25 @@ func TestLogLimiterRate(t *testing.T) {
 	})
 }
 
+// TestLogLimiterReportsAfterFlood: a flood that ends is reported within
+// logReportEvery without another line or a Flush: a child that floods
+// and falls silent (or hangs) does not keep its count until the gateway
+// stops.
+func TestLogLimiterReportsAfterFlood(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &countHandler{}
+		l := newLogLimiter(slog.New(h))
+		for range 1000 {
+			l.Log(slog.LevelInfo, "x")
+		}
+		time.Sleep(logReportEvery + time.Second)
+		if lines, dropped := h.counts(); lines+int(dropped) != 1000 {
+			t.Errorf("%d s after a flood of 1000 lines that ended: logged %d, reported dropped %d (want %d dropped reported)",
+				int((logReportEvery + time.Second).Seconds()), lines, dropped, 1000-lines)
+		}
+	})
+}
+
 // TestStderrFloodBounded (issue 9): 100k stderr lines from a child become
 // a bounded number of log records, and the dropped count makes up the rest.
 func TestStderrFloodBounded(t *testing.T) {
