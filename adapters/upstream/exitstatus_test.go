@@ -2,6 +2,9 @@ package upstream
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -20,6 +23,28 @@ func TestExitAtOnceReportsExitStatus(t *testing.T) {
 		}
 		if d := u.Status().Detail; !strings.Contains(d, "last error: initialize: upstream process exited with status 3") {
 			t.Fatalf("attempt %d: status %q", i, d)
+		}
+		u.Close()
+	}
+}
+
+// TestMissingDirNamed: a stdio upstream whose dir does not exist fails
+// with an error that names the directory, not with Go's "fork/exec
+// COMMAND: no such file or directory", which blames a command that is
+// there.
+func TestMissingDirNamed(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"/nonexistent/toolgate-dir", file} {
+		u := start(t, Config{Name: "d", Command: "sh", Args: []string{"-c", "exit 0"}, Dir: dir}, nil, false)
+		err := u.WaitReady(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "dir "+strconv.Quote(dir)) || strings.Contains(err.Error(), "fork/exec") {
+			t.Errorf("dir %s: WaitReady: %v", dir, err)
+		}
+		if d := u.Status().Detail; !strings.Contains(d, "dir "+strconv.Quote(dir)) {
+			t.Errorf("dir %s: status %q", dir, d)
 		}
 		u.Close()
 	}

@@ -134,6 +134,17 @@ const maxQueuedInput = 16 << 20
 // stdin through a writer that never blocks (childInput), stdout through
 // the per-message limit. The child is reaped by [process.stop].
 func (p *process) start(ctx context.Context, command string, args []string, maxMessage int64, upstream string) (*transport.Stdio, error) {
+	if p.dir != "" {
+		// Checked here: with SysProcAttr set (the process group), os/exec
+		// leaves the directory to the child's chdir, whose failure reads
+		// "fork/exec COMMAND: no such file or directory", blaming the
+		// command.
+		if fi, err := os.Stat(p.dir); err != nil {
+			return nil, fmt.Errorf("dir %q: %w", p.dir, errors.Unwrap(err))
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("dir %q: not a directory", p.dir)
+		}
+	}
 	cmd, err := p.commandFunc(ctx, command, nil, args)
 	if err != nil {
 		return nil, err
