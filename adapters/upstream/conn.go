@@ -200,20 +200,8 @@ func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *lis
 		if cause := context.Cause(cctx); cause != nil && ctx.Err() == nil {
 			err = cause
 		}
-		var te *transport.Error
-		var ce *connError
-		if ctx.Err() == nil && c.proc != nil && (errors.Is(err, transport.ErrTransportClosed) || errors.As(err, &te) || errors.As(err, &ce)) {
-			// The pipes to the child failed (its stdout ended, its stdin
-			// is a broken pipe): it exited, and its exit status (which the
-			// exit watcher may report just after the transport saw the
-			// end) says more than "transport closed" or "broken pipe".
-			if exited := c.proc.exitedChan(); exited != nil {
-				select {
-				case <-exited:
-					err = fmt.Errorf("upstream process %s", c.proc.exitStatus())
-				case <-time.After(200 * time.Millisecond):
-				}
-			}
+		if ctx.Err() == nil {
+			err = c.childExit(err)
 		}
 		return nil, nil, fmt.Errorf("%s: %w", step, err)
 	}
@@ -385,6 +373,27 @@ func (c *conn) deathCause() error {
 		}
 	}
 	return c.deadErr
+}
+
+// childExit is err, a failure of a request to a stdio child, or the
+// child's exit when err is a failure of its pipes (its stdout ended, its
+// stdin a broken pipe): the exit status (which the exit watcher may
+// report just after the transport saw the end) says more than
+// "transport closed" or "broken pipe".
+func (c *conn) childExit(err error) error {
+	var te *transport.Error
+	var ce *connError
+	if c.proc == nil || errors.Is(err, errNotReading) || !(errors.Is(err, transport.ErrTransportClosed) || errors.As(err, &te) || errors.As(err, &ce)) {
+		return err
+	}
+	if exited := c.proc.exitedChan(); exited != nil {
+		select {
+		case <-exited:
+			return fmt.Errorf("upstream process %s", c.proc.exitStatus())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return err
 }
 
 func (c *conn) isDead() bool {

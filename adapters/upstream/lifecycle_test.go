@@ -40,7 +40,7 @@ func TestKilledMidCall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call in flight did not end when the upstream died")
 	}
-	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "failed during the call") {
+	if res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "failed during the call (upstream process killed by signal 9") {
 		t.Errorf("call in flight: %s %q", res.Kind, res.Message)
 	}
 	eventually(t, 10*time.Second, "a reconnection", func() bool {

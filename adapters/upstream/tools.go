@@ -347,7 +347,7 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 		default:
 			return gateway.UnavailableResult(name, fmt.Sprintf(
 				"the connection to upstream %q failed during the call (%s); the call may or may not have run; toolgate is reconnecting",
-				u.name, u.errText(err))), nil
+				u.name, u.errText(c.childExit(err)))), nil
 		}
 	}
 	var res *gateway.Result
@@ -417,7 +417,7 @@ func (u *Upstream) do(ctx context.Context, method string, params map[string]any,
 		if errors.As(err, &rpc) || ctx.Err() != nil {
 			return nil, fmt.Errorf("upstream %q: %w", u.name, err)
 		}
-		return nil, fmt.Errorf("upstream %q: %s", u.name, u.errText(err))
+		return nil, fmt.Errorf("upstream %q: %s", u.name, u.errText(c.childExit(err)))
 	}
 	return raw, nil
 }
