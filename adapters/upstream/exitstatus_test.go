@@ -49,3 +49,38 @@ func TestMissingDirNamed(t *testing.T) {
 		u.Close()
 	}
 }
+
+// TestRelativePathEntries: the command is looked up in the child's PATH
+// as its shell would, relative entries ("node_modules/.bin", ".")
+// included, relative to its dir, not to the gateway's working directory.
+func TestRelativePathEntries(t *testing.T) {
+	requireProc(t)
+	dir := t.TempDir()
+	script := []byte("#!/bin/sh\nexec " + testBinary(t) + "\n")
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules", ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "node_modules", ".bin", "tg-srv"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tg-here"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ cmd, path string }{
+		{"tg-srv", "node_modules/.bin:/usr/bin:/bin"},
+		{"tg-here", ".:/usr/bin:/bin"},
+		{"tg-here", ":/usr/bin:/bin"},
+	} {
+		cfg := Config{Name: "p", Command: c.cmd, Dir: dir, Env: map[string]string{envServerMode: "stdio", "PATH": c.path}}
+		u, err := New(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.tune = fastTuning()
+		u.Start(context.Background())
+		if err := u.WaitReady(context.Background()); err != nil {
+			t.Errorf("%s with PATH=%s in %s: %v", c.cmd, c.path, dir, err)
+		}
+		u.Close()
+	}
+}

@@ -88,7 +88,7 @@ func envValue(env []string, key string) (string, bool) {
 func (p *process) commandFunc(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 	name := command
 	if !strings.ContainsRune(command, filepath.Separator) && p.path != "" {
-		if found, err := lookPathIn(command, p.path); err == nil {
+		if found, err := lookPathIn(command, p.path, p.dir); err == nil {
 			name = found
 		}
 	}
@@ -327,13 +327,24 @@ func readLine(br *bufio.Reader, max int) (string, error) {
 	}
 }
 
-// lookPathIn finds an executable named file in the directories of path.
-func lookPathIn(file, path string) (string, error) {
+// lookPathIn finds an executable named file in the directories of path,
+// as the child's shell would: a relative directory ("node_modules/.bin",
+// ".", an empty entry) is relative to the child's working directory (cwd,
+// the gateway's when empty). The result is absolute, so that exec neither
+// looks it up again (in the gateway's PATH) nor takes it relative to the
+// directory it changes to.
+func lookPathIn(file, path, cwd string) (string, error) {
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" {
 			dir = "."
 		}
-		cand := filepath.Join(dir, file)
+		if !filepath.IsAbs(dir) && cwd != "" {
+			dir = filepath.Join(cwd, dir)
+		}
+		cand, err := filepath.Abs(filepath.Join(dir, file))
+		if err != nil {
+			continue
+		}
 		if fi, err := os.Stat(cand); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 			return cand, nil
 		}
