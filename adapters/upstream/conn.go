@@ -118,7 +118,7 @@ func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *lis
 	c := &conn{u: u, ctx: cctx, cancel: cancel, modern: modern, dead: make(chan struct{}), kick: make(chan struct{}, 1), calls: map[*inflight]struct{}{}}
 	defer func() {
 		if err != nil {
-			c.close()
+			c.closeWith(false)
 		}
 	}()
 	tlog := slog.New(demote{u.log.Handler()}).With("component", "mcp-go")
@@ -333,11 +333,15 @@ func (c *conn) initialize(ctx context.Context, caps mcp.ClientCapabilities) erro
 // close ends the connection: the stdio child's process group is sent
 // SIGTERM, then SIGKILL after a short grace, then the transport is closed
 // (for HTTP it ends the session with DELETE); stop reaps the child.
-func (c *conn) close() {
+func (c *conn) close() { c.closeWith(true) }
+
+// closeWith closes the connection; served says whether it got past its
+// setup (see [process.stop]).
+func (c *conn) closeWith(served bool) {
 	c.closeOnce.Do(func() {
 		c.markDead(errClosed)
 		if c.proc != nil {
-			c.proc.stop(c.u.tune.killGrace)
+			c.proc.stop(c.u.tune.killGrace, served)
 		}
 		if c.client != nil {
 			if err := c.client.Close(); err != nil {

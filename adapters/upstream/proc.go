@@ -253,8 +253,11 @@ func inputWait(grace time.Duration) time.Duration { return min(grace, time.Secon
 // group, up to grace for the child to exit, then SIGKILL to the group
 // (whatever ignored SIGTERM, grandchildren included). The child stays
 // unreaped (a zombie) until the SIGKILL has been sent, so its process
-// group ID cannot be reused before; then stop reaps it.
-func (p *process) stop(grace time.Duration) {
+// group ID cannot be reused before; then stop reaps it. Without served,
+// the child never got past its connection's setup (it failed to start,
+// or to initialize in time): it is not waited for after its stdin is
+// closed, so that the failed attempt is reported without that wait.
+func (p *process) stop(grace time.Duration, served bool) {
 	p.mu.Lock()
 	if p.stderrW != nil { // started() never ran
 		p.stderrW.Close()
@@ -268,9 +271,11 @@ func (p *process) stop(grace time.Duration) {
 		return
 	}
 	p.closeInput()
-	select {
-	case <-exited:
-	case <-time.After(inputWait(grace)):
+	if served {
+		select {
+		case <-exited:
+		case <-time.After(inputWait(grace)):
+		}
 	}
 	_ = p.terminate(pid) // the group: grandchildren may outlive the child
 	select {
