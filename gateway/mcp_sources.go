@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -290,7 +291,10 @@ func (m *MCPServer) readArtifact(ctx context.Context, req mcp.ReadResourceReques
 	if err != nil {
 		return nil, fmt.Errorf("reading artifact %s: %w", uri, err)
 	}
-	if isTextMIME(mime) {
+	// Text only when it is text: bytes that are not UTF-8 (a blob an
+	// upstream labelled application/json, say) would reach the client
+	// with U+FFFD in the place of every invalid byte.
+	if isTextMIME(mime) && utf8.Valid(data) {
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}, nil
 	}
 	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: mime, Blob: base64.StdEncoding.EncodeToString(data)}}, nil

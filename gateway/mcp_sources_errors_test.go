@@ -90,3 +90,42 @@ func TestReadMissingArtifactNotFound(t *testing.T) {
 		}
 	}
 }
+
+// binaryArtifacts holds one artifact: bytes that are not UTF-8, saved
+// under a text MIME type (an upstream's blob that said application/json).
+type binaryArtifacts struct{ missingArtifacts }
+
+var binaryArtifactData = []byte{0x89, 'P', 'N', 'G', 0xff, 0xfe, 0x00, 0x01}
+
+func (binaryArtifacts) ReadArtifact(uri string) ([]byte, string, error) {
+	return binaryArtifactData, "application/json", nil
+}
+
+// TestReadBinaryArtifactWithTextMIMEIsWhole: an artifact whose bytes are
+// not UTF-8 is served as a blob whatever its MIME type says, so that
+// resources/read gives back the bytes that were saved, not text with
+// U+FFFD in the place of every invalid byte.
+func TestReadBinaryArtifactWithTextMIMEIsWhole(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p, Artifacts: binaryArtifacts{}})
+	e, raw := rpcAnswer(t, m, `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"toolgate://artifacts/20260101T000000Z-abcdef/c-part-1.json"}}`)
+	if e != nil {
+		t.Fatal(raw)
+	}
+	var resp struct {
+		Result struct {
+			Contents []struct {
+				Text     *string `json:"text"`
+				Blob     []byte  `json:"blob"`
+				MIMEType string  `json:"mimeType"`
+			} `json:"contents"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(raw), &resp); err != nil || len(resp.Result.Contents) != 1 {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	c := resp.Result.Contents[0]
+	if c.Text != nil || string(c.Blob) != string(binaryArtifactData) {
+		t.Errorf("binary artifact read back as %s, want its bytes as a blob", raw)
+	}
+}
