@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -117,7 +118,7 @@ func RecordArguments(c *Call) json.RawMessage {
 	if len(raw) == 0 {
 		return json.RawMessage("{}")
 	}
-	if c.Args != nil && len(raw) <= recordStringMax && utf8.Valid(raw) && !mayHoldSecretKey(raw) {
+	if c.Args != nil && len(raw) <= recordStringMax && utf8.Valid(raw) && !mayHoldSecretKey(raw) && !mayHoldUserinfo(raw) {
 		return raw
 	}
 	return RedactArguments(raw)
@@ -136,7 +137,7 @@ func RedactArguments(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return json.RawMessage("{}")
 	}
-	if len(raw) <= recordStringMax && json.Valid(raw) && utf8.Valid(raw) && !mayHoldSecretKey(raw) {
+	if len(raw) <= recordStringMax && json.Valid(raw) && utf8.Valid(raw) && !mayHoldSecretKey(raw) && !mayHoldUserinfo(raw) {
 		return raw // the common case: small, strict, no key could be a secret's
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -147,6 +148,11 @@ func RedactArguments(raw json.RawMessage) json.RawMessage {
 		return b
 	}
 	changed := redactValue(v)
+	if s, ok := v.(string); ok {
+		if r, ok := redactString(s); ok {
+			v, s, changed = r, r, true
+		}
+	}
 	if s, ok := v.(string); ok && len(s) > recordStringMax {
 		v, changed = boundString(s), true
 	} else if boundStrings(v) {
@@ -244,16 +250,80 @@ func redactValue(v any) bool {
 				}
 				continue
 			}
-			if redactValue(x) {
+			if str, ok := x.(string); ok {
+				if r, ok := redactString(str); ok {
+					v[k], changed = r, true
+				}
+			} else if redactValue(x) {
 				changed = true
 			}
 		}
 	case []any:
-		for _, x := range v {
-			if redactValue(x) {
+		for i, x := range v {
+			if str, ok := x.(string); ok {
+				if r, ok := redactString(str); ok {
+					v[i], changed = r, true
+				}
+			} else if redactValue(x) {
 				changed = true
 			}
 		}
 	}
 	return changed
+}
+
+// mayHoldUserinfo reports whether raw may hold a URL with user info
+// (scheme://user:password@host), which carries no secret-looking key.
+func mayHoldUserinfo(raw []byte) bool {
+	return bytes.IndexByte(raw, '@') >= 0 && bytes.Contains(raw, []byte("://"))
+}
+
+// Secrets inside a string value: a URL's password (scheme://user:pw@),
+// a parameter or flag named like a secret (?access_token=…, --token=…),
+// and a header-like line named like one (Authorization: Bearer …).
+var (
+	userinfoRE    = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@\s:"']*:([^/?#@\s"']*)@`)
+	secretParamRE = regexp.MustCompile(`(?:^|[?&;\s])-{0,2}([A-Za-z0-9_.\-]+)=([^&#;\s"']*)`)
+	secretLineRE  = regexp.MustCompile(`(?m)^[ \t]*([A-Za-z0-9_\-]+)[ \t]*:[ \t]*([^\r\n]*)`)
+)
+
+// redactString returns s with the secrets it carries in its text replaced
+// by [Redacted], and whether there were any.
+func redactString(s string) (string, bool) {
+	b := []byte(s)
+	if !mayHoldSecretKey(b) && !mayHoldUserinfo(b) {
+		return s, false
+	}
+	out := redactMatches(s, userinfoRE, -1)
+	out = redactMatches(out, secretParamRE, 1)
+	out = redactMatches(out, secretLineRE, 1)
+	return out, out != s
+}
+
+// redactMatches replaces the value (the last group) of every match of re
+// whose name (group nameGroup; -1 for none: every match) looks secret.
+func redactMatches(s string, re *regexp.Regexp, nameGroup int) string {
+	ms := re.FindAllStringSubmatchIndex(s, -1)
+	if ms == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		vs, ve := m[len(m)-2], m[len(m)-1]
+		if vs < 0 || vs == ve || s[vs:ve] == Redacted {
+			continue
+		}
+		if nameGroup >= 0 && !IsSecretKey(s[m[2*nameGroup]:m[2*nameGroup+1]]) {
+			continue
+		}
+		b.WriteString(s[last:vs])
+		b.WriteString(Redacted)
+		last = ve
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }

@@ -178,3 +178,24 @@ func TestSecretKeysRedactedInAnySpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsInValuesAreRedacted: a secret carried in a value rather than
+// under a secret-looking key (a URL's user info or ?token=, a header line
+// in a string, a flag) is redacted in the record too, while the rest of the
+// value stays readable.
+func TestSecretsInValuesAreRedacted(t *testing.T) {
+	for _, c := range []struct{ args, secret, keep string }{
+		{`{"url":"https://ann:hunter2pw@example.com/repo.git"}`, "hunter2pw", "https://ann:"},
+		{`{"urls":["ftp://bob:Zq9s3cr3t@ftp.example.com"]}`, "Zq9s3cr3t", "ftp.example.com"},
+		{`{"url":"https://api.example.com/v1?q=go&access_token=ya29A1b2c3&page=2"}`, "ya29A1b2c3", "page=2"},
+		{`{"url":"https://api.example.com/v1?API_KEY=sk-live-77&x=1"}`, "sk-live-77", "x=1"},
+		{`{"headers":["Accept: */*","Authorization: Bearer eyJhbGciOi.zzz"]}`, "eyJhbGciOi", "Accept: */*"},
+		{`{"request":"GET / HTTP/1.1\r\nHost: x\r\nCookie: sid=abc123def\r\n\r\n"}`, "abc123def", "Host: x"},
+		{`{"cmd":"deploy --token=tok_9f8e7d --verbose"}`, "tok_9f8e7d", "--verbose"},
+	} {
+		got := string(RecordArguments(&Call{Arguments: json.RawMessage(c.args), Args: map[string]any{}}))
+		if strings.Contains(got, c.secret) || !strings.Contains(got, c.keep) || !json.Valid([]byte(got)) {
+			t.Errorf("%s recorded as %s", c.args, got)
+		}
+	}
+}
