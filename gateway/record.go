@@ -287,6 +287,14 @@ var (
 	secretLineRE  = regexp.MustCompile(`(?m)^[ \t]*([A-Za-z0-9_\-]+)[ \t]*:[ \t]*([^\r\n]*)`)
 )
 
+// RedactText returns a message (an error an upstream answered, say) as
+// records keep it: the secrets it carries in its text (see
+// [RedactArguments]) replaced by [Redacted].
+func RedactText(s string) string {
+	r, _ := redactString(s)
+	return r
+}
+
 // redactString returns s with the secrets it carries in its text replaced
 // by [Redacted], and whether there were any.
 func redactString(s string) (string, bool) {

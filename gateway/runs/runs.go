@@ -307,7 +307,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		el = newLineOf(ev.b[:head], ev.b[who:whoEnd])
 		el.raw("arguments", args)
 		el.str("status", status)
-		el.str("message", gateway.Truncate(msg, recordTextMax))
+		el.str("message", gateway.RedactText(gateway.Truncate(msg, recordTextMax)))
 		el.num("duration_ms", ms)
 	}
 

@@ -528,3 +528,23 @@ func TestHugeBriefIsCutInTheRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretInErrorMessageIsRedacted: an upstream's error that echoes
+// back a secret it was given (a URL with its token, a header) is recorded
+// in errors.jsonl with the secret redacted, as the arguments are.
+func TestSecretInErrorMessageIsRedacted(t *testing.T) {
+	r := openRun(t)
+	c := &gateway.Call{ID: "c1", Name: "fetch", Started: time.Now(), Arguments: json.RawMessage(`{}`)}
+	r.CallStarted(c)
+	r.CallFinished(c, gateway.Errorf("GET https://ann:pw-HUNTER2@api.example.com/x?api_key=sk-LIVE-9 failed: 401\nAuthorization: Bearer TOKEN-XYZ"), time.Millisecond)
+	r.Close()
+	b, _ := os.ReadFile(filepath.Join(r.Dir(), "logs", "errors.jsonl"))
+	for _, secret := range []string{"HUNTER2", "sk-LIVE-9", "TOKEN-XYZ"} {
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("errors.jsonl holds %q: %s", secret, b)
+		}
+	}
+	if !bytes.Contains(b, []byte("api.example.com/x?api_key=[REDACTED] failed: 401")) {
+		t.Errorf("errors.jsonl message lost its readable part: %s", b)
+	}
+}
