@@ -57,6 +57,10 @@ type Call struct {
 	Started time.Time
 	// Artifacts are the artifacts the summarize stage saved for this call.
 	Artifacts []Artifact
+	// ArtifactErrors say which outputs over the limit the summarize stage
+	// could not save ("output.txt (40000 bytes): saving artifact: ..."):
+	// they were cut from the answer and are kept nowhere.
+	ArtifactErrors []string
 
 	// limits are the pipeline's limits when the call started.
 	limits *Limits

@@ -181,6 +181,7 @@ func (p *Pipeline) awaitExchange(ctx context.Context, ex *exchange, round *Call)
 func (ex *exchange) finish(round *Call, res *Result) *Result {
 	if round != ex.call {
 		round.Artifacts = append(round.Artifacts, ex.call.Artifacts...)
+		round.ArtifactErrors = append(round.ArtifactErrors, ex.call.ArtifactErrors...)
 	}
 	return res
 }

@@ -143,6 +143,7 @@ func (p *Pipeline) saveText(call *Call, text string, max int) (string, Part) {
 	var b strings.Builder
 	if err != nil {
 		p.log.Error("saving artifact", "call_id", call.ID, "tool", call.Name, "err", err)
+		call.ArtifactErrors = append(call.ArtifactErrors, fmt.Sprintf("output.txt (%d bytes): %v", len(text), err))
 		fmt.Fprintf(&b, "[output truncated: %d bytes, %d lines, over the %d-byte limit; the full output could not be saved: %v]\n", len(text), lines, max, err)
 	} else {
 		call.Artifacts = append(call.Artifacts, art)
@@ -203,6 +204,7 @@ func (p *Pipeline) saveBinary(call *Call, i int, part Part) Part {
 	art, err := p.opts.Artifacts.SaveArtifact(call, name, mime, data)
 	if err != nil {
 		p.log.Error("saving artifact", "call_id", call.ID, "tool", call.Name, "err", err)
+		call.ArtifactErrors = append(call.ArtifactErrors, fmt.Sprintf("%s (%d bytes): %v", name, len(data), err))
 		return Text(fmt.Sprintf("[%s content of %d bytes omitted: over the %d-byte limit, and it could not be saved: %v]", part.PartType(), len(data), p.limitsOf(call).MaxOutputBytes, err))
 	}
 	call.Artifacts = append(call.Artifacts, art)

@@ -288,6 +288,9 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 	if len(call.Artifacts) > 0 {
 		ev.value("artifacts", call.Artifacts)
 	}
+	if len(call.ArtifactErrors) > 0 { // output cut and not kept: say so
+		ev.strings("artifact_errors", call.ArtifactErrors)
+	}
 
 	args := gateway.RecordArguments(call)
 	tl := newLineOf(ev.b[:head], ev.b[who:whoEnd])

@@ -548,3 +548,42 @@ func TestSecretInErrorMessageIsRedacted(t *testing.T) {
 		t.Errorf("errors.jsonl message lost its readable part: %s", b)
 	}
 }
+
+// TestUnsavableArtifactIsInTheRecord: when an output over the limit
+// cannot be saved (a read-only or full archive), the call still answers
+// with its summary saying so, and its record says that the output was cut
+// and not kept, rather than looking like any call that returned it whole.
+func TestUnsavableArtifactIsInTheRecord(t *testing.T) {
+	r := openRun(t)
+	// archive/ cannot be created: a file sits at its path.
+	if err := os.WriteFile(r.ArchiveDir(), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tool := gateway.Must(gateway.NewTool(gateway.ToolDef{Name: "dump", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *gateway.Call) (*gateway.Result, error) {
+			return gateway.OkText(strings.Repeat("line of output\n", 1000)), nil
+		}))
+	ts, err := gateway.NewToolset("t", tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := gateway.NewCatalog(nil)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Recorder: r, Artifacts: r, MaxOutputBytes: 1024})
+	res := p.Call(context.Background(), &gateway.Call{Name: "dump", Arguments: json.RawMessage(`{}`)})
+	r.Close()
+	if !strings.Contains(res.OutputText(), "could not be saved") {
+		t.Fatalf("answer: %s", res.OutputText())
+	}
+	rec := lines(t, filepath.Join(r.Dir(), "logs", "tools.jsonl"))[0]
+	errs, _ := rec["artifact_errors"].([]any)
+	if len(errs) != 1 || !strings.Contains(fmt.Sprint(errs[0]), "output.txt") {
+		t.Errorf("tools.jsonl line does not say the output was lost: %v", rec)
+	}
+	ev := lines(t, filepath.Join(r.Dir(), "events.jsonl"))
+	if last := ev[len(ev)-2]; last["type"] != "tool.completed" || last["artifact_errors"] == nil {
+		t.Errorf("tool.completed event does not say the output was lost: %v", last)
+	}
+}
