@@ -144,8 +144,8 @@ func (l *line) value(k string, v any) {
 // repeats an earlier one.
 func (l *line) caller(call *gateway.Call) {
 	l.strOmit("session", call.SessionRef())
-	l.strOmit("client", call.Client)
-	l.strOmit("identity", call.Identity)
+	l.strOmit("client", cutName(call.Client))
+	l.strOmit("identity", cutName(call.Identity))
 	if call.Principal != nil {
 		l.value("principal", call.Principal.Record())
 	}

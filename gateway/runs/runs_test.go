@@ -587,3 +587,22 @@ func TestUnsavableArtifactIsInTheRecord(t *testing.T) {
 		t.Errorf("tool.completed event does not say the output was lost: %v", last)
 	}
 }
+
+// TestHugeNamesAreCutInTheRecord: the tool name and the client's name
+// come from the client (an unknown tool is recorded too) and may be as
+// long as a request; every record line stays bounded all the same.
+func TestHugeNamesAreCutInTheRecord(t *testing.T) {
+	r := openRun(t)
+	huge := strings.Repeat("n", 3<<20)
+	c := &gateway.Call{ID: "c1", Name: huge, Client: huge + "/" + huge, Identity: "local", Started: time.Now(), Arguments: json.RawMessage(`{}`)}
+	r.CallStarted(c)
+	r.CallFinished(c, gateway.NotFoundResult(c.Name), time.Millisecond)
+	r.Close()
+	for _, f := range []string{"events.jsonl", "logs/tools.jsonl", "logs/errors.jsonl"} {
+		recs := lines(t, filepath.Join(r.Dir(), f))
+		b, _ := os.ReadFile(filepath.Join(r.Dir(), f))
+		if len(recs) == 0 || len(b) > 64<<10 {
+			t.Errorf("%s: %d lines, %d bytes", f, len(recs), len(b))
+		}
+	}
+}
