@@ -50,6 +50,14 @@ type conn struct {
 	ended      recentEnds
 	lateWindow time.Duration
 
+	// The upstream's requests being relayed to a client, by request ID
+	// (mcp.RequestId.String), so that its notifications/cancelled takes
+	// the question back; and IDs it cancelled before their request was
+	// handled (requests are handled off the read loop), with when.
+	askedMu   sync.Mutex
+	asked     map[string]context.CancelFunc
+	cancelled map[string]time.Time
+
 	// For the supervisor's ping (Upstream.watch): when the upstream was
 	// last heard from (Unix nanoseconds), and how many requests other than
 	// pings await its answer.
@@ -676,6 +684,8 @@ func (c *conn) onNotification(n mcp.JSONRPCNotification) {
 		c.relayLog(f)
 	case string(mcp.MethodNotificationResourceUpdated):
 		c.u.resourceUpdated(f)
+	case string(mcp.MethodNotificationCancelled):
+		c.cancelAsked(f["requestId"])
 	default:
 		c.u.log.Debug("upstream notification ignored", "method", n.Method)
 	}

@@ -206,10 +206,12 @@ func (c *conn) relayRequest(ctx context.Context, req transport.JSONRPCRequest) *
 		}
 		params = b
 	}
-	// The wait ends with the call, or with the connection.
+	// The wait ends with the call, or with the connection, or when the
+	// upstream cancels its request.
 	rctx, cancel := context.WithCancel(target)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
+	defer c.askedUntil(req.ID.String(), cancel)()
 	res, err := gateway.RequestFromClient(rctx, req.Method, params)
 	var ce *gateway.ClientError
 	switch {
@@ -234,6 +236,60 @@ func (c *conn) relayRequest(ctx context.Context, req transport.JSONRPCRequest) *
 		return transport.NewJSONRPCErrorResponse(req.ID, mcp.REQUEST_INTERRUPTED, "the call ended before the client answered", nil)
 	default:
 		return refuse(mcp.INTERNAL_ERROR, err.Error())
+	}
+}
+
+// askedUntil registers a request of the upstream being relayed, whose
+// notifications/cancelled calls cancel, until the returned function is
+// called. A request the upstream cancelled before this is cancelled at
+// once.
+func (c *conn) askedUntil(id string, cancel context.CancelFunc) func() {
+	c.askedMu.Lock()
+	defer c.askedMu.Unlock()
+	if _, ok := c.cancelled[id]; ok {
+		delete(c.cancelled, id)
+		cancel()
+		return func() {}
+	}
+	if c.asked == nil {
+		c.asked = map[string]context.CancelFunc{}
+	}
+	c.asked[id] = cancel
+	return func() {
+		c.askedMu.Lock()
+		delete(c.asked, id)
+		c.askedMu.Unlock()
+	}
+}
+
+// cancelAsked handles the upstream's notifications/cancelled: the request
+// it names, if it is being relayed, ends (the client's wait with it); one
+// not handled yet is remembered for a while, as it may be on its way.
+func (c *conn) cancelAsked(rawID any) {
+	switch rawID.(type) {
+	case string, float64:
+	default:
+		return
+	}
+	id := mcp.NewRequestId(rawID).String()
+	c.askedMu.Lock()
+	defer c.askedMu.Unlock()
+	if cancel, ok := c.asked[id]; ok {
+		delete(c.asked, id)
+		cancel()
+		return
+	}
+	if c.cancelled == nil {
+		c.cancelled = map[string]time.Time{}
+	}
+	now := time.Now()
+	for k, at := range c.cancelled {
+		if now.Sub(at) > 10*time.Second {
+			delete(c.cancelled, k)
+		}
+	}
+	if len(c.cancelled) < 1024 {
+		c.cancelled[id] = now
 	}
 }
 

@@ -397,3 +397,49 @@ func TestSoleRequest(t *testing.T) {
 		endM2()
 	})
 }
+
+// askedClient is a client that never answers a request: it holds each
+// until its context ends, and says when that was.
+type askedClient struct {
+	fakeClient
+	asked, ended chan struct{}
+}
+
+func (c *askedClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	close(c.asked)
+	<-ctx.Done()
+	close(c.ended)
+	return nil, ctx.Err()
+}
+
+// TestRelayedRequestCancelledByUpstream: an upstream that gives up on a
+// question it relayed (notifications/cancelled with its request ID, as an
+// SDK whose request timed out sends) takes it back from the client at
+// once, not when the call ends.
+func TestRelayedRequestCancelledByUpstream(t *testing.T) {
+	log, _ := newLogger()
+	cfg := serialConfig(t, "ab")
+	cfg.RelayElicitation = true
+	u := start(t, cfg, log, true)
+	g := newGW(t, u)
+	cl := &askedClient{fakeClient: fakeClient{session: "a"}, asked: make(chan struct{}), ended: make(chan struct{})}
+	done := make(chan *gateway.Result, 1)
+	go func() {
+		done <- g.call(gateway.WithClient(context.Background(), cl), "ab__abandon", `{"ms":3000}`)
+	}()
+	select {
+	case <-cl.asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the elicitation never reached the client")
+	}
+	select {
+	case <-cl.ended:
+	case res := <-done:
+		t.Fatalf("the client was asked until the call ended (%q); want the question taken back when the upstream cancelled it", res.Status())
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client was never told the question ended")
+	}
+	if res := <-done; mustOK(t, res) != "abandon done" {
+		t.Errorf("result %q", mustOK(t, res))
+	}
+}

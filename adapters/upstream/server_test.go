@@ -117,12 +117,21 @@ func runSerialServer() {
 		case "initialize":
 			reply(m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"serial","version":"1"}}`)
 		case "tools/list":
-			reply(m.ID, `{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"slow","inputSchema":{"type":"object"}}]}`)
+			reply(m.ID, `{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"slow","inputSchema":{"type":"object"}},{"name":"abandon","inputSchema":{"type":"object"}}]}`)
 		case "ping":
 			reply(m.ID, `{}`)
 		case "tools/call":
+			if m.Params.Name != "abandon" {
+				time.Sleep(time.Duration(m.Params.Arguments.MS) * time.Millisecond)
+				reply(m.ID, `{"content":[{"type":"text","text":"`+m.Params.Name+` done"}]}`)
+				continue
+			}
+			// Asks the client, gives up on the question at once (as an
+			// SDK whose request timed out does), and answers ms later.
+			fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","id":"q1","method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}`)
+			fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"q1","reason":"timed out"}}`)
 			time.Sleep(time.Duration(m.Params.Arguments.MS) * time.Millisecond)
-			reply(m.ID, `{"content":[{"type":"text","text":"`+m.Params.Name+` done"}]}`)
+			reply(m.ID, `{"content":[{"type":"text","text":"abandon done"}]}`)
 		}
 	}
 	os.Exit(0)
