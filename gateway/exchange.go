@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Exchanges: a tool's requests to a 2026-07-28 client, asked in rounds.
@@ -248,10 +249,24 @@ func (c *askingClient) Capabilities() json.RawMessage {
 
 func (c *askingClient) CanRequest(method string) bool { return c.CanAskInRounds(method) }
 
+// declaresMode reports whether the client declared the mode of the
+// elicitation params asks in (a client that declared form mode only
+// cannot be asked to open a URL, and the other way round).
+func (c *askingClient) declaresMode(params json.RawMessage) bool {
+	var p struct {
+		Mode string `json:"mode"`
+	}
+	var caps mcp.ClientCapabilities
+	if json.Unmarshal(params, &p) != nil || json.Unmarshal(c.Capabilities(), &caps) != nil {
+		return false
+	}
+	return elicitModeDeclared(caps, p.Mode)
+}
+
 // Request asks the client in the exchange's next round and waits for the
 // answer its repeat carries.
 func (c *askingClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if !c.CanAskInRounds(method) {
+	if !c.CanAskInRounds(method) || method == MethodElicitation && !c.declaresMode(params) {
 		return nil, fmt.Errorf("%s: %w", method, ErrClientCannot)
 	}
 	a := &ask{

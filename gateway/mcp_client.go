@@ -120,13 +120,22 @@ func (c *mcpClient) canRequest(method, mode string) bool {
 		if _, ok := s.(server.SessionWithElicitation); !ok || caps.Elicitation == nil {
 			return false
 		}
-		if mode == mcp.ElicitationModeURL {
-			return caps.Elicitation.URL != nil
-		}
-		// An empty elicitation capability means form mode (2025-06-18).
-		return caps.Elicitation.Form != nil || caps.Elicitation.URL == nil
+		return elicitModeDeclared(caps, mode)
 	}
 	return false
+}
+
+// elicitModeDeclared reports whether caps, which declare elicitation,
+// declare the mode ("" or "form", or "url").
+func elicitModeDeclared(caps mcp.ClientCapabilities, mode string) bool {
+	if caps.Elicitation == nil {
+		return false
+	}
+	if mode == mcp.ElicitationModeURL {
+		return caps.Elicitation.URL != nil
+	}
+	// An empty elicitation capability means form mode (2025-06-18).
+	return caps.Elicitation.Form != nil || caps.Elicitation.URL == nil
 }
 
 func (c *mcpClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {

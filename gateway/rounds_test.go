@@ -395,3 +395,35 @@ func TestExchangeProgressFollowsTheRound(t *testing.T) {
 		t.Errorf("round 2: kind %q, progress %v; want done and progress 2 on this round's request", r2.Kind, got2)
 	}
 }
+
+// formOnlyClient is a 2026-07-28 client that declared form elicitation
+// only.
+type formOnlyClient struct{ roundsOnlyClient }
+
+func (formOnlyClient) CanAskInRounds(method string) bool { return method == MethodElicitation }
+func (formOnlyClient) Capabilities() json.RawMessage {
+	return json.RawMessage(`{"elicitation":{"form":{}}}`)
+}
+
+// A URL-mode elicitation is not asked in rounds of a client that declared
+// only form mode (as it is not sent to a 2025-11-25 client that did not):
+// the tool is told the client cannot, and the call is not held for an
+// answer the client cannot give.
+func TestExchangeElicitationModeDeclared(t *testing.T) {
+	tl, _ := NewDynamicTool(ToolDef{Name: "visit"}, func(ctx context.Context, _ map[string]any) (*Result, error) {
+		_, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{"mode":"url","message":"sign in","url":"https://example.com/auth","elicitationId":"e1"}`))
+		if err != nil {
+			return OkText("refused: " + err.Error()), nil
+		}
+		return OkText("asked"), nil
+	})
+	ts, _ := NewToolset("t", tl)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	p := NewPipeline(&Options{Tools: cat})
+	ctx := WithClient(context.Background(), formOnlyClient{})
+	r := p.Call(ctx, &Call{Name: "visit", Identity: "local"})
+	if r.Kind != "" || !strings.Contains(r.Output[0].(TextPart).Text, ErrClientCannot.Error()) {
+		t.Fatalf("a URL elicitation for a form-only client: kind %q requests %s; want the tool told the client cannot", r.Kind, r.InputRequests)
+	}
+}
