@@ -412,6 +412,27 @@ func (c *Catalog) Toolsets() []ToolsetInfo {
 	return infos
 }
 
+// RootsFollower is a toolset that passes the client's roots on (an
+// upstream with forward_roots): it is told when the client says its roots
+// changed, to tell those it passed them to.
+type RootsFollower interface {
+	RootsChanged()
+}
+
+// RootsChanged tells every toolset that follows the client's roots that
+// they changed (notifications/roots/list_changed from a client). The
+// toolsets are told outside c.mu.
+func (c *Catalog) RootsChanged() {
+	c.mu.Lock()
+	toolsets := slices.Clone(c.toolsets)
+	c.mu.Unlock()
+	for _, ts := range toolsets {
+		if f, ok := ts.(RootsFollower); ok {
+			f.RootsChanged()
+		}
+	}
+}
+
 // OnChange registers f to be called after every rebuild of the catalog.
 func (c *Catalog) OnChange(f func()) {
 	c.mu.Lock()

@@ -221,6 +221,12 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 		server.WithResourceCompletionProvider(completer{m}),
 	)
 	m.srv = server.NewMCPServer(opts.Name, opts.Version, srvOpts...)
+	// A client whose roots changed says so; the toolsets that passed its
+	// roots on (upstreams with forward_roots) tell theirs. Off mcp-go's
+	// read loop, which runs notification handlers.
+	m.srv.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(context.Context, mcp.JSONRPCNotification) {
+		go opts.Catalog.RootsChanged()
+	})
 	m.syncTools()
 	m.syncResources()
 	opts.Catalog.OnChange(m.scheduleSync)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -127,5 +128,36 @@ func TestReadBinaryArtifactWithTextMIMEIsWhole(t *testing.T) {
 	c := resp.Result.Contents[0]
 	if c.Text != nil || string(c.Blob) != string(binaryArtifactData) {
 		t.Errorf("binary artifact read back as %s, want its bytes as a blob", raw)
+	}
+}
+
+// rootsFollower is a toolset that counts the times it is told the
+// client's roots changed.
+type rootsFollower struct {
+	Toolset
+	told chan struct{}
+}
+
+func (f rootsFollower) RootsChanged() { f.told <- struct{}{} }
+
+// TestRootsListChangedReachesFollowers: a client's
+// notifications/roots/list_changed reaches the toolsets that pass its
+// roots on (upstreams with forward_roots), which tell theirs.
+func TestRootsListChangedReachesFollowers(t *testing.T) {
+	ts, err := NewToolset("up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := rootsFollower{Toolset: ts, told: make(chan struct{}, 1)}
+	cat := NewCatalog(nil)
+	if err := cat.Add(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat})})
+	m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`))
+	select {
+	case <-f.told:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the toolset that follows the client's roots was not told they changed")
 	}
 }

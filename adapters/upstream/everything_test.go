@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -243,8 +244,10 @@ func TestServerEverything(t *testing.T) {
 	t.Run("forward roots", func(t *testing.T) {
 		log, logs := newLogger()
 		cfg := Config{Name: "evr", Command: node, Args: []string{script, "stdio"}, ForwardRoots: true, StartupTimeout: 20 * time.Second}
+		var root atomic.Value // the client's root, which it may change
+		root.Store("file:///tmp/tg-project")
 		u, err := New(cfg, &Options{Logger: log, Roots: func(context.Context) ([]Root, error) {
-			return []Root{{URI: "file:///tmp/tg-project", Name: "project"}}, nil
+			return []Root{{URI: root.Load().(string), Name: "project"}}, nil
 		}})
 		if err != nil {
 			t.Fatal(err)
@@ -261,6 +264,14 @@ func TestServerEverything(t *testing.T) {
 		if out := mustOK(t, g.call(context.Background(), "evr__get-roots-list", `{}`)); !strings.Contains(out, "file:///tmp/tg-project") {
 			t.Errorf("roots: %s", out)
 		}
+		// The client's roots change (it says so with roots/list_changed):
+		// the upstream, which keeps the roots it was given, is told and
+		// asks again.
+		root.Store("file:///tmp/tg-other")
+		u.RootsChanged()
+		eventually(t, 10*time.Second, "the changed roots at the upstream", func() bool {
+			return strings.Contains(mustOK(t, g.call(context.Background(), "evr__get-roots-list", `{}`)), "file:///tmp/tg-other")
+		})
 		eventually(t, 10*time.Second, "the upstream's log message", func() bool {
 			return strings.Contains(logs.String(), "Roots updated: 1 root(s) received from client")
 		})

@@ -305,6 +305,31 @@ func (u *Upstream) signalReady(err error) {
 	})
 }
 
+var _ gateway.RootsFollower = (*Upstream)(nil)
+
+// RootsChanged implements [gateway.RootsFollower]: an upstream with
+// forward_roots is sent notifications/roots/list_changed, so that it asks
+// for the client's roots again (servers that keep them, such as the
+// reference filesystem server, would otherwise keep the old ones). Only
+// the 2025-era connection asks for roots; the notification goes out in
+// the background, within 5 s.
+func (u *Upstream) RootsChanged() {
+	if !u.cfg.ForwardRoots {
+		return
+	}
+	c, _ := u.liveConn()
+	if c == nil || c.modern || c.client == nil {
+		return // a connection made from now on asks for the roots anew
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+		defer cancel()
+		if err := c.client.RootListChanges(ctx); err != nil {
+			u.log.Debug("telling the upstream its roots changed", "err", u.errText(err))
+		}
+	}()
+}
+
 // CloseWhenIdle closes u once no call is in flight on it (every slot of
 // its concurrency limit free), or when ctx ends, whichever comes first. A
 // reload that removes or changes an upstream takes it out of the catalog
