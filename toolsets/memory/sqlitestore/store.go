@@ -375,20 +375,10 @@ func (s *Store) Recall(ctx context.Context, q memory.Query) ([]memory.Hit, error
 	if err != nil {
 		return nil, fmt.Errorf("memory store: recall: %w", err)
 	}
-	defer rows.Close()
-	hits := []memory.Hit{}
-	for rows.Next() {
-		var score float64
-		m, err := scanMemory(rows, &score)
-		if err != nil {
-			return nil, fmt.Errorf("memory store: recall: %w", err)
-		}
-		hits = append(hits, memory.Hit{Memory: m, Score: score, Committed: true})
+	hits, err := scanHits(rows)
+	if err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("memory store: recall: %w", err)
-	}
-	rows.Close()
 	if grams := memory.SubstringGrams(memory.QueryTerms(q.Text)); len(grams) > 0 && len(hits) < limit {
 		more, err := s.recallGrams(ctx, q.Scope, grams, hits, limit-len(hits))
 		if err != nil {
@@ -430,8 +420,14 @@ func (s *Store) recallGrams(ctx context.Context, scope string, grams []string, h
 	if err != nil {
 		return nil, fmt.Errorf("memory store: recall: %w", err)
 	}
+	return scanHits(rows)
+}
+
+// scanHits reads a recall's rows (the memory's columns, then its score) as
+// hits, and closes them.
+func scanHits(rows *sql.Rows) ([]memory.Hit, error) {
 	defer rows.Close()
-	var hits []memory.Hit
+	hits := []memory.Hit{}
 	for rows.Next() {
 		var score float64
 		m, err := scanMemory(rows, &score)
