@@ -115,16 +115,7 @@ func (roundsClient) Request(context.Context, string, json.RawMessage) (json.RawM
 // the tool does not run unanswered.
 func TestApprovalStateIsNoRoundState(t *testing.T) {
 	ran := 0
-	tl, _ := gateway.NewDynamicTool(gateway.ToolDef{Name: "send"}, func(context.Context, map[string]any) (*gateway.Result, error) {
-		ran++
-		return gateway.OkText("sent"), nil
-	})
-	ts, _ := gateway.NewToolset("mail", tl)
-	cat := gateway.NewCatalog(nil)
-	_ = cat.Add(context.Background(), ts)
-	ask := gateway.PolicyFunc(func(context.Context, *gateway.Tool) gateway.Decision {
-		return gateway.Decision{Ask: true, Layer: "config", Rule: "policy.approval.tools:send"}
-	})
+	cat, ask := sendToolAsks(&ran)
 	keys := [][]byte{[]byte("0123456789abcdef0123456789abcdef")}
 	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: ask, RoundSecrets: keys,
 		Approver: NewApprovals(ApprovalOptions{Channel: "client", Timeout: time.Minute, RoundSecrets: keys})})
@@ -140,9 +131,9 @@ func TestApprovalStateIsNoRoundState(t *testing.T) {
 	}
 }
 
-// askingPipeline is a pipeline whose tool "send" needs approval through
-// the operator channel of q; ran counts its runs.
-func askingPipeline(q *Queue, ev *events, ran *int) *gateway.Pipeline {
+// sendToolAsks is a catalog of one tool, "send" (toolset mail), whose
+// runs ran counts, and a policy that asks a person about it.
+func sendToolAsks(ran *int) (*gateway.Catalog, gateway.PolicyFunc) {
 	tl, _ := gateway.NewDynamicTool(gateway.ToolDef{Name: "send"}, func(context.Context, map[string]any) (*gateway.Result, error) {
 		*ran++
 		return gateway.OkText("sent"), nil
@@ -150,9 +141,15 @@ func askingPipeline(q *Queue, ev *events, ran *int) *gateway.Pipeline {
 	ts, _ := gateway.NewToolset("mail", tl)
 	cat := gateway.NewCatalog(nil)
 	_ = cat.Add(context.Background(), ts)
-	ask := gateway.PolicyFunc(func(context.Context, *gateway.Tool) gateway.Decision {
+	return cat, gateway.PolicyFunc(func(context.Context, *gateway.Tool) gateway.Decision {
 		return gateway.Decision{Ask: true, Layer: "config", Rule: "policy.approval.tools:send"}
 	})
+}
+
+// askingPipeline is a pipeline whose tool "send" needs approval through
+// the operator channel of q; ran counts its runs.
+func askingPipeline(q *Queue, ev *events, ran *int) *gateway.Pipeline {
+	cat, ask := sendToolAsks(ran)
 	return gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: ask, Recorder: ev,
 		Approver: NewApprovals(ApprovalOptions{Queue: q, Channel: "operator", Timeout: time.Minute})})
 }

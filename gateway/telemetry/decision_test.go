@@ -27,10 +27,7 @@ func (roundApprover) Approve(context.Context, *gateway.Call) gateway.Approval {
 // made a dashboard of denials count every approval asked.
 func TestAskIsNotDeny(t *testing.T) {
 	ctx := context.Background()
-	echo, _ := gateway.NewDynamicTool(gateway.ToolDef{Name: "echo"}, func(context.Context, map[string]any) (*gateway.Result, error) { return gateway.OkText("ok"), nil })
-	ts, _ := gateway.NewToolset("diag", echo)
-	cat := gateway.NewCatalog(nil)
-	_ = cat.Add(ctx, ts)
+	cat := echoCatalog(ctx)
 	m := telemetry.New(telemetry.Sources{})
 	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: askPolicy{}, Approver: roundApprover{}, Recorder: m})
 	res := p.Call(ctx, &gateway.Call{Name: "echo"})

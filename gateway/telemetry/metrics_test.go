@@ -134,10 +134,7 @@ func TestCallMetrics(t *testing.T) {
 // every recorder still sees its end.
 func TestRecordersRefusal(t *testing.T) {
 	ctx := context.Background()
-	echo, _ := gateway.NewDynamicTool(gateway.ToolDef{Name: "echo"}, func(context.Context, map[string]any) (*gateway.Result, error) { return gateway.OkText("ok"), nil })
-	ts, _ := gateway.NewToolset("diag", echo)
-	cat := gateway.NewCatalog(nil)
-	_ = cat.Add(ctx, ts)
+	cat := echoCatalog(ctx)
 	m := telemetry.New(telemetry.Sources{})
 	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Recorder: telemetry.Recorders(failing{}, m)})
 	res := p.Call(ctx, &gateway.Call{Name: "echo"})
@@ -222,4 +219,14 @@ func TestUpstreamMetrics(t *testing.T) {
 	if _, ok := value(fams, "toolgate_upstream_restarts_total", map[string]string{"upstream": "diag"}); ok {
 		t.Error("a built-in toolset has upstream restarts")
 	}
+}
+
+// echoCatalog is a catalog of one tool, echo (in toolset diag), that
+// answers "ok".
+func echoCatalog(ctx context.Context) *gateway.Catalog {
+	echo, _ := gateway.NewDynamicTool(gateway.ToolDef{Name: "echo"}, func(context.Context, map[string]any) (*gateway.Result, error) { return gateway.OkText("ok"), nil })
+	ts, _ := gateway.NewToolset("diag", echo)
+	cat := gateway.NewCatalog(nil)
+	_ = cat.Add(ctx, ts)
+	return cat
 }
