@@ -366,7 +366,7 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 	}
 	if changed["limits"] && a.pipeline != nil {
 		a.pipeline.SetLimits(gateway.Limits{CallTimeout: next.Limits.CallTimeout, MaxOutputBytes: next.Limits.MaxOutputBytes})
-		cur.Limits = next.Limits
+		cur.Limits.TakeLive(next.Limits) // the others wait for a restart (config.Diff reports them)
 	}
 	for _, b := range builtins {
 		uses := b.name == "filesystem" && sandboxRebuilt

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -424,5 +425,27 @@ func TestReloadTurningSkillsOnServesPrompts(t *testing.T) {
 	}
 	if len(list.Prompts) != 1 || list.Prompts[0].Name != "fresh" {
 		t.Errorf("prompts/list after the skills were turned on: %+v, want the skill fresh", list.Prompts)
+	}
+}
+
+// TestReloadLimitsSetUpAtStart: limits.max_in_flight (and the other limits
+// the HTTP server or the shutdown read at start) changed by a reload are
+// reported as waiting for a restart, on this reload and the next, while
+// call_timeout applies; before, the reload said "limits" applied, ok, and
+// the bound stayed as at start.
+func TestReloadLimitsSetUpAtStart(t *testing.T) {
+	dir := t.TempDir()
+	var next *config.Config
+	_, r := reloadApp(t, dir, "memory: {enabled: false}\n", &next)
+	next = configFrom(t, dir, "memory: {enabled: false}\nlimits: {max_in_flight: 3, call_timeout: 7s}\n")
+	for i := range 2 {
+		r.reload(context.Background(), "SIGHUP")
+		res := r.last.Load()
+		if !res.OK || !slices.Contains(res.Changes.Fixed, "limits.max_in_flight") {
+			t.Fatalf("reload %d: %+v, want limits.max_in_flight among the fixed", i, res.Changes)
+		}
+		if r.cur.Limits.CallTimeout != 7*time.Second {
+			t.Errorf("reload %d: call_timeout in force %s, want 7s", i, r.cur.Limits.CallTimeout)
+		}
 	}
 }

@@ -60,7 +60,12 @@ func Diff(old, next *Config) Changes {
 		{"runs_dir", old.RunsDir, next.RunsDir, true},
 		{"log", old.Log, next.Log, true},
 		{"http", old.HTTP, next.HTTP, true},
-		{"limits", old.Limits, next.Limits, false},
+		// The pipeline's limits apply to the next calls; the HTTP server's
+		// in-flight bounds and the shutdown grace are set up at start.
+		{"limits", old.Limits.live(), next.Limits.live(), false},
+		{"limits.max_in_flight", old.Limits.MaxInFlight, next.Limits.MaxInFlight, true},
+		{"limits.max_in_flight_per_session", old.Limits.MaxInFlightPerSession, next.Limits.MaxInFlightPerSession, true},
+		{"limits.shutdown_grace", old.Limits.ShutdownGrace, next.Limits.ShutdownGrace, true},
 		{"sandbox", old.Sandbox, next.Sandbox, false},
 		{"filesystem", old.Filesystem, next.Filesystem, false},
 		{"diagnostics", old.Diagnostics, next.Diagnostics, false},
@@ -87,4 +92,15 @@ func Diff(old, next *Config) Changes {
 	slices.Sort(ch.Removed)
 	slices.Sort(ch.Changed)
 	return ch
+}
+
+// live is the part of l a reload puts in force (the pipeline's limits);
+// the other fields keep their values until restart.
+func (l Limits) live() Limits {
+	return Limits{CallTimeout: l.CallTimeout, MaxOutputBytes: l.MaxOutputBytes}
+}
+
+// TakeLive copies into l the fields of next a reload puts in force.
+func (l *Limits) TakeLive(next Limits) {
+	l.CallTimeout, l.MaxOutputBytes = next.CallTimeout, next.MaxOutputBytes
 }

@@ -30,6 +30,13 @@ func TestDiff(t *testing.T) {
 		{"an upstream's grant changes the policy", func(c *Config) { c.Upstreams[1].Grant = []string{"network"} },
 			Changes{Changed: []string{"b"}, Settings: []string{"policy"}}},
 		{"fixed setting", func(c *Config) { c.HTTP.Addr = "127.0.0.1:9" }, Changes{Fixed: []string{"http"}}},
+		// The HTTP server's in-flight bounds and the shutdown grace are set
+		// up at start: a reload must say they wait, not that limits applied.
+		{"limits set up at start are fixed", func(c *Config) {
+			c.Limits.MaxInFlight, c.Limits.MaxInFlightPerSession, c.Limits.ShutdownGrace = 7, 3, time.Second
+		}, Changes{Fixed: []string{"limits.max_in_flight", "limits.max_in_flight_per_session", "limits.shutdown_grace"}}},
+		{"live and fixed limits", func(c *Config) { c.Limits.CallTimeout, c.Limits.MaxInFlight = time.Second, 7 },
+			Changes{Settings: []string{"limits"}, Fixed: []string{"limits.max_in_flight"}}},
 		{"all at once", func(c *Config) {
 			c.Upstreams = []upstream.Config{up("b", "x"), up("c")}
 			c.Policy.ListDenied = "hide"
