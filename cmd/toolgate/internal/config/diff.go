@@ -58,6 +58,10 @@ func Diff(old, next *Config) Changes {
 		fixed    bool
 	}{
 		{"runs_dir", old.RunsDir, next.RunsDir, true},
+		// read once, at start: run retention, the run's replica, tracing
+		{"runs", old.Runs, next.Runs, true},
+		{"replica_id", old.ReplicaID, next.ReplicaID, true},
+		{"traces", old.Traces, next.Traces, true},
 		{"log", old.Log, next.Log, true},
 		{"http", old.HTTP, next.HTTP, true},
 		// The pipeline's limits apply to the next calls; the HTTP server's

@@ -57,3 +57,24 @@ func TestDiff(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffReportsStartOnlySettings: settings read only at start (run
+// retention, traces, replica_id) are reported as waiting for a restart;
+// before, a reload that changed only them said "nothing changed".
+func TestDiffReportsStartOnlySettings(t *testing.T) {
+	for _, tt := range []struct {
+		key  string
+		edit func(*Config)
+	}{
+		{"runs", func(c *Config) { c.Runs.Keep = 5 }},
+		{"traces", func(c *Config) { c.Traces.Enabled = true }},
+		{"replica_id", func(c *Config) { c.ReplicaID = "b" }},
+	} {
+		next := &Config{}
+		tt.edit(next)
+		got := Diff(&Config{}, next)
+		if want := (Changes{Fixed: []string{tt.key}}); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: Diff = %+v, want %+v", tt.key, got, want)
+		}
+	}
+}
