@@ -556,6 +556,22 @@ func upstreamsFromFiles(cfg *config.Config) []string {
 	return files
 }
 
+// reloadLoad is how a serve's reloads load the configuration: as at
+// start, but from the file read at start (configFiles) even when it was
+// the default one, so that a ./toolgate.yaml gone since (moved away,
+// deleted, an editor's save that unlinks first) fails the reload instead
+// of loading the defaults alone (no upstreams, the default policy).
+func reloadLoad(fs *pflag.FlagSet, keys map[string]string) func() (*config.Config, error) {
+	file := configPathOf(configFiles(fs))
+	return func() (*config.Config, error) {
+		cfg, _, _, err := config.Load(config.Options{File: file, Flags: fs, FlagKeys: keys})
+		if err != nil {
+			return nil, usageError{err.Error()}
+		}
+		return cfg, nil
+	}
+}
+
 // startReloader watches the configuration of a serve: files are the
 // files it is read from (the config file and the upstreams_from files).
 func startReloader(ctx context.Context, a *app, srv *gateway.MCPServer, hup chan os.Signal, files []string, load func() (*config.Config, error)) (*reloader, error) {

@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -447,5 +448,31 @@ func TestReloadLimitsSetUpAtStart(t *testing.T) {
 		if r.cur.Limits.CallTimeout != 7*time.Second {
 			t.Errorf("reload %d: call_timeout in force %s, want 7s", i, r.cur.Limits.CallTimeout)
 		}
+	}
+}
+
+// TestReloadDefaultFileGone: a serve that read ./toolgate.yaml (no
+// --config) and reloads once that file is gone (moved away, deleted, an
+// editor's save that unlinks first) fails the reload and keeps serving
+// with what it has; before, the reload loaded the defaults alone: every
+// upstream removed and the policy back to the defaults, ok: true.
+func TestReloadDefaultFileGone(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile(config.DefaultFile, []byte("policy: {tools: {deny: [danger_*]}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.String("config", "", "")
+	load := reloadLoad(fs, nil)
+	cfg, err := load()
+	if err != nil || len(cfg.Policy.Tools.Deny) != 1 {
+		t.Fatalf("load: %v, %+v", err, cfg)
+	}
+	if err := os.Remove(config.DefaultFile); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := load(); err == nil {
+		t.Fatalf("load with the file gone: no error, tools.deny now %q", cfg.Policy.Tools.Deny)
 	}
 }

@@ -116,7 +116,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	reloadCtx, stopReload := context.WithCancel(e.ctx)
 	defer stopReload()
-	if a.reloads, err = startReloader(reloadCtx, a, srv, hup, append(configFiles(fs), upstreamsFromFiles(cfg)...), func() (*config.Config, error) { return loadConfig(fs, keys) }); err != nil {
+	if a.reloads, err = startReloader(reloadCtx, a, srv, hup, append(configFiles(fs), upstreamsFromFiles(cfg)...), reloadLoad(fs, keys)); err != nil {
 		a.log.Warn("config file changes will not be picked up; SIGHUP still reloads", "err", err)
 	}
 	defer controlProcs(e.ctx, a.pipeline.Overlaps(), a.log)() // Go's default back before serve returns
