@@ -160,6 +160,25 @@ func TestPromoteNothing(t *testing.T) {
 	}
 }
 
+// TestPromoteNothingJSON: with --json, a run without candidates is an
+// empty report in JSON, as any other --json output, not a sentence.
+func TestPromoteNothingJSON(t *testing.T) {
+	runsDir := t.TempDir()
+	id := "20261124T025132Z-def8a7"
+	if err := os.MkdirAll(filepath.Join(runsDir, id), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "runs_dir: "+runsDir+"\nmemory:\n  path: "+filepath.Join(runsDir, "m.db")+"\n", "memory", "promote", id, "--json")
+	var rep struct {
+		RunID      string `json:"run_id"`
+		Candidates int    `json:"candidates"`
+		Outcomes   []any  `json:"outcomes"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || rep.RunID != id || rep.Candidates != 0 || rep.Outcomes == nil {
+		t.Fatalf("exit %d, --json stdout %q (%v), stderr %q", code, out, err, stderr)
+	}
+}
+
 // TestCallShowsArtifactPath: output saved as an artifact is shown with
 // its file path as well as its URI.
 func TestCallShowsArtifactPath(t *testing.T) {

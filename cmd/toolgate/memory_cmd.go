@@ -52,12 +52,17 @@ func runMemory(e *env, fs *pflag.FlagSet, args []string) error {
 	defer store.Close()
 	dryRun, _ := fs.GetBool("dry-run")
 	report, err := memory.Promote(e.ctx, store, candidates, runID, dryRun)
+	asJSON, _ := fs.GetBool("json")
 	if errors.Is(err, iofs.ErrNotExist) {
-		// Nothing was written in candidate mode: nothing to do, not a failure.
+		// Nothing was written in candidate mode: nothing to do, not a
+		// failure. With --json, the (empty) report: stdout stays JSON.
+		if asJSON {
+			return writeJSON(e.stdout, report)
+		}
 		fmt.Fprintf(e.stdout, "Run %s has no memory candidates: nothing to promote.\n", runID)
 		return nil
 	}
-	if asJSON, _ := fs.GetBool("json"); asJSON {
+	if asJSON {
 		if jerr := writeJSON(e.stdout, report); jerr != nil {
 			return jerr
 		}
