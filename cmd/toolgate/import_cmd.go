@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +66,10 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 		return usagef("import takes at most one PATH")
 	}
 	format, _ := fs.GetString("from")
+	if format != clientconfig.Auto && !slices.Contains(clientconfig.Formats, format) {
+		// Before looking for its file: an unknown format has none.
+		return usagef("unknown client format %q (one of auto, %s)", format, strings.Join(clientconfig.Formats, ", "))
+	}
 	var path string
 	if len(args) == 1 {
 		path = args[0]

@@ -62,6 +62,7 @@ func TestExitCodes(t *testing.T) {
 		{"call denied", "policy:\n  tools:\n    deny: [write_file]\n", []string{"call", "write_file", `{"path":"a","content":""}`}, exitFailure, "policy.tools.deny:write_file", ""},
 		{"serve non-loopback without tokens", "", []string{"serve", "--http", "0.0.0.0:0"}, exitUsage, "", "refusing to serve"},
 		{"missing sandbox root is bad config", "sandbox:\n  roots: [/nonexistent/toolgate-root]\n", []string{"tools"}, exitUsage, "", "sandbox.roots"},
+		{"import unknown format", "", []string{"import", "--from", "claude"}, exitUsage, "", `unknown client format "claude" (one of auto, claude-desktop`},
 		{"memory promote bad run id", "", []string{"memory", "promote", "../x"}, exitUsage, "", "is not a run ID"},
 	}
 	for _, tc := range tests {
