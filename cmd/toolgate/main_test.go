@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -386,5 +389,31 @@ func TestImportPrefersProjectFiles(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "project-server") || strings.Contains(out.String(), "users-server") {
 		t.Errorf("import without PATH read the user's file before the project's:\n%s", out.String())
+	}
+}
+
+// TestDecideEscapesCallID: approve, deny and submit send the call ID as
+// one path segment, whatever it holds: an ID with '/', '?' or '%' reaches
+// the admin API as that ID, not as another path (a bare 404 page) or a
+// URL that does not parse.
+func TestDecideEscapesCallID(t *testing.T) {
+	var got []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/pending/{id}/submit", func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.PathValue("id"))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	cfg := "admin:\n  addr: " + strings.TrimPrefix(srv.URL, "http://") + "\n"
+	for _, args := range [][]string{{"approve", "a/b"}, {"deny", "a?b"}, {"submit", "50%zz", `"ok"`}} {
+		code, out, errOut := run(t, cfg, args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	if want := []string{"a/b", "a?b", "50%zz"}; !slices.Equal(got, want) {
+		t.Fatalf("the admin API got IDs %q, want %q", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -197,7 +198,7 @@ func runDecide(e *env, fs *pflag.FlagSet, args []string) error {
 		return err
 	}
 	body, _ := json.Marshal(operator.Answer{Decision: decision, By: "cli"})
-	code, resp, err := c.do(http.MethodPost, "/v1/pending/"+args[0]+"/submit", body)
+	code, resp, err := c.do(http.MethodPost, "/v1/pending/"+url.PathEscape(args[0])+"/submit", body)
 	if err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func runSubmit(e *env, fs *pflag.FlagSet, args []string) error {
 		return err
 	}
 	body, _ := json.Marshal(operator.Answer{Output: json.RawMessage(args[1]), By: "cli"})
-	code, resp, err := c.do(http.MethodPost, "/v1/pending/"+args[0]+"/submit", body)
+	code, resp, err := c.do(http.MethodPost, "/v1/pending/"+url.PathEscape(args[0])+"/submit", body)
 	if err != nil {
 		return err
 	}
