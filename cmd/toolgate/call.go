@@ -63,6 +63,11 @@ func runCall(e *env, fs *pflag.FlagSet, args []string) error {
 		fmt.Fprintf(e.stderr, "call %s recorded in %s\n", call.ID, a.run.Dir())
 	}
 	if res.IsError {
+		if e.ctx.Err() != nil {
+			// Interrupted (SIGINT, SIGTERM): the call was cancelled and
+			// recorded so; exit as an interrupted command does.
+			return exitError{exitInterrupt}
+		}
 		return exitError{exitFailure}
 	}
 	return nil

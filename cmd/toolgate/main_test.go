@@ -417,3 +417,22 @@ func TestDecideEscapesCallID(t *testing.T) {
 		t.Fatalf("the admin API got IDs %q, want %q", got, want)
 	}
 }
+
+// TestCallInterrupted: Ctrl-C during a call cancels it, records it as
+// cancelled, and exits 130 as an interrupted command does, not 1 as if
+// the tool had failed.
+func TestCallInterrupted(t *testing.T) {
+	run(t, "diagnostics:\n  enabled: true\n", "version") // the working directory and state
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	var stdout, stderr bytes.Buffer
+	code := Main(ctx, []string{"call", "sleep", `{"ms":20000}`}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitInterrupt || !strings.Contains(stdout.String(), "cancelled") || !strings.Contains(stderr.String(), "recorded in") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	_, dir, _ := strings.Cut(strings.TrimSpace(stderr.String()), "recorded in ")
+	rec, err := os.ReadFile(filepath.Join(dir, "logs", "tools.jsonl"))
+	if err != nil || !strings.Contains(string(rec), `"status":"cancelled"`) {
+		t.Fatalf("the run's record %q (%v)", rec, err)
+	}
+}
