@@ -563,13 +563,7 @@ func upstreamsFromFiles(cfg *config.Config) []string {
 // of loading the defaults alone (no upstreams, the default policy).
 func reloadLoad(fs *pflag.FlagSet, keys map[string]string) func() (*config.Config, error) {
 	file := configPathOf(configFiles(fs))
-	return func() (*config.Config, error) {
-		cfg, _, _, err := config.Load(config.Options{File: file, Flags: fs, FlagKeys: keys})
-		if err != nil {
-			return nil, usageError{err.Error()}
-		}
-		return cfg, nil
-	}
+	return func() (*config.Config, error) { return loadConfigFrom(file, fs, keys) }
 }
 
 // startReloader watches the configuration of a serve: files are the
