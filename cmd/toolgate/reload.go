@@ -563,7 +563,16 @@ func upstreamsFromFiles(cfg *config.Config) []string {
 // of loading the defaults alone (no upstreams, the default policy).
 func reloadLoad(fs *pflag.FlagSet, keys map[string]string) func() (*config.Config, error) {
 	file := configPathOf(configFiles(fs))
-	return func() (*config.Config, error) { return loadConfigFrom(file, fs, keys) }
+	return func() (*config.Config, error) {
+		// An empty file is a valid configuration (the defaults), but on a
+		// reload far more likely an editor's save under way (truncated,
+		// not yet written): taking it would stop every upstream and reset
+		// the policy. Its next write reloads again.
+		if fi, err := os.Stat(file); file != "" && err == nil && fi.Size() == 0 {
+			return nil, usageError{fmt.Sprintf("config file %s is empty; the configuration in force is kept (write the defaults out with toolgate config --defaults)", file)}
+		}
+		return loadConfigFrom(file, fs, keys)
+	}
 }
 
 // startReloader watches the configuration of a serve: files are the

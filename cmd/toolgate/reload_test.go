@@ -469,6 +469,13 @@ func TestReloadDefaultFileGone(t *testing.T) {
 	if err != nil || len(cfg.Policy.Tools.Deny) != 1 {
 		t.Fatalf("load: %v, %+v", err, cfg)
 	}
+	// Truncated by an editor about to write it: not the defaults either.
+	if err := os.WriteFile(config.DefaultFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := load(); err == nil {
+		t.Fatalf("load of an empty file: no error, tools.deny now %q", cfg.Policy.Tools.Deny)
+	}
 	if err := os.Remove(config.DefaultFile); err != nil {
 		t.Fatal(err)
 	}
