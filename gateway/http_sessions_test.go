@@ -47,23 +47,14 @@ func httpTestServer(t *testing.T, opts HTTPOptions) string {
 // (each left out when empty) and returns the status, headers and body.
 func postMCP(t *testing.T, url, sid, version, body string) (int, http.Header, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Host = "localhost"
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	hdr := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
+		hdr["Mcp-Session-Id"] = sid
 	}
 	if version != "" {
-		req.Header.Set("Mcp-Protocol-Version", version)
+		hdr["Mcp-Protocol-Version"] = version
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
+	return postWith(t, http.MethodPost, url, hdr, body)
 }
 
 const initialize2025 = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
