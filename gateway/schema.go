@@ -284,12 +284,10 @@ func kindText(k jsonschema.ErrorKind, secret bool) string {
 		return fmt.Sprintf("unknown properties not allowed: '%s'", strings.Join(props, "', '"))
 	case *kind.Enum:
 		want, _ := json.Marshal(k.Want)
-		g, _ := json.Marshal(k.Got)
-		return fmt.Sprintf("one of %s, got %s", want, got(string(g)))
+		return fmt.Sprintf("one of %s, got %s", want, got(quoteValue(k.Got)))
 	case *kind.Const:
 		want, _ := json.Marshal(k.Want)
-		g, _ := json.Marshal(k.Got)
-		return fmt.Sprintf("value %s, got %s", want, got(string(g)))
+		return fmt.Sprintf("value %s, got %s", want, got(quoteValue(k.Got)))
 	case *kind.FalseSchema:
 		return "no value allowed here"
 	}
@@ -309,6 +307,44 @@ func kindText(k jsonschema.ErrorKind, secret bool) string {
 		}
 	}
 	return k.LocalizedString(printer)
+}
+
+// quoteValue is a value an enum or const failure got, as JSON, with the
+// secrets inside it redacted as records redact the arguments: an object or
+// array may hold a member named like a secret's ({"password": ...}) at a
+// location that is not itself a secret's. The value is the call's own
+// arguments, so a copy is redacted.
+func quoteValue(v any) string {
+	switch x := v.(type) {
+	case map[string]any, []any:
+		v = cloneJSON(v)
+		redactValue(v)
+	case string:
+		if r, ok := redactString(x); ok {
+			v = r
+		}
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// cloneJSON deep-copies a decoded JSON value's objects and arrays.
+func cloneJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = cloneJSON(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = cloneJSON(e)
+		}
+		return a
+	}
+	return v
 }
 
 func rat(r *big.Rat) string {

@@ -589,3 +589,27 @@ func TestRepeatedMemberIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestValidationNeverQuotesASecretInsideAValue: an enum or const failure
+// quotes the value it got; when that value is an object or array holding
+// a member named like a secret's, the message (recorded and logged next
+// to the redacted arguments) must not quote the secret.
+func TestValidationNeverQuotesASecretInsideAValue(t *testing.T) {
+	tool := Must(NewTool(ToolDef{Name: "login", InputSchema: json.RawMessage(`{"type":"object","properties":{
+		"auth":{"enum":[{"user":"a"}]},
+		"creds":{"const":[{"user":"a"}]}}}`)},
+		func(context.Context, *Call) (*Result, error) { return OkText("ok"), nil }))
+	for _, args := range []string{
+		`{"auth":{"user":"ann","password":"hunter2pw"}}`,
+		`{"creds":[{"user":"ann","api_key":"hunter2pw"}]}`,
+	} {
+		a, err := DecodeArguments(json.RawMessage(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := tool.Validate(a)
+		if msg == "" || strings.Contains(msg, "hunter2pw") || !strings.Contains(msg, "ann") {
+			t.Errorf("%s: message %q quotes the secret (or not the rest)", args, msg)
+		}
+	}
+}
