@@ -278,14 +278,16 @@ func ValidateAll(cfgs []Config) error {
 		}
 		prefixes[p] = c.Name
 	}
-	// Prefixes that overlap ("n" and "n__a") make names that either
-	// upstream could serve: n__a__x is tool a__x of the first and tool x
-	// of the second. Refused, so that neither can take the other's names.
+	// Prefixes that overlap ("n" and "n__a", or "n" and "n_") make names
+	// that either upstream could serve: n__a__x is tool a__x of the first
+	// and tool x of the second, n___x tool _x of the first and tool x of
+	// "n_". Refused, so that neither can take the other's names, nor be
+	// reached by the other's globs (its grant: is a grant for n__*).
 	for _, a := range cfgs {
 		for _, b := range cfgs {
 			p, q := a.EffectivePrefix(), b.EffectivePrefix()
-			if !a.Disabled && !b.Disabled && p != "" && strings.HasPrefix(q, p+"__") {
-				errs = append(errs, fmt.Errorf("upstream %q: prefix %q overlaps the prefix %q of upstream %q (a tool named %s__x could come from either); choose prefixes that are not one another's start followed by __", b.Name, q, p, a.Name, q))
+			if !a.Disabled && !b.Disabled && p != "" && (strings.HasPrefix(q, p+"__") || q == p+"_") {
+				errs = append(errs, fmt.Errorf("upstream %q: prefix %q overlaps the prefix %q of upstream %q (a tool named %s__x could come from either); choose prefixes that are not one another's start followed by __ (or by a single _ at the end)", b.Name, q, p, a.Name, q))
 			}
 		}
 	}

@@ -196,3 +196,20 @@ func TestValidateAllOverlappingPrefixes(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestValidateAllPrefixFollowedByUnderscore: prefixes "a" and "a_" overlap
+// as surely as "n" and "n__a": tool x of "a_" is a___x, which is tool _x of
+// "a", and the glob a__* (what upstream a's grant: becomes, and how an
+// operator denies or allows "all of a's tools") matches every tool of a_.
+func TestValidateAllPrefixFollowedByUnderscore(t *testing.T) {
+	err := ValidateAll([]Config{
+		{Name: "a", Command: "x", Grant: []string{"net"}},
+		{Name: "untrusted", Command: "x", Prefix: ptr("a_")},
+	})
+	if err == nil || !strings.Contains(err.Error(), `prefix "a_" overlaps the prefix "a" of upstream "a"`) {
+		t.Fatalf("prefixes a and a_: %v", err)
+	}
+	if err := ValidateAll([]Config{{Name: "a", Command: "x"}, {Name: "b", Command: "x", Prefix: ptr("a_b")}}); err != nil {
+		t.Errorf("prefixes a and a_b do not overlap (a_b__x is no a__ name): %v", err)
+	}
+}
