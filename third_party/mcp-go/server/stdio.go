@@ -38,8 +38,9 @@ type StdioServer struct {
 	requestWg      sync.WaitGroup // Tracks in-flight request handlers
 	workerPoolSize int
 	queueSize      int
-	maxLineBytes   int        // toolgate patch (item 46): 0, no bound
-	writeMu        sync.Mutex // Protects concurrent writes
+	maxLineBytes   int           // toolgate patch (item 46): 0, no bound
+	requestSlots   chan struct{} // toolgate patch (item 58): requests being answered off the read loop
+	writeMu        sync.Mutex    // Protects concurrent writes
 }
 
 // toolCallWork represents a queued tool call request
@@ -109,6 +110,13 @@ func WithMaxMessageBytes(n int) StdioOption {
 		}
 	}
 }
+
+// stdioMaxRequestsInFlight bounds the requests other than tools/call
+// being answered at once off the read loop (toolgate patch, item 58): past
+// it the read loop waits for one to be answered before it reads on, so a
+// client that writes requests without reading the answers is held back by
+// the pipe instead of costing a goroutine and an answer per line.
+const stdioMaxRequestsInFlight = 1024
 
 // stdioSession is a static client session, since stdio has only one client.
 type stdioSession struct {
@@ -680,6 +688,7 @@ func (s *StdioServer) Listen(
 ) error {
 	// Initialize the tool call queue
 	s.toolCalls = &toolCallPool{limit: s.queueSize}
+	s.requestSlots = make(chan struct{}, stdioMaxRequestsInFlight)
 
 	// Set a static client context since stdio only has one client
 	if err := s.server.RegisterSession(ctx, &stdioSessionInstance); err != nil {
@@ -807,8 +816,16 @@ func (s *StdioServer) processMessage(
 
 	// Serve requests off the read loop: a handler that blocks, such as
 	// subscriptions/listen, must not stall it. writeMu serialises the writes.
+	// toolgate patch (item 58): at most stdioMaxRequestsInFlight at once;
+	// past it, the read loop waits for a slot (back-pressure on the client).
 	if parsed && id != nil {
+		select {
+		case s.requestSlots <- struct{}{}:
+		case <-ctx.Done():
+			return nil // the loop ends on ctx, as for a line read after the end
+		}
 		s.requestWg.Go(func() {
+			defer func() { <-s.requestSlots }()
 			s.handleRequest(ctx, id, rawMessage, writer)
 		})
 		return nil

@@ -1756,3 +1756,44 @@ func TestToolgateStalledStreamEndsWithItsSession(t *testing.T) {
 		}
 	}
 }
+
+// TestToolgateStdioRequestsBounded (item 58): a client that sends requests
+// without reading the answers is held back once a bounded number of them
+// are being answered: the reader stops reading, and the goroutines (and
+// the answers they hold) stay bounded, instead of growing with every line
+// read.
+func TestToolgateStdioRequestsBounded(t *testing.T) {
+	s := NewMCPServer("t", "1")
+	stdio := NewStdioServer(s)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe() // never read until the end
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- stdio.Listen(ctx, inR, outW) }()
+	before := runtime.NumGoroutine()
+	const n = 20000
+	wrote := make(chan int, 1)
+	go func() {
+		i := 0
+		for ; i < n; i++ {
+			if _, err := fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i); err != nil {
+				break
+			}
+		}
+		wrote <- i
+	}()
+	select {
+	case <-wrote:
+	case <-time.After(3 * time.Second):
+	}
+	got := runtime.NumGoroutine() - before
+	// The end: drain the answers so that everything returns.
+	go io.Copy(io.Discard, outR)
+	cancel()
+	inW.Close()
+	<-done
+	if got > 2*stdioMaxRequestsInFlight {
+		t.Fatalf("%d goroutines for %d unread pings, want at most about %d", got, n, stdioMaxRequestsInFlight)
+	}
+}
