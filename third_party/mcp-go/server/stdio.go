@@ -785,6 +785,15 @@ func (s *StdioServer) processMessage(
 		if s.handleListRootsResponse(rawMessage) {
 			return nil
 		}
+
+		// toolgate patch (item 59): a response to no request pending (an
+		// error response, a late one, one with a null result) is dropped.
+		// It fell through to HandleMessage, which answered it "Method not
+		// found" under its id: an answer a client takes for one to its own
+		// request of that id.
+		if parsed && env.Method == "" && id != nil {
+			return nil
+		}
 	}
 
 	if parsed {

@@ -1797,3 +1797,30 @@ func TestToolgateStdioRequestsBounded(t *testing.T) {
 		t.Fatalf("%d goroutines for %d unread pings, want at most about %d", got, n, stdioMaxRequestsInFlight)
 	}
 }
+
+// TestToolgateStdioResponseIsNeverAnswered (item 59): a response from the
+// client that answers no request pending (an error response, or a late one
+// whose request gave up waiting) is dropped, never answered: an answer
+// would carry the id of one of the client's own requests.
+func TestToolgateStdioResponseIsNeverAnswered(t *testing.T) {
+	s := NewMCPServer("t", "1")
+	stdio := NewStdioServer(s)
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no roots here"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":8,"result":null}` + "\n" +
+		`{"jsonrpc":"2.0","id":"s-1","error":{"code":-1,"message":"declined"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":9,"method":"ping"}` + "\n"
+	var out strings.Builder
+	if err := stdio.Listen(context.Background(), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(out.String()), "\n")
+	slices.Sort(got)
+	want := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":9,"result":{}}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("answers:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
