@@ -309,42 +309,13 @@ func kindText(k jsonschema.ErrorKind, secret bool) string {
 	return k.LocalizedString(printer)
 }
 
-// quoteValue is a value an enum or const failure got, as JSON, with the
-// secrets inside it redacted as records redact the arguments: an object or
-// array may hold a member named like a secret's ({"password": ...}) at a
-// location that is not itself a secret's. The value is the call's own
-// arguments, so a copy is redacted.
+// quoteValue is a value an enum or const failure got, as JSON, redacted
+// as records redact the arguments ([RedactArguments]): an object or array
+// may hold a member named like a secret's ({"password": ...}) at a
+// location that is not itself a secret's.
 func quoteValue(v any) string {
-	switch x := v.(type) {
-	case map[string]any, []any:
-		v = cloneJSON(v)
-		redactValue(v)
-	case string:
-		if r, ok := redactString(x); ok {
-			v = r
-		}
-	}
 	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-// cloneJSON deep-copies a decoded JSON value's objects and arrays.
-func cloneJSON(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = cloneJSON(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = cloneJSON(e)
-		}
-		return a
-	}
-	return v
+	return string(RedactArguments(b))
 }
 
 func rat(r *big.Rat) string {
