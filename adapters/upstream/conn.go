@@ -144,7 +144,7 @@ func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *lis
 		c.tr = tr
 	case TransportHTTP:
 		c.lateWindow = u.tune.lateWindow
-		c.hc = u.httpClient()
+		c.hc = u.httpClient(false)
 		hopts := []transport.StreamableHTTPCOption{
 			transport.WithHTTPHeaders(u.headers),
 			transport.WithHTTPBasicClient(c.hc),
@@ -163,8 +163,7 @@ func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *lis
 		}
 		c.tr = sh
 	case TransportSSE:
-		c.hc = u.httpClient()
-		c.hc.Transport = c.hc.Transport.(limitTransport).forLegacySSE()
+		c.hc = u.httpClient(true)
 		c.tr, err = transport.NewSSE(u.cfg.URL,
 			transport.WithHeaders(u.headers),
 			transport.WithHTTPClient(c.hc),
@@ -377,6 +376,13 @@ func (c *conn) deathCause() error {
 	if c.proc == nil || errors.Is(c.deadErr, errClosed) {
 		return c.deadErr
 	}
+	return c.exitOr(c.deadErr)
+}
+
+// exitOr is the stdio child's exit status, if it exits within 200 ms
+// (the exit watcher may report it just after the transport saw the end of
+// its pipes), or else err.
+func (c *conn) exitOr(err error) error {
 	if exited := c.proc.exitedChan(); exited != nil {
 		select {
 		case <-exited:
@@ -384,7 +390,7 @@ func (c *conn) deathCause() error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return c.deadErr
+	return err
 }
 
 // childExit is err, a failure of a request to a stdio child, or the
@@ -398,14 +404,7 @@ func (c *conn) childExit(err error) error {
 	if c.proc == nil || errors.Is(err, errNotReading) || !(errors.Is(err, transport.ErrTransportClosed) || errors.As(err, &te) || errors.As(err, &ce)) {
 		return err
 	}
-	if exited := c.proc.exitedChan(); exited != nil {
-		select {
-		case <-exited:
-			return fmt.Errorf("upstream process %s", c.proc.exitStatus())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return err
+	return c.exitOr(err)
 }
 
 func (c *conn) isDead() bool {
@@ -768,14 +767,15 @@ func version() string {
 // httpClient is the upstream's HTTP client: Go's default transport, with a
 // pool that keeps as many idle connections to the upstream as calls may be
 // in flight (plus the GET stream). The default of 2 per host made every
-// other concurrent call open and close a TCP connection.
-func (u *Upstream) httpClient() *http.Client {
+// other concurrent call open and close a TCP connection. For a legacy SSE
+// connection, its GET stream's oversized events are replaced (limit.go).
+func (u *Upstream) httpClient(legacySSE bool) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = cap(u.sem) + 2
 	if t.MaxIdleConns < t.MaxIdleConnsPerHost {
 		t.MaxIdleConns = t.MaxIdleConnsPerHost
 	}
-	return &http.Client{Transport: limitTransport{base: t, max: u.cfg.maxResultBytes(), upstream: u.name},
+	return &http.Client{Transport: limitTransport{base: t, max: u.cfg.maxResultBytes(), upstream: u.name, sse: legacySSE},
 		CheckRedirect: sameOriginRedirect}
 }
 

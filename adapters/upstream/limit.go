@@ -33,6 +33,14 @@ func resultTooLarge(upstream string, size, max int64) string {
 	return fmt.Sprintf("upstream %q sent a message of more than %d bytes (at least %d), over its limit: upstreams[].max_result_bytes raises it", upstream, max, size)
 }
 
+// tooLargeResponse is the JSON-RPC error response that takes the place of
+// an oversized message answering the request id.
+func tooLargeResponse(id, upstream string, size, max int64) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id),
+		"error": map[string]any{"code": -32001, "message": resultTooLarge(upstream, size, max)}})
+	return b
+}
+
 // lineLimiter passes the lines of r through, each at most max bytes
 // (newline included); an oversized line is replaced by a JSON-RPC error
 // response with the line's id (found by scanning the line as it is
@@ -106,9 +114,7 @@ func (l *lineLimiter) skip(chunk []byte, err error) error {
 		l.onRefuse(size, id)
 	}
 	if id != "" {
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id),
-			"error": map[string]any{"code": -32001, "message": resultTooLarge(l.upstream, size, l.max)}})
-		l.out = append(b, '\n')
+		l.out = append(tooLargeResponse(id, l.upstream, size, l.max), '\n')
 	}
 	if err == io.EOF {
 		if len(l.out) > 0 {
@@ -231,12 +237,6 @@ type limitTransport struct {
 	max      int64
 	upstream string
 	sse      bool // a legacy SSE connection: its GET stream's oversized events are replaced
-}
-
-// forLegacySSE is t for a legacy SSE connection.
-func (t limitTransport) forLegacySSE() limitTransport {
-	t.sse = true
-	return t
 }
 
 func (t limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -411,10 +411,8 @@ func (b *limitedBody) process(dst, chunk []byte) []byte {
 // request.
 func (b *limitedBody) endSkip(dst []byte) []byte {
 	if id := b.sc.id(); id != "" {
-		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id),
-			"error": map[string]any{"code": -32001, "message": resultTooLarge(b.upstream, b.size, b.max)}})
 		dst = append(dst, "event: message\ndata: "...)
-		dst = append(dst, msg...)
+		dst = append(dst, tooLargeResponse(id, b.upstream, b.size, b.max)...)
 		dst = append(dst, "\n\n"...)
 	}
 	b.skipping, b.size, b.n, b.sc = false, 0, 0, idScanner{}
