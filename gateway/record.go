@@ -149,8 +149,8 @@ func RedactArguments(raw json.RawMessage) json.RawMessage {
 	}
 	changed := redactValue(v)
 	if s, ok := v.(string); ok {
-		if r, ok := redactString(s); ok {
-			v, s, changed = r, r, true
+		if r, ok := redactShort(s); ok {
+			v, changed = r, true
 		}
 	}
 	if s, ok := v.(string); ok && len(s) > recordStringMax {
@@ -179,8 +179,9 @@ func RedactArguments(raw json.RawMessage) json.RawMessage {
 // boundString is a long string as a record keeps it: its start, its size
 // and its digest.
 func boundString(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return fmt.Sprintf("%s… [%d bytes in all, sha256:%s]", Truncate(s, 256), len(s), hex.EncodeToString(sum[:]))
+	sum := sha256.Sum256([]byte(s)) // of what the tool got, secrets and all
+	head, _ := redactString(Truncate(s, 256))
+	return fmt.Sprintf("%s… [%d bytes in all, sha256:%s]", head, len(s), hex.EncodeToString(sum[:]))
 }
 
 // boundStrings replaces, in place, every string longer than
@@ -251,7 +252,7 @@ func redactValue(v any) bool {
 				continue
 			}
 			if str, ok := x.(string); ok {
-				if r, ok := redactString(str); ok {
+				if r, ok := redactShort(str); ok {
 					v[k], changed = r, true
 				}
 			} else if redactValue(x) {
@@ -261,7 +262,7 @@ func redactValue(v any) bool {
 	case []any:
 		for i, x := range v {
 			if str, ok := x.(string); ok {
-				if r, ok := redactString(str); ok {
+				if r, ok := redactShort(str); ok {
 					v[i], changed = r, true
 				}
 			} else if redactValue(x) {
@@ -293,6 +294,16 @@ var (
 func RedactText(s string) string {
 	r, _ := redactString(s)
 	return r
+}
+
+// redactShort redacts the secrets inside a string value the record keeps
+// whole; a longer one is cut by boundString, which redacts the head it
+// keeps and digests what the tool got.
+func redactShort(s string) (string, bool) {
+	if len(s) > recordStringMax {
+		return s, false
+	}
+	return redactString(s)
 }
 
 // redactString returns s with the secrets it carries in its text replaced
