@@ -182,17 +182,22 @@ const maxRecordLine = 16 << 20
 func Records(path string) ([]map[string]any, error) {
 	var out []map[string]any
 	err := scanLines(path, func(line []byte, tooLong, _ bool) bool {
-		if !tooLong && isRecord(line) {
-			var m map[string]any
-			// A record decodes; should it not (a number beyond float64's
-			// range, which is valid JSON), what did decode is the record,
-			// as it is counted.
-			_ = json.Unmarshal(line, &m)
+		if tooLong {
+			return true
+		}
+		var m map[string]any
+		if json.Unmarshal(line, &m) != nil || m == nil {
+			// Not decoded: a record all the same if it is one (a number
+			// beyond float64's range is valid JSON), with what decoded,
+			// as it is counted (isRecord); otherwise skipped.
+			if !isRecord(line) {
+				return true
+			}
 			if m == nil {
 				m = map[string]any{}
 			}
-			out = append(out, m)
 		}
+		out = append(out, m)
 		return true
 	})
 	return out, err

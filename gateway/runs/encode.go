@@ -144,8 +144,8 @@ func (l *line) value(k string, v any) {
 // repeats an earlier one.
 func (l *line) caller(call *gateway.Call) {
 	l.strOmit("session", call.SessionRef())
-	l.strOmit("client", cutName(call.Client))
-	l.strOmit("identity", cutName(call.Identity))
+	l.strOmit("client", gateway.Truncate(call.Client, recordNameMax))
+	l.strOmit("identity", gateway.Truncate(call.Identity, recordNameMax))
 	if call.Principal != nil {
 		l.value("principal", call.Principal.Record())
 	}

@@ -242,7 +242,7 @@ func (r *Run) CallStarted(call *gateway.Call) error {
 	l.str("run_id", r.id)
 	l.strOmit("replica", r.replica)
 	l.str("call_id", call.ID)
-	l.str("tool", cutName(call.Name))
+	l.str("tool", gateway.Truncate(call.Name, recordNameMax))
 	l.caller(call)
 	if call.Client != "" && !r.sawClient.Load() && r.sawClient.CompareAndSwap(false, true) {
 		r.updateManifest(func(m *Manifest) { m.Client = call.Client })
@@ -277,7 +277,7 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 	ev.str("run_id", r.id)
 	ev.strOmit("replica", r.replica)
 	ev.str("call_id", call.ID)
-	ev.str("tool", cutName(call.Name))
+	ev.str("tool", gateway.Truncate(call.Name, recordNameMax))
 	ev.strOmit("toolset", call.Toolset)
 	ev.caller(call)
 	whoEnd := len(ev.b)
@@ -325,16 +325,6 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 // tool it called, which may name nothing, and its own name): either may
 // be as long as a request, and every line of the record stays small.
 const recordNameMax = 512
-
-// cutName is a client-given name as records keep it: whole up to
-// recordNameMax bytes, cut with "…" beyond (one comparison for any
-// ordinary name).
-func cutName(s string) string {
-	if len(s) <= recordNameMax {
-		return s
-	}
-	return gateway.Truncate(s, recordNameMax)
-}
 
 // recordTextMax bounds the message and the brief a record keeps (cut
 // with "…"): either comes from a tool or an upstream and may be megabytes,
