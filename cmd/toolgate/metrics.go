@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/gateway/operator"
 	"github.com/toolgate/toolgate/gateway/telemetry"
 )
 
@@ -106,19 +106,10 @@ func (a *app) metricsAside() http.Handler {
 		switch {
 		case r.Header.Get("Origin") != "":
 			http.Error(w, "metrics are not served to web pages (Origin "+r.Header.Get("Origin")+")", http.StatusForbidden)
-		case loopback && !loopbackHost(r.Host):
+		case loopback && !operator.HostIsLoopback(r.Host):
 			http.Error(w, "Host "+r.Host+" is not a loopback name (DNS rebinding protection)", http.StatusForbidden)
 		default:
 			mux.ServeHTTP(w, r)
 		}
 	})
-}
-
-// loopbackHost reports whether a Host header names this machine by a
-// loopback name or address.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	return config.IsLoopback(net.JoinHostPort(strings.Trim(host, "[]"), "0"))
 }

@@ -108,7 +108,7 @@ func Handler(q *Queue, opts HTTPOptions) http.Handler {
 		if r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/") {
 			// The page: signed in with a session cookie, its forms
 			// checked for origin and CSRF (ui.go).
-			if !hostIsLoopback(r.Host) && len(tokens) == 0 {
+			if !HostIsLoopback(r.Host) && len(tokens) == 0 {
 				http.Error(w, "Host "+r.Host+" is not a loopback name and no admin token is configured", http.StatusForbidden)
 				return
 			}
@@ -119,7 +119,7 @@ func Handler(q *Queue, opts HTTPOptions) http.Handler {
 			writeError(w, http.StatusForbidden, "requests from browser pages are refused")
 			return
 		}
-		if !hostIsLoopback(r.Host) && len(tokens) == 0 {
+		if !HostIsLoopback(r.Host) && len(tokens) == 0 {
 			writeError(w, http.StatusForbidden, "Host "+r.Host+" is not a loopback name and no admin token is configured")
 			return
 		}
@@ -200,9 +200,9 @@ func authorized(tokens [][32]byte, r *http.Request) bool {
 	return match == 1 && ok
 }
 
-// hostIsLoopback reports whether a Host header names this machine by a
+// HostIsLoopback reports whether a Host header names this machine by a
 // loopback name (DNS rebinding protection when no token is configured).
-func hostIsLoopback(host string) bool {
+func HostIsLoopback(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
