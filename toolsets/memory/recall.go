@@ -231,7 +231,7 @@ func overlap(terms []string, content string, tags []string) float64 {
 	for _, tg := range tags {
 		add(tg)
 	}
-	text := strings.ToLower(content + "\n" + strings.Join(tags, "\n"))
+	text := "" // lower-cased, made for the first term of an unspaced script
 	found := 0
 	for _, term := range terms {
 		if words[term] {
@@ -240,8 +240,12 @@ func overlap(terms []string, content string, tags []string) float64 {
 		}
 		if grams := SubstringGrams([]string{term}); len(grams) > 0 {
 			// A script written without spaces: the term counts when the
-			// text contains it or one of its grams, as in the store.
-			if strings.Contains(text, term) || slices.ContainsFunc(grams, func(g string) bool { return strings.Contains(text, g) }) {
+			// text contains one of its grams (the term itself if short),
+			// as in the store.
+			if text == "" {
+				text = strings.ToLower(content + "\n" + strings.Join(tags, "\n"))
+			}
+			if slices.ContainsFunc(grams, func(g string) bool { return strings.Contains(text, g) }) {
 				found++
 			}
 			continue

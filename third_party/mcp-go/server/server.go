@@ -2933,7 +2933,9 @@ func (s *MCPServer) createTask(ctx context.Context, taskID string, toolName stri
 	s.activeTasks++
 	s.tasks[taskID] = entry
 	if len(s.tasks) > maxKeptTasks {
-		s.dropOldestEndedTasksLocked(len(s.tasks) - maxKeptTasks)
+		// Down to three quarters, so that the scan is not made for every
+		// task past the bound.
+		s.dropOldestEndedTasksLocked(len(s.tasks) - maxKeptTasks*3/4)
 	}
 
 	// Fire task created hook

@@ -1048,13 +1048,14 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 	// the handler returns, for what net/http still writes.
 	var stall struct {
 		sync.Mutex
-		exited, set bool
+		exited  bool
+		restore func() // clears the deadline set
 	}
 	defer func() {
 		stall.Lock()
 		stall.exited = true
-		if stall.set {
-			_ = setDeadline(w, time.Time{})
+		if stall.restore != nil {
+			stall.restore()
 		}
 		stall.Unlock()
 	}()
@@ -1063,7 +1064,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 		case <-session.done:
 			stall.Lock()
 			if !stall.exited {
-				stall.set = setDeadline(w, time.Now())
+				stall.restore = setWriteDeadline(w, 0)
 			}
 			stall.Unlock()
 		case <-done:

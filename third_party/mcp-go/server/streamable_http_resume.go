@@ -499,13 +499,6 @@ func setWriteDeadline(w HTTPResponseWriter, d time.Duration) (restore func()) {
 	}
 }
 
-// setDeadline sets w's write deadline to t where the transport supports
-// one, and reports whether it did (toolgate patch, item 57).
-func setDeadline(w HTTPResponseWriter, t time.Time) bool {
-	dw, ok := w.(interface{ SetWriteDeadline(time.Time) error })
-	return ok && dw.SetWriteDeadline(t) == nil
-}
-
 // writeSSEEventRaw writes an already-marshaled message as an SSE event,
 // prefixed with an id field when eventID is non-empty. IDs containing line
 // breaks are rejected: interpolating one into the id field would corrupt the

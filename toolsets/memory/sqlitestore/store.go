@@ -360,7 +360,8 @@ func (s *Store) Recall(ctx context.Context, q memory.Query) ([]memory.Hit, error
 		rows *sql.Rows
 		err  error
 	)
-	match := MatchExpr(memory.QueryTerms(q.Text))
+	terms := memory.QueryTerms(q.Text)
+	match := MatchExpr(terms)
 	if match == "" {
 		rows, err = s.r.QueryContext(ctx,
 			`SELECT `+columns+`, 0.0 FROM memories m WHERE m.scope = ?
@@ -379,7 +380,7 @@ func (s *Store) Recall(ctx context.Context, q memory.Query) ([]memory.Hit, error
 	if err != nil {
 		return nil, err
 	}
-	if grams := memory.SubstringGrams(memory.QueryTerms(q.Text)); len(grams) > 0 && len(hits) < limit {
+	if grams := memory.SubstringGrams(terms); len(grams) > 0 && len(hits) < limit {
 		more, err := s.recallGrams(ctx, q.Scope, grams, hits, limit-len(hits))
 		if err != nil {
 			return nil, err
