@@ -63,9 +63,15 @@ type introspector struct {
 	issuer   string
 	hc       *http.Client
 
-	mu       sync.Mutex
-	cache    map[[32]byte]cached
-	inFlight int // introspection requests under way
+	mu    sync.Mutex
+	cache map[[32]byte]cached
+	slots chan struct{} // introspection requests under way (introspectMaxInFlight)
+}
+
+// newIntrospector is an introspector for cfg, with an empty cache.
+func newIntrospector(cfg Introspection, audience, issuer string, hc *http.Client) *introspector {
+	return &introspector{cfg: cfg, audience: audience, issuer: issuer, hc: hc,
+		cache: map[[32]byte]cached{}, slots: make(chan struct{}, introspectMaxInFlight)}
 }
 
 // isJWT reports whether a token has the shape of a JWS compact JWT.
@@ -79,17 +85,15 @@ func (in *introspector) verify(ctx context.Context, token string) (Principal, er
 		in.mu.Unlock()
 		return c.p, c.err
 	}
-	if in.inFlight >= introspectMaxInFlight {
-		in.mu.Unlock()
-		return Principal{}, fmt.Errorf("token introspection: %w: %d tokens are being checked already", ErrUnavailable, introspectMaxInFlight)
-	}
-	in.inFlight++
 	in.mu.Unlock()
 
+	select {
+	case in.slots <- struct{}{}:
+	default:
+		return Principal{}, fmt.Errorf("token introspection: %w: %d tokens are being checked already", ErrUnavailable, introspectMaxInFlight)
+	}
 	p, exp, err := in.ask(ctx, token)
-	in.mu.Lock()
-	in.inFlight--
-	in.mu.Unlock()
+	<-in.slots
 	if errors.Is(err, ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return Principal{}, err // not an answer about the token: not cached
 	}
@@ -137,7 +141,7 @@ func (in *introspector) ask(ctx context.Context, token string) (Principal, time.
 		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w: HTTP %d", ErrUnavailable, resp.StatusCode)
 	}
 	var r map[string]any
-	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&r); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, maxResponseBytes)).Decode(&r); err != nil {
 		return Principal{}, time.Time{}, fmt.Errorf("token introspection: %w: %w", ErrUnavailable, err)
 	}
 	p := principalOf(r)

@@ -124,7 +124,7 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 		if err := secureURL(o.Introspection.URL); err != nil {
 			return nil, fmt.Errorf("oauth: introspection_url: %w", err)
 		}
-		intro = &introspector{cfg: o.Introspection, audience: o.Audience, issuer: o.Issuer, hc: o.HTTPClient, cache: map[[32]byte]cached{}}
+		intro = newIntrospector(o.Introspection, o.Audience, o.Issuer, o.HTTPClient)
 	}
 	return &Verifier{kf: kf, intro: intro, parser: jwt.NewParser(
 		jwt.WithValidMethods(Algorithms),
@@ -137,8 +137,10 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 
 // Bounds on fetching the issuer's key set.
 const (
-	keySetTimeout  = 10 * time.Second
-	keySetMaxBytes = 1 << 20
+	keySetTimeout = 10 * time.Second // when the client sets none
+	// maxResponseBytes bounds every answer read from the authorization
+	// server: its metadata, its key set, an introspection.
+	maxResponseBytes = 1 << 20
 )
 
 // keySetClient is hc for fetching the key set. keyfunc runs a refresh for
@@ -147,28 +149,36 @@ const (
 // key set that takes longer to fetch (any remote server) is never fetched
 // and a rotated key is refused until the hourly refresh. Each fetch is
 // detached from the caller's context and bounded on its own instead: by
-// keySetTimeout, and its body by keySetMaxBytes.
+// the client's timeout (keySetTimeout if it sets none), and its body by
+// maxResponseBytes.
 func keySetClient(hc *http.Client) *http.Client {
 	c := *hc
 	base := c.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	c.Transport = keySetTransport{base}
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = keySetTimeout
+	}
+	c.Transport = keySetTransport{base, timeout}
 	c.Timeout = 0 // keySetTransport's own, which outlives the caller's wait
 	return &c
 }
 
-type keySetTransport struct{ base http.RoundTripper }
+type keySetTransport struct {
+	base    http.RoundTripper
+	timeout time.Duration
+}
 
 func (t keySetTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), keySetTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), t.timeout)
 	resp, err := t.base.RoundTrip(r.WithContext(ctx))
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	resp.Body = cappedBody{http.MaxBytesReader(nil, resp.Body, keySetMaxBytes), cancel}
+	resp.Body = cappedBody{http.MaxBytesReader(nil, resp.Body, maxResponseBytes), cancel}
 	return resp, nil
 }
 
@@ -310,7 +320,7 @@ func discoverJWKS(ctx context.Context, hc *http.Client, issuer string) (string, 
 			Issuer  string `json:"issuer"`
 			JWKSURI string `json:"jwks_uri"`
 		}
-		err = json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&meta)
+		err = json.NewDecoder(http.MaxBytesReader(nil, resp.Body, maxResponseBytes)).Decode(&meta)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK || err != nil || meta.JWKSURI == "" {
 			errs = append(errs, fmt.Errorf("%s: HTTP %d, jwks_uri %q (%v)", c, resp.StatusCode, meta.JWKSURI, err))

@@ -300,7 +300,7 @@ func TestIntrospectionFailureNotCached(t *testing.T) {
 				_, _ = w.Write([]byte(`{"active":true,"sub":"alice"}`))
 			}))
 			defer srv.Close()
-			in := &introspector{cfg: Introspection{URL: srv.URL}, audience: "https://mcp", issuer: "https://as", hc: srv.Client(), cache: map[[32]byte]cached{}}
+			in := newIntrospector(Introspection{URL: srv.URL}, "https://mcp", "https://as", srv.Client())
 			ctx := context.Background()
 			_, err := in.verify(ctx, "opaque-token")
 			if err == nil {
@@ -338,7 +338,7 @@ func TestIntrospectionBoundedInFlight(t *testing.T) {
 		_, _ = w.Write([]byte(`{"active":false}`))
 	}))
 	defer srv.Close()
-	in := &introspector{cfg: Introspection{URL: srv.URL}, audience: "https://mcp", issuer: "https://as", hc: srv.Client(), cache: map[[32]byte]cached{}}
+	in := newIntrospector(Introspection{URL: srv.URL}, "https://mcp", "https://as", srv.Client())
 	ctx := context.Background()
 	if p, err := in.verify(ctx, "known"); err != nil || p.Subject != "alice" {
 		t.Fatalf("known token: %+v %v", p, err)
