@@ -272,13 +272,19 @@ func upstreamName(name string, used map[string]bool) string {
 	return n
 }
 
+// ownEntry reports whether a client's entry is the one toolgate's rewrite
+// writes ([Rewrite]): named "toolgate", its args starting with "serve".
+func ownEntry(name string, args []string) bool {
+	return name == EntryName && len(args) > 0 && args[0] == "serve"
+}
+
 // isToolgate recognizes toolgate's own entry, which must never be
 // imported (a gateway that spawns itself): a command named toolgate (or
 // `go run …/cmd/toolgate`), or, whatever its binary is named, the entry
 // toolgate's own rewrite writes: named "toolgate", its args starting with
 // "serve" (see [Rewrite]).
 func isToolgate(name, command string, args []string) bool {
-	if name == EntryName && len(args) > 0 && args[0] == "serve" {
+	if ownEntry(name, args) {
 		return true
 	}
 	b := strings.TrimSuffix(strings.ToLower(filepath.Base(command)), ".exe")

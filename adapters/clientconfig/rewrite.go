@@ -92,7 +92,7 @@ func Rewrite(path, format string, entry Entry, imported []string, now time.Time)
 	var kept []string
 	at := "/" + sp.key + "/" + EntryName
 	old, _ := servers[EntryName].(map[string]any)
-	if oldArgs, ok := stringList(old["args"]); old != nil && ok && len(oldArgs) > 0 && oldArgs[0] == "serve" {
+	if oldArgs, ok := stringList(old["args"]); old != nil && ok && ownEntry(EntryName, oldArgs) {
 		// toolgate's own entry, from an earlier rewrite: only what this
 		// rewrite sets changes.
 		args, rest := mergeArgs(entry.Args, oldArgs)
