@@ -369,9 +369,12 @@ func (s *Sandbox) WriteFile(p string, data []byte, mkdirs bool) (created bool, e
 	if dir != "." {
 		// A parent reached through a symlink with an absolute target
 		// inside the root is followed like a relative one (os.Root refuses
-		// all absolute targets); one that leaves stays refused.
-		if inside, ok := r.unabs(dir); ok {
-			dir = inside
+		// all absolute targets, as an escape); one that leaves stays
+		// refused. Looked for only when os.Root refuses the parent.
+		if _, err := r.root.Stat(dir); sbIsEscape(err) {
+			if inside, ok := r.unabs(dir); ok {
+				dir = inside
+			}
 		}
 	}
 	if err := r.checkNew(p, filepath.Join(dir, base)); err != nil {
