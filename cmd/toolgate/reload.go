@@ -560,18 +560,16 @@ func upstreamsFromFiles(cfg *config.Config) []string {
 // start, but from the file read at start (configFiles) even when it was
 // the default one, so that a ./toolgate.yaml gone since (moved away,
 // deleted, an editor's save that unlinks first) fails the reload instead
-// of loading the defaults alone (no upstreams, the default policy).
+// of loading the defaults alone (no upstreams, the default policy); an
+// empty file fails it too (config.Options.RefuseEmpty).
 func reloadLoad(fs *pflag.FlagSet, keys map[string]string) func() (*config.Config, error) {
 	file := configPathOf(configFiles(fs))
 	return func() (*config.Config, error) {
-		// An empty file is a valid configuration (the defaults), but on a
-		// reload far more likely an editor's save under way (truncated,
-		// not yet written): taking it would stop every upstream and reset
-		// the policy. Its next write reloads again.
-		if fi, err := os.Stat(file); file != "" && err == nil && fi.Size() == 0 {
-			return nil, usageError{fmt.Sprintf("config file %s is empty; the configuration in force is kept (write the defaults out with toolgate config --defaults)", file)}
+		cfg, _, _, err := config.Load(config.Options{File: file, Flags: fs, FlagKeys: keys, RefuseEmpty: true})
+		if err != nil {
+			return nil, usageError{err.Error()}
 		}
-		return loadConfigFrom(file, fs, keys)
+		return cfg, nil
 	}
 }
 

@@ -292,7 +292,17 @@ type Options struct {
 	FlagKeys map[string]string
 	// Environ replaces os.Environ (for tests).
 	Environ func() []string
+	// RefuseEmpty makes an empty config file an error rather than the
+	// defaults. A reload sets it: an empty file there is far more likely
+	// an editor's save under way (truncated, not yet written) than a wish
+	// to stop every upstream and reset the policy. It is decided on the
+	// bytes read, so a truncation between a look and the read cannot slip
+	// through.
+	RefuseEmpty bool
 }
+
+// ErrEmptyFile is Load's error for an empty file under RefuseEmpty.
+var ErrEmptyFile = errors.New("config file is empty")
 
 // Load reads the configuration layers and returns the checked result.
 func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
@@ -311,6 +321,9 @@ func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, Source{}, nil, fmt.Errorf("config file: %w", err)
+		}
+		if len(data) == 0 && opts.RefuseEmpty {
+			return nil, Source{}, nil, fmt.Errorf("%w: %s; the configuration in force is kept (write the defaults out with toolgate config --defaults)", ErrEmptyFile, path)
 		}
 		if clientconfig.IsClientConfig(data) {
 			format, _ := clientconfig.Detect(path, data)

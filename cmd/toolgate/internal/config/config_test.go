@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -373,5 +374,29 @@ func TestEffectiveShowsListsFromTheEnvironment(t *testing.T) {
 	}
 	if strings.Contains(string(out), "supersecret") || strings.Contains(string(out), "other") {
 		t.Errorf("a token is shown:\n%s", out)
+	}
+}
+
+// An empty file is the defaults at start, and an error under RefuseEmpty
+// (a reload's load), decided on the bytes read: a reload that looked at
+// the file's size first and read it after could take a truncation in
+// between for the defaults (every upstream stopped, the policy reset).
+func TestRefuseEmpty(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "toolgate.yaml")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := Load(Options{File: file, Environ: func() []string { return nil }}); err != nil {
+		t.Fatalf("empty file at start: %v", err)
+	}
+	_, _, _, err := Load(Options{File: file, RefuseEmpty: true, Environ: func() []string { return nil }})
+	if !errors.Is(err, ErrEmptyFile) || !strings.Contains(err.Error(), file) {
+		t.Fatalf("empty file under RefuseEmpty: %v, want ErrEmptyFile naming %s", err, file)
+	}
+	if err := os.WriteFile(file, []byte("log: {level: warn}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _, _, err := Load(Options{File: file, RefuseEmpty: true, Environ: func() []string { return nil }}); err != nil || cfg.Log.Level != "warn" {
+		t.Fatalf("a written file under RefuseEmpty: %v", err)
 	}
 }
