@@ -84,3 +84,29 @@ func TestRelativePathEntries(t *testing.T) {
 		u.Close()
 	}
 }
+
+// A command is looked up in the child's PATH only: one that is not there
+// is not taken from the gateway's PATH instead (a configured PATH that
+// pins a runtime would otherwise be silently bypassed), and the failure
+// names the PATH searched.
+func TestCommandOnlyInGatewayPath(t *testing.T) {
+	requireProc(t)
+	gw := t.TempDir()
+	script := []byte("#!/bin/sh\nexec " + testBinary(t) + "\n")
+	if err := os.WriteFile(filepath.Join(gw, "tg-gw-only"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", gw+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	cfg := Config{Name: "p", Command: "tg-gw-only", Env: map[string]string{envServerMode: "stdio", "PATH": "/usr/bin:/bin"}}
+	u, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.tune = fastTuning()
+	u.Start(context.Background())
+	defer u.Close()
+	err = u.WaitReady(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "not found") || !strings.Contains(err.Error(), "/usr/bin:/bin") {
+		t.Fatalf("tg-gw-only, only in the gateway's PATH, with the upstream's PATH=/usr/bin:/bin: %v; want not found naming that PATH", err)
+	}
+}

@@ -88,9 +88,14 @@ func envValue(env []string, key string) (string, bool) {
 func (p *process) commandFunc(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 	name := command
 	if !strings.ContainsRune(command, filepath.Separator) && p.path != "" {
-		if found, err := lookPathIn(command, p.path, p.dir); err == nil {
-			name = found
+		// Looked up in the child's PATH only: exec.Command would look a
+		// name not found there up again in the gateway's PATH, which
+		// silently bypasses a PATH configured to pin a runtime.
+		found, err := lookPathIn(command, p.path, p.dir)
+		if err != nil {
+			return nil, fmt.Errorf("command %q not found in the upstream's PATH (%s)", command, p.path)
 		}
+		name = found
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Args[0] = command
