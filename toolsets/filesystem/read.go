@@ -33,7 +33,8 @@ func (t *toolset) readFileTool() (*gateway.Tool, error) {
 			"at most `limit` lines (default and maximum %d) and at most %s of text, cut on a line boundary. "+
 			"Each line is prefixed with its line number, right-aligned in 6 columns, and a tab (like `cat -n`); "+
 			"the line-number prefix is not part of the file. "+
-			"The message says which lines were returned, how many the file has, and when the output was truncated, "+
+			"The message says which lines were returned, how many the file has (at least how many, for a file that goes on "+
+			"more than 64 MiB past them), and when the output was truncated, "+
 			"the offset to continue from. PNG, JPEG, GIF and WebP images (up to %s) are returned as images; "+
 			"other binary files are refused with their size and detected type. Use list_files for directories.",
 			max, gateway.HumanSize(int64(t.opts.MaxReadBytes)), gateway.HumanSize(int64(t.opts.MaxReadBytes))),
@@ -120,7 +121,7 @@ func (t *toolset) readFile(ctx context.Context, in readFileParams) (*gateway.Res
 	if limit <= 0 || limit > t.opts.MaxReadLines {
 		limit = t.opts.MaxReadLines
 	}
-	w, err := readLines(ctx, io.MultiReader(bytes.NewReader(head), f), offset, limit, max)
+	w, err := readLines(ctx, io.MultiReader(bytes.NewReader(head), f), offset, limit, max, countPast)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -135,17 +136,28 @@ type window struct {
 	text    strings.Builder // numbered lines, each ending in "\n"
 	first   int             // number of the first line returned (0 if none)
 	last    int             // number of the last line returned (0 if none)
-	total   int             // lines in the file
+	total   int             // lines in the file, or at least, when !counted
+	counted bool            // total is every line of the file
 	reason  string          // "" (not cut short), "lines", "bytes" or "cutline"
 	cutLen  int             // for "cutline": bytes of the line returned
 	lineLen int             // for "cutline": the line's full length
 }
 
+// countPast is how much of a file read_file reads past the lines it
+// returns only to count the rest: enough for any file a person would page
+// through (tens of milliseconds from the page cache), while a
+// multi-gigabyte log read 10 lines at a time does not cost a scan of the
+// whole file per call, which from a cold disk could outlast the call's
+// deadline. Past it, the total is given as "at least".
+const countPast = 64 << 20
+
 // readLines reads r and returns lines offset .. offset+limit-1, taking at
-// most budget bytes of file content (newlines included), and counts all
-// the lines of r. A line longer than budget on its own is returned cut to
-// budget bytes (on a UTF-8 boundary); otherwise lines are never split.
-func readLines(ctx context.Context, r io.Reader, offset, limit, budget int) (*window, error) {
+// most budget bytes of file content (newlines included), and counts the
+// lines of r, reading at most countPast bytes past the window to do so
+// (w.counted says whether it reached the end). A line longer than budget
+// on its own is returned cut to budget bytes (on a UTF-8 boundary);
+// otherwise lines are never split.
+func readLines(ctx context.Context, r io.Reader, offset, limit, budget int, countPast int64) (*window, error) {
 	w := &window{}
 	br := bufio.NewReaderSize(r, 64<<10)
 	lastWanted := offset + limit - 1
@@ -191,6 +203,7 @@ func readLines(ctx context.Context, r io.Reader, offset, limit, budget int) (*wi
 
 	lines := 0 // complete lines read so far
 	partial := false
+	counted := true // lines is every line of r, once r is read
 	for {
 		frag, err := br.ReadSlice('\n')
 		if len(frag) > 0 {
@@ -225,6 +238,16 @@ func readLines(ctx context.Context, r io.Reader, offset, limit, budget int) (*wi
 		if err != nil {
 			return nil, err
 		}
+		if !collecting {
+			// The window is taken, at a line's end: the rest is only
+			// counted, a block at a time.
+			n, partialEnd, all, err := countLines(ctx, br, countPast)
+			if err != nil {
+				return nil, err
+			}
+			lines, partial, counted = lines+n, partialEnd, all
+			break
+		}
 	}
 	if partial { // a last line without a newline
 		lines++
@@ -232,11 +255,45 @@ func readLines(ctx context.Context, r io.Reader, offset, limit, budget int) (*wi
 			finish(lines, false)
 		}
 	}
-	w.total = lines
-	if w.reason == "lines" && w.last == w.total {
+	w.total, w.counted = lines, counted
+	if w.reason == "lines" && counted && w.last == w.total {
 		w.reason = "" // the limit and the end of the file coincide
 	}
 	return w, nil
+}
+
+// countLines counts the lines left in r, reading at most limit bytes:
+// n complete lines, partialEnd when r ends in a line without a newline,
+// and counted when it reached the end.
+func countLines(ctx context.Context, r io.Reader, limit int64) (n int, partialEnd, counted bool, err error) {
+	buf := make([]byte, 64<<10)
+	var read, sinceCheck int64
+	last := byte('\n')
+	for read < limit {
+		k, err := r.Read(buf[:min(int64(len(buf)), limit-read)])
+		if k > 0 {
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			last = buf[k-1]
+			read += int64(k)
+			if sinceCheck += int64(k); sinceCheck >= 1<<20 {
+				sinceCheck = 0
+				if err := ctx.Err(); err != nil {
+					return 0, false, false, err
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return n, last != '\n', true, nil
+		}
+		if err != nil {
+			return 0, false, false, err
+		}
+	}
+	// The limit reached: the end if nothing is left.
+	if k, err := r.Read(buf[:1]); k == 0 && errors.Is(err, io.EOF) {
+		return n, last != '\n', true, nil
+	}
+	return n, false, false, nil
 }
 
 func boolInt(b bool) int {
@@ -263,9 +320,17 @@ func writeNumbered(b *strings.Builder, n int, line []byte) {
 func readResult(name string, offset, limit, budget int, w *window) *gateway.Result {
 	// truncated is a boolean in every filesystem tool; what cut the window
 	// short ("lines", "bytes") is truncated_by.
-	extras := map[string]any{"total_lines": w.total, "start_line": w.first, "end_line": w.last, "truncated": w.reason != ""}
+	extras := map[string]any{"start_line": w.first, "end_line": w.last, "truncated": w.reason != ""}
 	if w.reason != "" {
 		extras["truncated_by"] = w.reason
+	}
+	// of is the file's line count as the messages give it.
+	of := strconv.Itoa(w.total)
+	if w.counted {
+		extras["total_lines"] = w.total
+	} else {
+		extras["total_lines_at_least"] = w.total
+		of = "at least " + of
 	}
 	if w.total == 0 {
 		res := gateway.OkText("")
@@ -290,15 +355,18 @@ func readResult(name string, offset, limit, budget int, w *window) *gateway.Resu
 			msg = fmt.Sprintf("Read lines %d-%d of %d (end of file).", w.first, w.last, w.total)
 		}
 	case "lines":
-		msg = fmt.Sprintf("Read lines %d-%d of %d (truncated at %d lines; continue with offset=%d).", w.first, w.last, w.total, limit, w.last+1)
+		msg = fmt.Sprintf("Read lines %d-%d of %s (truncated at %d lines; continue with offset=%d).", w.first, w.last, of, limit, w.last+1)
 	case "bytes":
-		msg = fmt.Sprintf("Read lines %d-%d of %d (truncated at %d bytes; continue with offset=%d).", w.first, w.last, w.total, budget, w.last+1)
+		msg = fmt.Sprintf("Read lines %d-%d of %s (truncated at %d bytes; continue with offset=%d).", w.first, w.last, of, budget, w.last+1)
 	case "cutline":
-		msg = fmt.Sprintf("Read line %d of %d, cut to its first %d of %d bytes (the line is longer than the %d-byte read limit)", w.first, w.total, w.cutLen, w.lineLen, budget)
+		msg = fmt.Sprintf("Read line %d of %s, cut to its first %d of %d bytes (the line is longer than the %d-byte read limit)", w.first, of, w.cutLen, w.lineLen, budget)
 		if w.first < w.total {
 			msg += fmt.Sprintf("; continue with offset=%d", w.first+1)
 		}
 		msg += "."
+	}
+	if !w.counted {
+		msg += fmt.Sprintf(" The file goes on: its lines were counted only up to %s past line %d.", gateway.HumanSize(countPast), w.last)
 	}
 	text := strings.TrimSuffix(w.text.String(), "\n")
 	res := gateway.OkText(text)

@@ -8,6 +8,8 @@ import (
 	"image/color"
 	"image/png"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -257,5 +259,61 @@ func TestSniff(t *testing.T) {
 		if s.binary != tc.binary || s.image != tc.img || !strings.Contains(s.mime, tc.mimeContains) {
 			t.Errorf("sniff(%q, %v) = %+v, want binary=%v image=%v mime~%q", tc.head, tc.whole, s, tc.binary, tc.img, tc.mimeContains)
 		}
+	}
+}
+
+// A huge file read a few lines at a time is not scanned to its end for
+// the count: past countPast beyond the window the total is "at least",
+// said in the extras and the message. The file is sparse (text, then a
+// hole of 80 MiB), so the test writes almost nothing.
+func TestReadFileHugeFileCountBounded(t *testing.T) {
+	e := newEnv(t, nil, map[string]string{"huge.log": linesOf(2000, "line %d")})
+	p := filepath.Join(e.root, "huge.log")
+	if err := os.Truncate(p, 80<<20); err != nil {
+		t.Fatal(err)
+	}
+	res := e.call(context.Background(), "read_file", map[string]any{"path": "huge.log", "limit": 10})
+	wantOK(t, res)
+	if got, want := res.OutputText(), numbered(1, strings.Split(linesOf(10, "line %d"), "\n")[:10]...); got != want {
+		t.Errorf("output %q, want %q", got, want)
+	}
+	if _, ok := res.Extras["total_lines"]; ok || res.Extras["total_lines_at_least"] != 2000 || res.Extras["truncated_by"] != "lines" {
+		t.Errorf("extras = %v, want total_lines_at_least 2000 and no total_lines", res.Extras)
+	}
+	if !strings.Contains(res.Message, "Read lines 1-10 of at least 2000 (truncated at 10 lines; continue with offset=11).") ||
+		!strings.Contains(res.Message, "counted only up to 64.0 MiB past line 10") {
+		t.Errorf("message %q", res.Message)
+	}
+}
+
+// readLines counts to the end when the end is within countPast of the
+// window, and says "at least" otherwise, also for a last line without a
+// newline and a limit that ends exactly at the end.
+func TestReadLinesCountPast(t *testing.T) {
+	text := linesOf(50, "%02d") // 3 bytes a line
+	for _, c := range []struct {
+		name      string
+		text      string
+		countPast int64
+		total     int
+		counted   bool
+		reason    string
+	}{
+		{"all counted", text, 1 << 20, 50, true, "lines"},
+		{"exactly to the end", text, 40 * 3, 50, true, "lines"},
+		{"one byte short", text, 40*3 - 1, 49, false, "lines"},
+		{"stopped early", text, 30, 20, false, "lines"},
+		{"partial last line counted", text + "x", 1 << 20, 51, true, "lines"},
+		{"limit at the end", linesOf(10, "%02d"), 0, 10, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := readLines(context.Background(), strings.NewReader(c.text), 1, 10, 1<<20, c.countPast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.total != c.total || w.counted != c.counted || w.reason != c.reason || w.last != 10 {
+				t.Errorf("total %d counted %v reason %q last %d; want %d %v %q 10", w.total, w.counted, w.reason, w.last, c.total, c.counted, c.reason)
+			}
+		})
 	}
 }
