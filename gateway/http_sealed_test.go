@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,30 @@ func TestSealedSessions(t *testing.T) {
 	}
 	if _, err := newSealer([][]byte{[]byte("short")}); err == nil {
 		t.Error("a short key accepted")
+	}
+}
+
+// TestAnswerOnAnotherReplicaKeepsTheSession: a client's answer to a
+// server request (elicitation, sampling, roots) that a load balancer
+// sends to a replica other than the one that asked is refused 400 there,
+// not 404: 404 tells a 2025-era client that its session ended, and it
+// must start a new one, though the session lives on every replica.
+func TestAnswerOnAnotherReplicaKeepsTheSession(t *testing.T) {
+	key := [][]byte{bytes.Repeat([]byte{7}, 32)}
+	a := httpTestServer(t, HTTPOptions{SessionKeys: key})
+	b := httpTestServer(t, HTTPOptions{SessionKeys: key})
+	st, h, body := postMCP(t, a, "", "", initialize2025)
+	if st != http.StatusOK {
+		t.Fatalf("initialize on A: %d %s", st, body)
+	}
+	sid := h.Get("Mcp-Session-Id")
+	const answer = `{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{}}}`
+	for name, url := range map[string]string{"the replica that minted it": a, "another replica": b} {
+		if st, _, body := postMCP(t, url, sid, "2025-11-25", answer); st != http.StatusBadRequest {
+			t.Errorf("an answer to no waiting request, on %s: %d %s, want 400", name, st, body)
+		}
+	}
+	if st, _, body := postMCP(t, b, sid, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"ping"}`); st != http.StatusOK {
+		t.Errorf("the session on B after the answer: %d %s", st, body)
 	}
 }

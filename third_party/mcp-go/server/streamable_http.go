@@ -1332,7 +1332,11 @@ func (s *StreamableHTTPServer) deliverSamplingResponse(w HTTPResponseWriter, ses
 	// Look up the active session
 	sessionInterface, ok := s.activeSessions.Load(sessionID)
 	if !ok {
-		writeHTTPError(w, "No active session found for the given session ID", http.StatusNotFound)
+		// toolgate patch, item 63: the session ID was validated above, so
+		// the session lives; only no request of it waits here (behind a
+		// load balancer, another server may have sent it). v1.2.1 answered
+		// 404, which tells the client its session ended.
+		writeHTTPError(w, "No request of this session awaits a response on this server", http.StatusBadRequest)
 		return fmt.Errorf("no active session found for session %s", sessionID)
 	}
 
