@@ -349,7 +349,7 @@ func (r *readBody) BodyBytes() []byte { return r.b }
 func (g *httpGuard) endSession(id string) {
 	g.evicted.Add(1)
 	g.log.Debug("http session ended to make room for a new one (http.max_sessions)", "session", SessionRef(id))
-	req, err := http.NewRequest(http.MethodDelete, g.opts.Path, nil)
+	req, err := http.NewRequestWithContext(context.WithValue(context.Background(), evictionKey{}, true), http.MethodDelete, g.opts.Path, nil)
 	if err != nil {
 		return
 	}

@@ -42,7 +42,7 @@ func TestSealedSessions(t *testing.T) {
 		t.Errorf("a tampered id: %v", err)
 	}
 	c := mk(oldKey)
-	c.remove(id) // ended here (DELETE)
+	c.remove(id, false) // ended here (DELETE)
 	if _, err := c.acquire(id, "token:alice"); err != errUnknownSession {
 		t.Errorf("an id ended on this replica: %v", err)
 	}
@@ -73,5 +73,77 @@ func TestAnswerOnAnotherReplicaKeepsTheSession(t *testing.T) {
 	}
 	if st, _, body := postMCP(t, b, sid, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"ping"}`); st != http.StatusOK {
 		t.Errorf("the session on B after the answer: %d %s", st, body)
+	}
+}
+
+// TestForgottenSessionIsTakenUpAgain: a replica that took up another's
+// sealed session and frees it for its own reasons (idle there: mcp-go's
+// sweeper; its table full: eviction) only forgets it, for the session
+// may be in use on another replica all along: the next request takes it
+// up again. The replica that initialized a session, which alone holds
+// what the client declared, ends it so (the client initializes again);
+// a DELETE ends it on any replica that gets it.
+func TestForgottenSessionIsTakenUpAgain(t *testing.T) {
+	key := [][]byte{bytes.Repeat([]byte{9}, 32)}
+	s, _ := newSealer(key)
+	a, b := newSessionTable(10, s), newSessionTable(10, s)
+	id := a.mint("token:alice", nil)
+	take := func(tab *sessionTable) error {
+		sess, err := tab.acquire(id, "token:alice")
+		if err == nil {
+			tab.release(sess)
+		}
+		return err
+	}
+	if err := take(b); err != nil {
+		t.Fatalf("B takes up A's session: %v", err)
+	}
+	// B's sweeper ends it there (idle on B, in use on A).
+	_, _ = b.ResolveSessionIdManager(nil).Terminate(id)
+	if err := take(b); err != nil {
+		t.Errorf("B after its sweeper freed the session: %v, want it taken up again", err)
+	}
+	_, _ = a.ResolveSessionIdManager(nil).Terminate(id)
+	if err := take(a); err != errUnknownSession {
+		t.Errorf("A after its sweeper ended the session it initialized: %v, want errUnknownSession", err)
+	}
+
+	// Eviction, through the HTTP transport: B holds one session; a new
+	// client's initialize on B ends A's session there to make room.
+	srvA := httpTestServer(t, HTTPOptions{SessionKeys: key})
+	srvB := httpTestServer(t, HTTPOptions{SessionKeys: key, MaxSessions: 1})
+	_, h, _ := postMCP(t, srvA, "", "", initialize2025)
+	sid := h.Get("Mcp-Session-Id")
+	const ping = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if st, _, body := postMCP(t, srvB, sid, "2025-11-25", ping); st != http.StatusOK {
+		t.Fatalf("B serves A's session: %d %s", st, body)
+	}
+	if st, _, body := postMCP(t, srvB, "", "", initialize2025); st != http.StatusOK {
+		t.Fatalf("another client's initialize on B: %d %s", st, body)
+	}
+	if st, _, body := postMCP(t, srvB, sid, "2025-11-25", ping); st != http.StatusOK {
+		t.Errorf("B after evicting A's session: %d %s, want it served", st, body)
+	}
+	if st, _, body := postMCP(t, srvA, sid, "2025-11-25", ping); st != http.StatusOK {
+		t.Errorf("A: %d %s", st, body)
+	}
+
+	// A replica's own session, evicted there, ends there.
+	srvC := httpTestServer(t, HTTPOptions{SessionKeys: key, MaxSessions: 1})
+	_, h, _ = postMCP(t, srvC, "", "", initialize2025)
+	own := h.Get("Mcp-Session-Id")
+	if st, _, body := postMCP(t, srvC, "", "", initialize2025); st != http.StatusOK {
+		t.Fatalf("another client's initialize on C: %d %s", st, body)
+	}
+	if st, _, _ := postMCP(t, srvC, own, "2025-11-25", ping); st != http.StatusNotFound {
+		t.Errorf("C after evicting a session it initialized: %d, want 404", st)
+	}
+
+	// A DELETE ends it on the replica that gets it.
+	if st, _, body := postWith(t, http.MethodDelete, srvB, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}, ""); st != http.StatusOK {
+		t.Fatalf("DELETE on B: %d %s", st, body)
+	}
+	if st, _, _ := postMCP(t, srvB, sid, "2025-11-25", ping); st != http.StatusNotFound {
+		t.Errorf("B after the client's DELETE: %d, want 404", st)
 	}
 }

@@ -44,6 +44,7 @@ func SessionRef(id string) string {
 
 type httpSession struct {
 	owner    string // the identity that created it
+	adopted  bool   // a sealed id initialized on another replica
 	lastUsed time.Time
 	active   int // requests and streams in progress
 	calls    int // POST requests in progress
@@ -58,9 +59,12 @@ type sessionTable struct {
 	mu       sync.Mutex
 	byID     map[string]*httpSession
 	reserved int // initialize requests admitted, not yet minted
-	// ended are sealed ids ended here (DELETE, eviction, expiry), so that
-	// this replica does not adopt them again. Other replicas cannot know:
-	// a sealed id stays usable there, by its owner only, until it ages out.
+	// ended are sealed ids ended here (a DELETE; the idle expiry or
+	// eviction of a session initialized here), so that this replica does
+	// not adopt them again. Other replicas cannot know: a sealed id stays
+	// usable there, by its owner only, until it ages out. An adopted
+	// session that is idle here or evicted is only forgotten: it may be in
+	// use on another replica all along.
 	ended map[string]bool
 }
 
@@ -81,7 +85,7 @@ func (t *sessionTable) acquire(id, owner string) (*httpSession, error) {
 	s, ok := t.byID[id]
 	if !ok && t.sealer != nil && !t.ended[id] {
 		if sealed, err := t.sealer.open(id); err == nil {
-			s = &httpSession{owner: sealed.Owner, lastUsed: time.Now()}
+			s = &httpSession{owner: sealed.Owner, adopted: true, lastUsed: time.Now()}
 			if sealed.Owner == owner && len(t.byID)+t.reserved < t.max {
 				t.byID[id] = s // adopted; past max_sessions it is served without being kept
 			}
@@ -143,6 +147,9 @@ func (t *sessionTable) admit() (evict string, ok bool) {
 	if evict == "" {
 		return "", false
 	}
+	if !t.byID[evict].adopted {
+		t.endLocked(evict) // before endSession's Terminate, which finds it gone
+	}
 	delete(t.byID, evict) // its slot is now this request's
 	t.reserved++
 	return evict, true
@@ -175,16 +182,28 @@ func (t *sessionTable) mint(owner string, res *reservation) string {
 	return id
 }
 
-func (t *sessionTable) remove(id string) {
+// remove ends session id here, or only forgets it when this replica
+// frees it for its own reasons (local: idle, evicted) and it was not
+// initialized here (adopted, or served without being kept).
+func (t *sessionTable) remove(id string, local bool) {
 	t.mu.Lock()
+	s := t.byID[id]
 	delete(t.byID, id)
-	if t.sealer != nil {
-		if t.ended == nil || len(t.ended) > 4*t.max {
-			t.ended = map[string]bool{} // bounded; older ids may come back only to their owner
-		}
-		t.ended[id] = true
+	if !(local && (s == nil || s.adopted)) {
+		t.endLocked(id)
 	}
 	t.mu.Unlock()
+}
+
+// endLocked records a sealed id ended here. t.mu is held.
+func (t *sessionTable) endLocked(id string) {
+	if t.sealer == nil {
+		return
+	}
+	if t.ended == nil || len(t.ended) > 4*t.max {
+		t.ended = map[string]bool{} // bounded; older ids may come back only to their owner
+	}
+	t.ended[id] = true
 }
 
 func (t *sessionTable) len() int {
@@ -195,20 +214,27 @@ func (t *sessionTable) len() int {
 
 // ResolveSessionIdManager implements server.SessionIdManagerResolver: the
 // manager of a request mints ids owned by the request's identity. mcp-go's
-// sweeper passes nil, for which only Terminate matters.
+// sweeper passes nil, for which only Terminate matters: it frees idle
+// sessions, as eviction does ([httpGuard.endSession]), for this replica's
+// own reasons (local).
 func (t *sessionTable) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
-	m := ownedManager{t: t}
+	m := ownedManager{t: t, local: r == nil}
 	if r != nil {
 		m.owner = identityFrom(r.Context())
 		m.res, _ = r.Context().Value(reservationKey{}).(*reservation)
+		m.local = r.Context().Value(evictionKey{}) != nil
 	}
 	return m
 }
+
+// evictionKey marks the DELETE that ends a session to make room.
+type evictionKey struct{}
 
 type ownedManager struct {
 	t     *sessionTable
 	owner string
 	res   *reservation
+	local bool // Terminate frees the session for this replica's own reasons
 }
 
 func (m ownedManager) Generate() string { return m.t.mint(m.owner, m.res) }
@@ -229,7 +255,7 @@ func (m ownedManager) Validate(id string) (bool, error) {
 }
 
 func (m ownedManager) Terminate(id string) (bool, error) {
-	m.t.remove(id)
+	m.t.remove(id, m.local)
 	return false, nil
 }
 
