@@ -65,6 +65,8 @@ type app struct {
 	retired []io.Closer
 	// liveViews are the profiles' views in force (serve).
 	liveViews atomic.Pointer[viewSet]
+	// servedProfile is serve's --profile: a reload keeps it.
+	servedProfile string
 	// discovery is tool search (nil when discovery.mode is all).
 	discovery *discovery.Discovery
 

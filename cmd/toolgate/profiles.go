@@ -162,8 +162,9 @@ func (v liveView) Name() string {
 	return v.name
 }
 
-// Admits implements [gateway.View]; a profile a reload removed admits
-// nothing (its clients see an empty list until they reconnect elsewhere).
+// Admits implements [gateway.View]. A reload cannot remove serve's own
+// profile (app.servedProfile); should it be missing all the same, it
+// admits nothing.
 func (v liveView) Admits(tool string) bool {
 	cur := v.current()
 	if cur == nil {

@@ -393,7 +393,13 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 			takeSetting(&cur, next, k)
 		}
 	}
-	if changed["profiles"] {
+	if _, ok := next.Profiles[a.servedProfile]; changed["profiles"] && a.servedProfile != "" && !ok {
+		// Its clients would be left an empty list without a word (stdio
+		// cannot refuse them as /mcp/NAME's 404 does).
+		err := fmt.Errorf("profile %q is the one this process serves (serve --profile %s): keep it, or restart serve with another", a.servedProfile, a.servedProfile)
+		a.log.Error("config reload: profiles", "err", err)
+		fail(err, "profiles")
+	} else if changed["profiles"] {
 		if err := a.setViews(next); err != nil {
 			a.log.Error("config reload: profiles", "err", err)
 			fail(err, "profiles")

@@ -483,3 +483,40 @@ func TestReloadDefaultFileGone(t *testing.T) {
 		t.Fatalf("load with the file gone: no error, tools.deny now %q", cfg.Policy.Tools.Deny)
 	}
 }
+
+// A reload that removes the profile serve --profile serves fails for
+// profiles, naming it, and the view stays in force: its stdio clients
+// would otherwise be left an empty list without a word. Other changes
+// of the same reload are made.
+func TestReloadKeepsServedProfile(t *testing.T) {
+	dir := t.TempDir()
+	var next *config.Config
+	a, r := reloadApp(t, dir, "profiles:\n  readers: {tools: [read_file]}\n  writers: {tools: [write_file]}\n", &next)
+	r.srv = gateway.NewMCPServer(&gateway.MCPOptions{Name: "t", Catalog: a.catalog, Pipeline: a.pipeline})
+	if err := a.setViews(a.cfg); err != nil {
+		t.Fatal(err)
+	}
+	a.servedProfile = "readers"
+	view := liveView{a: a, name: "readers"}
+	next = configFrom(t, dir, "profiles:\n  writers: {tools: [write_file, list_files]}\nlimits: {call_timeout: 7s}\n")
+	r.reload(context.Background(), "SIGHUP")
+	res := r.last.Load()
+	if res.OK || !strings.Contains(res.Error, `profile "readers" is the one this process serves`) {
+		t.Fatalf("reload removing the served profile: %+v", res)
+	}
+	if !view.Admits("read_file") {
+		t.Error("the served profile no longer admits read_file after the failed reload")
+	}
+	if r.cur.Limits.CallTimeout != 7*time.Second {
+		t.Errorf("limits.call_timeout %s, want the reload's 7s taken", r.cur.Limits.CallTimeout)
+	}
+	// A reload that keeps it changes it as asked.
+	next = configFrom(t, dir, "profiles:\n  readers: {tools: [list_files]}\n")
+	r.reload(context.Background(), "SIGHUP")
+	if res := r.last.Load(); !res.OK {
+		t.Fatalf("reload: %+v", res)
+	}
+	if view.Admits("read_file") || !view.Admits("list_files") {
+		t.Error("the served profile's new tools are not in force")
+	}
+}

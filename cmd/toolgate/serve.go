@@ -77,6 +77,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		a.close()
 		return err
 	}
+	a.servedProfile = profile
 	var view gateway.View = liveView{a: a, name: profile}
 	srv := gateway.NewMCPServer(&gateway.MCPOptions{
 		Name:         "toolgate",
