@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -21,7 +22,11 @@ import (
 // name, the toolset added first keeps it and the other tool is served under
 // a deterministic new name, `<name>_<6 hex digits>` (a hash of its toolset
 // and name, shortened to fit 64 characters); the conflict is logged and
-// listed by [Catalog.Conflicts]. No tool is ever dropped or overwritten.
+// listed by [Catalog.Conflicts]. No tool is ever dropped or overwritten,
+// with one exception: a tool whose name falls in the namespace of another
+// toolset (see [Namespacer]) is not served at all, whichever toolset came
+// first, since the policy written for that namespace would reach it; the
+// refusal is logged and listed as a conflict too.
 //
 // Resolve reads an immutable snapshot and takes no lock, so it costs
 // nothing on the call path; refreshes build a new snapshot and swap it in.
@@ -33,6 +38,7 @@ type Catalog struct {
 	refreshMu    map[string]*sync.Mutex // one refresh of a toolset at a time
 	lists        map[string][]*Tool
 	unoffered    map[string]map[string]string // per toolset, taken with its list
+	namespaces   map[string]string            // per toolset, its [Namespacer] namespace
 	errs         map[string]error
 	subs         []func()
 	conflictSubs []func(Conflict)
@@ -50,12 +56,17 @@ type Entry struct {
 	Original string
 }
 
-// Conflict records two toolsets offering the same tool name.
+// Conflict records two toolsets offering the same tool name, or a tool
+// refused because its name falls in another toolset's namespace.
 type Conflict struct {
 	Name     string `json:"name"`
 	Kept     string `json:"kept_by"`
 	Renamed  string `json:"renamed_in"`
 	ServedAs string `json:"served_as"`
+	// Namespace is set when the tool of Renamed is not served at all
+	// (ServedAs is empty): Name is in Namespace, the namespace of toolset
+	// Kept ([Namespacer]).
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // ToolsetInfo describes a toolset in the catalog.
@@ -77,7 +88,8 @@ func NewCatalog(logger *slog.Logger) *Catalog {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Catalog{log: logger, lists: map[string][]*Tool{}, unoffered: map[string]map[string]string{}, errs: map[string]error{}, refreshMu: map[string]*sync.Mutex{}}
+	c := &Catalog{log: logger, lists: map[string][]*Tool{}, unoffered: map[string]map[string]string{}, namespaces: map[string]string{},
+		errs: map[string]error{}, refreshMu: map[string]*sync.Mutex{}}
 	c.snap.Store(&snapshot{byName: map[string]Entry{}})
 	return c
 }
@@ -87,6 +99,7 @@ func NewCatalog(logger *slog.Logger) *Catalog {
 // to list its tools is still added (with no tools, and its error reported);
 // Add returns that error for the caller to log.
 func (c *Catalog) Add(ctx context.Context, ts Toolset) error {
+	ns := namespaceOf(ts) // outside c.mu: other code
 	c.mu.Lock()
 	for _, have := range c.toolsets {
 		if have.Name() == ts.Name() {
@@ -96,6 +109,7 @@ func (c *Catalog) Add(ctx context.Context, ts Toolset) error {
 	}
 	c.toolsets = append(c.toolsets, ts)
 	c.refreshMu[ts.Name()] = new(sync.Mutex)
+	c.namespaces[ts.Name()] = ns
 	c.mu.Unlock()
 	c.follow(ts)
 	return c.Refresh(ctx, ts.Name())
@@ -150,11 +164,15 @@ func (c *Catalog) Detach(toolset string) (Toolset, error) {
 	delete(c.refreshMu, toolset)
 	delete(c.lists, toolset)
 	delete(c.unoffered, toolset)
+	delete(c.namespaces, toolset)
 	delete(c.errs, toolset)
-	c.snap.Store(c.build(c.snap.Load()))
+	prev := c.snap.Load()
+	next := c.build(prev)
+	c.snap.Store(next)
 	subs := append([]func(){}, c.subs...)
 	c.mu.Unlock()
 
+	c.reportNewConflicts(prev.conflicts, next.conflicts)
 	for _, f := range subs {
 		f()
 	}
@@ -171,6 +189,7 @@ func (c *Catalog) Replace(ctx context.Context, ts Toolset) (old Toolset, err err
 	name := ts.Name()
 	tools, listErr := ts.Tools(ctx) // outside c.mu: it may be slow
 	unoffered := unofferedOf(ts)
+	ns := namespaceOf(ts)
 	c.mu.Lock()
 	i := slices.IndexFunc(c.toolsets, func(t Toolset) bool { return t.Name() == name })
 	if i < 0 {
@@ -179,6 +198,7 @@ func (c *Catalog) Replace(ctx context.Context, ts Toolset) (old Toolset, err err
 	}
 	old = c.toolsets[i]
 	c.toolsets[i] = ts
+	c.namespaces[name] = ns
 	c.refreshMu[name] = new(sync.Mutex) // a refresh of the old toolset in flight is dropped
 	prev, next, subs := c.installLocked(name, tools, unoffered, listErr)
 	c.mu.Unlock()
@@ -265,17 +285,27 @@ func (c *Catalog) Refresh(ctx context.Context, toolset string) error {
 // another's tool name at runtime. Callers hold c.mu.
 func (c *Catalog) build(prev *snapshot) *snapshot {
 	s := &snapshot{byName: map[string]Entry{}, unoffered: map[string]string{}}
+	owners := c.namespaceOwners()
 	// The owners of names already served keep them.
 	for _, ts := range c.toolsets {
 		for _, t := range c.lists[ts.Name()] {
+			if owner, _ := inForeignNamespace(owners, ts.Name(), t.Name); owner != "" {
+				continue
+			}
 			if old, ok := prev.byName[t.Name]; ok && old.Toolset == ts.Name() && old.Original == "" {
 				s.byName[t.Name] = Entry{Tool: t, Toolset: ts.Name()}
 			}
 		}
 	}
+	refused := map[string]string{} // tool name -> why
 	for _, ts := range c.toolsets {
 		maps.Copy(s.unoffered, c.unoffered[ts.Name()])
 		for _, t := range c.lists[ts.Name()] {
+			if owner, ns := inForeignNamespace(owners, ts.Name(), t.Name); owner != "" {
+				s.conflicts = append(s.conflicts, Conflict{Name: t.Name, Kept: owner, Renamed: ts.Name(), Namespace: ns})
+				refused[t.Name] = fmt.Sprintf("the tool %s of %s is not served: its name is in the namespace %s__ of %s, whose policy would apply to it", t.Name, ts.Name(), ns, owner)
+				continue
+			}
 			e := Entry{Tool: t, Toolset: ts.Name()}
 			if kept, taken := s.byName[t.Name]; taken && kept.Toolset == ts.Name() && kept.Original == "" && kept.Tool == t {
 				s.entries = append(s.entries, e) // an owner's, claimed above
@@ -293,8 +323,56 @@ func (c *Catalog) build(prev *snapshot) *snapshot {
 			s.entries = append(s.entries, e)
 		}
 	}
+	for name, why := range refused {
+		if _, served := s.byName[name]; !served {
+			s.unoffered[name] = why
+		}
+	}
 	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].Tool.Name < s.entries[j].Tool.Name })
 	return s
+}
+
+// namespaceOwners maps each toolset namespace to its toolset. Callers
+// hold c.mu.
+func (c *Catalog) namespaceOwners() map[string]string {
+	owners := map[string]string{}
+	for _, ts := range c.toolsets {
+		if ns := c.namespaces[ts.Name()]; ns != "" {
+			owners[ns] = ts.Name()
+		}
+	}
+	return owners
+}
+
+// inForeignNamespace returns the toolset and namespace that a tool of
+// toolset named name falls in ("<namespace>__..."), when that is another
+// toolset's; the longest namespace decides.
+func inForeignNamespace(owners map[string]string, toolset, name string) (owner, namespace string) {
+	if len(owners) == 0 {
+		return "", ""
+	}
+	for i := strings.Index(name, "__"); i >= 0; {
+		if o, ok := owners[name[:i]]; ok {
+			owner, namespace = o, name[:i]
+		}
+		j := strings.Index(name[i+1:], "__")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	if owner == toolset {
+		return "", ""
+	}
+	return owner, namespace
+}
+
+// namespaceOf asks a toolset its namespace (if it has one), outside c.mu.
+func namespaceOf(ts Toolset) string {
+	if n, ok := ts.(Namespacer); ok {
+		return n.Namespace()
+	}
+	return ""
 }
 
 // unofferedOf asks a toolset what it does not offer (if it says), with
@@ -345,7 +423,12 @@ func (c *Catalog) reportNewConflicts(old, now []Conflict) {
 	c.mu.Unlock()
 	for _, cf := range now {
 		if !seen[cf] {
-			c.log.Warn("tool name conflict", "name", cf.Name, "kept_by", cf.Kept, "renamed_in", cf.Renamed, "served_as", cf.ServedAs)
+			if cf.Namespace != "" {
+				c.log.Warn("tool not served: its name is in another toolset's namespace", "name", cf.Name, "toolset", cf.Renamed,
+					"namespace", cf.Namespace+"__", "namespace_of", cf.Kept)
+			} else {
+				c.log.Warn("tool name conflict", "name", cf.Name, "kept_by", cf.Kept, "renamed_in", cf.Renamed, "served_as", cf.ServedAs)
+			}
 			for _, f := range subs {
 				f(cf)
 			}

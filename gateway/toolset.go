@@ -67,6 +67,17 @@ type Unofferer interface {
 	Unoffered() map[string]string
 }
 
+// Namespacer is implemented by toolsets that name every tool
+// "<namespace>__<name>" (an upstream with a prefix). Policy globs, grants
+// and profiles written for a namespace (kg__*) are meant for that
+// toolset's tools, so the catalog serves no other toolset's tool whose
+// name falls in it (kg__wipe listed by an upstream without a prefix): it
+// refuses it and reports a [Conflict] with Namespace set. Namespace is
+// asked once, when the toolset enters the catalog; "" is no namespace.
+type Namespacer interface {
+	Namespace() string
+}
+
 // Closer is implemented by toolsets that hold resources (processes,
 // connections, databases). The gateway closes them on shutdown.
 type Closer interface {

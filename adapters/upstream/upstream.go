@@ -266,6 +266,12 @@ func (u *Upstream) Config() Config { return u.cfg }
 // none).
 func (u *Upstream) Prefix() string { return u.prefix }
 
+// Namespace implements [gateway.Namespacer]: the prefix, so that no other
+// toolset's tool is served under "<prefix>__..." (where the policy written
+// for this upstream would reach it). An upstream without a prefix has no
+// namespace.
+func (u *Upstream) Namespace() string { return u.prefix }
+
 // Start connects in the background and keeps the upstream connected until
 // Close. ctx bounds only the supervisor's life: pass the gateway's
 // lifetime context, not a startup deadline (when ctx ends, the connection
@@ -916,6 +922,7 @@ var (
 	_ gateway.ChangeNotifier          = (*Upstream)(nil)
 	_ gateway.StatusReporter          = (*Upstream)(nil)
 	_ gateway.Unofferer               = (*Upstream)(nil)
+	_ gateway.Namespacer              = (*Upstream)(nil)
 	_ gateway.Closer                  = (*Upstream)(nil)
 	_ gateway.PromptSource            = (*Upstream)(nil)
 	_ gateway.PromptsChangeNotifier   = (*Upstream)(nil)

@@ -215,9 +215,11 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	a.catalog.OnChange(a.tellPolicyDestructive)
 	if a.run != nil {
 		a.catalog.OnConflict(func(c gateway.Conflict) {
-			a.run.Event("catalog.name_conflict", map[string]any{
-				"name": c.Name, "kept_by": c.Kept, "renamed_in": c.Renamed, "served_as": c.ServedAs,
-			})
+			fields := map[string]any{"name": c.Name, "kept_by": c.Kept, "renamed_in": c.Renamed, "served_as": c.ServedAs}
+			if c.Namespace != "" {
+				fields["namespace"] = c.Namespace // refused, not renamed
+			}
+			a.run.Event("catalog.name_conflict", fields)
 		})
 	}
 	for _, b := range builtins {

@@ -111,6 +111,11 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 		}
 	}
 	for _, c := range a.catalog.Conflicts() {
+		if c.Namespace != "" {
+			fmt.Fprintf(e.stdout, "\nname refused: %q of %s is not served: the name is in the namespace %s__ of %s (its policy, grants and profiles would reach it); give %s a prefix, or deny the tool there\n",
+				c.Name, c.Renamed, c.Namespace, c.Kept, c.Renamed)
+			continue
+		}
 		fmt.Fprintf(e.stdout, "\nname conflict: %q is served by %s; the tool of %s is served as %q\n", c.Name, c.Kept, c.Renamed, c.ServedAs)
 	}
 	notServed := unserved(a)
