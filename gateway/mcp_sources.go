@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -31,13 +32,19 @@ type templateOwner struct {
 }
 
 // AddPromptSource serves the source's prompts (and keeps them in step with
-// it if it is a [PromptsChangeNotifier]).
+// it if it is a [PromptsChangeNotifier]) until [MCPServer.RemovePromptSource].
 func (m *MCPServer) AddPromptSource(src PromptSource) {
 	m.srcMu.Lock()
 	m.promptSources = append(m.promptSources, src)
 	m.srcMu.Unlock()
 	if n, ok := src.(PromptsChangeNotifier); ok {
 		n.OnPromptsChanged(func() {
+			m.srcMu.Lock()
+			served := slices.ContainsFunc(m.promptSources, func(s PromptSource) bool { return sameSource(s, src) })
+			m.srcMu.Unlock()
+			if !served {
+				return // removed: its changes are no one's
+			}
 			m.prompts.announce()
 			m.syncPrompts()
 		})
@@ -45,14 +52,58 @@ func (m *MCPServer) AddPromptSource(src PromptSource) {
 	m.syncPrompts()
 }
 
+// RemovePromptSource stops serving the prompts of src, added with
+// [MCPServer.AddPromptSource] (an upstream a reload retired): they leave
+// prompts/list (clients are told when it changes), the server keeps no
+// reference to src, and src's later change callbacks do nothing. A
+// prompts/get under way finishes. A source not served is ignored.
+func (m *MCPServer) RemovePromptSource(src PromptSource) {
+	m.srcMu.Lock()
+	n := len(m.promptSources)
+	m.promptSources = slices.DeleteFunc(m.promptSources, func(s PromptSource) bool { return sameSource(s, src) })
+	removed := len(m.promptSources) < n
+	m.srcMu.Unlock()
+	if removed {
+		m.syncPrompts() // also drops it from the owners of the prompts
+	}
+}
+
+// RemoveResourceSource stops serving the resources and templates of src,
+// added with [MCPServer.AddResourceSource], as [MCPServer.RemovePromptSource]
+// does for prompts. A resources/read under way finishes.
+func (m *MCPServer) RemoveResourceSource(src ResourceSource) {
+	m.srcMu.Lock()
+	n := len(m.resourceSources)
+	m.resourceSources = slices.DeleteFunc(m.resourceSources, func(s ResourceSource) bool { return sameSource(s, src) })
+	removed := len(m.resourceSources) < n
+	m.srcMu.Unlock()
+	if removed {
+		m.syncResources()
+	}
+}
+
+// sameSource reports whether a and b are the same source (== on values
+// that may not be comparable would panic).
+func sameSource(a, b any) bool {
+	ta := reflect.TypeOf(a)
+	return ta != nil && ta == reflect.TypeOf(b) && ta.Comparable() && a == b
+}
+
 // AddResourceSource serves the source's resources and templates (and keeps
-// them in step with it if it is a [ResourcesChangeNotifier]).
+// them in step with it if it is a [ResourcesChangeNotifier]) until
+// [MCPServer.RemoveResourceSource].
 func (m *MCPServer) AddResourceSource(src ResourceSource) {
 	m.srcMu.Lock()
 	m.resourceSources = append(m.resourceSources, src)
 	m.srcMu.Unlock()
 	if n, ok := src.(ResourcesChangeNotifier); ok {
 		n.OnResourcesChanged(func() {
+			m.srcMu.Lock()
+			served := slices.ContainsFunc(m.resourceSources, func(s ResourceSource) bool { return sameSource(s, src) })
+			m.srcMu.Unlock()
+			if !served {
+				return
+			}
 			m.resources.announce()
 			m.syncResources()
 		})

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,9 +85,12 @@ type app struct {
 	// reloads, in serve, reloads the configuration on change (reload.go).
 	reloads      *reloader
 	reloadCounts reloadCounts
-	// upSources are the upstreams' prompt and resource sources by name;
+	// upSources are the upstreams serving prompts and resources, by name;
 	// set at start, then changed only by the reloader's goroutine.
-	upSources map[string]*upstreamSource
+	upSources map[string]*upstream.Upstream
+	// retiring are the upstreams a reload took out, until closed (once
+	// their calls in flight are done, or at shutdown).
+	retiring retiringUpstreams
 }
 
 type appOptions struct {
@@ -324,22 +329,49 @@ func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
 		if err := a.catalog.Add(ctx, u); err != nil {
 			a.log.Info("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
 		}
-		src := a.upstreamSource(u)
-		a.promptSources = append(a.promptSources, src)
-		a.resourceSources = append(a.resourceSources, src)
+		a.addUpstreamSource(u)
+		a.promptSources = append(a.promptSources, u)
+		a.resourceSources = append(a.resourceSources, u)
 	}
 	return nil
 }
 
-// upstreamSource wraps an upstream as a prompt and resource source that a
-// reload can retire.
-func (a *app) upstreamSource(u *upstream.Upstream) *upstreamSource {
-	src := &upstreamSource{Upstream: u}
+// addUpstreamSource records u as the source of its prompts and resources,
+// which a reload may retire.
+func (a *app) addUpstreamSource(u *upstream.Upstream) {
 	if a.upSources == nil {
-		a.upSources = map[string]*upstreamSource{}
+		a.upSources = map[string]*upstream.Upstream{}
 	}
-	a.upSources[u.Name()] = src
-	return src
+	a.upSources[u.Name()] = u
+}
+
+// retiringUpstreams are upstreams taken out by a reload and not closed
+// yet. The reloader adds them; the goroutine that closes one once idle
+// takes it out, so that a closed upstream is not held until shutdown.
+type retiringUpstreams struct {
+	mu  sync.Mutex
+	ups map[*upstream.Upstream]struct{}
+}
+
+func (r *retiringUpstreams) add(u *upstream.Upstream) {
+	r.mu.Lock()
+	if r.ups == nil {
+		r.ups = map[*upstream.Upstream]struct{}{}
+	}
+	r.ups[u] = struct{}{}
+	r.mu.Unlock()
+}
+
+func (r *retiringUpstreams) remove(u *upstream.Upstream) {
+	r.mu.Lock()
+	delete(r.ups, u)
+	r.mu.Unlock()
+}
+
+func (r *retiringUpstreams) all() []*upstream.Upstream {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Collect(maps.Keys(r.ups))
 }
 
 // newUpstream makes (but does not start) the toolset of one upstream.
@@ -451,6 +483,9 @@ func (a *app) shutdown() error {
 	}
 	for _, c := range a.retired {
 		errs = append(errs, c.Close())
+	}
+	for _, u := range a.retiring.all() { // closed outside its lock
+		errs = append(errs, u.Close())
 	}
 	if a.traceShutdown != nil {
 		tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

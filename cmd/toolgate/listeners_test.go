@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/adapters/upstream"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/toolsets/skills"
 )
@@ -15,20 +14,6 @@ import (
 // Clients are told of every call of a source's change listeners, so the
 // sources call them only when what they serve changed.
 func TestSourcesTellOnlyOfChanges(t *testing.T) {
-	t.Run("retiring an upstream that served nothing", func(t *testing.T) {
-		u, err := upstream.New(upstream.Config{Name: "off", Command: "true", Disabled: true}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := &upstreamSource{Upstream: u}
-		told := 0
-		s.OnPromptsChanged(func() { told++ })
-		s.OnResourcesChanged(func() { told++ })
-		s.retire()
-		if told != 0 {
-			t.Errorf("retiring an upstream without prompts or resources told the listeners %d times", told)
-		}
-	})
 	t.Run("replacing the skills with the same ones", func(t *testing.T) {
 		dir := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(dir, "good"), 0o755); err != nil {

@@ -45,11 +45,12 @@ type reloader struct {
 	srv  *gateway.MCPServer
 	load func() (*config.Config, error)
 	// addSources gives an upstream started by a reload to the MCP server
-	// as a prompt and resource source.
-	addSources func(*upstreamSource)
-	cur        *config.Config // what the gateway runs with
-	hup        chan os.Signal // SIGHUP, from before the app was built
-	last       atomic.Pointer[reloadResult]
+	// as a prompt and resource source; removeSources takes a retired one
+	// back (nil: no MCP server).
+	addSources, removeSources func(*upstream.Upstream)
+	cur                       *config.Config // what the gateway runs with
+	hup                       chan os.Signal // SIGHUP, from before the app was built
+	last                      atomic.Pointer[reloadResult]
 	// stopped is closed once watch's reloads have stopped: ctx ended and
 	// the reload under way, if any, returned (see [reloader.wait]).
 	stopped chan struct{}
@@ -242,8 +243,13 @@ func (r *reloader) applyUpstreams(ctx context.Context, ch config.Changes, next *
 		} else if u, ok := ts.(*upstream.Upstream); ok {
 			r.retire(u)
 		}
-		if src := r.a.upSources[name]; src != nil {
-			src.retire()
+		if u := r.a.upSources[name]; u != nil {
+			// Its prompts and resources leave with its tools, and the server
+			// lets it go (gets under way finish on it).
+			if r.removeSources != nil {
+				r.removeSources(u)
+			}
+			r.a.dropSource(u)
 			delete(r.a.upSources, name)
 		}
 	}
@@ -264,8 +270,9 @@ func (r *reloader) applyUpstreams(ctx context.Context, ch config.Changes, next *
 		if err := r.a.catalog.Add(ctx, u); err != nil {
 			r.a.log.Info("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
 		}
+		r.a.addUpstreamSource(u)
 		if r.addSources != nil {
-			r.addSources(r.a.upstreamSource(u))
+			r.addSources(u)
 		}
 	}
 	cur := *r.cur // settings other than upstreams keep their values
@@ -278,7 +285,7 @@ func (r *reloader) applyUpstreams(ctx context.Context, ch config.Changes, next *
 // deadlines end them by then), or at shutdown, whichever is first.
 func (r *reloader) retire(u *upstream.Upstream) {
 	a := r.a
-	a.retired = append(a.retired, u)  // closed at shutdown if still open
+	a.retiring.add(u)                 // closed at shutdown if still open
 	grace := r.cur.Limits.CallTimeout // the calls in flight started under it
 	if t := u.Config().CallTimeout; t > grace {
 		grace = t
@@ -289,7 +296,15 @@ func (r *reloader) retire(u *upstream.Upstream) {
 		if err := u.CloseWhenIdle(ctx); err != nil {
 			a.log.Warn("config reload: stopping upstream", "upstream", u.Name(), "err", err)
 		}
+		a.retiring.remove(u) // closed: nothing holds it any more
 	}()
+}
+
+// dropSource takes a retired upstream out of the sources the app gave the
+// MCP server at start.
+func (a *app) dropSource(u *upstream.Upstream) {
+	a.promptSources = slices.DeleteFunc(a.promptSources, func(s gateway.PromptSource) bool { return s == gateway.PromptSource(u) })
+	a.resourceSources = slices.DeleteFunc(a.resourceSources, func(s gateway.ResourceSource) bool { return s == gateway.ResourceSource(u) })
 }
 
 // retireSlack is how long past the longest call deadline a retired
@@ -582,9 +597,20 @@ func reloadLoad(fs *pflag.FlagSet, keys map[string]string) func() (*config.Confi
 // startReloader watches the configuration of a serve: files are the
 // files it is read from (the config file and the upstreams_from files).
 func startReloader(ctx context.Context, a *app, srv *gateway.MCPServer, hup chan os.Signal, files []string, load func() (*config.Config, error)) (*reloader, error) {
-	r := &reloader{a: a, srv: srv, load: load, cur: a.cfg, hup: hup, addSources: func(u *upstreamSource) {
-		srv.AddPromptSource(u)
-		srv.AddResourceSource(u)
-	}}
+	r := newReloader(a, srv, hup, load)
 	return r, r.watch(ctx, files)
+}
+
+// newReloader returns the reloader of a serve whose MCP server is srv.
+func newReloader(a *app, srv *gateway.MCPServer, hup chan os.Signal, load func() (*config.Config, error)) *reloader {
+	return &reloader{a: a, srv: srv, load: load, cur: a.cfg, hup: hup,
+		addSources: func(u *upstream.Upstream) {
+			srv.AddPromptSource(u)
+			srv.AddResourceSource(u)
+		},
+		removeSources: func(u *upstream.Upstream) {
+			srv.RemovePromptSource(u)
+			srv.RemoveResourceSource(u)
+		},
+	}
 }
