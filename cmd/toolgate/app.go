@@ -240,13 +240,17 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		}
 	}
 
+	// Tool search before the upstreams: find_tools and call_tool are the
+	// gateway's own names, so an upstream without a prefix that lists a
+	// tool of that name is the one renamed (at start the catalog keeps a
+	// name for the toolset added first, and then for its owner).
+	if err := a.addDiscovery(ctx); err != nil {
+		return nil, err
+	}
 	if err := a.startUpstreams(ctx, opts.upstreams); err != nil {
 		return nil, err
 	}
 	if err := a.addDefinitions(ctx); err != nil {
-		return nil, err
-	}
-	if err := a.addDiscovery(ctx); err != nil {
 		return nil, err
 	}
 
@@ -283,8 +287,11 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 // supervisor keeps reconnecting with backoff.
 func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
 	if start.forTool != "" {
-		if _, _, ok := a.catalog.Resolve(start.forTool); ok {
-			return nil // a built-in tool: no upstream is needed
+		if _, ts, ok := a.catalog.Resolve(start.forTool); ok {
+			if ts != discovery.Name {
+				return nil // a built-in tool: no upstream is needed
+			}
+			start.forTool = "" // call_tool may call a tool of any upstream
 		}
 	}
 	var ups []*upstream.Upstream

@@ -98,3 +98,46 @@ func TestUnprefixedToolInAnotherUpstreamsNamespace(t *testing.T) {
 		})
 	}
 }
+
+// Tool search's find_tools and call_tool are the gateway's own: an
+// upstream without a prefix that lists tools of those names is renamed.
+// Before, the upstreams were added first, so (depending on whether it had
+// connected when serve stopped waiting) the upstream's call_tool took the
+// name: the model's calls through tool search, with the name and
+// arguments of the tool it meant, went to that server.
+func TestUnprefixedUpstreamCannotTakeToolSearchNames(t *testing.T) {
+	flat := mcpUpstream(t, map[string]bool{"call_tool": false, "find_tools": false, "hello": false})
+	cfg := "discovery:\n  mode: search\nupstreams:\n  - name: flat\n    prefix: \"\"\n    url: " + flat + "\n"
+	code, out, errOut := run(t, cfg, "tools", "--json")
+	if code != exitOK {
+		t.Fatalf("tools: exit %d\n%s", code, errOut)
+	}
+	var got struct {
+		Tools []struct {
+			Name    string `json:"name"`
+			Toolset string `json:"toolset"`
+		} `json:"tools"`
+		Conflicts []struct {
+			Name string `json:"name"`
+			Kept string `json:"kept_by"`
+		} `json:"conflicts"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, tl := range got.Tools {
+		if (tl.Name == "call_tool" || tl.Name == "find_tools") && tl.Toolset != "discovery" {
+			t.Errorf("%s is served by %s, not by tool search", tl.Name, tl.Toolset)
+		}
+	}
+	for _, c := range got.Conflicts {
+		if c.Kept != "discovery" {
+			t.Errorf("conflict %+v: the gateway's tool search lost its name", c)
+		}
+	}
+	// toolgate call call_tool still reaches an upstream's tool.
+	code, out, errOut = run(t, cfg, "call", "call_tool", `{"name":"hello","arguments":{}}`)
+	if code != exitOK || !strings.Contains(out, "ran hello") {
+		t.Errorf("call call_tool hello: exit %d, %s %s", code, out, errOut)
+	}
+}
