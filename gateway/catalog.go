@@ -348,12 +348,22 @@ func (c *Catalog) namespaceOwners() map[string]string {
 // toolset named name falls in ("<namespace>__..."), when that is another
 // toolset's; the longest namespace decides.
 func inForeignNamespace(owners map[string]string, toolset, name string) (owner, namespace string) {
-	if len(owners) == 0 {
+	owner, namespace, ok := namespaceOfName(owners, name)
+	if !ok || owner == toolset {
 		return "", ""
 	}
+	return owner, namespace
+}
+
+// namespaceOfName finds the longest namespace of owners that name is in
+// ("<namespace>__..."), and its owner.
+func namespaceOfName[T any](owners map[string]T, name string) (owner T, namespace string, ok bool) {
+	if len(owners) == 0 {
+		return owner, "", false
+	}
 	for i := strings.Index(name, "__"); i >= 0; {
-		if o, ok := owners[name[:i]]; ok {
-			owner, namespace = o, name[:i]
+		if o, found := owners[name[:i]]; found {
+			owner, namespace, ok = o, name[:i], true
 		}
 		j := strings.Index(name[i+1:], "__")
 		if j < 0 {
@@ -361,10 +371,7 @@ func inForeignNamespace(owners map[string]string, toolset, name string) (owner, 
 		}
 		i += 1 + j
 	}
-	if owner == toolset {
-		return "", ""
-	}
-	return owner, namespace
+	return owner, namespace, ok
 }
 
 // namespaceOf asks a toolset its namespace (if it has one), outside c.mu.

@@ -116,7 +116,9 @@ func (m *MCPServer) AddResourceSource(src ResourceSource) {
 
 // syncPrompts replaces the served prompts with the sources' current ones.
 // A prompt name offered twice is served once, by the first source, and
-// the conflict is logged.
+// the conflict is logged; a prompt named in the namespace of another
+// source (a [Namespacer]: an upstream with a prefix) is not served, as
+// the catalog does with tools.
 //
 // The sources are asked with no lock of the mirror's held: a source may
 // call its change listeners (this method among them) while it answers.
@@ -132,14 +134,24 @@ func (m *MCPServer) syncPrompts() {
 	var out []server.ServerPrompt
 	seen := map[string]bool{}
 	owner := map[string]PromptSource{}
+	namespaces := map[string]int{} // namespace -> index of its source
+	for i, src := range sources {
+		if n, ok := src.(Namespacer); ok && n.Namespace() != "" {
+			namespaces[n.Namespace()] = i
+		}
+	}
 	h := sha256.New()
-	for _, src := range sources {
+	for i, src := range sources {
 		prompts, err := src.Prompts(context.Background())
 		if err != nil {
 			m.log.Warn("listing prompts", "err", err)
 			continue
 		}
 		for _, p := range prompts {
+			if o, ns, ok := namespaceOfName(namespaces, p.Name); ok && o != i {
+				m.log.Warn("prompt not served: its name is in another source's namespace", "prompt", p.Name, "namespace", ns+"__")
+				continue
+			}
 			if seen[p.Name] {
 				m.log.Warn("prompt name conflict; first source kept", "prompt", p.Name)
 				continue
