@@ -930,6 +930,12 @@ func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) err
 		return nil
 	}
 	call := withCaller(ctx, &Call{Name: req.Params.Name, Arguments: req.Params.Arguments})
+	if v := m.viewFor(ctx, call); v != nil && !v.Admits(call.Name) {
+		// Outside the caller's view: answered as a name no tool has
+		// (mcp-go's not found), so the reason does not tell a confined
+		// caller what lies beyond its profile.
+		return nil
+	}
 	res := NotFoundResult(call.Name)
 	res.Message += ": " + why
 	if m.opts.Pipeline.Tracing() {

@@ -1046,3 +1046,49 @@ func TestSubscribeUndoneWhenItsSessionEnds(t *testing.T) {
 		t.Errorf("a live session's subscribe: %v, source subscriptions %d", err, src.count(uri))
 	}
 }
+
+// unofferingToolset does not offer "hidden", saying why.
+type unofferingToolset struct{ *SimpleToolset }
+
+func (unofferingToolset) Unoffered() map[string]string {
+	return map[string]string{"hidden": "turned off in the secret toolset's config"}
+}
+
+// A tool a toolset does not offer is explained, when called, only to a
+// caller whose view admits its name: outside the view (an endpoint's
+// profile, the caller's own) it is answered as a name no tool has, so
+// that a confined caller cannot learn what lies beyond its profile.
+func TestUnofferedExplainedOnlyInsideTheView(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		opts    func(o *MCPOptions)
+		explain bool
+	}{
+		{"no view", func(*MCPOptions) {}, true},
+		{"a view admitting it", func(o *MCPOptions) { o.View = namesView{"echo": true, "hidden": true} }, true},
+		{"a view without it", func(o *MCPOptions) { o.View = namesView{"echo": true} }, false},
+		{"the caller's view without it", func(o *MCPOptions) { o.CallerView = func(*Call) View { return namesView{"echo": true} } }, false},
+	} {
+		p := newTestPipeline(t, newMemRecorder(), nil)
+		cat := p.opts.Tools.(*Catalog)
+		inner, _ := NewToolset("secret")
+		if err := cat.Add(context.Background(), unofferingToolset{inner}); err != nil {
+			t.Fatal(err)
+		}
+		o := &MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: p}
+		c.opts(o)
+		m := NewMCPServer(o)
+		call := func(name string) string {
+			resp, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+name+`","arguments":{}}}`)))
+			return strings.ReplaceAll(string(resp), name, "NAME")
+		}
+		hidden, unknown := call("hidden"), call("nosuch")
+		explained := strings.Contains(hidden, "secret toolset")
+		if explained != c.explain {
+			t.Errorf("%s: calling hidden: %s; explained %v, want %v", c.name, hidden, explained, c.explain)
+		}
+		if !c.explain && hidden != unknown {
+			t.Errorf("%s: hidden answered %s, a name no tool has %s", c.name, hidden, unknown)
+		}
+	}
+}
