@@ -49,7 +49,11 @@ func (a *app) serveMetrics(ctx context.Context, httpServing bool) error {
 		}
 		return nil
 	}
-	bound, err := a.listenAside(ctx, "metrics.addr", addr, a.metricsAside())
+	tokens, err := a.cfg.MetricsTokens()
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	bound, err := a.listenAside(ctx, "metrics.addr", addr, a.metricsAside(tokens))
 	if err != nil {
 		return err
 	}
@@ -97,17 +101,25 @@ func (a *app) listenAside(ctx context.Context, key, addr string, handler http.Ha
 // from a browser's page (it has an Origin) is refused, and on a loopback
 // address one whose Host is not a loopback name (DNS rebinding: a page
 // whose name now resolves to 127.0.0.1), as the MCP endpoint and the admin
-// API refuse them.
-func (a *app) metricsAside() http.Handler {
+// API refuse them; with tokens (metrics.token_env), one without one of
+// them as its bearer token.
+func (a *app) metricsAside(tokens []string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", a.metrics.Handler())
 	loopback := config.IsLoopback(a.cfg.Metrics.Addr)
+	var bearer func(*http.Request) bool
+	if len(tokens) > 0 {
+		bearer = operator.BearerCheck(tokens)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Header.Get("Origin") != "":
 			http.Error(w, "metrics are not served to web pages (Origin "+r.Header.Get("Origin")+")", http.StatusForbidden)
 		case loopback && !operator.HostIsLoopback(r.Host):
 			http.Error(w, "Host "+r.Host+" is not a loopback name (DNS rebinding protection)", http.StatusForbidden)
+		case bearer != nil && !bearer(r):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate metrics"`)
+			http.Error(w, "a bearer token is required (metrics.token_env)", http.StatusUnauthorized)
 		default:
 			mux.ServeHTTP(w, r)
 		}

@@ -187,6 +187,20 @@ func statusRoutes(mux *http.ServeMux, st Status) {
 	})
 }
 
+// BearerCheck returns a check that a request carries one of tokens as
+// its bearer token (compared in constant time, as the admin API does),
+// for other listeners beside it (metrics.addr). Empty tokens are
+// ignored; with none, the check refuses every request.
+func BearerCheck(tokens []string) func(*http.Request) bool {
+	var sums [][32]byte
+	for _, t := range tokens {
+		if t != "" {
+			sums = append(sums, sha256.Sum256([]byte(t)))
+		}
+	}
+	return func(r *http.Request) bool { return authorized(sums, r) }
+}
+
 func authorized(tokens [][32]byte, r *http.Request) bool {
 	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {

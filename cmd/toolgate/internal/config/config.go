@@ -124,6 +124,9 @@ type Metrics struct {
 	// unless AllowRemote); otherwise /metrics is on the HTTP listener.
 	Addr        string `koanf:"addr"`
 	AllowRemote bool   `koanf:"allow_remote"`
+	// TokenEnv names a variable holding the bearer token(s) (comma
+	// separated) the listener of Addr requires; "" is none.
+	TokenEnv string `koanf:"token_env"`
 }
 
 // Profile is a named view of the catalog: the tools matching Tools (all
@@ -862,6 +865,12 @@ func (c *Config) SessionKeys() ([][]byte, error) {
 		keys = append(keys, b)
 	}
 	return keys, nil
+}
+
+// MetricsTokens returns the bearer tokens the listener of metrics.addr
+// requires (the variable metrics.token_env names; none when unset).
+func (c *Config) MetricsTokens() ([]string, error) {
+	return tokensOf(nil, c.Metrics.TokenEnv, "metrics.token_env")
 }
 
 // AdminTokens returns the admin API's bearer tokens (admin.tokens and the
