@@ -310,7 +310,10 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		el = newLineOf(ev.b[:head], ev.b[who:whoEnd])
 		el.raw("arguments", args)
 		el.str("status", status)
-		el.str("message", gateway.RedactText(gateway.Truncate(msg, recordTextMax)))
+		// Redacted before the cut, so that a secret across it is seen
+		// whole by the patterns (a URL's password needs its "@"); the
+		// redaction reads at most twice what is kept.
+		el.str("message", gateway.Truncate(gateway.RedactText(gateway.Truncate(msg, 2*recordTextMax)), recordTextMax))
 		el.num("duration_ms", ms)
 	}
 

@@ -549,6 +549,22 @@ func TestSecretInErrorMessageIsRedacted(t *testing.T) {
 	}
 }
 
+// A secret across the point where a long error message is cut is
+// redacted all the same: the message is redacted before it is cut, so the
+// pattern sees the whole secret (a URL's password needs its "@").
+func TestSecretAcrossTheCutIsRedacted(t *testing.T) {
+	r := openRun(t)
+	c := &gateway.Call{ID: "c1", Name: "fetch", Started: time.Now(), Arguments: json.RawMessage(`{}`)}
+	r.CallStarted(c)
+	pad := strings.Repeat("x", recordTextMax-len("GET https://ann:pw-HUNT"))
+	r.CallFinished(c, gateway.Errorf("%s", pad+"GET https://ann:pw-HUNTER2@api.example.com/x failed"), time.Millisecond)
+	r.Close()
+	b, _ := os.ReadFile(filepath.Join(r.Dir(), "logs", "errors.jsonl"))
+	if bytes.Contains(b, []byte("pw-HUNT")) {
+		t.Errorf("errors.jsonl holds the head of the password cut at %d bytes: %s", recordTextMax, b[len(b)-200:])
+	}
+}
+
 // TestUnsavableArtifactIsInTheRecord: when an output over the limit
 // cannot be saved (a read-only or full archive), the call still answers
 // with its summary saying so, and its record says that the output was cut
