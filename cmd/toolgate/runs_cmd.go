@@ -157,37 +157,37 @@ func runsTail(e *env, dir, ref string) error {
 	}
 	path := filepath.Join(run, "logs", "tools.jsonl")
 	fmt.Fprintf(e.stderr, "following %s (Ctrl-C stops)\n", filepath.Base(run))
-	seen := 0
-	show := func() error {
-		calls, err := runs.Records(path)
+	// Each poll reads what the file gained since the last (a long run's
+	// file is not read again), and only run.json for the run's state.
+	follow := runs.NewFollower(path)
+	show := func(final bool) error {
+		calls, restarted, err := follow.Next(final)
 		if err != nil {
 			return err
 		}
-		if len(calls) < seen {
+		if restarted {
 			// The file was cut short (truncated in place, replaced):
 			// follow it from what it holds now.
-			fmt.Fprintf(e.stderr, "%s holds %d calls, fewer than the %d shown: following it from its start\n", path, len(calls), seen)
-			seen = 0
+			fmt.Fprintf(e.stderr, "%s was cut short: following it from its start\n", path)
 		}
-		for _, c := range calls[seen:] {
+		for _, c := range calls {
 			printCall(e.stdout, c)
 		}
-		seen = len(calls)
 		return nil
 	}
 	tick := time.NewTicker(runsTailPoll)
 	defer tick.Stop()
 	for {
-		if err := show(); err != nil {
+		if err := show(false); err != nil {
 			return err
 		}
-		if s := runs.Summarize(run); !s.Live {
+		if m, live := runs.Live(run); !live {
 			// The run's last calls are recorded as it stops: read once
 			// more, now that nothing more will come.
-			if err := show(); err != nil {
+			if err := show(true); err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stderr, "run %s is not running (%s)\n", s.ID, orNone(s.Status))
+			fmt.Fprintf(e.stderr, "run %s is not running (%s)\n", filepath.Base(run), orNone(m.Status))
 			return nil
 		}
 		select {

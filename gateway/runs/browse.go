@@ -95,14 +95,7 @@ func startKey(s Summary) string {
 func Summarize(dir string) Summary {
 	s := Summary{Dir: dir}
 	s.ID = filepath.Base(dir)
-	if b, err := os.ReadFile(filepath.Join(dir, "run.json")); err == nil {
-		_ = json.Unmarshal(b, &s.Manifest)
-	}
-	// A run that holds its lock is live, whatever run.json says (it may
-	// not be written yet); one that took a lock and no longer holds it is
-	// over, whatever process has its PID now. Runs of versions without
-	// the lock are told by their PID.
-	s.Live = runLocked(dir) || s.Stopped == "" && !s.Locked && processRunning(s.PID)
+	s.Manifest, s.Live = manifest(dir)
 	var skipped int
 	s.Calls, s.Skipped = countRecords(filepath.Join(dir, "logs", "tools.jsonl"))
 	s.Errors, skipped = countRecords(filepath.Join(dir, "logs", "errors.jsonl"))
@@ -116,6 +109,22 @@ func Summarize(dir string) Summary {
 		}
 	}
 	return s
+}
+
+// Live reads whether a run is live, and its manifest, without counting
+// its records as [Summarize] does: what a follower of a live run asks at
+// every poll.
+func Live(dir string) (Manifest, bool) { return manifest(dir) }
+
+func manifest(dir string) (m Manifest, live bool) {
+	if b, err := os.ReadFile(filepath.Join(dir, "run.json")); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	// A run that holds its lock is live, whatever run.json says (it may
+	// not be written yet); one that took a lock and no longer holds it is
+	// over, whatever process has its PID now. Runs of versions without
+	// the lock are told by their PID.
+	return m, runLocked(dir) || m.Stopped == "" && !m.Locked && processRunning(m.PID)
 }
 
 func countLines(path string) int {
@@ -182,25 +191,102 @@ const maxRecordLine = 16 << 20
 func Records(path string) ([]map[string]any, error) {
 	var out []map[string]any
 	err := scanLines(path, func(line []byte, tooLong, _ bool) bool {
-		if tooLong {
-			return true
+		if m, ok := recordOf(line, tooLong); ok {
+			out = append(out, m)
 		}
-		var m map[string]any
-		if json.Unmarshal(line, &m) != nil || m == nil {
-			// Not decoded: a record all the same if it is one (a number
-			// beyond float64's range is valid JSON), with what decoded,
-			// as it is counted (isRecord); otherwise skipped.
-			if !isRecord(line) {
-				return true
-			}
-			if m == nil {
-				m = map[string]any{}
-			}
-		}
-		out = append(out, m)
 		return true
 	})
 	return out, err
+}
+
+// recordOf decodes one line as [Records] takes it: a line too long, or
+// not a record, is skipped (false).
+func recordOf(line []byte, tooLong bool) (map[string]any, bool) {
+	if tooLong {
+		return nil, false
+	}
+	var m map[string]any
+	if json.Unmarshal(line, &m) != nil || m == nil {
+		// Not decoded: a record all the same if it is one (a number
+		// beyond float64's range is valid JSON), with what decoded, as
+		// it is counted (isRecord); otherwise skipped.
+		if !isRecord(line) {
+			return nil, false
+		}
+		if m == nil {
+			m = map[string]any{}
+		}
+	}
+	return m, true
+}
+
+// Follower reads the records a JSON lines file gains as it is written
+// (`runs tail`), by the rules of [Records], each byte once: a poll of a
+// run of a million calls reads what came since the last, not the file.
+type Follower struct {
+	path string
+	off  int64  // where the first line not yet taken begins
+	seen []byte // the last bytes before off, to tell a file cut short and written again past off
+}
+
+// followerCheck is how many of the bytes before its offset a Follower
+// compares at each call.
+const followerCheck = 64
+
+// NewFollower follows path from its start.
+func NewFollower(path string) *Follower { return &Follower{path: path} }
+
+// Next returns the records of the lines ended since the last call; a line
+// not ended yet (being written) waits for the next call, unless final
+// (the run is over: a last line without a newline is taken as Records
+// takes it). restarted says the file was cut short since (truncated,
+// replaced by a shorter one), and the records are read from its start.
+func (f *Follower) Next(final bool) (recs []map[string]any, restarted bool, err error) {
+	file, err := os.Open(f.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if f.off > 0 {
+		// Cut short since: shorter than what was taken, or, written
+		// again past it, other bytes where the last taken ones were.
+		at := f.off - int64(len(f.seen))
+		buf := make([]byte, len(f.seen))
+		if fi.Size() < f.off {
+			restarted = true
+		} else if _, err := file.ReadAt(buf, at); err != nil || !bytes.Equal(buf, f.seen) {
+			restarted = true
+		}
+		if restarted {
+			f.off, f.seen = 0, nil
+		}
+	}
+	if _, err := file.Seek(f.off, io.SeekStart); err != nil {
+		return nil, restarted, err
+	}
+	err = scanReader(file, func(line []byte, tooLong, last bool, n int64) bool {
+		if last && !final {
+			return false // not ended yet: taken whole at a later call
+		}
+		f.off += n
+		if !tooLong {
+			f.seen = append(f.seen[:0], line[max(0, len(line)-followerCheck):]...)
+		} else {
+			f.seen = nil // not held: nothing to compare
+		}
+		if m, ok := recordOf(line, tooLong); ok {
+			recs = append(recs, m)
+		}
+		return true
+	})
+	return recs, restarted, err
 }
 
 // countRecords counts the records of a JSON lines file as [Records] reads
@@ -237,11 +323,19 @@ func scanLines(path string, fn func(line []byte, tooLong, last bool) bool) error
 		return err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	return scanReader(f, func(line []byte, tooLong, last bool, _ int64) bool { return fn(line, tooLong, last) })
+}
+
+// scanReader is [scanLines] on a reader; fn also gets the line's length
+// in bytes (its newline included), whether it holds the line or not.
+func scanReader(r io.Reader, fn func(line []byte, tooLong, last bool, n int64) bool) error {
+	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
 	tooLong := false
+	var n int64
 	for {
 		chunk, err := br.ReadSlice('\n')
+		n += int64(len(chunk))
 		if len(line)+len(chunk) > maxRecordLine {
 			tooLong, line = true, line[:0]
 		} else if !tooLong {
@@ -252,14 +346,14 @@ func scanLines(path string, fn func(line []byte, tooLong, last bool) bool) error
 		}
 		if errors.Is(err, io.EOF) {
 			if tooLong || len(line) > 0 {
-				fn(line, tooLong, true)
+				fn(line, tooLong, true, n)
 			}
 			return nil
 		}
-		if !fn(line, tooLong, false) {
+		if !fn(line, tooLong, false, n) {
 			return nil
 		}
-		line, tooLong = line[:0], false
+		line, tooLong, n = line[:0], false, 0
 		if err != nil {
 			return err
 		}

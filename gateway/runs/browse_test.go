@@ -204,3 +204,54 @@ func TestLiveIsTheRunsLock(t *testing.T) {
 		t.Error("a run without the lock (an older version) with a live PID is not live")
 	}
 }
+
+// A Follower yields each record once, as Records reads them: a line not
+// ended yet waits for its newline (or the run's end), and a file cut short
+// is read again from its start, also when it was written again past where
+// the follower was.
+func TestFollower(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tools.jsonl")
+	write := func(flag int, s string) {
+		t.Helper()
+		f, err := os.OpenFile(path, flag|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(s); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	f := NewFollower(path)
+	next := func(final bool, want string, wantRestart bool) {
+		t.Helper()
+		recs, restarted, err := f.Next(final)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range recs {
+			id, _ := r["id"].(string)
+			ids = append(ids, id)
+		}
+		if got := strings.Join(ids, ","); got != want || restarted != wantRestart {
+			t.Errorf("Next(%v) = %q restarted %v, want %q %v", final, got, restarted, want, wantRestart)
+		}
+	}
+	next(false, "", false) // no file yet
+	write(os.O_APPEND, `{"id":"a"}`+"\n"+`{"id":"b"}`+"\n"+`{"id":"c`)
+	next(false, "a,b", false)
+	write(os.O_APPEND, `"}`+"\n"+"torn\n"+`{"id":"d"}`+"\n")
+	next(false, "c,d", false)
+	next(false, "", false)
+	// Truncated and written again, longer than before.
+	write(os.O_TRUNC, `{"id":"e-long-enough-to-pass-the-old-offset-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`+"\n")
+	next(false, "e-long-enough-to-pass-the-old-offset-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", true)
+	// Truncated shorter.
+	write(os.O_TRUNC, `{"id":"f"}`+"\n")
+	next(false, "f", true)
+	// The run is over: its last line without a newline is a record.
+	write(os.O_APPEND, `{"id":"g"}`)
+	next(false, "", false)
+	next(true, "g", false)
+}
