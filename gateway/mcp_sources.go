@@ -58,12 +58,7 @@ func (m *MCPServer) AddPromptSource(src PromptSource) {
 // reference to src, and src's later change callbacks do nothing. A
 // prompts/get under way finishes. A source not served is ignored.
 func (m *MCPServer) RemovePromptSource(src PromptSource) {
-	m.srcMu.Lock()
-	n := len(m.promptSources)
-	m.promptSources = slices.DeleteFunc(m.promptSources, func(s PromptSource) bool { return sameSource(s, src) })
-	removed := len(m.promptSources) < n
-	m.srcMu.Unlock()
-	if removed {
+	if removeSource(m, &m.promptSources, src) {
 		m.syncPrompts() // also drops it from the owners of the prompts
 	}
 }
@@ -72,14 +67,19 @@ func (m *MCPServer) RemovePromptSource(src PromptSource) {
 // added with [MCPServer.AddResourceSource], as [MCPServer.RemovePromptSource]
 // does for prompts. A resources/read under way finishes.
 func (m *MCPServer) RemoveResourceSource(src ResourceSource) {
-	m.srcMu.Lock()
-	n := len(m.resourceSources)
-	m.resourceSources = slices.DeleteFunc(m.resourceSources, func(s ResourceSource) bool { return sameSource(s, src) })
-	removed := len(m.resourceSources) < n
-	m.srcMu.Unlock()
-	if removed {
+	if removeSource(m, &m.resourceSources, src) {
 		m.syncResources()
 	}
+}
+
+// removeSource deletes src from *list, a list of m's sources, under
+// m.srcMu, and reports whether it was there.
+func removeSource[S any](m *MCPServer, list *[]S, src S) bool {
+	m.srcMu.Lock()
+	defer m.srcMu.Unlock()
+	n := len(*list)
+	*list = slices.DeleteFunc(*list, func(s S) bool { return sameSource(s, src) })
+	return len(*list) < n
 }
 
 // sameSource reports whether a and b are the same source (== on values

@@ -51,19 +51,7 @@ func TestUnprefixedToolInAnotherUpstreamsNamespace(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("tools: exit %d\n%s", code, errOut)
 			}
-			var got struct {
-				Tools []struct {
-					Name    string `json:"name"`
-					Toolset string `json:"toolset"`
-				} `json:"tools"`
-				Conflicts []struct {
-					Name      string `json:"name"`
-					Kept      string `json:"kept_by"`
-					Renamed   string `json:"renamed_in"`
-					Served    string `json:"served_as"`
-					Namespace string `json:"namespace"`
-				} `json:"conflicts"`
-			}
+			var got toolsJSON
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
@@ -112,16 +100,7 @@ func TestUnprefixedUpstreamCannotTakeToolSearchNames(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("tools: exit %d\n%s", code, errOut)
 	}
-	var got struct {
-		Tools []struct {
-			Name    string `json:"name"`
-			Toolset string `json:"toolset"`
-		} `json:"tools"`
-		Conflicts []struct {
-			Name string `json:"name"`
-			Kept string `json:"kept_by"`
-		} `json:"conflicts"`
-	}
+	var got toolsJSON
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -140,4 +119,19 @@ func TestUnprefixedUpstreamCannotTakeToolSearchNames(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "ran hello") {
 		t.Errorf("call call_tool hello: exit %d, %s %s", code, out, errOut)
 	}
+}
+
+// toolsJSON is what these tests read of toolgate tools --json.
+type toolsJSON struct {
+	Tools []struct {
+		Name    string `json:"name"`
+		Toolset string `json:"toolset"`
+	} `json:"tools"`
+	Conflicts []struct {
+		Name      string `json:"name"`
+		Kept      string `json:"kept_by"`
+		Renamed   string `json:"renamed_in"`
+		Served    string `json:"served_as"`
+		Namespace string `json:"namespace"`
+	} `json:"conflicts"`
 }
