@@ -606,6 +606,11 @@ func (c *Config) check() error {
 	if !slices.Contains([]string{"all", "search", "auto"}, c.Discovery.Mode) {
 		bad("discovery.mode", "%q is not one of all, search, auto", c.Discovery.Mode)
 	}
+	for i, id := range c.Policy.Identities {
+		if why := c.placeName(id.Match.Name); why != "" {
+			bad(fmt.Sprintf("policy.identities[%d].match.name", i), "%q is %s: a rule bound to a place passes to the token after it when one before it is removed (a revoked token's rules to the next holder); name the token ({name: ci, token_env: CI_TOKEN}) and match that name", id.Match.Name, why)
+		}
+	}
 	if c.Metrics.Addr != "" {
 		if _, _, err := net.SplitHostPort(c.Metrics.Addr); err != nil {
 			bad("metrics.addr", "%q is not host:port: %v", c.Metrics.Addr, err)
@@ -684,6 +689,21 @@ func (c *Config) ResolvedRunsDir() string {
 		return expandHome(c.RunsDir)
 	}
 	return filepath.Join(stateDir(), "runs")
+}
+
+// placeName says which token a name stands for by its place in a list
+// (a plain string of http.auth.tokens, "2"; one of several tokens of
+// http.auth.token_env, "VAR[2]"), or "" for any other name.
+func (c *Config) placeName(name string) string {
+	for i, t := range c.HTTP.Auth.Tokens {
+		if t.Name == "" && name == strconv.Itoa(i+1) {
+			return fmt.Sprintf("the place of the unnamed token http.auth.tokens[%d]", i)
+		}
+	}
+	if v := c.HTTP.Auth.TokenEnv; v != "" && strings.HasPrefix(name, v+"[") && strings.HasSuffix(name, "]") {
+		return "the place of a token in the list of http.auth.token_env " + v
+	}
+	return ""
 }
 
 // PolicyProfiles builds the profiles by name: the views clients connect

@@ -400,3 +400,28 @@ func TestRefuseEmpty(t *testing.T) {
 		t.Fatalf("a written file under RefuseEmpty: %v", err)
 	}
 }
+
+// A policy.identities rule may not name a token by its place in a list
+// (an unnamed token's "2", a token_env list's "VAR[2]"): when a token
+// before it is removed (revoked), the next token takes that place, and
+// the rule with it. Names given to tokens are fine.
+func TestIdentityRuleByPlaceRefused(t *testing.T) {
+	for _, c := range []struct {
+		yaml, want string
+	}{
+		{"http: {auth: {tokens: [aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb]}}\npolicy: {identities: [{match: {name: \"2\"}, tools: {deny: [x]}}]}\n",
+			`policy.identities[0].match.name: "2" is the place of the unnamed token http.auth.tokens[1]`},
+		{"http: {auth: {token_env: TG_TOKS}}\npolicy: {identities: [{match: {name: \"TG_TOKS[1]\"}, tools: {deny: [x]}}]}\n",
+			`"TG_TOKS[1]" is the place of a token in the list of http.auth.token_env TG_TOKS`},
+		{"http: {auth: {tokens: [{name: ci, token: aaaaaaaaaaaaaaaa}, bbbbbbbbbbbbbbbb]}}\npolicy: {identities: [{match: {name: ci}, tools: {deny: [x]}}]}\n", ""},
+		{"http: {auth: {tokens: [{name: \"1\", token: aaaaaaaaaaaaaaaa}]}}\npolicy: {identities: [{match: {name: \"1\"}, tools: {deny: [x]}}]}\n", ""},
+	} {
+		_, err := load(t, c.yaml, []string{"TG_TOKS=a,b"})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.yaml, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %s", c.yaml, err, c.want)
+		}
+	}
+}
