@@ -80,12 +80,14 @@ type Queue struct {
 	mu      sync.Mutex
 	waiting map[string]*waiter
 	closed  bool
+	seq     uint64 // the last wait's number
 	// changed is closed and replaced on every change, for watchers.
 	changed chan struct{}
 }
 
 type waiter struct {
 	item  Item
+	seq   uint64 // this wait's number: a call that waits again has a new one
 	check func(Answer) error
 	done  chan Answer // buffered: the answer, or closed by Close
 	// Guarded by the queue's mu: a submission being checked holds taken;
@@ -119,6 +121,8 @@ func (q *Queue) Wait(ctx context.Context, it Item, check func(Answer) error) (An
 		q.mu.Unlock()
 		return Answer{}, fmt.Errorf("call %s is already waiting", it.ID)
 	}
+	q.seq++
+	w.seq = q.seq
 	q.waiting[it.ID] = w
 	q.changedLocked()
 	q.mu.Unlock()
@@ -154,12 +158,25 @@ func (q *Queue) Wait(ctx context.Context, it Item, check func(Answer) error) (An
 // [ErrBusy] while another answer to it is being checked, and with the
 // check's error for an answer the call cannot take (the call keeps
 // waiting for a good one).
-func (q *Queue) Submit(id string, a Answer) error {
+func (q *Queue) Submit(id string, a Answer) error { return q.submit(id, 0, a) }
+
+// errOtherWait: an answer given for one wait of a call that has since
+// ended, while the call waits again (an approval, then its output).
+var errOtherWait = errors.New("that call is waiting for something else now")
+
+// submit is [Queue.Submit] for the wait numbered seq (any wait of the call
+// when seq is 0): an answer given for a wait that ended is refused with
+// errOtherWait even though the call waits again, for something else.
+func (q *Queue) submit(id string, seq uint64, a Answer) error {
 	q.mu.Lock()
 	w, ok := q.waiting[id]
 	if !ok {
 		q.mu.Unlock()
 		return fmt.Errorf("%w: %s", ErrUnknown, id)
+	}
+	if seq != 0 && w.seq != seq {
+		q.mu.Unlock()
+		return fmt.Errorf("%w (%s): the answer was for its earlier wait, which ended", errOtherWait, w.item.Kind)
 	}
 	if w.taken { // not ErrUnknown: the call may well go on waiting
 		q.mu.Unlock()
@@ -190,19 +207,35 @@ func (q *Queue) Submit(id string, a Answer) error {
 
 // List returns the waiting calls, oldest first.
 func (q *Queue) List() []Item {
+	ws := q.waits()
+	items := make([]Item, len(ws))
+	for i, w := range ws {
+		items[i] = w.Item
+	}
+	return items
+}
+
+// wait is a waiting call and the number of its wait.
+type wait struct {
+	Item
+	Wait uint64
+}
+
+// waits is [Queue.List] with each wait's number.
+func (q *Queue) waits() []wait {
 	q.mu.Lock()
-	items := make([]Item, 0, len(q.waiting))
+	ws := make([]wait, 0, len(q.waiting))
 	for _, w := range q.waiting {
-		items = append(items, w.item)
+		ws = append(ws, wait{w.item, w.seq})
 	}
 	q.mu.Unlock()
-	sort.Slice(items, func(i, j int) bool {
-		if !items[i].Created.Equal(items[j].Created) {
-			return items[i].Created.Before(items[j].Created)
+	sort.Slice(ws, func(i, j int) bool {
+		if !ws[i].Created.Equal(ws[j].Created) {
+			return ws[i].Created.Before(ws[j].Created)
 		}
-		return items[i].ID < items[j].ID
+		return ws[i].ID < ws[j].ID
 	})
-	return items
+	return ws
 }
 
 // Changed returns a channel closed at the next change of the queue.

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -270,15 +271,15 @@ type pageData struct {
 }
 
 type pendingView struct {
-	Item
+	wait
 	Args   string
 	Schema string
 }
 
 func (u *ui) data(ctx context.Context, sid string) pageData {
 	d := pageData{CSRF: u.csrf(sid), SignOut: len(u.tokens) > 0}
-	for _, it := range u.q.List() {
-		d.Pending = append(d.Pending, pendingView{Item: it, Args: prettyJSON(it.Arguments), Schema: prettyJSON(it.OutputSchema)})
+	for _, w := range u.q.waits() {
+		d.Pending = append(d.Pending, pendingView{wait: w, Args: prettyJSON(w.Arguments), Schema: prettyJSON(w.OutputSchema)})
 	}
 	if u.st.Toolsets != nil {
 		d.Toolsets = u.st.Toolsets()
@@ -378,6 +379,9 @@ func (u *ui) answer(w http.ResponseWriter, r *http.Request, sid string) {
 		return
 	}
 	id := r.PathValue("id")
+	// The form names the wait it answers: a call that waits again (its
+	// approval, then its output) is not answered by the first one's form.
+	seq, _ := strconv.ParseUint(r.PostFormValue("wait"), 10, 64)
 	a := Answer{By: "ui", Decision: r.PostFormValue("decision")}
 	if out, ok := r.PostForm["output"]; ok && a.Decision == "" {
 		text := strings.TrimSpace(out[0])
@@ -387,12 +391,12 @@ func (u *ui) answer(w http.ResponseWriter, r *http.Request, sid string) {
 			a.Output, _ = json.Marshal(out[0])
 		}
 	}
-	if err := u.q.Submit(id, a); err != nil {
+	if err := u.q.submit(id, seq, a); err != nil {
 		status := http.StatusUnprocessableEntity
 		switch {
 		case errors.Is(err, ErrUnknown):
 			status = http.StatusNotFound
-		case errors.Is(err, ErrBusy):
+		case errors.Is(err, ErrBusy), errors.Is(err, errOtherWait):
 			status = http.StatusConflict
 		}
 		d := u.data(r.Context(), sid)

@@ -310,3 +310,59 @@ func TestPageEventsAndStatus(t *testing.T) {
 	}
 	t.Errorf("no change event: %v", lines.Err())
 }
+
+// TestPageAnswerForAnEarlierWait: a call that waits again under the same ID
+// (its approval, then its output) is not answered by the form shown for its
+// first wait: that answer is refused (409) and the call keeps waiting.
+func TestPageAnswerForAnEarlierWait(t *testing.T) {
+	q := NewQueue()
+	srv := httptest.NewServer(Handler(q, HTTPOptions{}))
+	defer srv.Close()
+	p := newPageClient(t, srv)
+	waitRE := regexp.MustCompile(`name="wait" value="([0-9]+)"`)
+
+	approved := make(chan Answer, 1)
+	go func() {
+		a, _ := q.Wait(context.Background(), Item{ID: "c1", Kind: KindApproval, Tool: "t"}, nil)
+		approved <- a
+	}()
+	waitListed(t, q, 1)
+	_, page := p.do("GET", "/ui", nil, nil)
+	token := csrfRE.FindStringSubmatch(page)[1]
+	first := waitRE.FindStringSubmatch(page)
+	if first == nil {
+		t.Fatalf("the answer form does not name its wait:\n%s", page)
+	}
+	if err := q.Submit("c1", Answer{Decision: AllowOnce, By: "cli"}); err != nil { // answered elsewhere
+		t.Fatal(err)
+	}
+	<-approved
+	outputs := make(chan Answer, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		a, _ := q.Wait(ctx, Item{ID: "c1", Kind: KindOutput, Tool: "t"}, nil) // no check: any answer would do
+		outputs <- a
+	}()
+	waitListed(t, q, 1)
+	res, body := p.do("POST", "/ui/pending/c1", url.Values{"decision": {Deny}, "wait": {first[1]}, "csrf": {token}}, nil)
+	if res.StatusCode != http.StatusConflict || !strings.Contains(body, "waiting for something else") {
+		t.Errorf("the first wait's form answered the second: %d\n%s", res.StatusCode, body)
+	}
+	select {
+	case a := <-outputs:
+		t.Fatalf("the call's output wait took the approval form's answer: %+v", a)
+	default:
+	}
+	_, page = p.do("GET", "/ui", nil, nil)
+	second := waitRE.FindStringSubmatch(page)
+	if second == nil || second[1] == first[1] {
+		t.Fatalf("the second wait's form: %v (first %v)", second, first)
+	}
+	if res, _ := p.do("POST", "/ui/pending/c1", url.Values{"output": {"done"}, "wait": {second[1]}, "csrf": {token}}, nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("answering the second wait: %d", res.StatusCode)
+	}
+	if a := <-outputs; string(a.Output) != `"done"` {
+		t.Errorf("the output: %s", a.Output)
+	}
+}

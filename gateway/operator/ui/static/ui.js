@@ -15,14 +15,16 @@
   }
 
   function merge(fresh) {
-    // Keep the rows of waiting calls already shown: their forms may hold
-    // what a person is typing.
+    // Keep the forms of waits already shown: they may hold what a person
+    // is typing. A wait is a call's ID and its wait's number: a call that
+    // waits again (an approval, then its output) gets its new form.
+    var key = function (tr) { return tr.getAttribute("data-id") + "/" + tr.getAttribute("data-wait"); };
     var oldRows = {};
     sections.querySelectorAll("#pending tr[data-id]").forEach(function (tr) {
-      oldRows[tr.getAttribute("data-id")] = tr;
+      oldRows[key(tr)] = tr;
     });
     fresh.querySelectorAll("#pending tr[data-id]").forEach(function (tr) {
-      var old = oldRows[tr.getAttribute("data-id")];
+      var old = oldRows[key(tr)];
       if (old) {
         var keep = old.querySelector("td:last-child");
         var slot = tr.querySelector("td:last-child");

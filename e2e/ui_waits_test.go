@@ -1,0 +1,111 @@
+package e2e
+
+// The operator page when calls wait more than once, end elsewhere, or many
+// wait at once: what the page shows must always be the call's current
+// wait, and an answer must go to the wait it was given for.
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// reviewerUIEnv: a definition-only tool (ask_reviewer) that also needs the
+// operator's approval, with the operator page behind a token.
+func reviewerUIEnv(t *testing.T, opts ...Opt) (*Env, string) {
+	t.Helper()
+	admin := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	return newEnv(t, append([]Opt{
+		set("admin.addr", admin),
+		set("admin.tokens", []string{uiToken}),
+		set("policy.approval.tools", []string{"ask_reviewer"}),
+		set("policy.approval.channel", "operator"),
+		set("policy.approval.timeout", "60s"),
+		set("definitions", []map[string]any{{
+			"name": "ask_reviewer", "description": "Ask the on-call reviewer for a verdict on a release.",
+			"input_schema":  map[string]any{"type": "object", "properties": map[string]any{"release": map[string]any{"type": "string"}}, "required": []string{"release"}},
+			"output_schema": map[string]any{"type": "object", "properties": map[string]any{"verdict": map[string]any{"type": "string", "enum": []string{"approve", "reject"}}}, "required": []string{"verdict"}},
+			"timeout":       "60s",
+		}}),
+	}, opts...)...), "http://" + admin
+}
+
+// signIn opens the page, signs in with the admin token and waits for the
+// events stream to be open.
+func signIn(t *testing.T, ctx context.Context, base string) {
+	t.Helper()
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/ui/login"),
+		chromedp.WaitVisible(css(`input[name=token]`)),
+		chromedp.SendKeys(css(`input[name=token]`), uiToken),
+		chromedp.Submit(css(`input[name=token]`)),
+		chromedp.WaitVisible(css(`#pending`)),
+		chromedp.WaitVisible(css(`#live.on`)),
+	); err != nil {
+		t.Fatalf("signing in: %v", err)
+	}
+}
+
+// pageEval evaluates a script on the page.
+func pageEval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// pageDo runs a person's action on the page as a script: it finds its
+// element when it runs, so the page's own updates (which move the answer
+// forms) cannot leave it holding a node that is gone.
+func pageDo(t *testing.T, ctx context.Context, js string) {
+	t.Helper()
+	pageEval[bool](t, ctx, "(() => { "+js+"; return true })()")
+}
+
+// TestOperatorPageSameCallWaitsAgain: a call approved elsewhere (the CLI)
+// then waits for its output under the same call ID; the open page must
+// show the output form for it, not keep the approval's buttons.
+func TestOperatorPageSameCallWaitsAgain(t *testing.T) {
+	t.Parallel()
+	ctx, problems := browser(t)
+	e, base := reviewerUIEnv(t)
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2025, nil)
+	signIn(t, ctx, base)
+
+	res := asyncCall(t, cs, "ask_reviewer", map[string]any{"release": "v1.2"})
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#pending tr.kind-approval button[value=allow_once]`))); err != nil {
+		t.Fatalf("the approval did not appear: %v", err)
+	}
+	id := pageEval[string](t, ctx, `document.querySelector("#pending tr.kind-approval").dataset.id`)
+	if out, err := e.command(callCtx(t), "approve", id).CombinedOutput(); err != nil {
+		t.Fatalf("toolgate approve: %v %s", err, out)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#pending tr.kind-output[data-id="`+id+`"]`))); err != nil {
+		t.Fatalf("the call's wait for its output did not appear: %v", err)
+	}
+	time.Sleep(1500 * time.Millisecond) // any refresh still under way lands
+	buttons := pageEval[int](t, ctx, `document.querySelectorAll('#pending tr[data-id="`+id+`"] button[name=decision]').length`)
+	boxes := pageEval[int](t, ctx, `document.querySelectorAll('#pending tr[data-id="`+id+`"] textarea[name=output]').length`)
+	if buttons != 0 || boxes != 1 {
+		t.Fatalf("the call waits for its output, but its row shows %d approval buttons and %d output boxes", buttons, boxes)
+	}
+	pageDo(t, ctx, `const b = document.querySelector('#pending tr[data-id="`+id+`"] textarea'); b.value = '{"verdict":"approve"}'; b.form.requestSubmit()`)
+	select {
+	case r := <-res:
+		if r.IsError || !strings.Contains(textOf(r), `"verdict":"approve"`) {
+			t.Errorf("the client got %q (error %v)", textOf(r), r.IsError)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client got no answer")
+	}
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(p, "\n"))
+	}
+}
