@@ -109,3 +109,57 @@ func TestOperatorPageSameCallWaitsAgain(t *testing.T) {
 		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(p, "\n"))
 	}
 }
+
+// TestOperatorPageKeepsTyping: a person types an output while the page
+// updates (another call starts waiting): the text box keeps its text and
+// the keyboard's focus, so what is typed next goes on into it.
+func TestOperatorPageKeepsTyping(t *testing.T) {
+	t.Parallel()
+	ctx, problems := browser(t)
+	e, base := reviewerUIEnv(t, set("policy.approval.tools", []string{"echo"}))
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2025, nil)
+	signIn(t, ctx, base)
+
+	res := asyncCall(t, cs, "ask_reviewer", map[string]any{"release": "v2"})
+	box := `#pending tr.kind-output textarea`
+	if err := chromedp.Do(ctx,
+		chromedp.WaitVisible(css(box)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	pageDo(t, ctx, `document.querySelector("`+box+`").focus()`)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(`{"verdict":`)); err != nil {
+		t.Fatalf("typing: %v", err)
+	}
+	other := asyncCall(t, cs, "echo", map[string]any{"text": "meanwhile"}) // the page updates
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#pending tr.kind-approval`))); err != nil {
+		t.Fatalf("the second call did not appear: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(`"approve"}`)); err != nil {
+		t.Fatal(err)
+	}
+	value := pageEval[string](t, ctx, `document.querySelector("`+box+`").value`)
+	focused := pageEval[bool](t, ctx, `document.activeElement === document.querySelector("`+box+`")`)
+	if value != `{"verdict":"approve"}` || !focused {
+		t.Fatalf("after the page updated, the text box holds %q (focused: %v)", value, focused)
+	}
+	pageDo(t, ctx, `document.querySelector("`+box+`").form.requestSubmit()`)
+	select {
+	case r := <-res:
+		if r.IsError || !strings.Contains(textOf(r), `"verdict":"approve"`) {
+			t.Errorf("the client got %q (error %v)", textOf(r), r.IsError)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client got no answer")
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#pending tr.kind-approval button[value=deny]`))); err != nil {
+		t.Fatal(err)
+	}
+	pageDo(t, ctx, `document.querySelector("#pending tr.kind-approval button[value=deny]").click()`)
+	<-other
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(p, "\n"))
+	}
+}

@@ -15,6 +15,13 @@
   }
 
   function merge(fresh) {
+    // Moving a kept form out of the page and back takes the keyboard's
+    // focus from it: give it back, with the caret where it was, so that
+    // typing goes on into the same box.
+    var focused = document.activeElement, sel = null;
+    if (focused && sections.contains(focused) && typeof focused.selectionStart === "number") {
+      sel = [focused.selectionStart, focused.selectionEnd, focused.selectionDirection, focused.scrollTop];
+    }
     // Keep the forms of waits already shown: they may hold what a person
     // is typing. A wait is a call's ID and its wait's number: a call that
     // waits again (an approval, then its output) gets its new form.
@@ -32,6 +39,13 @@
       }
     });
     sections.replaceChildren.apply(sections, Array.prototype.slice.call(fresh.childNodes));
+    if (focused && focused !== document.activeElement && sections.contains(focused)) {
+      focused.focus({ preventScroll: true });
+      if (sel) {
+        focused.setSelectionRange(sel[0], sel[1], sel[2]);
+        focused.scrollTop = sel[3];
+      }
+    }
   }
 
   function refresh() {
