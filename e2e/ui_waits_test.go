@@ -163,3 +163,39 @@ func TestOperatorPageKeepsTyping(t *testing.T) {
 		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(p, "\n"))
 	}
 }
+
+// TestOperatorPageGatewayRestarts: the gateway restarts under an open page.
+// The call that waited is gone from it, and the page, whose session the
+// restart ended, sends the person to sign in again instead of showing the
+// old state for ever; signed in, it is live again.
+func TestOperatorPageGatewayRestarts(t *testing.T) {
+	t.Parallel()
+	ctx, problems := browser(t)
+	e, base := reviewerUIEnv(t)
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2026, nil) // its answer comes on the call's own stream (see TestWaitingCallsOnShutdown)
+	signIn(t, ctx, base)
+	res := asyncCall(t, cs, "ask_reviewer", map[string]any{"release": "v3"})
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#pending tr.kind-approval`))); err != nil {
+		t.Fatalf("the approval did not appear: %v", err)
+	}
+	s.Stop(t)
+	<-res
+	e.StartHTTP(t)
+	if !waitFor(20*time.Second, func() bool {
+		loc, err := chromedp.Run(ctx, chromedp.Location())
+		return err == nil && strings.HasSuffix(loc, "/ui/login")
+	}) {
+		loc, _ := chromedp.Run(ctx, chromedp.Location())
+		rows := pageEval[int](t, ctx, `document.querySelectorAll("#pending tr[data-id]").length`)
+		live := pageEval[string](t, ctx, `(document.getElementById("live")||{}).className`)
+		t.Fatalf("after the restart the page stays at %s (live: %q, %d waiting calls shown)", loc, live, rows)
+	}
+	signIn(t, ctx, base)
+	if rows := pageEval[int](t, ctx, `document.querySelectorAll("#pending tr[data-id]").length`); rows != 0 {
+		t.Errorf("after the restart the page shows %d waiting calls", rows)
+	}
+	if p := problems(); len(p) > 0 {
+		t.Logf("console (a restart makes the stream fail for a while): %s", strings.Join(p, "\n"))
+	}
+}

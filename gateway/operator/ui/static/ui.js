@@ -69,11 +69,24 @@
       });
   }
 
-  if (window.EventSource) {
+  // The browser reconnects a stream that drops by itself, but gives up on
+  // one that is refused: 401 once a restarted gateway forgot the session,
+  // 503 with too many pages open. Then the page looks again (a 401 sends
+  // the person to sign in) and opens a new stream a little later.
+  function listen() {
     var es = new EventSource("/ui/events");
     es.onopen = function () { setLive(true); refresh(); };
     es.onmessage = refresh;
-    es.onerror = function () { setLive(false); };
+    es.onerror = function () {
+      setLive(false);
+      if (es.readyState === EventSource.CLOSED) {
+        setTimeout(function () { refresh(); listen(); }, 3000);
+      }
+    };
+  }
+
+  if (window.EventSource) {
+    listen();
   } else {
     setLive(true);
     setInterval(refresh, 3000);
