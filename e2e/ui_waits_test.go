@@ -199,3 +199,52 @@ func TestOperatorPageGatewayRestarts(t *testing.T) {
 		t.Logf("console (a restart makes the stream fail for a while): %s", strings.Join(p, "\n"))
 	}
 }
+
+// TestOperatorPageRefusedOutput: an output the schema refuses is shown
+// with the schema's error beside the call it was for, and the box still
+// holds what was typed, to correct rather than type again.
+func TestOperatorPageRefusedOutput(t *testing.T) {
+	t.Parallel()
+	ctx, problems := browser(t)
+	e, base := reviewerUIEnv(t, set("policy.approval.tools", []string{"echo"}))
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2025, nil)
+	signIn(t, ctx, base)
+
+	res := asyncCall(t, cs, "ask_reviewer", map[string]any{"release": "v4"})
+	box := `#pending tr.kind-output textarea`
+	const typed = "{\n  \"verdict\": \"maybe\",\n  \"note\": \"long text the person wrote\"\n}"
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(box))); err != nil {
+		t.Fatal(err)
+	}
+	pageDo(t, ctx, `const b = document.querySelector("`+box+`"); b.value = `+strconv.Quote(typed)+`; b.form.requestSubmit()`)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`.error`))); err != nil {
+		t.Fatalf("submitting a refused output: %v", err)
+	}
+	shown := pageEval[string](t, ctx, `Array.from(document.querySelectorAll("#pending tr.kind-output .error")).map(e => e.textContent).join(" ")`)
+	if !strings.Contains(shown, "output schema") || !strings.Contains(shown, "/verdict") {
+		t.Errorf("the row of the call does not show the schema's error: %q (page: %q)", shown,
+			pageEval[string](t, ctx, `document.body.innerText`))
+	}
+	if got := pageEval[string](t, ctx, `document.querySelector("`+box+`").value`); got != typed {
+		t.Fatalf("the refused output is gone from the box: %q", got)
+	}
+	pageDo(t, ctx, `const b = document.querySelector("`+box+`"); b.value = '{"verdict":"reject"}'; b.form.requestSubmit()`)
+	select {
+	case r := <-res:
+		if r.IsError || !strings.Contains(textOf(r), `"verdict":"reject"`) {
+			t.Errorf("the client got %q (error %v)", textOf(r), r.IsError)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client got no answer")
+	}
+	var other []string
+	for _, p := range problems() { // the refused answer's page is a 422, which the console notes
+		if !strings.Contains(p, "status of 422") {
+			other = append(other, p)
+		}
+	}
+	if len(other) > 0 {
+		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(other, "\n"))
+	}
+}

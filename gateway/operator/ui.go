@@ -264,10 +264,28 @@ type pageData struct {
 	CSRF     string
 	SignOut  bool
 	Error    string
+	Refused  *refusal // an answer refused while its call still waits
 	Pending  []pendingView
 	Toolsets []ToolsetView
 	Tools    []ToolView
 	Calls    []CallView
+}
+
+// refusal is an answer the call refused: shown in the call's row, with
+// the output that was sent back in its box, to correct.
+type refusal struct {
+	ID     string
+	Wait   uint64
+	Output string
+	Error  string
+}
+
+// RefusedFor is the refused answer to a wait, if any (for the template).
+func (d pageData) RefusedFor(id string, wait uint64) *refusal {
+	if d.Refused != nil && d.Refused.ID == id && d.Refused.Wait == wait {
+		return d.Refused
+	}
+	return nil
 }
 
 type pendingView struct {
@@ -401,6 +419,15 @@ func (u *ui) answer(w http.ResponseWriter, r *http.Request, sid string) {
 		}
 		d := u.data(r.Context(), sid)
 		d.Error = err.Error()
+		for _, p := range d.Pending {
+			if p.ID == id && (seq == 0 || p.Wait == seq) { // still waits: say it beside its form
+				d.Refused = &refusal{ID: id, Wait: p.Wait, Error: err.Error()}
+				if out, ok := r.PostForm["output"]; ok && p.Kind == KindOutput {
+					d.Refused.Output = out[0]
+				}
+				d.Error = ""
+			}
+		}
 		u.render(w, status, "page.html", d)
 		return
 	}
