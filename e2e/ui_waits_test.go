@@ -248,3 +248,31 @@ func TestOperatorPageRefusedOutput(t *testing.T) {
 		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(other, "\n"))
 	}
 }
+
+// TestOperatorPageTextOutputLines: a plain-text output of several lines
+// typed on the page reaches the client with the lines as typed ("\n"),
+// not with the "\r\n" a browser sends a form's text in.
+func TestOperatorPageTextOutputLines(t *testing.T) {
+	t.Parallel()
+	ctx, _ := browser(t)
+	e, base := reviewerUIEnv(t,
+		set("policy.approval.tools", []string{"echo"}),
+		set("definitions", []map[string]any{{"name": "ask_note", "description": "Ask for a note.", "timeout": "60s"}}))
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2025, nil)
+	signIn(t, ctx, base)
+	res := asyncCall(t, cs, "ask_note", map[string]any{})
+	box := `#pending tr.kind-output textarea`
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(box))); err != nil {
+		t.Fatal(err)
+	}
+	pageDo(t, ctx, `const b = document.querySelector("`+box+`"); b.value = "first line\nsecond line"; b.form.requestSubmit()`)
+	select {
+	case r := <-res:
+		if r.IsError || textOf(r) != "first line\nsecond line" {
+			t.Errorf("the client got %q (error %v)", textOf(r), r.IsError)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client got no answer")
+	}
+}

@@ -402,11 +402,13 @@ func (u *ui) answer(w http.ResponseWriter, r *http.Request, sid string) {
 	seq, _ := strconv.ParseUint(r.PostFormValue("wait"), 10, 64)
 	a := Answer{By: "ui", Decision: r.PostFormValue("decision")}
 	if out, ok := r.PostForm["output"]; ok && a.Decision == "" {
-		text := strings.TrimSpace(out[0])
-		if json.Valid([]byte(text)) {
+		// A browser sends a text box's lines ended by "\r\n" (HTML's
+		// form encoding); the person typed "\n".
+		typed := strings.ReplaceAll(out[0], "\r\n", "\n")
+		if text := strings.TrimSpace(typed); json.Valid([]byte(text)) {
 			a.Output = json.RawMessage(text)
 		} else { // plain text is the output text
-			a.Output, _ = json.Marshal(out[0])
+			a.Output, _ = json.Marshal(typed)
 		}
 	}
 	if err := u.q.submit(id, seq, a); err != nil {
