@@ -65,7 +65,9 @@ func (m *MCPServer) RemovePromptSource(src PromptSource) {
 
 // RemoveResourceSource stops serving the resources and templates of src,
 // added with [MCPServer.AddResourceSource], as [MCPServer.RemovePromptSource]
-// does for prompts. A resources/read under way finishes.
+// does for prompts. A resources/read under way finishes. A subscribed URI
+// of src is unsubscribed from it and moves to the source that serves it
+// next (now, or once one does): its sessions stay subscribed.
 func (m *MCPServer) RemoveResourceSource(src ResourceSource) {
 	if removeSource(m, &m.resourceSources, src) {
 		m.syncResources()
@@ -109,7 +111,7 @@ func (m *MCPServer) AddResourceSource(src ResourceSource) {
 		})
 	}
 	if rs, ok := src.(ResourceSubscriber); ok {
-		rs.OnResourceUpdated(m.resourceUpdated)
+		rs.OnResourceUpdated(func(uri string, params map[string]any) { m.resourceUpdated(src, uri, params) })
 	}
 	m.syncResources()
 }
@@ -274,20 +276,32 @@ func (m *MCPServer) syncResources() {
 	var digest [32]byte
 	copy(digest[:], h.Sum(nil))
 
+	if m.installResources(gen, digest, resourceOwner, templateOwners, resources, templates) {
+		// Subscribed URIs follow their owners, even when the listing is
+		// the same (an upstream a reload replaced lists what the old one
+		// did).
+		m.rebindSubscriptions()
+	}
+}
+
+// installResources installs a listing of syncResources unless a newer one
+// was; it reports whether it did.
+func (m *MCPServer) installResources(gen syncGen, digest [32]byte, resourceOwner map[string]ResourceSource, templateOwners []templateOwner,
+	resources []server.ServerResource, templates []server.ServerResourceTemplate) bool {
 	m.installMu.Lock()
 	defer m.installMu.Unlock()
 	current, tell := m.resources.install(gen, digest)
 	if !current {
-		return // a later sync has installed a newer listing
+		return false // a later sync has installed a newer listing
 	}
 	m.srcMu.Lock()
 	m.resourceOwner, m.templateOwners = resourceOwner, templateOwners
 	m.srcMu.Unlock()
-	if !tell {
-		return
+	if tell {
+		m.srv.SetResources(resources...)
+		m.srv.SetResourceTemplates(templates...)
 	}
-	m.srv.SetResources(resources...)
-	m.srv.SetResourceTemplates(templates...)
+	return true
 }
 
 // readHandler is resources/read for a source's resource or template: the
@@ -384,10 +398,15 @@ func isTextMIME(mime string) bool {
 // unsubscribe calls for the URI and guards active. subMu is never held
 // while waiting for io or for a source, so updates are never delayed by a
 // subscription in progress.
+//
+// src is the source that serves the URI; it changes (under both subMu and
+// io) when another source comes to serve it ([MCPServer.rebind]), and only
+// its updates are passed on.
 type subscription struct {
-	src      ResourceSource // nil: the artifact template (never changes)
+	src      ResourceSource // nil: the artifact template (never changes), or orphan
+	orphan   bool           // no source serves the URI now; its sessions wait for one
 	sessions map[string]bool
-	pending  int // subscribe/unsubscribe calls under way; the entry stays while > 0
+	pending  int // subscribe/unsubscribe/rebind calls under way; the entry stays while > 0
 	io       sync.Mutex
 	active   bool // the source is subscribed
 }
@@ -460,8 +479,18 @@ func (m *MCPServer) subscribe(ctx context.Context, session, uri string) error {
 	st.io.Lock()
 	var err error
 	if !st.active {
-		if rs, ok := st.src.(ResourceSubscriber); ok {
-			err = rs.SubscribeResource(ctx, uri)
+		// The owner now, with the entry in place: a sync from here on
+		// rebinds it (rebind waits for io).
+		src, ok := m.resourceSourceFor(uri)
+		if ok {
+			m.subMu.Lock()
+			st.src, st.orphan = src, false
+			m.subMu.Unlock()
+			if rs, ok := src.(ResourceSubscriber); ok {
+				err = rs.SubscribeResource(ctx, uri)
+			}
+		} else {
+			err = errors.New("no resource or template served by toolgate matches it any more")
 		}
 		st.active = err == nil
 	}
@@ -588,18 +617,119 @@ func (m *MCPServer) dropSubscriptions(session string) {
 	}()
 }
 
-// resourceUpdated passes a source's update of uri to the sessions
-// subscribed to it. It never blocks (sources call it from their read
+// rebindSubscriptions moves each subscribed URI whose owner changed with
+// the last installed resource listing to its new owner, in the
+// background (see rebind). A URI no source serves any more keeps its
+// sessions, and no reference to the source that left.
+func (m *MCPServer) rebindSubscriptions() {
+	m.subMu.Lock()
+	if len(m.subs) == 0 {
+		m.subMu.Unlock()
+		return
+	}
+	type entry struct {
+		uri string
+		st  *subscription
+	}
+	entries := make([]entry, 0, len(m.subs))
+	for uri, st := range m.subs {
+		entries = append(entries, entry{uri, st})
+	}
+	m.subMu.Unlock()
+	for _, e := range entries {
+		src, served := m.resourceSourceFor(e.uri)
+		m.subMu.Lock()
+		moved := m.subs[e.uri] == e.st && movedFrom(e.st, src, served)
+		if moved {
+			e.st.pending++ // rebind's
+		}
+		m.subMu.Unlock()
+		if moved {
+			go m.rebind(e.uri, e.st)
+		}
+	}
+}
+
+// movedFrom reports whether the owner of a subscribed URI (src, or none
+// if !served) is no longer the one st is bound to. Callers hold subMu.
+func movedFrom(st *subscription, src ResourceSource, served bool) bool {
+	if !served {
+		return !st.orphan
+	}
+	return st.orphan || !(src == nil && st.src == nil || sameSource(src, st.src))
+}
+
+// rebind binds a subscribed URI to the source that serves it now: the
+// one it was bound to is unsubscribed, the new one subscribed if sessions
+// are, and they are told the resource may have changed (it is another
+// source's). A URI no source serves is left unbound until one does. The
+// caller counted rebind in st.pending.
+func (m *MCPServer) rebind(uri string, st *subscription) {
+	ctx, cancel := context.WithTimeout(context.Background(), subscriptionTimeout)
+	defer cancel()
+	st.io.Lock()
+	src, served := m.resourceSourceFor(uri) // the newest owner, whatever the order rebinds run in
+	m.subMu.Lock()
+	old := st.src
+	moved := movedFrom(st, src, served)
+	if moved {
+		st.src, st.orphan = src, !served // updates from here on are src's only
+	}
+	wanted := len(st.sessions) > 0
+	m.subMu.Unlock()
+	var tell bool
+	if moved {
+		if st.active {
+			if rs, ok := old.(ResourceSubscriber); ok {
+				if err := rs.UnsubscribeResource(ctx, uri); err != nil {
+					m.log.Debug("unsubscribing a resource's former source failed", "uri", uri, "err", err)
+				}
+			}
+			st.active = false
+		}
+		if served && wanted {
+			var err error
+			if rs, ok := src.(ResourceSubscriber); ok {
+				err = rs.SubscribeResource(ctx, uri)
+			}
+			if st.active = err == nil; err != nil {
+				m.log.Warn("subscribing to a resource's new source failed; its subscribed clients get no updates", "uri", uri, "err", err)
+			}
+			tell = true
+		}
+	}
+	m.subMu.Lock()
+	st.pending--
+	var sessions []string
+	if tell {
+		for s := range st.sessions {
+			sessions = append(sessions, s)
+		}
+	}
+	m.forgetIfIdle(uri, st)
+	m.subMu.Unlock()
+	st.io.Unlock()
+	m.sendUpdated(uri, map[string]any{"uri": uri}, sessions)
+}
+
+// resourceUpdated passes an update of uri by src to the sessions
+// subscribed to it, if src is the source that serves it (not one a
+// reload retired). It never blocks (sources call it from their read
 // loops).
-func (m *MCPServer) resourceUpdated(uri string, params map[string]any) {
+func (m *MCPServer) resourceUpdated(src ResourceSource, uri string, params map[string]any) {
 	m.subMu.Lock()
 	var sessions []string
-	if st := m.subs[uri]; st != nil {
+	if st := m.subs[uri]; st != nil && !st.orphan && sameSource(st.src, src) {
 		for s := range st.sessions {
 			sessions = append(sessions, s)
 		}
 	}
 	m.subMu.Unlock()
+	m.sendUpdated(uri, params, sessions)
+}
+
+// sendUpdated sends notifications/resources/updated of uri to sessions.
+func (m *MCPServer) sendUpdated(uri string, params map[string]any, sessions []string) {
 	if len(sessions) == 0 {
 		return
 	}

@@ -1092,3 +1092,67 @@ func TestUnofferedExplainedOnlyInsideTheView(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriptionFollowsItsResource: when the source serving a subscribed
+// URI is removed and another one serves it (a reload that changed the
+// upstream), the old one is unsubscribed, the new one subscribed, the
+// subscribed session is told the resource may have changed and gets the
+// new source's updates (never the old one's), and its unsubscribe reaches
+// the new source.
+func TestSubscriptionFollowsItsResource(t *testing.T) {
+	var m *MCPServer
+	before := &fakeSource{subs: map[string]int{}}
+	url, _ := relayServer(t, func(mm *MCPServer) { m = mm; m.AddResourceSource(before) })
+	a, aGot := dialMCP(t, url)
+	ctx := context.Background()
+	const uri = "fake://watched"
+	if err := a.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// The reload: the old source goes; until its replacement serves the
+	// URI (an upstream connecting), the subscription waits, holding no
+	// reference to the source that left.
+	m.RemoveResourceSource(before)
+	eventually("the old source to be unsubscribed", func() bool { return before.count(uri) == 0 })
+	m.subMu.Lock()
+	st := m.subs[uri]
+	held, kept := st != nil && st.src != nil, st != nil && len(st.sessions) == 1
+	m.subMu.Unlock()
+	if held || !kept {
+		t.Errorf("unserved URI: the entry holds the removed source %v, keeps its session %v", held, kept)
+	}
+	after := &fakeSource{subs: map[string]int{}}
+	m.AddResourceSource(after)
+	eventually("the new source to be subscribed", func() bool { return after.count(uri) == 1 })
+	eventually("the client to be told the resource may have changed", func() bool { return len(updatesOf(aGot())) == 1 })
+
+	before.listener(uri, map[string]any{"uri": uri}) // a retired source's late update
+	after.listener(uri, map[string]any{"uri": uri})
+	eventually("the new source's update", func() bool { return len(updatesOf(aGot())) >= 2 })
+	time.Sleep(100 * time.Millisecond)
+	if u := updatesOf(aGot()); len(u) != 2 {
+		t.Errorf("updates %v, want the rebinding's and the new source's only", u)
+	}
+	if err := a.Unsubscribe(ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: uri}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := after.count(uri); n != 0 {
+		t.Errorf("the new source still subscribed (%d) after the last client unsubscribed", n)
+	}
+	m.subMu.Lock()
+	left := len(m.subs)
+	m.subMu.Unlock()
+	if left != 0 {
+		t.Errorf("%d subscription entries left", left)
+	}
+}

@@ -120,7 +120,10 @@ type ResourcesChangeNotifier interface {
 // be watched (resources/subscribe). The mirror subscribes the source that
 // serves a URI when the first client subscribes to it, unsubscribes it when
 // the last one unsubscribes or ends its session, and passes each update the
-// source reports to the sessions subscribed to that URI (only those). A
+// source reports to the sessions subscribed to that URI (only those). When
+// another source comes to serve a subscribed URI (the first one removed),
+// the subscription moves to it: the old one is unsubscribed, the new one
+// subscribed, and only the new one's updates are passed on. A
 // source that is not a ResourceSubscriber serves resources that do not
 // change while served; subscribing to them succeeds and never notifies.
 type ResourceSubscriber interface {
