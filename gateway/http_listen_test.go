@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -93,5 +95,119 @@ func TestOtherMethodsAre405(t *testing.T) {
 	}
 	if st, _, body := postMCP(t, url, sid, "2025-11-25", `{"jsonrpc":"2.0","id":3,"method":"ping"}`); st != http.StatusOK {
 		t.Errorf("the session afterwards: %d %s", st, body)
+	}
+}
+
+// listenTo opens a 2026-07-28 subscriptions/listen stream with the JSON
+// filter notifications and returns its status and the data of its
+// messages as they come.
+func listenTo(t *testing.T, ctx context.Context, url string, id int, notifications string) (int, <-chan string) {
+	t.Helper()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(fmt.Sprintf(
+		`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":%s,%s}}`, id, notifications, meta)))
+	req.Host = "localhost"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan string, 16)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			line := sc.Text()
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				out <- d
+			} else if strings.HasPrefix(line, "{") { // a plain JSON answer
+				out <- line
+			}
+		}
+	}()
+	return resp.StatusCode, out
+}
+
+// TestListenResourceSubscriptions: a 2026-07-28 client's resource
+// subscriptions (subscriptions/listen with resourceSubscriptions) subscribe
+// the source that serves each URI, once however many streams ask; the
+// source's updates reach the streams that asked for that URI (only
+// those), tagged with the stream's subscription ID; the source is
+// unsubscribed when the last such stream ends; a URI no source serves
+// fails the request.
+func TestListenResourceSubscriptions(t *testing.T) {
+	src := &fakeSource{subs: map[string]int{}}
+	url, _ := relayServer(t, func(m *MCPServer) { m.AddResourceSource(src) })
+	next := func(what string, ch <-chan string) string {
+		t.Helper()
+		select {
+		case d, ok := <-ch:
+			if !ok {
+				t.Fatalf("%s: the stream ended", what)
+			}
+			return d
+		case <-time.After(5 * time.Second):
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		return ""
+	}
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	ctxA, cancelA := context.WithCancel(context.Background())
+	defer cancelA()
+	ctxB, cancelB := context.WithCancel(context.Background())
+	defer cancelB()
+	ctxC, cancelC := context.WithCancel(context.Background())
+	defer cancelC()
+	_, a := listenTo(t, ctxA, url, 7, `{"resourceSubscriptions":["fake://watched"]}`)
+	_, b := listenTo(t, ctxB, url, 8, `{"resourceSubscriptions":["fake://watched"]}`)
+	_, c := listenTo(t, ctxC, url, 9, `{"resourceSubscriptions":["fake://item/3"]}`)
+	for name, ch := range map[string]<-chan string{"a": a, "b": b, "c": c} {
+		if ack := next(name+"'s acknowledgement", ch); !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+			t.Fatalf("%s: %s", name, ack)
+		}
+	}
+	if n := src.count("fake://watched"); n != 1 {
+		t.Errorf("source subscribed %d times to fake://watched, want 1", n)
+	}
+	src.listener("fake://watched", map[string]any{"uri": "fake://watched", "_meta": map[string]any{"k": "v"}})
+	for name, ch := range map[string]<-chan string{"a": a, "b": b} {
+		got := next(name+"'s update", ch)
+		id := map[string]string{"a": "7", "b": "8"}[name]
+		if !strings.Contains(got, `"notifications/resources/updated"`) || !strings.Contains(got, `"uri":"fake://watched"`) ||
+			!strings.Contains(got, `"io.modelcontextprotocol/subscriptionId":`+id) || !strings.Contains(got, `"k":"v"`) || strings.Count(got, `"_meta"`) != 1 {
+			t.Errorf("%s got %s", name, got)
+		}
+	}
+	select {
+	case got := <-c:
+		t.Errorf("c, not subscribed to fake://watched, got %s", got)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancelA()
+	time.Sleep(100 * time.Millisecond)
+	if n := src.count("fake://watched"); n != 1 {
+		t.Errorf("one of two streams ended: source count %d, want 1", n)
+	}
+	cancelB()
+	eventually("the source to be unsubscribed", func() bool { return src.count("fake://watched") == 0 })
+
+	ctxD, cancelD := context.WithCancel(context.Background())
+	defer cancelD()
+	_, d := listenTo(t, ctxD, url, 10, `{"resourceSubscriptions":["fake://nowhere"]}`)
+	if got := next("the refusal", d); !strings.Contains(got, `"error"`) || !strings.Contains(got, "not found") {
+		t.Errorf("a URI no source serves: %s", got)
 	}
 }

@@ -133,6 +133,11 @@ type MCPServer struct {
 	// subscribing counts, per session, the subscribes with a source now,
 	// and notes that the session ended meanwhile (dropSubscriptions).
 	subscribing map[string]*subscribing
+	// listens are the 2026-07-28 subscriptions/listen streams with
+	// resource subscriptions, by the key their subscriptions are held
+	// under in subs (listenKey).
+	listens   map[string]listenStream
+	listenSeq atomic.Uint64
 }
 
 // NewMCPServer mirrors the catalog onto an mcp-go server and keeps it in
@@ -155,7 +160,7 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &MCPServer{opts: opts, log: log, tasks: newTaskTable(), subs: map[string]*subscription{}, sessSubs: map[string]map[string]bool{}, subscribing: map[string]*subscribing{}}
+	m := &MCPServer{opts: opts, log: log, tasks: newTaskTable(), subs: map[string]*subscription{}, sessSubs: map[string]map[string]bool{}, subscribing: map[string]*subscribing{}, listens: map[string]listenStream{}}
 
 	m.unserved.Store(&map[string]string{})
 
@@ -385,8 +390,16 @@ func (m *MCPServer) whyUnserved(name string) string {
 // of toolgate's mcp-go patch), the requests toolgate serves itself:
 // tools/list from its encoded tools, and the tasks extension's.
 func (m *MCPServer) intercept(ctx context.Context, id any, method mcp.MCPMethod, message json.RawMessage) (any, error, bool) {
-	if method == mcp.MethodToolsList {
+	switch method {
+	case mcp.MethodToolsList:
 		return m.listTools(ctx, message)
+	case mcp.MethodSubscriptionsListen:
+		// Not answered here: subscribed before mcp-go acknowledges, in the
+		// request's own context, which ends with the stream.
+		if err := m.listen(ctx, id, message); err != nil {
+			return nil, err, true
+		}
+		return nil, nil, false
 	}
 	return m.modernTasks.intercept(ctx, id, method, message)
 }
@@ -1059,6 +1072,9 @@ func (p *mcpProgress) Report(pr Progress) {
 // unsubscribes or ends; its updates go to the subscribed sessions only.
 // Subscribing is done before mcp-go answers (in a request-initialization
 // hook), so that a source's refusal, or a URI no source serves, fails the
-// request.
+// request. A 2026-07-28 subscriptions/listen stream that names resources
+// is held as a session of its own (listenKey) for as long as the stream
+// is open, and its updates are written to the stream, tagged with its
+// subscription ID.
 
 // Completions.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -417,7 +418,8 @@ const subscriptionTimeout = 10 * time.Second
 
 // interceptSubscription handles resources/subscribe and
 // resources/unsubscribe of 2025-era clients before mcp-go acknowledges
-// them (2026-07-28 removed both; mcp-go refuses them itself).
+// them (2026-07-28 removed both; mcp-go refuses them itself: its
+// subscriptions/listen is [MCPServer.listen]).
 func (m *MCPServer) interceptSubscription(ctx context.Context, _ any, message any) error {
 	req, ok := hookHead(message, `"resources/`, `subscribe"`)
 	if !ok || req.Params.URI == "" || req.modern() {
@@ -433,6 +435,58 @@ func (m *MCPServer) interceptSubscription(ctx context.Context, _ any, message an
 	case string(mcp.MethodResourcesUnsubscribe):
 		m.unsubscribe(ctx, s.SessionID(), req.Params.URI)
 	}
+	return nil
+}
+
+// listenStream is a subscriptions/listen stream: the session mcp-go
+// serves it with and the ID of its request (its subscription ID).
+type listenStream struct {
+	session server.ClientSession
+	id      any
+}
+
+// listenKey is the key a listen stream's subscriptions are held under in
+// subs, beside session IDs (which have no NUL).
+func listenKey(n uint64) string { return fmt.Sprintf("\x00listen/%d", n) }
+
+// listen subscribes a 2026-07-28 subscriptions/listen stream to the URIs
+// of its filter (resourceSubscriptions) as resources/subscribe does a
+// session, before mcp-go acknowledges them: a URI no source serves, or a
+// source's refusal, fails the request. The subscriptions end with the
+// stream: with ctx, the request's own (cancelled when its handling ends).
+func (m *MCPServer) listen(ctx context.Context, id any, message json.RawMessage) error {
+	var req struct {
+		Params struct {
+			Notifications struct {
+				ResourceSubscriptions []string `json:"resourceSubscriptions"`
+			} `json:"notifications"`
+		} `json:"params"`
+	}
+	s := server.ClientSessionFromContext(ctx)
+	if s == nil || id == nil || !mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) || json.Unmarshal(message, &req) != nil {
+		return nil // mcp-go says what is wrong
+	}
+	uris := req.Params.Notifications.ResourceSubscriptions
+	if len(uris) == 0 {
+		return nil
+	}
+	key := listenKey(m.listenSeq.Add(1))
+	m.subMu.Lock()
+	m.listens[key] = listenStream{session: s, id: id}
+	m.subMu.Unlock()
+	end := func() {
+		m.subMu.Lock()
+		delete(m.listens, key)
+		m.subMu.Unlock()
+		m.dropSubscriptions(key)
+	}
+	for _, uri := range uris {
+		if err := m.subscribe(ctx, key, uri); err != nil {
+			end()
+			return &RequestError{Code: mcp.INVALID_PARAMS, Message: err.Error()}
+		}
+	}
+	context.AfterFunc(ctx, end)
 	return nil
 }
 
@@ -739,12 +793,44 @@ func (m *MCPServer) sendUpdated(uri string, params map[string]any, sessions []st
 	}
 	out["uri"] = uri
 	for _, s := range sessions {
+		if strings.HasPrefix(s, "\x00") {
+			m.sendListenUpdate(s, out)
+			continue
+		}
 		err := m.srv.SendNotificationToSpecificClient(s, string(mcp.MethodNotificationResourceUpdated), out)
 		if errors.Is(err, server.ErrSessionNotFound) {
 			m.dropSubscriptions(s) // it ended without our hook seeing it
 		} else if err != nil {
 			m.log.Debug("resource update not delivered", "uri", uri, "session", SessionRef(s), "err", err)
 		}
+	}
+}
+
+// sendListenUpdate writes notifications/resources/updated with params
+// to the listen stream of key, tagged with its subscription ID, if it is
+// still open. It never blocks: a stream too slow to take it misses it.
+func (m *MCPServer) sendListenUpdate(key string, params map[string]any) {
+	m.subMu.Lock()
+	l, ok := m.listens[key]
+	m.subMu.Unlock()
+	if !ok {
+		return
+	}
+	meta := map[string]any{}
+	if m, ok := params["_meta"].(map[string]any); ok { // the source's, kept beside the tag
+		maps.Copy(meta, m)
+		params = maps.Clone(params)
+		delete(params, "_meta")
+	}
+	meta[mcp.MetaKeySubscriptionID] = l.id
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: string(mcp.MethodNotificationResourceUpdated),
+		Params: mcp.NotificationParams{Meta: meta, AdditionalFields: params},
+	}}
+	select {
+	case l.session.NotificationChannel() <- n:
+	default:
+		m.log.Debug("resource update not delivered: the listen stream is not keeping up", "uri", params["uri"])
 	}
 }
 
