@@ -157,7 +157,7 @@ func TestHTTPBodyLimit(t *testing.T) {
 func TestHTTPBearer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, set("http.auth.token_env", "E2E_TOOLGATE_TOKENS"))
-	e.Environ = append(e.Environ, "E2E_TOOLGATE_TOKENS=tok-alpha-1234,tok-beta-5678")
+	e.Environ = append(e.Environ, "E2E_TOOLGATE_TOKENS=tok-alpha-1234-5678,tok-beta-5678-9012")
 	s := e.StartHTTP(t)
 	for _, tc := range []struct {
 		name, auth string
@@ -167,8 +167,8 @@ func TestHTTPBearer(t *testing.T) {
 		{"wrong", "Bearer tok-wrong", http.StatusUnauthorized},
 		{"prefix of a token", "Bearer tok-alpha", http.StatusUnauthorized},
 		{"not bearer", "Basic dG9rLWFscGhhLTEyMzQ6", http.StatusUnauthorized},
-		{"right", "Bearer tok-alpha-1234", http.StatusOK},
-		{"second token", "Bearer tok-beta-5678", http.StatusOK},
+		{"right", "Bearer tok-alpha-1234-5678", http.StatusOK},
+		{"second token", "Bearer tok-beta-5678-9012", http.StatusOK},
 	} {
 		h := map[string]string{}
 		if tc.auth != "" {
@@ -204,16 +204,16 @@ func TestHTTPBearer(t *testing.T) {
 	if m := health("Bearer tok-wrong"); len(m) != 1 {
 		t.Errorf("/healthz with a wrong token shows %v; want only the status", m)
 	}
-	if m := health("Bearer tok-beta-5678"); m["status"] != "ok" || m["details"] == nil {
+	if m := health("Bearer tok-beta-5678-9012"); m["status"] != "ok" || m["details"] == nil {
 		t.Errorf("/healthz with a token shows %v; want the status and details", m)
 	}
 
 	// The Go SDK client with the token works end to end.
-	cs := s.Connect(t, era2025, &ConnectOptions{HTTPHeader: http.Header{"Authorization": {"Bearer tok-alpha-1234"}}})
+	cs := s.Connect(t, era2025, &ConnectOptions{HTTPHeader: http.Header{"Authorization": {"Bearer tok-alpha-1234-5678"}}})
 	if r := call(t, cs, "echo", map[string]any{"text": "authorized"}); textOf(r) != "authorized" {
 		t.Errorf("echo with a token: %s", mustJSON(r))
 	}
-	if strings.Contains(s.Stderr(), "tok-alpha-1234") || strings.Contains(s.Stderr(), "tok-beta-5678") {
+	if strings.Contains(s.Stderr(), "tok-alpha-1234-5678") || strings.Contains(s.Stderr(), "tok-beta-5678-9012") {
 		t.Error("a bearer token appears in the logs")
 	}
 	s.Stop(t)

@@ -54,7 +54,7 @@ func TestMetricsListenerToken(t *testing.T) {
 	if _, err := a.cfg.MetricsTokens(); err == nil || !strings.Contains(err.Error(), "metrics.token_env") {
 		t.Errorf("an unset metrics.token_env variable: %v", err)
 	}
-	t.Setenv("TG_TEST_METRICS_TOKEN", "a, b")
+	t.Setenv("TG_TEST_METRICS_TOKEN", "metrics-token-a-0123, metrics-token-b-0123")
 	if toks, err := a.cfg.MetricsTokens(); err != nil || len(toks) != 2 {
 		t.Errorf("metrics.token_env tokens: %q, %v", toks, err)
 	}

@@ -809,6 +809,9 @@ func (c *Config) Tokens() ([]gateway.BearerToken, error) {
 		case t.Token == "":
 			return nil, fmt.Errorf("%s: a token needs token or token_env", key)
 		}
+		if err := tokenLongEnough(key, value); err != nil {
+			return nil, err
+		}
 		out = append(out, gateway.BearerToken{Name: name, Value: value})
 	}
 	env, err := tokensOf(nil, c.HTTP.Auth.TokenEnv, "http.auth.token_env")
@@ -841,7 +844,30 @@ func tokensOf(list []string, envName, key string) ([]string, error) {
 			tokens = append(tokens, t)
 		}
 	}
+	for i, t := range tokens {
+		where := key
+		if i < len(list) {
+			where = fmt.Sprintf("%s[%d]", strings.TrimSuffix(key, "_env")+"s", i)
+		}
+		if err := tokenLongEnough(where, t); err != nil {
+			return nil, err
+		}
+	}
 	return tokens, nil
+}
+
+// minTokenLen is the shortest bearer token toolgate takes: a token is
+// the whole of an HTTP caller's or an operator's authentication, and a
+// short one can be guessed (nothing slows guesses down).
+const minTokenLen = 16
+
+// tokenLongEnough refuses a token shorter than minTokenLen, naming its
+// setting (key) but not the token.
+func tokenLongEnough(key, token string) error {
+	if n := len(token); n < minTokenLen {
+		return fmt.Errorf("%s: a token of %d characters can be guessed; use at least %d (make one with: head -c 24 /dev/urandom | base64)", key, n, minTokenLen)
+	}
+	return nil
 }
 
 // secretEnv is the value of the environment variable name, which the

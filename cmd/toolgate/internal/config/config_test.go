@@ -271,13 +271,13 @@ func TestYAMLErrorLine(t *testing.T) {
 func TestNamedTokens(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "toolgate.yaml")
-	yaml := "http:\n  auth:\n    token_env: MORE_TOKENS\n    tokens:\n      - plain-token-value\n      - {name: ci, token_env: CI_TOKEN}\n      - {name: alice, token: alice-token}\n"
+	yaml := "http:\n  auth:\n    token_env: MORE_TOKENS\n    tokens:\n      - plain-token-value\n      - {name: ci, token_env: CI_TOKEN}\n      - {name: alice, token: alice-token-0123}\n"
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	environ := func() []string { return nil }
-	t.Setenv("CI_TOKEN", "ci-token-value")
-	t.Setenv("MORE_TOKENS", "m1,m2")
+	t.Setenv("CI_TOKEN", "ci-token-value-0123")
+	t.Setenv("MORE_TOKENS", "more-token-one-0123,more-token-two-0123")
 	cfg, _, k, err := Load(Options{File: path, Environ: environ})
 	if err != nil {
 		t.Fatal(err)
@@ -290,22 +290,22 @@ func TestNamedTokens(t *testing.T) {
 	for _, tk := range toks {
 		got = append(got, tk.Name+"="+tk.Value)
 	}
-	want := "1=plain-token-value ci=ci-token-value alice=alice-token MORE_TOKENS[1]=m1 MORE_TOKENS[2]=m2"
+	want := "1=plain-token-value ci=ci-token-value-0123 alice=alice-token-0123 MORE_TOKENS[1]=more-token-one-0123 MORE_TOKENS[2]=more-token-two-0123"
 	if strings.Join(got, " ") != want {
 		t.Errorf("tokens %v, want %s", got, want)
 	}
 	out, err := Effective(k)
-	if err != nil || strings.Contains(string(out), "alice-token") || strings.Contains(string(out), "plain-token-value") || !strings.Contains(string(out), "name: alice") {
+	if err != nil || strings.Contains(string(out), "alice-token-0123") || strings.Contains(string(out), "plain-token-value") || !strings.Contains(string(out), "name: alice") {
 		t.Errorf("effective config shows a token or drops names (%v):\n%s", err, out)
 	}
-	cfg.HTTP.Auth.Tokens = append(cfg.HTTP.Auth.Tokens, Token{Name: "ci", Token: "x"})
+	cfg.HTTP.Auth.Tokens = append(cfg.HTTP.Auth.Tokens, Token{Name: "ci", Token: "x-long-enough-token"})
 	if _, err := cfg.Tokens(); err == nil || !strings.Contains(err.Error(), `the name "ci" is used by two tokens`) {
 		t.Errorf("duplicate names: %v", err)
 	}
 	// local and anonymous name callers that are not tokens: a token may
 	// not take their names (nor the name of the environment's tokens).
 	for _, name := range []string{"local", "anonymous", "MORE_TOKENS[1]"} {
-		cfg.HTTP.Auth.Tokens = []Token{{Name: name, Token: "x"}}
+		cfg.HTTP.Auth.Tokens = []Token{{Name: name, Token: "x-long-enough-token"}}
 		if _, err := cfg.Tokens(); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("a token named %s: %v", name, err)
 		}
@@ -422,6 +422,47 @@ func TestIdentityRuleByPlaceRefused(t *testing.T) {
 			t.Errorf("%s: %v", c.yaml, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v, want %s", c.yaml, err, c.want)
+		}
+	}
+}
+
+// A bearer token shorter than 16 characters is refused, naming its
+// setting and never the token: it is the whole of a caller's or an
+// operator's authentication, and nothing slows guesses down.
+func TestShortTokensRefused(t *testing.T) {
+	t.Setenv("TG_SHORT", "abc")
+	t.Setenv("TG_LONG", "a-long-enough-token-0123")
+	for _, c := range []struct {
+		name string
+		yaml string
+		get  func(*Config) error
+		want string
+	}{
+		{"plain", "http: {auth: {tokens: [sekrit]}}\n", func(c *Config) error { _, err := c.Tokens(); return err }, "http.auth.tokens[0]: a token of 6 characters"},
+		{"named", "http: {auth: {tokens: [{name: ci, token_env: TG_SHORT}]}}\n", func(c *Config) error { _, err := c.Tokens(); return err }, "http.auth.tokens[0]: a token of 3 characters"},
+		{"token_env", "http: {auth: {token_env: TG_SHORT}}\n", func(c *Config) error { _, err := c.Tokens(); return err }, "http.auth.token_env: a token of 3 characters"},
+		{"admin", "admin: {tokens: [a-long-enough-token-0123, short]}\n", func(c *Config) error { _, err := c.AdminTokens(); return err }, "admin.tokens[1]: a token of 5 characters"},
+		{"metrics", "metrics: {token_env: TG_SHORT}\n", func(c *Config) error { _, err := c.MetricsTokens(); return err }, "metrics.token_env: a token of 3 characters"},
+		{"long enough", "http: {auth: {token_env: TG_LONG}}\nadmin: {token_env: TG_LONG}\n", func(c *Config) error {
+			if _, err := c.Tokens(); err != nil {
+				return err
+			}
+			_, err := c.AdminTokens()
+			return err
+		}, ""},
+	} {
+		cfg, err := load(t, c.yaml, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		err = c.get(cfg)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %s", c.name, err, c.want)
+		case err != nil && (strings.Contains(err.Error(), "sekrit") || strings.Contains(err.Error(), "short")):
+			t.Errorf("%s: the error shows the token: %v", c.name, err)
 		}
 	}
 }
