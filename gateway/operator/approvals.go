@@ -151,9 +151,11 @@ func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Ap
 		return ap.answered(call) // the answering round of a 2026-07-28 call
 	}
 	defer ap.asked(call.Session)()
-	if opts.Channel != "operator" && gateway.CanAskInRounds(ctx, gateway.MethodElicitation) {
-		// A 2026-07-28 client: ask in a round of its own call, which ends
-		// input-required; its retry carries the answer and the state.
+	if opts.Channel != "operator" && gateway.CanElicitInRounds(ctx, "form") {
+		// A 2026-07-28 client that can show a form: ask in a round of its
+		// own call, which ends input-required; its retry carries the
+		// answer and the state. One that declared URL mode only cannot:
+		// the operator decides, as for a client without elicitation.
 		return gateway.Approval{Channel: "client", InputRequest: approvalForm(call), RequestState: ap.rounds.Seal(call, "", opts.Timeout)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)

@@ -276,3 +276,53 @@ func TestAllowSessionAfterSessionEnded(t *testing.T) {
 		t.Errorf("kept after the session ended: %v %v %v", ap.session, ap.asking, ap.ended)
 	}
 }
+
+// urlOnlyClient is a 2026-07-28 client that declared elicitation in URL
+// mode only: it can be asked in rounds (elicitation is declared), but
+// cannot show a form.
+type urlOnlyClient struct{ roundsClient }
+
+func (urlOnlyClient) Capabilities() json.RawMessage {
+	return json.RawMessage(`{"elicitation":{"url":{}}}`)
+}
+
+// TestApprovalFormNotAskedOfURLOnlyClient: the approval form is a form
+// (mode "form"); a 2026-07-28 client whose elicitation capability declares
+// URL mode only is never sent it in a round: the operator decides.
+func TestApprovalFormNotAskedOfURLOnlyClient(t *testing.T) {
+	ran := 0
+	cat, ask := sendToolAsks(&ran)
+	q := NewQueue()
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: ask,
+		Approver: NewApprovals(ApprovalOptions{Queue: q, Channel: "client", Timeout: time.Minute})})
+	ctx := gateway.WithClient(context.Background(), urlOnlyClient{})
+	done := make(chan *gateway.Result, 1)
+	go func() { done <- p.Call(ctx, &gateway.Call{ID: "c1", Name: "send", Identity: "token:ci"}) }()
+	select {
+	case res := <-done:
+		t.Fatalf("the call ended before the operator answered: kind %q, requests %s", res.Kind, res.InputRequests[gateway.ApprovalInput])
+	case <-waitQueued(q):
+	}
+	if err := q.Submit("c1", Answer{Decision: AllowOnce, By: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if res := <-done; res.Status() != "ok" || ran != 1 {
+		t.Errorf("after the operator's approval: %s (%s), ran %d", res.Status(), res.Message, ran)
+	}
+}
+
+// waitQueued is closed once q holds an item.
+func waitQueued(q *Queue) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for {
+			changed := q.Changed() // before looking, so no change is missed
+			if len(q.List()) > 0 {
+				return
+			}
+			<-changed
+		}
+	}()
+	return ch
+}
