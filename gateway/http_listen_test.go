@@ -3,9 +3,11 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -209,5 +211,66 @@ func TestListenResourceSubscriptions(t *testing.T) {
 	_, d := listenTo(t, ctxD, url, 10, `{"resourceSubscriptions":["fake://nowhere"]}`)
 	if got := next("the refusal", d); !strings.Contains(got, `"error"`) || !strings.Contains(got, "not found") {
 		t.Errorf("a URI no source serves: %s", got)
+	}
+}
+
+// TestListenStreamEndsWithResultAtShutdown: at shutdown, a 2026-07-28
+// subscriptions/listen stream is ended gracefully, with the listen
+// request's result (resultType and the subscription id in _meta), so the
+// client can tell a server that went away on purpose from a dropped
+// connection; before, the stream was held until the HTTP server gave up
+// waiting for it and cut the connection.
+func TestListenStreamEndsWithResultAtShutdown(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	h, shutdown := m.HTTPHandler(HTTPOptions{})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+meta+`}}`))
+	req.Host = "localhost"
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := make(chan string, 8)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- data
+			}
+		}
+	}()
+	if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("first message on the stream: %s", ack)
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer scancel()
+	go func() { _ = shutdown(sctx) }()
+	var last string
+	for ev := range events {
+		last = ev
+	}
+	var msg struct {
+		ID     string `json:"id"`
+		Result struct {
+			ResultType string         `json:"resultType"`
+			Meta       map[string]any `json:"_meta"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(last), &msg); err != nil || msg.ID != "sub-1" || msg.Result.ResultType != "complete" ||
+		msg.Result.Meta["io.modelcontextprotocol/subscriptionId"] != "sub-1" {
+		t.Fatalf("the stream ended without the listen request's result; last message %q (client: %v)", last, ctx.Err())
 	}
 }

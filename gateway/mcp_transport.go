@@ -113,7 +113,8 @@ const DefaultMaxBodyBytes = 4 << 20
 // 404; idle sessions expire), and 2026-07-28 clients send stateless
 // requests. The checks, in order: Host (403, against DNS rebinding),
 // Origin (403), bearer token (401), body size (413). The returned function
-// closes every session, for shutdown.
+// closes every session, for shutdown, and ends every 2026-07-28
+// subscriptions/listen stream with its request's result.
 func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Context) error) {
 	if opts.Path == "" {
 		opts.Path = "/mcp"

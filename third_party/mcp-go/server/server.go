@@ -237,20 +237,24 @@ type MCPServer struct {
 	paginationLimit              *int
 	sessions                     sync.Map
 	listenSessions               sync.Map // see registerListenSession
-	hooks                        *Hooks
-	taskHooks                    *TaskHooks
-	tasks                        map[string]*taskEntry
-	expiredTasks                 map[string]time.Time // Tracks recently expired task IDs with expiration timestamp
-	maxConcurrentTasks           *int                 // Optional limit on concurrent running tasks
-	activeTasks                  int                  // Current count of running (non-terminal) tasks
-	inflight                     inflightRequests     // requests a client may cancel (toolgate patch, item 42)
-	inputValidator               *inputSchemaValidator
-	outputValidator              *outputSchemaValidator
-	strictInputSchemaDefault     bool
-	tracer                       tracing.Tracer
-	propagator                   tracing.Propagator
-	metaPropagator               tracing.MetaPropagator
-	requestLogger                *slog.Logger
+	// listenEnd is closed by EndSubscriptions: every subscriptions/listen
+	// stream ends with its result (toolgate patch, item 66).
+	listenEnd                chan struct{}
+	listenEndOnce            sync.Once
+	hooks                    *Hooks
+	taskHooks                *TaskHooks
+	tasks                    map[string]*taskEntry
+	expiredTasks             map[string]time.Time // Tracks recently expired task IDs with expiration timestamp
+	maxConcurrentTasks       *int                 // Optional limit on concurrent running tasks
+	activeTasks              int                  // Current count of running (non-terminal) tasks
+	inflight                 inflightRequests     // requests a client may cancel (toolgate patch, item 42)
+	inputValidator           *inputSchemaValidator
+	outputValidator          *outputSchemaValidator
+	strictInputSchemaDefault bool
+	tracer                   tracing.Tracer
+	propagator               tracing.Propagator
+	metaPropagator           tracing.MetaPropagator
+	requestLogger            *slog.Logger
 }
 
 // WithCacheHints sets the default SEP-2549 caching hints advertised on
@@ -796,6 +800,7 @@ func NewMCPServer(
 		notificationHandlers:       make(map[string]NotificationHandlerFunc),
 		tasks:                      make(map[string]*taskEntry),
 		expiredTasks:               make(map[string]time.Time),
+		listenEnd:                  make(chan struct{}), // toolgate patch, item 66
 		promptCompletionProvider:   &DefaultPromptCompletionProvider{},
 		resourceCompletionProvider: &DefaultResourceCompletionProvider{},
 		capabilities: serverCapabilities{

@@ -510,6 +510,9 @@ func (s *StreamableHTTPServer) Shutdown(ctx context.Context) error {
 		s.sweeperCancel()
 	}
 
+	// toolgate patch, item 66: subscriptions/listen streams end with their
+	// result while their connections are still open.
+	s.server.EndSubscriptions()
 	s.CloseSessions(ctx)
 
 	// shutdown the server if needed (may use as a http.Handler)

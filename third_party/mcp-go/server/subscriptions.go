@@ -139,14 +139,34 @@ func (s *MCPServer) handleSubscriptionsListen(
 
 	// Hold the stream open for as long as anything was subscribed. When the
 	// filter is empty there is nothing to deliver, so close immediately.
+	//
+	// toolgate patch, item 66: or until the server ends its subscriptions
+	// (EndSubscriptions, at shutdown): the stream then ends with this
+	// request's result, the graceful end the 2026-07-28 revision gives a
+	// listen stream, while the connection is still there to carry it.
+	// v1.2.1 held it until the request's context ended, so a server
+	// shutting down could only cut the connection.
 	if !allowed.IsEmpty() {
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-s.listenEnd:
+		}
 	}
 
 	result := &mcp.SubscriptionsListenResult{}
 	meta := result.EnsureResultMeta()
 	meta.SetSubscriptionID(id)
 	return result, nil
+}
+
+// EndSubscriptions ends every subscriptions/listen stream being served,
+// and every one opened from now on once it is acknowledged, with the
+// request's result (toolgate patch, item 66). A server that is shutting
+// down calls it before it closes its connections, so that each client
+// learns its subscription ended on purpose rather than from a dropped
+// connection. [StreamableHTTPServer.Shutdown] calls it.
+func (s *MCPServer) EndSubscriptions() {
+	s.listenEndOnce.Do(func() { close(s.listenEnd) })
 }
 
 // registerListenSession makes a session serving a subscriptions/listen stream
