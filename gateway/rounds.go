@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,10 +91,80 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 			res = next(ctx, call)
 		}
 		if res.Kind == KindInputRequired {
+			if refusal := undeclaredAsks(ctx, "call of "+strconv.Quote(call.Name), res.InputRequests); refusal != nil {
+				p.event("relay.input_required", call, map[string]any{"status": "refused", "error": refusal.Message})
+				return RequestErrorResult(refusal)
+			}
 			res.RequestState = p.sealRound(call, res.RequestState, res.InputRequests, record)
 		}
 		return res
 	}
+}
+
+// undeclaredAsks refuses a round that would ask a 2026-07-28 client what
+// the clientCapabilities of its request do not declare: an elicitation
+// (of the mode asked), sampling, roots. Such a client is asked only what
+// it declared with the request (basic/patterns/mrtr: the requests a
+// server may put in inputRequests are the client's declared features);
+// a tool, or the upstream it relays, that asks anyway would hand the
+// client an input_required it cannot answer. The refusal is -32021
+// (missing required client capability), with requiredCapabilities, as a
+// request that needs a capability the client did not declare. Other
+// callers (2025-era sessions, where mcp-go asks with server-to-client
+// requests that check the session's capabilities; calls without an MCP
+// client) are not checked here. Methods other than the three are passed
+// on.
+func undeclaredAsks(ctx context.Context, what string, requests map[string]json.RawMessage) *RequestError {
+	c, ok := ClientFrom(ctx).(roundsClient)
+	if !ok || !c.Modern() {
+		return nil
+	}
+	var caps mcp.ClientCapabilities
+	_ = json.Unmarshal(c.Capabilities(), &caps)
+	need := map[string]map[string]any{}
+	var asks []string
+	for _, id := range slices.Sorted(maps.Keys(requests)) {
+		var r struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(requests[id], &r)
+		switch r.Method {
+		case MethodElicitation:
+			var p struct {
+				Mode string `json:"mode"`
+			}
+			_ = json.Unmarshal(r.Params, &p)
+			if !elicitModeDeclared(caps, p.Mode) {
+				mode := mcp.ElicitationModeForm
+				if p.Mode == mcp.ElicitationModeURL {
+					mode = mcp.ElicitationModeURL
+				}
+				if need["elicitation"] == nil {
+					need["elicitation"] = map[string]any{}
+				}
+				need["elicitation"][mode] = struct{}{}
+				asks = append(asks, fmt.Sprintf("%q (%s, %s mode)", id, r.Method, mode))
+			}
+		case MethodSampling:
+			if caps.Sampling == nil {
+				need["sampling"] = map[string]any{}
+				asks = append(asks, fmt.Sprintf("%q (%s)", id, r.Method))
+			}
+		case string(mcp.MethodListRoots):
+			if caps.Roots == nil {
+				need["roots"] = map[string]any{}
+				asks = append(asks, fmt.Sprintf("%q (%s)", id, r.Method))
+			}
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": need})
+	return &RequestError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Data: data, Message: fmt.Sprintf(
+		"%s: the tool asks the client %s, which the request's clientCapabilities do not declare; declare %s to be asked",
+		what, strings.Join(asks, ", "), strings.TrimSuffix(strings.TrimPrefix(string(data), `{"requiredCapabilities":`), "}"))}
 }
 
 // openRound opens the state the repeat of bind (a call, or a prompts/get)

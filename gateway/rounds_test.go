@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -425,5 +426,77 @@ func TestExchangeElicitationModeDeclared(t *testing.T) {
 	r := p.Call(ctx, &Call{Name: "visit", Identity: "local"})
 	if r.Kind != "" || !strings.Contains(r.Output[0].(TextPart).Text, ErrClientCannot.Error()) {
 		t.Fatalf("a URL elicitation for a form-only client: kind %q requests %s; want the tool told the client cannot", r.Kind, r.InputRequests)
+	}
+}
+
+// A 2026-07-28 client is asked in a round only what it declared with its
+// request: a tool's (an upstream's, relayed) input requests that the
+// client's clientCapabilities do not cover are not passed on as
+// input_required, which the client could not answer; the call is refused
+// with -32021 (missing required client capability), naming what is
+// missing. What it declared is asked as before.
+func TestRoundAsksOnlyWhatTheClientDeclared(t *testing.T) {
+	ask := func(reqs string) func(context.Context, map[string]any) (*Result, error) {
+		return func(ctx context.Context, _ map[string]any) (*Result, error) {
+			var in map[string]json.RawMessage
+			_ = json.Unmarshal([]byte(reqs), &in)
+			return InputRequiredResult(in, "s1", "asks"), nil
+		}
+	}
+	const elicitForm = `{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}`
+	const elicitURL = `{"method":"elicitation/create","params":{"mode":"url","message":"sign in","url":"https://example.com/a","elicitationId":"e1"}}`
+	const sample = `{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`
+	const roots = `{"method":"roots/list"}`
+	var tools []*Tool
+	for name, reqs := range map[string]string{
+		"elicit": `{"a":` + elicitForm + `}`, "url": `{"a":` + elicitURL + `}`,
+		"sample": `{"a":` + sample + `}`, "roots": `{"a":` + roots + `}`, "both": `{"a":` + elicitForm + `,"b":` + sample + `}`,
+	} {
+		tl, _ := NewDynamicTool(ToolDef{Name: name}, ask(reqs))
+		tools = append(tools, tl)
+	}
+	ts, _ := NewToolset("t", tools...)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat})})
+	for i, c := range []struct {
+		tool, caps string
+		missing    string // "" when the round is asked
+	}{
+		{"elicit", `{}`, `{"elicitation":{"form":{}}}`},
+		{"elicit", `{"sampling":{}}`, `{"elicitation":{"form":{}}}`},
+		{"elicit", `{"elicitation":{"url":{}}}`, `{"elicitation":{"form":{}}}`},
+		{"url", `{"elicitation":{}}`, `{"elicitation":{"url":{}}}`},
+		{"sample", `{"elicitation":{}}`, `{"sampling":{}}`},
+		{"roots", `{"sampling":{}}`, `{"roots":{}}`},
+		{"both", `{"elicitation":{}}`, `{"sampling":{}}`},
+		{"elicit", `{"elicitation":{}}`, ``},
+		{"url", `{"elicitation":{"url":{}}}`, ``},
+		{"sample", `{"sampling":{}}`, ``},
+		{"roots", `{"roots":{}}`, ``},
+		{"both", `{"elicitation":{"form":{}},"sampling":{}}`, ``},
+	} {
+		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{},"_meta":{`+
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},`+
+			`"io.modelcontextprotocol/clientCapabilities":%s}}}`, i+1, c.tool, c.caps)
+		b, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(req)))
+		var resp struct {
+			Result struct {
+				ResultType string `json:"resultType"`
+			} `json:"result"`
+			Error struct {
+				Code int `json:"code"`
+				Data struct {
+					Required json.RawMessage `json:"requiredCapabilities"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(b, &resp)
+		switch {
+		case c.missing == "" && resp.Result.ResultType != "input_required":
+			t.Errorf("%s, client declared %s: answered %s; want the round asked", c.tool, c.caps, b)
+		case c.missing != "" && (resp.Error.Code != -32021 || !jsonEqual(resp.Error.Data.Required, []byte(c.missing))):
+			t.Errorf("%s, client declared %s: answered %s; want -32021 requiring %s", c.tool, c.caps, b, c.missing)
+		}
 	}
 }
