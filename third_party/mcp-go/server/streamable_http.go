@@ -1352,8 +1352,12 @@ func (s *StreamableHTTPServer) deliverSamplingResponse(w HTTPResponseWriter, ses
 	// Look up the dedicated pending request for this specific request ID.
 	pendingInterface, exists := session.samplingRequests.Load(response.requestID)
 	if !exists {
-		writeHTTPError(w, "No pending sampling request found for the given request ID", http.StatusBadRequest)
-		return fmt.Errorf("no pending request found for session %s, request %d", sessionID, response.requestID)
+		// toolgate patch, item 60: an answer to a request the server no
+		// longer waits for (it gave up, and may have cancelled it) is
+		// accepted and dropped, as MCP has the canceller ignore it. v1.2.1
+		// refused it with 400, which a client takes for its own failure.
+		s.logger.Debug("Dropped a response to no pending request", "session", sessionID, "request", response.requestID)
+		return nil
 	}
 
 	pending, ok := pendingInterface.(pendingClientRequest)
