@@ -140,10 +140,12 @@ func elicitModeDeclared(caps mcp.ClientCapabilities, mode string) bool {
 
 func (c *mcpClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	// The request goes out in the session of the client's own request and
-	// ends when either that request or the caller's ctx ends.
-	rctx, cancel := context.WithCancel(c.ctx)
-	defer cancel()
-	defer context.AfterFunc(ctx, cancel)()
+	// ends when either that request or the caller's ctx ends; the cause
+	// the caller's ctx ended with is the reason the client is given in
+	// the notifications/cancelled of the request (mcp-go copy, item 61).
+	rctx, cancel := context.WithCancelCause(c.ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })()
 
 	start := time.Now()
 	var out json.RawMessage

@@ -55,8 +55,8 @@ type conn struct {
 	// the question back; and IDs it cancelled before their request was
 	// handled (requests are handled off the read loop), with when.
 	askedMu   sync.Mutex
-	asked     map[string]context.CancelFunc
-	cancelled map[string]time.Time
+	asked     map[string]context.CancelCauseFunc
+	cancelled map[string]cancelledAsk
 
 	// For the supervisor's ping (Upstream.watch): when the upstream was
 	// last heard from (Unix nanoseconds), and how many requests other than
@@ -684,7 +684,7 @@ func (c *conn) onNotification(n mcp.JSONRPCNotification) {
 	case string(mcp.MethodNotificationResourceUpdated):
 		c.u.resourceUpdated(f)
 	case string(mcp.MethodNotificationCancelled):
-		c.cancelAsked(f["requestId"])
+		c.cancelAsked(f["requestId"], f["reason"])
 	default:
 		c.u.log.Debug("upstream notification ignored", "method", n.Method)
 	}

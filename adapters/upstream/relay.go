@@ -164,7 +164,9 @@ func (c *conn) onRequest(ctx context.Context, req transport.JSONRPCRequest) (*tr
 		if !c.u.cfg.ForwardRoots {
 			return transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, "roots are not offered to this upstream", nil), nil
 		}
-		res, err := rootsHandler{c.u}.ListRoots(ctx, mcp.ListRootsRequest{})
+		rctx, end := c.relayWait(ctx, nil, req.ID.String())
+		defer end()
+		res, err := rootsHandler{c.u}.ListRoots(rctx, mcp.ListRootsRequest{})
 		if err != nil {
 			return transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, err.Error(), nil), nil
 		}
@@ -206,12 +208,8 @@ func (c *conn) relayRequest(ctx context.Context, req transport.JSONRPCRequest) *
 		}
 		params = b
 	}
-	// The wait ends with the call, or with the connection, or when the
-	// upstream cancels its request.
-	rctx, cancel := context.WithCancel(target)
-	defer cancel()
-	defer context.AfterFunc(ctx, cancel)()
-	defer c.askedUntil(req.ID.String(), cancel)()
+	rctx, end := c.relayWait(ctx, target, req.ID.String())
+	defer end()
 	res, err := gateway.RequestFromClient(rctx, req.Method, params)
 	var ce *gateway.ClientError
 	switch {
@@ -239,22 +237,64 @@ func (c *conn) relayRequest(ctx context.Context, req transport.JSONRPCRequest) *
 	}
 }
 
+// relayWait returns the context a request of the upstream (its id) waits
+// in while it is relayed to the client, and the function that ends it.
+// The wait ends with the call it belongs to (call; nil for a request of
+// no call, roots/list), when the upstream cancels its request, or when the
+// connection ends (ctx, the transport's, and the connection's death), each
+// with a cause that the client is told in the notifications/cancelled it
+// gets for the request toolgate sent it (see gateway.Client). The values
+// of call (its client), else of ctx, are kept.
+func (c *conn) relayWait(ctx, call context.Context, id string) (context.Context, func()) {
+	base := call
+	if base == nil {
+		base = ctx
+	}
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(base))
+	gone := fmt.Errorf("the upstream server %q disconnected", c.u.name)
+	var stops []func() bool
+	if call != nil {
+		stops = append(stops, context.AfterFunc(call, func() {
+			cancel(fmt.Errorf("the call it was asked for ended (%v)", context.Cause(call)))
+		}))
+	}
+	if ctx != call { // else ctx is the call's own (its response stream)
+		stops = append(stops, context.AfterFunc(ctx, func() { cancel(gone) }))
+	}
+	unask := c.askedUntil(id, cancel)
+	go func() {
+		select {
+		case <-c.dead:
+			cancel(gone)
+		case <-rctx.Done():
+		}
+	}()
+	return rctx, func() {
+		unask()
+		for _, stop := range stops {
+			stop()
+		}
+		cancel(nil)
+	}
+}
+
 // askedUntil registers a request of the upstream being relayed, whose
 // notifications/cancelled calls cancel, until the returned function is
 // called. A request the upstream cancelled before this is cancelled at
 // once.
-func (c *conn) askedUntil(id string, cancel context.CancelFunc) func() {
+func (c *conn) askedUntil(id string, cancel context.CancelCauseFunc) func() {
 	c.askedMu.Lock()
-	defer c.askedMu.Unlock()
-	if _, ok := c.cancelled[id]; ok {
+	if early, ok := c.cancelled[id]; ok {
 		delete(c.cancelled, id)
-		cancel()
+		c.askedMu.Unlock()
+		cancel(c.upstreamCancelled(early.why))
 		return func() {}
 	}
 	if c.asked == nil {
-		c.asked = map[string]context.CancelFunc{}
+		c.asked = map[string]context.CancelCauseFunc{}
 	}
 	c.asked[id] = cancel
+	c.askedMu.Unlock()
 	return func() {
 		c.askedMu.Lock()
 		delete(c.asked, id)
@@ -263,34 +303,52 @@ func (c *conn) askedUntil(id string, cancel context.CancelFunc) func() {
 }
 
 // cancelAsked handles the upstream's notifications/cancelled: the request
-// it names, if it is being relayed, ends (the client's wait with it); one
-// not handled yet is remembered for a while, as it may be on its way.
-func (c *conn) cancelAsked(rawID any) {
+// it names, if it is being relayed, ends (the client's wait with it, and
+// the client is told why: the upstream's reason); one not handled yet is
+// remembered for a while, as it may be on its way.
+func (c *conn) cancelAsked(rawID, rawReason any) {
 	switch rawID.(type) {
 	case string, float64:
 	default:
 		return
 	}
 	id := mcp.NewRequestId(rawID).String()
+	why, _ := rawReason.(string)
 	c.askedMu.Lock()
-	defer c.askedMu.Unlock()
 	if cancel, ok := c.asked[id]; ok {
 		delete(c.asked, id)
-		cancel()
+		c.askedMu.Unlock()
+		cancel(c.upstreamCancelled(why))
 		return
 	}
+	defer c.askedMu.Unlock()
 	if c.cancelled == nil {
-		c.cancelled = map[string]time.Time{}
+		c.cancelled = map[string]cancelledAsk{}
 	}
 	now := time.Now()
-	for k, at := range c.cancelled {
-		if now.Sub(at) > 10*time.Second {
+	for k, e := range c.cancelled {
+		if now.Sub(e.at) > 10*time.Second {
 			delete(c.cancelled, k)
 		}
 	}
 	if len(c.cancelled) < 1024 {
-		c.cancelled[id] = now
+		c.cancelled[id] = cancelledAsk{at: now, why: why}
 	}
+}
+
+// cancelledAsk is a notifications/cancelled of a request not relayed yet.
+type cancelledAsk struct {
+	at  time.Time
+	why string // the upstream's reason, if it gave one
+}
+
+// upstreamCancelled is the cause of a relayed request's end that the
+// upstream cancelled, with its reason (bounded) if it gave one.
+func (c *conn) upstreamCancelled(why string) error {
+	if why == "" {
+		return fmt.Errorf("the upstream server %q cancelled its request", c.u.name)
+	}
+	return fmt.Errorf("the upstream server %q cancelled its request: %s", c.u.name, gateway.Truncate(why, 512))
 }
 
 // relays reports whether the upstream's requests of the method are

@@ -403,11 +403,13 @@ func TestSoleRequest(t *testing.T) {
 type askedClient struct {
 	fakeClient
 	asked, ended chan struct{}
+	why          error // the cause the request's context ended with
 }
 
 func (c *askedClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	close(c.asked)
 	<-ctx.Done()
+	c.why = context.Cause(ctx)
 	close(c.ended)
 	return nil, ctx.Err()
 }
@@ -415,7 +417,8 @@ func (c *askedClient) Request(ctx context.Context, method string, params json.Ra
 // TestRelayedRequestCancelledByUpstream: an upstream that gives up on a
 // question it relayed (notifications/cancelled with its request ID, as an
 // SDK whose request timed out sends) takes it back from the client at
-// once, not when the call ends.
+// once, not when the call ends, and says why (the cause of the wait's end
+// is the reason the client is given in its notifications/cancelled).
 func TestRelayedRequestCancelledByUpstream(t *testing.T) {
 	log, _ := newLogger()
 	cfg := serialConfig(t, "ab")
@@ -434,6 +437,9 @@ func TestRelayedRequestCancelledByUpstream(t *testing.T) {
 	}
 	select {
 	case <-cl.ended:
+		if want := `the upstream server "ab" cancelled its request: timed out`; cl.why == nil || cl.why.Error() != want {
+			t.Errorf("the client's wait ended with %v; want %q", cl.why, want)
+		}
 	case res := <-done:
 		t.Fatalf("the client was asked until the call ended (%q); want the question taken back when the upstream cancelled it", res.Status())
 	case <-time.After(10 * time.Second):

@@ -236,6 +236,7 @@ func (s *stdioSession) RequestSampling(ctx context.Context, request mcp.CreateMe
 	// Wait for the response or context cancellation
 	select {
 	case <-ctx.Done():
+		cancelAtClient(ctx, s, id) // toolgate patch, item 61
 		return nil, ctx.Err()
 	case response := <-responseChan:
 		if response.err != nil {
@@ -297,6 +298,7 @@ func (s *stdioSession) ListRoots(ctx context.Context, request mcp.ListRootsReque
 	// Wait for the response or context cancellation
 	select {
 	case <-ctx.Done():
+		cancelAtClient(ctx, s, id) // toolgate patch, item 61
 		return nil, ctx.Err()
 	case response := <-responseChan:
 		if response.err != nil {
@@ -360,6 +362,7 @@ func (s *stdioSession) RequestElicitation(ctx context.Context, request mcp.Elici
 	// Wait for the response or context cancellation
 	select {
 	case <-ctx.Done():
+		cancelAtClient(ctx, s, id) // toolgate patch, item 61
 		return nil, ctx.Err()
 	case response := <-responseChan:
 		if response.err != nil {

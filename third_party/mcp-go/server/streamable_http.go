@@ -1091,6 +1091,9 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 					return
 				}
 			case samplingReq := <-queues.sampling:
+				if !samplingReq.claim.send() {
+					continue // abandoned unsent (toolgate patch, item 61)
+				}
 				// Send sampling request to client via SSE
 				jsonrpcRequest := mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
@@ -1106,6 +1109,9 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 					return
 				}
 			case elicitationReq := <-queues.elicitation:
+				if !elicitationReq.claim.send() {
+					continue // abandoned unsent (toolgate patch, item 61)
+				}
 				// Send elicitation request to client via SSE
 				jsonrpcRequest := mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
@@ -1121,6 +1127,9 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 					return
 				}
 			case rootsReq := <-queues.roots:
+				if !rootsReq.claim.send() {
+					continue // abandoned unsent (toolgate patch, item 61)
+				}
 				// Send list roots request to client via SSE
 				jsonrpcRequest := mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
@@ -1655,6 +1664,7 @@ type samplingRequestItem struct {
 	requestID int64
 	request   mcp.CreateMessageRequest
 	response  chan samplingResponseItem
+	claim     *serverRequestClaim // toolgate patch, item 61
 }
 
 type samplingResponseItem struct {
@@ -1688,6 +1698,7 @@ type elicitationRequestItem struct {
 	requestID int64
 	request   mcp.ElicitationRequest
 	response  chan samplingResponseItem
+	claim     *serverRequestClaim // toolgate patch, item 61
 }
 
 // Roots support types for HTTP transport
@@ -1695,12 +1706,20 @@ type rootsRequestItem struct {
 	requestID int64
 	request   mcp.ListRootsRequest
 	response  chan samplingResponseItem
+	claim     *serverRequestClaim // toolgate patch, item 61
 }
 
 // streamableHttpSession is a session for streamable-http transport
 // requestScopedSSEKey carries a requestScopedSSE in the context of a POST
 // message handler whose response supports SSE.
 type requestScopedSSEKey struct{}
+
+// scopedRequest is a server request for a POST's stream, with its claim
+// (toolgate patch, item 61): the stream sends only what it claims.
+type scopedRequest struct {
+	req   mcp.JSONRPCRequest
+	claim *serverRequestClaim
+}
 
 // requestScopedSSE lets server requests issued while a POST message is being
 // handled be written to that POST's SSE response instead of the standalone
@@ -1712,7 +1731,7 @@ type requestScopedSSE struct {
 	// toolgate patch, item 40: made once, by the forwarder as it starts or
 	// by the first trySend, whichever comes first (channel).
 	requestsOnce sync.Once
-	requests     chan mcp.JSONRPCRequest
+	requests     chan scopedRequest
 
 	// The POST's registration of its session (see handlePost).
 	sessions         *sync.Map
@@ -1724,10 +1743,10 @@ type requestScopedSSE struct {
 
 // channel is the POST's channel of server requests, made on first use
 // (unless it was given).
-func (r *requestScopedSSE) channel() chan mcp.JSONRPCRequest {
+func (r *requestScopedSSE) channel() chan scopedRequest {
 	r.requestsOnce.Do(func() {
 		if r.requests == nil {
-			r.requests = make(chan mcp.JSONRPCRequest, 8)
+			r.requests = make(chan scopedRequest, 8)
 		}
 	})
 	return r.requests
@@ -1755,7 +1774,7 @@ func (r *requestScopedSSE) unregister() {
 // waits for buffer space instead of treating backpressure as absence:
 // spilling to the GET stream mid-request would reintroduce the cross-stream
 // routing this type exists to avoid.
-func (r *requestScopedSSE) trySend(ctx context.Context, request mcp.JSONRPCRequest) bool {
+func (r *requestScopedSSE) trySend(ctx context.Context, request mcp.JSONRPCRequest, claim *serverRequestClaim) bool {
 	select {
 	case <-r.done:
 		return false
@@ -1766,7 +1785,7 @@ func (r *requestScopedSSE) trySend(ctx context.Context, request mcp.JSONRPCReque
 	}
 	r.register()
 	select {
-	case r.channel() <- request:
+	case r.channel() <- scopedRequest{request, claim}:
 		return true
 	case <-r.done:
 		return false
@@ -1999,7 +2018,7 @@ func (p *postState) forward() {
 			p.s.logger.Error("panic in notification forwarder", "panic", r)
 		}
 	}()
-	var scopedRequests <-chan mcp.JSONRPCRequest // nil: none come
+	var scopedRequests <-chan scopedRequest // nil: none come
 	if p.ctx.scope != nil {
 		scopedRequests = p.scope.channel()
 	}
@@ -2062,20 +2081,22 @@ func (p *postState) sendLocked(msg any) {
 }
 
 // deliverRequest writes a server request the forwarder took.
-func (p *postState) deliverRequest(req mcp.JSONRPCRequest) {
+func (p *postState) deliverRequest(sr scopedRequest) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	select {
 	case <-p.done:
 		// The request is already off the channel; with an event store it
 		// must still be recorded so a resuming client sees it.
-		if p.resumable {
-			p.deliverResumable(req, false)
+		if p.resumable && sr.claim.send() {
+			p.deliverResumable(sr.req, false)
 		}
 		return
 	default:
 	}
-	p.sendLocked(req)
+	if sr.claim.send() { // toolgate patch, item 61: not if abandoned
+		p.sendLocked(sr.req)
+	}
 }
 
 // postSessionContext is a POST's session and the transport's protocol
@@ -2209,10 +2230,12 @@ func (s *streamableHttpSession) RequestSampling(ctx context.Context, request mcp
 	responseChan := make(chan samplingResponseItem, 1)
 
 	// Create the sampling request item
+	claim := &serverRequestClaim{} // toolgate patch, item 61
 	samplingRequest := samplingRequestItem{
 		requestID: requestID,
 		request:   request,
 		response:  responseChan,
+		claim:     claim,
 	}
 
 	// Store the pending request
@@ -2253,6 +2276,11 @@ func (s *streamableHttpSession) RequestSampling(ctx context.Context, request mcp
 
 		return &result, nil
 	case <-ctx.Done():
+		// toolgate patch, item 61: a request a stream sent is cancelled at
+		// the client; one still queued is never sent.
+		if claim.abandon() {
+			cancelAtClient(ctx, s, requestID)
+		}
 		return nil, ctx.Err()
 	}
 }
@@ -2267,10 +2295,12 @@ func (s *streamableHttpSession) ListRoots(ctx context.Context, request mcp.ListR
 	responseChan := make(chan samplingResponseItem, 1)
 
 	// Create the roots request item
+	claim := &serverRequestClaim{} // toolgate patch, item 61
 	rootsRequest := rootsRequestItem{
 		requestID: requestID,
 		request:   request,
 		response:  responseChan,
+		claim:     claim,
 	}
 
 	// Store the pending request
@@ -2302,6 +2332,11 @@ func (s *streamableHttpSession) ListRoots(ctx context.Context, request mcp.ListR
 		}
 		return &result, nil
 	case <-ctx.Done():
+		// toolgate patch, item 61: a request a stream sent is cancelled at
+		// the client; one still queued is never sent.
+		if claim.abandon() {
+			cancelAtClient(ctx, s, requestID)
+		}
 		return nil, ctx.Err()
 	}
 }
@@ -2315,10 +2350,12 @@ func (s *streamableHttpSession) RequestElicitation(ctx context.Context, request 
 	responseChan := make(chan samplingResponseItem, 1)
 
 	// Create the sampling request item
+	claim := &serverRequestClaim{} // toolgate patch, item 61
 	elicitationRequest := elicitationRequestItem{
 		requestID: requestID,
 		request:   request,
 		response:  responseChan,
+		claim:     claim,
 	}
 
 	// Store the pending request
@@ -2341,7 +2378,7 @@ func (s *streamableHttpSession) RequestElicitation(ctx context.Context, request 
 		Params: request.Params,
 	}
 	scoped, hasScoped := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE)
-	if !hasScoped || !scoped.trySend(ctx, jsonrpcRequest) {
+	if !hasScoped || !scoped.trySend(ctx, jsonrpcRequest, claim) {
 		// Send the elicitation request via the channel (non-blocking)
 		select {
 		case s.requestQueues().elicitation <- elicitationRequest:
@@ -2365,6 +2402,11 @@ func (s *streamableHttpSession) RequestElicitation(ctx context.Context, request 
 		}
 		return &result, nil
 	case <-ctx.Done():
+		// toolgate patch, item 61: a request a stream sent is cancelled at
+		// the client; one still queued is never sent.
+		if claim.abandon() {
+			cancelAtClient(ctx, s, requestID)
+		}
 		return nil, ctx.Err()
 	}
 }

@@ -309,6 +309,9 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 			case nt := <-session.notificationChannel:
 				st.deliver(ctx, nt, false)
 			case samplingReq := <-queues.sampling:
+				if !samplingReq.claim.send() {
+					continue // abandoned unsent (toolgate patch, item 61)
+				}
 				st.deliver(ctx, mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
 					ID:      mcp.NewRequestId(samplingReq.requestID),
@@ -318,6 +321,9 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 					Params: samplingReq.request.CreateMessageParams,
 				}, false)
 			case elicitationReq := <-queues.elicitation:
+				if !elicitationReq.claim.send() {
+					continue // abandoned unsent (toolgate patch, item 61)
+				}
 				st.deliver(ctx, mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
 					ID:      mcp.NewRequestId(elicitationReq.requestID),
@@ -327,6 +333,9 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 					Params: elicitationReq.request.Params,
 				}, false)
 			case rootsReq := <-queues.roots:
+				if !rootsReq.claim.send() {
+					continue // abandoned unsent (toolgate patch, item 61)
+				}
 				st.deliver(ctx, mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
 					ID:      mcp.NewRequestId(rootsReq.requestID),

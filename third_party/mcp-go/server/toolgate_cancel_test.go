@@ -1,0 +1,263 @@
+package server
+
+// toolgate patch, item 61: a server-to-client request the server stops
+// waiting for is cancelled at the client (notifications/cancelled with its
+// id and a reason), over stdio and streamable HTTP; one never sent is not
+// sent late, and not cancelled.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// abandonReason is why the asking tools below stop waiting.
+const abandonReason = "the upstream server cancelled its request"
+
+// askingTools serves tools that send the client a request and wait for
+// the answer until the test sends on the returned channel, which ends the
+// wait with abandonReason; each tool's error comes back on errs.
+func askingTools(s *MCPServer) (stop chan struct{}, errs chan error) {
+	stop, errs = make(chan struct{}), make(chan error, 4)
+	ask := func(send func(ctx context.Context) error) ToolHandlerFunc {
+		return func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			go func() {
+				select {
+				case <-stop:
+					cancel(errors.New(abandonReason))
+				case <-ctx.Done():
+				}
+			}()
+			err := send(ctx)
+			errs <- err
+			return mcp.NewToolResultText("stopped waiting"), nil
+		}
+	}
+	s.AddTool(mcp.NewTool("elicit"), ask(func(ctx context.Context) error {
+		_, err := s.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+			Message:         "name?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+		}})
+		return err
+	}))
+	s.AddTool(mcp.NewTool("sample"), ask(func(ctx context.Context) error {
+		_, err := s.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
+			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hi")}},
+			MaxTokens: 10,
+		}})
+		return err
+	}))
+	s.AddTool(mcp.NewTool("roots"), ask(func(ctx context.Context) error {
+		_, err := s.RequestRoots(ctx, mcp.ListRootsRequest{})
+		return err
+	}))
+	return stop, errs
+}
+
+// wireMessage is what the tests read of a message the client gets.
+type wireMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	} `json:"params"`
+}
+
+// nextMessage returns the next message on lines whose method is one of
+// methods, failing the test after 5 s.
+func nextMessage(t *testing.T, lines <-chan string, methods ...string) wireMessage {
+	t.Helper()
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("the client's stream ended before a message of %v", methods)
+			}
+			line, _ = strings.CutPrefix(line, "data: ")
+			var m wireMessage
+			if json.Unmarshal([]byte(line), &m) != nil {
+				continue
+			}
+			for _, want := range methods {
+				if m.Method == want {
+					return m
+				}
+			}
+		case <-timeout:
+			t.Fatalf("no message of %v within 5 s", methods)
+		}
+	}
+}
+
+// lineStream sends r's lines on the returned channel, closed at its end.
+func lineStream(r io.Reader) <-chan string {
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return lines
+}
+
+// postInto posts a call of tool in the session and sends the lines of
+// its answer on lines.
+func postInto(ctx context.Context, url, sessionID, tool string, lines chan<- string) {
+	go func() {
+		body, header := toolCall(sessionID, tool)
+		resp, err := http.DefaultClient.Do(mcpPost(ctx, url, body, header))
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		for l := range lineStream(resp.Body) {
+			lines <- l
+		}
+	}()
+}
+
+// checkCancelled checks that m cancels the request asked with id, saying
+// abandonReason.
+func checkCancelled(t *testing.T, what string, m wireMessage, id json.RawMessage) {
+	t.Helper()
+	if string(m.Params.RequestID) != string(id) || m.Params.Reason != abandonReason {
+		t.Errorf("%s: cancelled request %s with reason %q; want request %s, reason %q", what, m.Params.RequestID, m.Params.Reason, id, abandonReason)
+	}
+}
+
+// TestToolgateAbandonedRequestIsCancelled: over stdio, an elicitation, a
+// sampling and a roots request that the server stops waiting for are each
+// followed by notifications/cancelled naming it, with the reason.
+func TestToolgateAbandonedRequestIsCancelled(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithElicitation())
+	stop, errs := askingTools(s)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = NewStdioServer(s).Listen(ctx, inR, outW) }()
+	defer inW.Close()
+	lines := lineStream(outR)
+	send := func(msg string) {
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{},"sampling":{},"roots":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i, c := range []struct{ tool, method string }{
+		{"elicit", string(mcp.MethodElicitationCreate)},
+		{"sample", string(mcp.MethodSamplingCreateMessage)},
+		{"roots", string(mcp.MethodListRoots)},
+	} {
+		send(`{"jsonrpc":"2.0","id":` + string(rune('1'+i)) + `,"method":"tools/call","params":{"name":"` + c.tool + `"}}`)
+		asked := nextMessage(t, lines, c.method)
+		stop <- struct{}{}
+		if err := <-errs; err == nil {
+			t.Fatalf("%s: the wait ended without an error", c.tool)
+		}
+		checkCancelled(t, "stdio "+c.method, nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
+	}
+}
+
+// TestToolgateAbandonedRequestIsCancelledOverHTTP: over streamable HTTP,
+// an elicitation sent on its POST's stream and a sampling request sent on
+// the session's GET stream are each cancelled, on a stream of the session,
+// when the server stops waiting; a sampling request still queued for a GET
+// stream that was not open is neither sent when one opens nor cancelled.
+func TestToolgateAbandonedRequestIsCancelledOverHTTP(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithElicitation())
+	stop, errs := askingTools(s)
+	h := NewStreamableHTTPServer(s)
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	sessionID := initializeSession(t, h)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	// A sampling request queued with no GET stream open: abandoned
+	// before any stream could take it.
+	queuedDone := make(chan struct{})
+	go func() {
+		defer close(queuedDone)
+		body, header := toolCall(sessionID, "sample")
+		if resp, err := http.DefaultClient.Do(mcpPost(ctx, ts.URL, body, header)); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	v, _ := h.activeSessions.Load(sessionID)
+	session := v.(*streamableHttpSession)
+	for deadline := time.Now().Add(5 * time.Second); len(session.requestQueues().sampling) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the sampling request was not queued")
+		}
+	}
+	stop <- struct{}{}
+	if err := <-errs; err == nil {
+		t.Fatal("queued sampling: the wait ended without an error")
+	}
+	<-queuedDone
+
+	// The GET stream, opened now, must not carry the abandoned request.
+	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sessionID)
+	get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	getResp, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer getResp.Body.Close()
+	lines := make(chan string, 64)
+	go func() {
+		for l := range lineStream(getResp.Body) {
+			lines <- l
+		}
+	}()
+	for quiet := time.After(300 * time.Millisecond); ; {
+		select {
+		case l := <-lines:
+			if strings.HasPrefix(l, "data: ") {
+				t.Fatalf("the GET stream carried a request abandoned before it was sent: %s", l)
+			}
+			continue
+		case <-quiet:
+		}
+		break
+	}
+
+	// An elicitation on its POST's stream.
+	postInto(ctx, ts.URL, sessionID, "elicit", lines)
+	asked := nextMessage(t, lines, string(mcp.MethodElicitationCreate))
+	stop <- struct{}{}
+	if err := <-errs; err == nil {
+		t.Fatal("elicitation: the wait ended without an error")
+	}
+	checkCancelled(t, "HTTP elicitation", nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
+
+	// A sampling request on the GET stream.
+	postInto(ctx, ts.URL, sessionID, "sample", lines)
+	asked = nextMessage(t, lines, string(mcp.MethodSamplingCreateMessage))
+	stop <- struct{}{}
+	if err := <-errs; err == nil {
+		t.Fatal("sampling: the wait ended without an error")
+	}
+	checkCancelled(t, "HTTP sampling", nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
+}
