@@ -161,8 +161,11 @@ func (c *mcpClient) Request(ctx context.Context, method string, params json.RawM
 			return nil, err
 		}
 		var res *mcp.CreateMessageResult
+		resume := c.awaitingInput()
 		//lint:ignore SA1019 sampling is relayed for clients on the 2025 revisions, where it is current
-		if res, err = c.m.srv.RequestSampling(rctx, req); err == nil {
+		res, err = c.m.srv.RequestSampling(rctx, req)
+		resume()
+		if err == nil {
 			out, err = json.Marshal(res)
 			fields["model"] = res.Model
 		}
@@ -175,7 +178,10 @@ func (c *mcpClient) Request(ctx context.Context, method string, params json.RawM
 			return nil, fmt.Errorf("%s: %w", method, ErrClientCannot)
 		}
 		var res *mcp.ElicitationResult
-		if res, err = c.m.srv.RequestElicitation(rctx, req); err == nil {
+		resume := c.awaitingInput()
+		res, err = c.m.srv.RequestElicitation(rctx, req)
+		resume()
+		if err == nil {
 			out, err = json.Marshal(res)
 			fields["action"] = string(res.Action)
 		}
@@ -190,6 +196,18 @@ func (c *mcpClient) Request(ctx context.Context, method string, params json.RawM
 	}
 	c.record(method, fields, time.Since(start), err)
 	return out, err
+}
+
+// awaitingInput moves the 2025-11-25 task the request is asked for, if
+// any, to input_required until the returned function is called, when it
+// is working again (MCP 2025-11-25, tasks: "Input Required Status"); the
+// task's session is told of each change (mcp-go copy, item 62). A request
+// of no task costs nothing.
+func (c *mcpClient) awaitingInput() (resume func()) {
+	if c.call == nil || c.call.Task == nil || c.call.Task.ID == "" {
+		return func() {}
+	}
+	return c.m.srv.TaskAwaitsInput(c.ctx, c.call.Task.ID)
 }
 
 // record writes relay.sampling or relay.elicitation to the run archive.

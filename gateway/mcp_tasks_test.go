@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -345,5 +347,81 @@ func TestTaskEndEventsNameTheCaller(t *testing.T) {
 		if created[k] == nil || completed[k] != created[k] {
 			t.Errorf("%s: task.created %v, task.completed %v; want the same caller", k, created[k], completed[k])
 		}
+	}
+}
+
+// TestTaskInputRequiredWhileTheClientIsAsked: a 2025-11-25 task whose
+// tool asks the client (an elicitation, as an upstream's relayed one) is
+// input_required while the question waits for an answer, and working again
+// once it is answered (MCP 2025-11-25, tasks: "Input Required Status");
+// each change is told to the task's session (notifications/tasks/status),
+// and to no other.
+func TestTaskInputRequiredWhileTheClientIsAsked(t *testing.T) {
+	obj := json.RawMessage(`{"type":"object"}`)
+	goOn := make(chan struct{})
+	ts, err := NewToolset("t",
+		Must(NewTool(ToolDef{Name: "ask", InputSchema: obj, TaskSupport: TaskOptional}, func(ctx context.Context, call *Call) (*Result, error) {
+			out, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`))
+			if err != nil {
+				return nil, err
+			}
+			<-goOn // working again, before the end
+			return OkText(string(out)), nil
+		})),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := NewCatalog(nil)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: newMemRecorder(), CallTimeout: 20 * time.Second})})
+	url := serveMCP(t, m)
+	asked, answer := make(chan struct{}, 1), make(chan struct{})
+	c, notes := dialMCP(t, url, client.WithElicitationHandler(elicitFunc(func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		asked <- struct{}{}
+		<-answer
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada"}}}, nil
+	})))
+	_, otherNotes := dialMCP(t, url)
+
+	statuses := func(notes func() []mcp.JSONRPCNotification, id string) []string {
+		var out []string
+		for _, n := range notes() {
+			if n.Method == string(mcp.MethodNotificationTasksStatus) && n.Params.AdditionalFields["taskId"] == id {
+				out = append(out, fmt.Sprint(n.Params.AdditionalFields["status"]))
+			}
+		}
+		return out
+	}
+	waitNotified := func(id, want string) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !slices.Contains(statuses(notes, id), want); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("task %s: statuses notified %v, want %s among them", id, statuses(notes, id), want)
+			}
+		}
+	}
+
+	id := startTask(t, c, "ask")
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client was never asked")
+	}
+	waitStatus(t, c, id, "input_required")
+	waitNotified(id, "input_required")
+	close(answer)
+	waitStatus(t, c, id, "working")
+	waitNotified(id, "working")
+	close(goOn)
+	waitStatus(t, c, id, "completed")
+	waitNotified(id, "completed")
+	if got := statuses(notes, id); !slices.Equal(got, []string{"input_required", "working", "completed"}) {
+		t.Errorf("statuses notified %v, want input_required, working, completed", got)
+	}
+	if got := statuses(otherNotes, id); len(got) != 0 {
+		t.Errorf("another session was told of the task: %v", got)
 	}
 }

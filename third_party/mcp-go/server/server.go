@@ -45,6 +45,7 @@ type taskEntry struct {
 	done       chan struct{}      // Channel to signal task completion
 	completed  bool               // Whether the task has been completed (guards done channel closure)
 	expiry     *time.Timer        // removes the task at its TTL (toolgate patch, item 55)
+	awaiting   int                // requests to the requestor waiting for input (toolgate patch, item 62)
 }
 
 // maxKeptTasks bounds the tasks kept at once, running or ended (toolgate
@@ -3221,10 +3222,16 @@ func (s *MCPServer) tombstoneLocked(taskID string, now time.Time) {
 // messages of every other session's tasks. A task of no session is
 // nobody's to be told of.
 func (s *MCPServer) sendTaskStatusNotification(entry *taskEntry) {
-	if entry.sessionID == "" {
+	s.sendTaskStatus(entry.sessionID, entry.task)
+}
+
+// sendTaskStatus tells the session sessionID ("": nobody) of the task's
+// status (toolgate patch, item 62: from a copy of the task, so that it can
+// be sent once tasksMu is released).
+func (s *MCPServer) sendTaskStatus(sessionID string, task mcp.Task) {
+	if sessionID == "" {
 		return
 	}
-	task := entry.task
 	// Convert task to map[string]any for notification params
 	taskMap := map[string]any{
 		"taskId":        task.TaskId,
@@ -3243,7 +3250,7 @@ func (s *MCPServer) sendTaskStatusNotification(entry *taskEntry) {
 		taskMap["pollInterval"] = *task.PollInterval
 	}
 
-	_ = s.SendNotificationToSpecificClient(entry.sessionID, mcp.MethodNotificationTasksStatus, taskMap)
+	_ = s.SendNotificationToSpecificClient(sessionID, mcp.MethodNotificationTasksStatus, taskMap)
 }
 
 // getSessionID extracts the session ID from the context.
