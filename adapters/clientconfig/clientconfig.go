@@ -63,6 +63,8 @@ type Result struct {
 	Upstreams []upstream.Config
 	// Imported are the client's own names of the servers in Upstreams
 	// (which may be renamed there): what a rewrite takes out of its file.
+	// A server whose command, args or URL take a value from the
+	// environment is not among them (see [Result.YAML]).
 	Imported []string
 	// Skipped names the entries not imported, with why (toolgate's own
 	// entry, say).
@@ -71,6 +73,8 @@ type Result struct {
 	// client's file, unused by toolgate), renamed servers, variables to
 	// set.
 	Notes []string
+	// printed are Upstreams as [Result.YAML] writes them.
+	printed []upstream.Config
 }
 
 // Env looks a variable up (os.LookupEnv in production).
@@ -126,7 +130,8 @@ func Parse(path string, data []byte, format string, env Env) (*Result, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: server %q is not an object", path, name)
 		}
-		uc, skip, err := spec.convert(name, entry, env, inputs, res)
+		var out converted
+		uc, skip, err := spec.convert(name, entry, env, inputs, res, &out)
 		if err != nil {
 			return nil, fmt.Errorf("%s: server %q: %w", path, name, err)
 		}
@@ -140,7 +145,14 @@ func Parse(path string, data []byte, format string, env Env) (*Result, error) {
 		}
 		used[uc.Name] = true
 		res.Upstreams = append(res.Upstreams, uc)
-		res.Imported = append(res.Imported, name)
+		printed := uc
+		if out.printed != nil {
+			printed = *out.printed
+			printed.Name = uc.Name
+		} else {
+			res.Imported = append(res.Imported, name)
+		}
+		res.printed = append(res.printed, printed)
 	}
 	return res, nil
 }

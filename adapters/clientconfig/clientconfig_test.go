@@ -378,13 +378,15 @@ func TestRewrite(t *testing.T) {
 			}
 			// The imported servers are gone; the skipped ones stay (the
 			// import does not serve them: removed, they would be lost).
-			others := 0 // skipped before, toolgate's own entry aside (it is replaced)
+			// So do those whose command, args or URL take a value from
+			// the environment (printed disabled, not imported).
+			others := len(before.Upstreams) - len(before.Imported) // skipped before, toolgate's own entry aside (it is replaced)
 			for _, sk := range before.Skipped {
 				if !strings.HasPrefix(sk, "toolgate:") {
 					others++
 				}
 			}
-			if len(res.Upstreams) != 0 || len(res.Skipped) != others+1 {
+			if len(res.Upstreams)+len(res.Skipped) != others+1 || len(res.Imported) != 0 {
 				t.Errorf("after rewrite: upstreams %v, skipped %v; want toolgate's entry and the %d others skipped before (%v)", res.Upstreams, res.Skipped, others, before.Skipped)
 			}
 			after, _ := os.ReadFile(path)
@@ -489,6 +491,73 @@ func TestRewriteAgain(t *testing.T) {
 			if len(after.Upstreams) != 0 || len(after.Skipped) != 1 || !strings.Contains(after.Skipped[0], "toolgate's own entry") {
 				t.Errorf("re-import: upstreams %+v, skipped %v; want only toolgate's own entry, skipped", after.Upstreams, after.Skipped)
 			}
+		})
+	}
+}
+
+// TestImportPrintsNoSecret: a value the client takes from the environment
+// in command, args or the URL (where toolgate's upstreams expand nothing)
+// is never written in clear into the printed configuration, which people
+// paste into toolgate.yaml: the entry is printed with the client's own
+// text, disabled, with a note naming the variable, and --rewrite leaves it
+// in the client's file. Served live (upstreams_from) it is expanded as the
+// client does. A variable naming the home directory is not a secret and
+// is still written out.
+func TestImportPrintsNoSecret(t *testing.T) {
+	const secret = "s3cr3t-value"
+	env := func(n string) (string, bool) {
+		switch n {
+		case "TG_SECRET":
+			return secret, true
+		case "HOME":
+			return "/home/me", true
+		}
+		return "", false
+	}
+	for _, c := range []struct {
+		name, format, entry, ref string
+	}{
+		{"cursor args", Cursor, `{"command": "npx", "args": ["-y", "mcp-search", "--key", "${env:TG_SECRET}"]}`, "${env:TG_SECRET}"},
+		{"vscode url", VSCode, `{"type": "http", "url": "https://x.example/mcp?key=${env:TG_SECRET}"}`, "${env:TG_SECRET}"},
+		{"claude code args", ClaudeCode, `{"type": "stdio", "command": "${HOME}/bin/srv", "args": ["--token=${TG_SECRET}"]}`, "${TG_SECRET}"},
+		{"claude code url default", ClaudeCode, `{"type": "http", "url": "https://x.example/mcp/${TG_SECRET:-none}"}`, "${TG_SECRET:-none}"},
+		{"gemini args", Gemini, `{"command": "srv", "args": ["--key", "$TG_SECRET"]}`, "$TG_SECRET"},
+		{"windsurf serverUrl", Windsurf, `{"serverUrl": "https://x.example/mcp?k=${env:TG_SECRET}"}`, "${env:TG_SECRET}"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			key := specs[c.format].key
+			data := `{"` + key + `": {"s": ` + c.entry + `, "plain": {"command": "srv2"}}}`
+			res, err := Parse("x.json", []byte(data), c.format, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Upstreams) != 2 {
+				t.Fatalf("upstreams %+v, skipped %v", res.Upstreams, res.Skipped)
+			}
+			live, _ := json.Marshal(res.Upstreams)
+			if !strings.Contains(string(live), secret) {
+				t.Errorf("served live, the entry does not get the value: %s", live)
+			}
+			out, err := res.YAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(out), secret) {
+				t.Errorf("the printed configuration holds the secret in clear:\n%s", out)
+			}
+			if !strings.Contains(string(out), c.ref) || !strings.Contains(string(out), "disabled: true") {
+				t.Errorf("the printed entry is not the client's text (%s), disabled:\n%s", c.ref, out)
+			}
+			if !strings.Contains(strings.Join(res.Notes, "\n"), "TG_SECRET") {
+				t.Errorf("no note names the variable: %v", res.Notes)
+			}
+			if strings.Join(res.Imported, ",") != "plain" {
+				t.Errorf("Imported %v: --rewrite would take the entry out of the client's file", res.Imported)
+			}
+			if c.format == ClaudeCode && c.name == "claude code args" && !strings.Contains(string(out), "/home/me/bin/srv") {
+				t.Errorf("${HOME} is not written out:\n%s", out)
+			}
+			checkYAML(t, res)
 		})
 	}
 }

@@ -2,8 +2,10 @@ package clientconfig
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -53,9 +55,17 @@ func fields(names ...string) map[string]string {
 	return m
 }
 
+// converted is what convert says of an entry besides its configuration.
+type converted struct {
+	// printed, when not nil, is the entry as the printed configuration
+	// writes it (see [Result.YAML]), which a rewrite leaves in the client's
+	// file.
+	printed *upstream.Config
+}
+
 // convert turns one entry into an upstream configuration, or says why it
 // is skipped.
-func (sp *spec) convert(name string, e map[string]any, env Env, inputs map[string]bool, res *Result) (upstream.Config, string, error) {
+func (sp *spec) convert(name string, e map[string]any, env Env, inputs map[string]bool, res *Result, out *converted) (upstream.Config, string, error) {
 	var uc upstream.Config
 	var unknown []string
 	for k := range e {
@@ -177,6 +187,25 @@ func (sp *spec) convert(name string, e map[string]any, env Env, inputs map[strin
 		}
 	}
 
+	// A value the client takes from the environment in command, args or
+	// the URL, where toolgate's upstreams expand nothing, is expanded for
+	// serving; the printed configuration keeps the client's text (it may
+	// be a secret), disabled, and a rewrite leaves the entry in place.
+	if vars := sp.fromEnv(&uc, env, res); len(vars) > 0 {
+		p := uc
+		p.Command, p.URL = sp.expandPlaces(uc.Command, env), sp.expandPlaces(uc.URL, env)
+		p.Args = make([]string, len(uc.Args))
+		for i, a := range uc.Args {
+			p.Args[i] = sp.expandPlaces(a, env)
+		}
+		p.Env, p.Headers = maps.Clone(uc.Env), maps.Clone(uc.Headers)
+		p.Disabled = true
+		out.printed = &p
+		res.Notes = append(res.Notes, fmt.Sprintf("server %q: its command, args or url take %s from the environment, which toolgate does not expand there; "+
+			"so that no secret is written into toolgate's configuration, it is printed with the client's text and disabled, and --rewrite leaves it in the client's file: "+
+			"write the value in and enable it, or serve this file with upstreams_from (which expands it as the client does)", name, strings.Join(vars, ", ")))
+	}
+
 	// Expansion where the client does it: in command, args and URL now;
 	// in env and headers into toolgate's own ${VAR} references.
 	uc.Command = sp.expand(uc.Command, env, inputs, res)
@@ -190,7 +219,68 @@ func (sp *spec) convert(name string, e map[string]any, env Env, inputs map[strin
 	for k, v := range uc.Headers {
 		uc.Headers[k] = toReference(v, sp, inputs, res)
 	}
+	if out.printed != nil {
+		out.printed.Env, out.printed.Headers = uc.Env, uc.Headers
+	}
 	return uc, "", nil
+}
+
+// notSecret are the variables that name places, not secrets: written out
+// in the printed configuration.
+var notSecret = map[string]bool{"HOME": true, "USERPROFILE": true}
+
+// refRE matches the client's variable references.
+func (sp *spec) refRE() *regexp.Regexp {
+	switch sp {
+	case specs[ClaudeDesktop]:
+		return nil
+	case specs[ClaudeCode]:
+		return shellVarRE
+	case specs[Gemini]:
+		return geminiRefRE
+	}
+	return editorRefRE
+}
+
+// expandPlaces expands the references to the variables of notSecret in s.
+func (sp *spec) expandPlaces(s string, env Env) string {
+	re := sp.refRE()
+	if re == nil {
+		return s
+	}
+	return re.ReplaceAllStringFunc(s, func(m string) string {
+		g := re.FindStringSubmatch(m)
+		if notSecret[g[1]] || (sp == specs[Gemini] && notSecret[g[4]]) {
+			return sp.expand(m, env, nil, &Result{})
+		}
+		return m
+	})
+}
+
+// fromEnv lists the client's variable references in uc's command, args
+// and URL (as the client's file writes them) that take a value from the
+// environment (set and not empty) which may be a secret.
+func (sp *spec) fromEnv(uc *upstream.Config, env Env, res *Result) []string {
+	re := sp.refRE()
+	if re == nil {
+		return nil
+	}
+	var vars []string
+	for _, s := range append([]string{uc.Command, uc.URL}, uc.Args...) {
+		for _, m := range re.FindAllStringSubmatch(s, -1) {
+			name := m[1]
+			if name == "" && sp == specs[Gemini] {
+				name = m[4]
+			}
+			if name == "" { // ${input:ID}
+				name = inputVar(m[2], res)
+			}
+			if v, _ := env(name); v != "" && !notSecret[name] && !slices.Contains(vars, m[0]) {
+				vars = append(vars, m[0])
+			}
+		}
+	}
+	return vars
 }
 
 var (

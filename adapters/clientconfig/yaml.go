@@ -29,6 +29,10 @@ type yamlUpstream struct {
 
 // YAML is the `upstreams:` section of toolgate.yaml equivalent to the
 // client's servers, with what was skipped or needs attention as comments.
+// A value the client takes from the environment is never written in
+// clear: in env and headers it is toolgate's own ${VAR} reference; in
+// command, args and the URL (which toolgate does not expand) the entry
+// keeps the client's text and is written disabled, with a note.
 func (r *Result) YAML() ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Imported from %s (%s).\n", commentText(r.Path), r.Format)
@@ -38,8 +42,12 @@ func (r *Result) YAML() ([]byte, error) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "# Note: %s.\n", commentText(strings.TrimSuffix(n, ".")))
 	}
-	list := make([]yamlUpstream, 0, len(r.Upstreams))
-	for _, u := range r.Upstreams {
+	ups := r.Upstreams
+	if len(r.printed) == len(r.Upstreams) {
+		ups = r.printed
+	}
+	list := make([]yamlUpstream, 0, len(ups))
+	for _, u := range ups {
 		y := yamlUpstream{Name: u.Name, Command: u.Command, Args: u.Args, Env: u.Env, Dir: u.Dir, URL: u.URL, Headers: u.Headers,
 			Allow: u.Allow, Deny: u.Deny, Disabled: u.Disabled}
 		if u.CallTimeout > 0 {

@@ -116,14 +116,16 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "Rewrote %s: its %d imported servers are replaced by one toolgate entry", path, len(res.Imported))
-		n := 0 // toolgate's own entry aside: it is replaced, not kept
+		// Those printed disabled (a value from the environment in their
+		// command, args or url) stay too.
+		n := len(res.Upstreams) - len(res.Imported) // toolgate's own entry aside: it is replaced, not kept
 		for _, sk := range res.Skipped {
 			if !strings.HasPrefix(sk, clientconfig.EntryName+": ") {
 				n++
 			}
 		}
 		if n > 0 {
-			fmt.Fprintf(e.stderr, " (the %d skipped entries stay in it)", n)
+			fmt.Fprintf(e.stderr, " (the %d entries skipped or printed disabled stay in it)", n)
 		}
 		if len(done.Kept) > 0 {
 			fmt.Fprintf(e.stderr, "; its toolgate entry keeps what this run did not set: %s", strings.Join(done.Kept, ", "))
