@@ -482,7 +482,11 @@ func cleanDecodeError(err error) string {
 
 // importUpstreams adds the servers of every upstreams_from file to the
 // upstreams. An upstream toolgate.yaml defines by the same name wins (its
-// file is toolgate's own), and the clash is noted.
+// file is toolgate's own), and the clash is noted. A server that cannot
+// start as written (a variable it needs is not set, say) is not served
+// and noted: the client starts its other servers, and so does toolgate,
+// rather than failing the whole configuration on one entry of a file it
+// does not own.
 func (c *Config) importUpstreams(env clientconfig.Env) error {
 	have := map[string]bool{}
 	for _, u := range c.Upstreams {
@@ -506,6 +510,10 @@ func (c *Config) importUpstreams(env clientconfig.Env) error {
 		for _, u := range res.Upstreams {
 			if have[u.Name] {
 				c.ImportNotes = append(c.ImportNotes, fmt.Sprintf("%s: server %q is also defined in upstreams; toolgate.yaml's is used", src.Path, u.Name))
+				continue
+			}
+			if err := u.Validate(); err != nil {
+				c.ImportNotes = append(c.ImportNotes, fmt.Sprintf("%s: server %q is not served: %v", src.Path, u.Name, err))
 				continue
 			}
 			have[u.Name] = true

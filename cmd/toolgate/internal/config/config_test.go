@@ -466,3 +466,51 @@ func TestShortTokensRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamsFromUnsetVariable: a server of an upstreams_from file that
+// cannot start as written (it needs a variable nobody set: a VS Code
+// ${input:ID}, a Claude Code ${VAR} in a header) is not served, and the
+// note says why; the file's other servers and the gateway still start, as
+// they do in the client. Before, the one server's validation error failed
+// the whole configuration.
+func TestUpstreamsFromUnsetVariable(t *testing.T) {
+	dir := t.TempDir()
+	vscode := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(vscode, []byte(`{
+  "inputs": [{"type": "promptString", "id": "toolgate-test-unset-key", "password": true}],
+  "servers": {
+    "needs-input": {"type": "stdio", "command": "srv", "env": {"KEY": "${input:toolgate-test-unset-key}"}},
+    "plain": {"type": "stdio", "command": "srv2"}
+  }
+}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	claude := filepath.Join(dir, ".mcp.json")
+	if err := os.WriteFile(claude, []byte(`{"mcpServers": {
+  "api": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${TOOLGATE_TEST_UNSET_TOKEN}"}},
+  "local": {"type": "stdio", "command": "srv3"}
+}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := load(t, "upstreams_from:\n  - {format: vscode, path: "+vscode+"}\n  - {format: claude-code, path: "+claude+"}\n", nil)
+	if err != nil {
+		t.Fatalf("one server needing an unset variable fails the configuration: %v", err)
+	}
+	var names []string
+	for _, u := range cfg.Upstreams {
+		names = append(names, u.Name)
+	}
+	if strings.Join(names, ",") != "plain,local" {
+		t.Errorf("upstreams %v, want plain,local", names)
+	}
+	notes := strings.Join(cfg.ImportNotes, "\n")
+	for _, want := range []string{`"needs-input"`, "TOOLGATE_TEST_UNSET_KEY", `"api"`, "TOOLGATE_TEST_UNSET_TOKEN"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the notes do not name %s:\n%s", want, notes)
+		}
+	}
+	// toolgate.yaml's own upstreams are still checked strictly.
+	if _, err := load(t, "upstreams:\n  - name: own\n    command: x\n    env: {K: \"${TOOLGATE_TEST_UNSET_TOKEN}\"}\n", nil); err == nil {
+		t.Error("an own upstream with an unset variable is accepted")
+	}
+}
