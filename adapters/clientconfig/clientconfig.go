@@ -35,6 +35,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -119,6 +120,10 @@ func Parse(path string, data []byte, format string, env Env) (*Result, error) {
 		return res, nil // a settings file with no servers: nothing to import
 	}
 	inputs := vscodeInputs(root)
+	var loads func(name string) string
+	if format == Gemini {
+		loads = geminiLoads(root)
+	}
 	names := make([]string, 0, len(servers))
 	for n := range servers {
 		names = append(names, n)
@@ -129,6 +134,12 @@ func Parse(path string, data []byte, format string, env Env) (*Result, error) {
 		entry, ok := servers[name].(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("%s: server %q is not an object", path, name)
+		}
+		if loads != nil {
+			if why := loads(name); why != "" {
+				res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %s", name, why))
+				continue
+			}
 		}
 		var out converted
 		uc, skip, err := spec.convert(name, entry, env, inputs, res, &out)
@@ -309,4 +320,54 @@ func isToolgate(name, command string, args []string) bool {
 		}
 	}
 	return false
+}
+
+// geminiLoads is Gemini CLI's choice of the servers it connects to: none
+// that mcp.excluded names, and when mcp.allowed is set only those it names
+// (excludeMCPServers and allowMCPServers in older settings files). It says
+// why a server is not loaded, or "".
+func geminiLoads(root map[string]any) func(name string) string {
+	list := func(m map[string]any, key string) ([]string, bool) {
+		v, ok := m[key].([]any)
+		if !ok {
+			return nil, false
+		}
+		out := []string{}
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out, true
+	}
+	type rule struct {
+		key   string
+		names []string
+		allow bool
+	}
+	var rules []rule
+	mcp, _ := root["mcp"].(map[string]any)
+	for _, r := range []struct {
+		m        map[string]any
+		key, msg string
+		allow    bool
+	}{{mcp, "allowed", "mcp.allowed", true}, {mcp, "excluded", "mcp.excluded", false},
+		{root, "allowMCPServers", "allowMCPServers", true}, {root, "excludeMCPServers", "excludeMCPServers", false}} {
+		if names, ok := list(r.m, r.key); ok {
+			rules = append(rules, rule{r.msg, names, r.allow})
+		}
+	}
+	return func(name string) string {
+		for _, r := range rules {
+			if !r.allow && slices.Contains(r.names, name) {
+				return "Gemini CLI does not connect to it (listed in " + r.key + " of its settings)"
+			}
+		}
+		for _, r := range rules {
+			if r.allow && !slices.Contains(r.names, name) {
+				return "Gemini CLI does not connect to it (not listed in " + r.key + " of its settings)"
+			}
+		}
+		return ""
+	}
 }

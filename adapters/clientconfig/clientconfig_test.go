@@ -561,3 +561,34 @@ func TestImportPrintsNoSecret(t *testing.T) {
 		})
 	}
 }
+
+// TestImportGeminiAllowedExcluded: Gemini CLI connects to no server that
+// its settings' mcp.excluded names, nor, when mcp.allowed is set, to one
+// it does not name (allowMCPServers / excludeMCPServers in older
+// settings): toolgate skips those too, saying why, instead of starting
+// servers the user switched off.
+func TestImportGeminiAllowedExcluded(t *testing.T) {
+	servers := `"mcpServers": {"a": {"command": "a"}, "b": {"command": "b"}, "c": {"command": "c"}}`
+	for _, c := range []struct {
+		name, settings, want, skip string
+	}{
+		{"excluded", `"mcp": {"excluded": ["b"]}`, "a,c", "mcp.excluded"},
+		{"allowed", `"mcp": {"allowed": ["a", "b"]}`, "a,b", "mcp.allowed"},
+		{"both", `"mcp": {"allowed": ["a", "b"], "excluded": ["a"]}`, "b", "mcp.excluded"},
+		{"legacy", `"allowMCPServers": ["a", "c"], "excludeMCPServers": ["c"]`, "a", "excludeMCPServers"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Parse("settings.json", []byte(`{`+c.settings+`, `+servers+`}`), Gemini, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, u := range res.Upstreams {
+				names = append(names, u.Name)
+			}
+			if strings.Join(names, ",") != c.want || !strings.Contains(strings.Join(res.Skipped, "\n"), c.skip) {
+				t.Errorf("upstreams %v, skipped %q; want %s, a skip naming %s", names, res.Skipped, c.want, c.skip)
+			}
+		})
+	}
+}
