@@ -592,3 +592,33 @@ func TestImportGeminiAllowedExcluded(t *testing.T) {
 		})
 	}
 }
+
+// TestImportClaudeCodeUnsetVariable: Claude Code does not start a server
+// whose command, args or url use a ${VAR} that is not set and has no
+// default (its config fails to parse); toolgate skips it, naming the
+// variable, instead of starting it with the reference replaced by
+// nothing (a "--token=" the server rejects, or worse, accepts).
+func TestImportClaudeCodeUnsetVariable(t *testing.T) {
+	for _, c := range []struct{ name, entry, skip string }{
+		{"args", `{"type": "stdio", "command": "srv", "args": ["--token=${TG_UNSET_TOKEN}"]}`, "${TG_UNSET_TOKEN}"},
+		{"command", `{"type": "stdio", "command": "${TG_UNSET_BIN}/srv"}`, "${TG_UNSET_BIN}"},
+		{"url", `{"type": "http", "url": "${TG_UNSET_BASE}/mcp"}`, "${TG_UNSET_BASE}"},
+		{"default", `{"type": "stdio", "command": "srv", "args": ["--level=${TG_UNSET_LEVEL:-info}"]}`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Parse(".mcp.json", []byte(`{"mcpServers": {"s": `+c.entry+`}}`), ClaudeCode, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.skip == "" {
+				if len(res.Upstreams) != 1 || res.Upstreams[0].Args[0] != "--level=info" {
+					t.Errorf("upstreams %+v, skipped %v", res.Upstreams, res.Skipped)
+				}
+				return
+			}
+			if len(res.Upstreams) != 0 || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], c.skip) {
+				t.Errorf("upstreams %+v, skipped %q; want skipped naming %s", res.Upstreams, res.Skipped, c.skip)
+			}
+		})
+	}
+}

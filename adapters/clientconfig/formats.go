@@ -187,6 +187,19 @@ func (sp *spec) convert(name string, e map[string]any, env Env, inputs map[strin
 		}
 	}
 
+	// Claude Code does not start a server whose command, args or url use
+	// an unset ${VAR} without a default (its configuration fails to
+	// parse): neither does toolgate, rather than pass the empty string.
+	if sp == specs[ClaudeCode] {
+		for _, s := range append([]string{uc.Command, uc.URL}, uc.Args...) {
+			for _, m := range shellVarRE.FindAllStringSubmatch(s, -1) {
+				if _, set := env(m[1]); !set && m[2] == "" {
+					return uc, fmt.Sprintf("uses %s, which is not set and has no default; Claude Code does not start it either: set it (or write ${%s:-default})", m[0], m[1]), nil
+				}
+			}
+		}
+	}
+
 	// A value the client takes from the environment in command, args or
 	// the URL, where toolgate's upstreams expand nothing, is expanded for
 	// serving; the printed configuration keeps the client's text (it may
