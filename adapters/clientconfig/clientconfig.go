@@ -32,11 +32,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -112,6 +114,9 @@ func Parse(path string, data []byte, format string, env Env) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Format: format, Path: path}
+	if format == ClaudeCode {
+		localScope(root, res)
+	}
 	servers, ok := root[spec.key].(map[string]any)
 	if !ok {
 		if _, present := root[spec.key]; present {
@@ -175,7 +180,7 @@ func Detect(path string, data []byte) (string, error) {
 	switch {
 	case base == "claude_desktop_config.json":
 		return ClaudeDesktop, nil
-	case base == ".mcp.json":
+	case base == ".mcp.json" || base == ".claude.json":
 		return ClaudeCode, nil
 	case base == "mcp.json" && dir == ".vscode":
 		return VSCode, nil
@@ -369,5 +374,33 @@ func geminiLoads(root map[string]any) func(name string) string {
 			}
 		}
 		return ""
+	}
+}
+
+// localScope notes the local-scope servers of Claude Code's ~/.claude.json
+// (projects.<path>.mcpServers), which the import leaves out: they apply
+// only when Claude Code runs in that project, where they win over a
+// user-scope server of the same name.
+func localScope(root map[string]any, res *Result) {
+	projects, _ := root["projects"].(map[string]any)
+	user, _ := root["mcpServers"].(map[string]any)
+	for _, dir := range slices.Sorted(maps.Keys(projects)) {
+		p, _ := projects[dir].(map[string]any)
+		servers, _ := p["mcpServers"].(map[string]any)
+		if len(servers) == 0 {
+			continue
+		}
+		var names, over []string
+		for _, n := range slices.Sorted(maps.Keys(servers)) {
+			names = append(names, strconv.Quote(n))
+			if _, ok := user[n]; ok {
+				over = append(over, strconv.Quote(n))
+			}
+		}
+		note := fmt.Sprintf("Claude Code's project %s has local-scope server(s) %s, used only when Claude Code runs there", dir, strings.Join(names, ", "))
+		if len(over) > 0 {
+			note += fmt.Sprintf(" (where they replace the user-scope %s imported here)", strings.Join(over, ", "))
+		}
+		res.Notes = append(res.Notes, note+"; they are not imported: add them to toolgate's upstreams, or to that project's .mcp.json and import it")
 	}
 }

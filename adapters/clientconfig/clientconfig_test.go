@@ -622,3 +622,28 @@ func TestImportClaudeCodeUnsetVariable(t *testing.T) {
 		})
 	}
 }
+
+// TestImportClaudeCodeLocalScope: Claude Code's ~/.claude.json holds the
+// user-scope servers (mcpServers) and, under projects, each project's
+// local-scope ones, which win over a user-scope server of the same name
+// when Claude Code runs there. The import takes the user scope and says
+// which project servers it left out (and which of them override a user
+// server), never dropping them silently.
+func TestImportClaudeCodeLocalScope(t *testing.T) {
+	res, err := Load("testdata/claude-code-user/.claude.json", Auto, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Format != ClaudeCode || len(res.Upstreams) != 2 {
+		t.Fatalf("format %s, upstreams %+v", res.Format, res.Upstreams)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	for _, want := range []string{"/home/me/src/app", `"playwright"`, `"db"`} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the notes do not name %s:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "/home/me/src/empty") {
+		t.Errorf("a project without servers is named:\n%s", notes)
+	}
+}
