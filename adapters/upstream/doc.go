@@ -97,7 +97,10 @@
 // (an empty list when nil). The upstream's roots/list does not say which
 // call it is for, so the roots cannot be those of a particular downstream
 // client; a Roots function should return the roots the operator intends
-// every client to share.
+// every client to share. Without forward_roots, a 2026-07-28 request's
+// envelope leaves the caller's roots capability out, and a round that
+// asks for roots (roots/list in an input_required result) is refused
+// rather than asked of the caller (modern.go, refusedAsk).
 //
 // # Prompts and resources
 //

@@ -1,12 +1,15 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -31,7 +34,8 @@ import (
 // process for stdio, requests without a session for streamable HTTP; never
 // for legacy SSE. Every request on it carries the 2026-07-28 envelope:
 // _meta with the protocol version, toolgate's client info and the
-// caller's own client capabilities, and on HTTP the standard headers
+// caller's own client capabilities (less roots without forward_roots:
+// callerCaps), and on HTTP the standard headers
 // (MCP-Protocol-Version, Mcp-Method, Mcp-Name). An input_required result
 // passes through as a [gateway.KindInputRequired] result (the pipeline's
 // round stage seals its request state, bound to the call and caller, and
@@ -272,8 +276,75 @@ func (u *Upstream) modernResult(name string, raw json.RawMessage) (*gateway.Resu
 	if head.ResultType != inputRequiredResponse {
 		return gateway.ResultFromMCP(raw)
 	}
+	if why := u.refusedAsk(head.InputRequests); why != "" {
+		msg := fmt.Sprintf("Upstream %q asked the caller of `%s`, in a round, for what toolgate does not pass on: %s. The call ends here.", u.name, name, why)
+		res := gateway.Error(msg, "Input request refused")
+		res.Cause = &gateway.RequestError{Code: mcp.METHOD_NOT_FOUND, Message: why}
+		return res, nil
+	}
 	return gateway.InputRequiredResult(head.InputRequests, head.RequestState, fmt.Sprintf(
 		"Upstream %q asks for input before `%s` can go on: answer its requests and repeat the call with the request state.", u.name, name)), nil
+}
+
+// refusedAsk returns why a round of the upstream that asks requests is
+// not passed on to the caller, or "" when it may be. An upstream without
+// forward_roots is never given the client's roots: it is not told the
+// client declared them ([Upstream.callerCaps]), and a round in which it
+// asks for them anyway (roots/list) is refused, as its roots/list request
+// is over a 2025-11-25 connection (onRequest), instead of being asked of
+// the client, whose answer would go to the upstream with the repeat.
+func (u *Upstream) refusedAsk(requests map[string]json.RawMessage) string {
+	if u.cfg.ForwardRoots {
+		return ""
+	}
+	for _, id := range slices.Sorted(maps.Keys(requests)) {
+		var r struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(requests[id], &r)
+		if r.Method == string(mcp.MethodListRoots) {
+			u.log.Warn("upstream request not relayed", "method", r.Method, "reason", "roots are not offered to this upstream (forward_roots)")
+			return fmt.Sprintf("input request %q (%s): roots are not offered to this upstream (forward_roots is off)", id, r.Method)
+		}
+	}
+	return ""
+}
+
+// callerCaps returns the client capabilities a request made for the caller
+// of ctx carries to the upstream (nil when there is no such caller): the
+// caller's own, less roots for an upstream without forward_roots, which
+// is never offered them (nor asks for them: refusedAsk).
+func (u *Upstream) callerCaps(ctx context.Context) json.RawMessage {
+	caps := gateway.ClientCapabilities(ctx)
+	if u.cfg.ForwardRoots || !mayNameRoots(caps) {
+		return caps
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(caps, &m) != nil {
+		return json.RawMessage(`{}`)
+	}
+	for k := range m {
+		if strings.EqualFold(k, "roots") { // decoders match member names so
+			delete(m, k)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}
+
+// mayNameRoots reports whether the JSON text caps may have a member named
+// roots: it holds "roots" in any case, or an escape. Without allocating:
+// most callers declare no roots.
+func mayNameRoots(caps json.RawMessage) bool {
+	for i := range caps {
+		if caps[i] == '\\' || i+5 <= len(caps) && bytes.EqualFold(caps[i:i+5], []byte("roots")) {
+			return true
+		}
+	}
+	return false
 }
 
 // addRound puts the round a request answers into its params, and reports
@@ -289,17 +360,18 @@ func addRound(params map[string]any, responses map[string]json.RawMessage, state
 }
 
 // connFor returns the connection a request made for the caller of ctx
-// goes over, and the caller's capabilities when it carries them: the main
+// goes over, and the caller's capabilities when it carries them
+// ([Upstream.callerCaps]): the main
 // connection when it is of 2026-07-28 (an upstream that speaks only that),
 // else for a 2026-07-28 caller the connection of that era beside it, when
 // the upstream speaks it and protocol allows; main otherwise.
 func (u *Upstream) connFor(ctx context.Context, main *conn) (*conn, json.RawMessage) {
 	switch {
 	case main.modern:
-		return main, gateway.ClientCapabilities(ctx)
+		return main, u.callerCaps(ctx)
 	case gateway.ModernClient(ctx) && u.cfg.Protocol != ProtocolLegacy:
 		if mc := u.modernConn(ctx, main); mc != nil {
-			return mc, gateway.ClientCapabilities(ctx)
+			return mc, u.callerCaps(ctx)
 		}
 	}
 	return main, nil

@@ -317,6 +317,41 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 			return res, nil
 		})
 	}
+	if st.modernOnly {
+		// ask_roots asks the caller's roots in a round whatever the
+		// caller declared (as an upstream that ignores the envelope
+		// would), and says which it got.
+		s.AddTool(plain("ask_roots", "Asks the caller's roots in a round, then says them"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if got, ok := rootsAnswer(req.Params.InputResponses, req.Params.RequestState); ok {
+				return text("got roots: " + got), nil
+			}
+			res := &mcp.CallToolResult{}
+			res.ResultType = mcp.ResultTypeInputRequired
+			res.RequestState = "roots asked"
+			res.InputRequests = mcp.InputRequests{"roots": mcp.NewRootsInputRequest()}
+			return res, nil
+		})
+		// client_caps says the client capabilities its request carried.
+		s.AddTool(plain("client_caps", "Says the client capabilities of the request"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var caps *mcp.ClientCapabilities
+			if pi := server.RequestProtocolInfoFromContext(ctx); pi != nil {
+				caps = pi.ClientCapabilities
+			}
+			b, _ := json.Marshal(caps)
+			return text(string(b)), nil
+		})
+		s.AddPrompt(mcp.NewPrompt("ask_roots", mcp.WithPromptDescription("Asks the caller's roots in a round")),
+			func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				if got, ok := rootsAnswer(req.Params.InputResponses, req.Params.RequestState); ok {
+					return mcp.NewGetPromptResult("roots", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("got roots: "+got))}), nil
+				}
+				res := &mcp.GetPromptResult{Messages: []mcp.PromptMessage{}}
+				res.ResultType = mcp.ResultTypeInputRequired
+				res.RequestState = "roots asked"
+				res.InputRequests = mcp.InputRequests{"roots": mcp.NewRootsInputRequest()}
+				return res, nil
+			})
+	}
 	s.AddTool(plain("add_tool", "Adds tools at run time, one at a time (n, default 1)"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var names []string
 		for i := 0; i < max(1, req.GetInt("n", 1)); i++ {
@@ -435,6 +470,20 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 				Blob: base64.StdEncoding.EncodeToString([]byte("item " + strings.TrimPrefix(req.Params.URI, "test://item/")))}}, nil
 		})
 	return s
+}
+
+// rootsAnswer reads the answer to ask_roots' round: the root URIs it
+// was given.
+func rootsAnswer(responses mcp.InputResponses, state string) (string, bool) {
+	r, ok := responses["roots"]
+	if !ok || state != "roots asked" || r.DecodeFor(mcp.MethodListRoots) != nil || r.Roots == nil {
+		return "", false
+	}
+	var uris []string
+	for _, root := range r.Roots.Roots {
+		uris = append(uris, root.URI)
+	}
+	return strings.Join(uris, ","), true
 }
 
 // --- helpers ---

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-
-	"github.com/toolgate/toolgate/gateway"
 )
 
 // Two children, one listing.
@@ -148,7 +146,7 @@ func (u *Upstream) connForName(ctx context.Context, main *conn, k listKind, name
 			return main, nil, true
 		case only:
 			if sc := u.sidecar(); sc != nil {
-				return sc, gateway.ClientCapabilities(ctx), true
+				return sc, u.callerCaps(ctx), true
 			}
 		}
 	}

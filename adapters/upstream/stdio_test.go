@@ -406,6 +406,7 @@ func TestListChanged(t *testing.T) {
 			mu.Unlock()
 
 			// prompts/list_changed likewise.
+			before, _ := u.Prompts(context.Background())
 			prompted := make(chan struct{}, 10)
 			u.OnPromptsChanged(func() { prompted <- struct{}{} })
 			mustOK(t, g.call(context.Background(), u.Prefix()+"__add_prompt", `{}`))
@@ -415,7 +416,7 @@ func TestListChanged(t *testing.T) {
 				t.Fatal("prompt listeners not told")
 			}
 			ps, _ := u.Prompts(context.Background())
-			if len(ps) != 2 || ps[1].Name != u.Prefix()+"__late" {
+			if len(ps) != len(before)+1 || ps[len(ps)-1].Name != u.Prefix()+"__late" {
 				t.Errorf("prompts %+v", ps)
 			}
 		})

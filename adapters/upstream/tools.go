@@ -564,6 +564,9 @@ func (u *Upstream) getPrompt(ctx context.Context, name string, args map[string]s
 		return nil, fmt.Errorf("upstream %q: decoding prompts/get result: %w", u.name, err)
 	}
 	if wire.ResultType == inputRequiredResponse {
+		if why := u.refusedAsk(wire.InputRequests); why != "" {
+			return nil, fmt.Errorf("upstream %q asked the caller of prompt %q, in a round, for what toolgate does not pass on: %s", u.name, name, why)
+		}
 		return &gateway.PromptResult{InputRequests: wire.InputRequests, RequestState: wire.RequestState}, nil
 	}
 	res := &gateway.PromptResult{Description: wire.Description}
