@@ -204,7 +204,7 @@ func (m *MCPServer) promptHandler(p Prompt) server.PromptHandlerFunc {
 			return nil, err
 		}
 		if len(res.InputRequests) > 0 {
-			return m.promptInputRequired(bind, res)
+			return m.promptInputRequired(cctx, bind, res)
 		}
 		out := &mcp.GetPromptResult{Description: res.Description, Messages: make([]mcp.PromptMessage, 0, len(res.Messages))}
 		for _, msg := range res.Messages {

@@ -91,7 +91,7 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 			res = next(ctx, call)
 		}
 		if res.Kind == KindInputRequired {
-			if refusal := undeclaredAsks(ctx, "call of "+strconv.Quote(call.Name), res.InputRequests); refusal != nil {
+			if refusal := undeclaredAsks(ctx, "call of "+strconv.Quote(call.Name), "the tool", res.InputRequests); refusal != nil {
 				p.event("relay.input_required", call, map[string]any{"status": "refused", "error": refusal.Message})
 				return RequestErrorResult(refusal)
 			}
@@ -102,7 +102,8 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 }
 
 // undeclaredAsks refuses a round that would ask a 2026-07-28 client what
-// the clientCapabilities of its request do not declare: an elicitation
+// the clientCapabilities of its request (what: a call, a prompts/get,
+// whose asker asks) do not declare: an elicitation
 // (of the mode asked), sampling, roots. Such a client is asked only what
 // it declared with the request (basic/patterns/mrtr: the requests a
 // server may put in inputRequests are the client's declared features);
@@ -113,8 +114,9 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 // callers (2025-era sessions, where mcp-go asks with server-to-client
 // requests that check the session's capabilities; calls without an MCP
 // client) are not checked here. Methods other than the three are passed
-// on.
-func undeclaredAsks(ctx context.Context, what string, requests map[string]json.RawMessage) *RequestError {
+// on. The round stage checks the rounds of calls, promptInputRequired
+// those of prompts/get.
+func undeclaredAsks(ctx context.Context, what, asker string, requests map[string]json.RawMessage) *RequestError {
 	c, ok := ClientFrom(ctx).(roundsClient)
 	if !ok || !c.Modern() {
 		return nil
@@ -163,8 +165,8 @@ func undeclaredAsks(ctx context.Context, what string, requests map[string]json.R
 	}
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": need})
 	return &RequestError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Data: data, Message: fmt.Sprintf(
-		"%s: the tool asks the client %s, which the request's clientCapabilities do not declare; declare %s to be asked",
-		what, strings.Join(asks, ", "), strings.TrimSuffix(strings.TrimPrefix(string(data), `{"requiredCapabilities":`), "}"))}
+		"%s: %s asks the client %s, which the request's clientCapabilities do not declare; declare %s to be asked",
+		what, asker, strings.Join(asks, ", "), strings.TrimSuffix(strings.TrimPrefix(string(data), `{"requiredCapabilities":`), "}"))}
 }
 
 // openRound opens the state the repeat of bind (a call, or a prompts/get)
@@ -234,15 +236,22 @@ func (m *MCPServer) promptRound(ctx context.Context, name string, req mcp.GetPro
 	return bind, round, nil
 }
 
-// promptInputRequired answers a prompts/get round that asks the client:
-// resultType input_required with the requests and the sealed state.
-func (m *MCPServer) promptInputRequired(bind *Call, res *PromptResult) (*mcp.GetPromptResult, error) {
+// promptInputRequired answers a prompts/get round that asks the client
+// of ctx: resultType input_required with the requests and the sealed
+// state. A round that asks a 2026-07-28 client what its request did not
+// declare is refused and recorded so, as a call's is (undeclaredAsks).
+func (m *MCPServer) promptInputRequired(ctx context.Context, bind *Call, res *PromptResult) (*mcp.GetPromptResult, error) {
 	name := strings.TrimPrefix(bind.Name, "prompt ")
+	record := m.opts.Pipeline.promptRecorder(name, bind)
+	if refusal := undeclaredAsks(ctx, "prompt "+strconv.Quote(name), "the prompt", res.InputRequests); refusal != nil {
+		record("relay.input_required", map[string]any{"status": "refused", "error": refusal.Message})
+		return nil, refusal
+	}
 	reqs, err := inputRequests(res.InputRequests)
 	if err != nil {
 		return nil, fmt.Errorf("prompt %q: %w", name, err)
 	}
-	state := m.opts.Pipeline.sealRound(bind, res.RequestState, res.InputRequests, m.opts.Pipeline.promptRecorder(name, bind))
+	state := m.opts.Pipeline.sealRound(bind, res.RequestState, res.InputRequests, record)
 	return &mcp.GetPromptResult{
 		Result:               mcp.Result{ResultType: mcp.ResultTypeInputRequired},
 		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: reqs, RequestState: state},

@@ -500,3 +500,80 @@ func TestRoundAsksOnlyWhatTheClientDeclared(t *testing.T) {
 		}
 	}
 }
+
+// askingPrompts offers prompts that ask in rounds, one per entry: the
+// prompt's input requests (a JSON object of them by id).
+type askingPrompts map[string]string
+
+func (a askingPrompts) Prompts(context.Context) ([]Prompt, error) {
+	var out []Prompt
+	for name, reqs := range a {
+		out = append(out, Prompt{Name: name, Get: func(context.Context, map[string]string) (*PromptResult, error) {
+			var in map[string]json.RawMessage
+			_ = json.Unmarshal([]byte(reqs), &in)
+			return &PromptResult{InputRequests: in, RequestState: "p1"}, nil
+		}})
+	}
+	return out, nil
+}
+
+// A prompts/get of a 2026-07-28 client, too, is asked in a round only
+// what the client declared with its request: a round of the prompt's
+// source that asks for more is refused with -32021 naming what is
+// missing, and recorded refused, as a call's is.
+func TestPromptRoundAsksOnlyWhatTheClientDeclared(t *testing.T) {
+	const elicitURL = `{"method":"elicitation/create","params":{"mode":"url","message":"sign in","url":"https://example.com/a","elicitationId":"e1"}}`
+	cat := NewCatalog(nil)
+	log := &roundEvents{}
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: log})})
+	m.AddPromptSource(askingPrompts{
+		"sample": `{"a":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}}`,
+		"roots":  `{"a":{"method":"roots/list"}}`,
+		"url":    `{"a":` + elicitURL + `}`,
+	})
+	for i, c := range []struct {
+		prompt, caps string
+		missing      string // "" when the round is asked
+	}{
+		{"sample", `{"elicitation":{}}`, `{"sampling":{}}`},
+		{"roots", `{"sampling":{}}`, `{"roots":{}}`},
+		{"url", `{"elicitation":{"form":{}}}`, `{"elicitation":{"url":{}}}`},
+		{"sample", `{"sampling":{}}`, ``},
+		{"roots", `{"roots":{}}`, ``},
+		{"url", `{"elicitation":{"url":{}}}`, ``},
+	} {
+		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"prompts/get","params":{"name":%q,"_meta":{`+
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},`+
+			`"io.modelcontextprotocol/clientCapabilities":%s}}}`, i+1, c.prompt, c.caps)
+		b, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(req)))
+		var resp struct {
+			Result struct {
+				ResultType string `json:"resultType"`
+			} `json:"result"`
+			Error struct {
+				Code int `json:"code"`
+				Data struct {
+					Required json.RawMessage `json:"requiredCapabilities"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(b, &resp)
+		switch {
+		case c.missing == "" && resp.Result.ResultType != "input_required":
+			t.Errorf("prompt %s, client declared %s: answered %s; want the round asked", c.prompt, c.caps, b)
+		case c.missing != "" && (resp.Error.Code != -32021 || !jsonEqual(resp.Error.Data.Required, []byte(c.missing))):
+			t.Errorf("prompt %s, client declared %s: answered %s; want -32021 requiring %s", c.prompt, c.caps, b, c.missing)
+		}
+	}
+	var got []string
+	log.mu.Lock()
+	for _, e := range log.events {
+		if e["type"] == "relay.input_required" {
+			got = append(got, fmt.Sprint(e["prompt"], ":", e["status"]))
+		}
+	}
+	log.mu.Unlock()
+	if want := "sample:refused roots:refused url:refused sample:ok roots:ok url:ok"; strings.Join(got, " ") != want {
+		t.Errorf("recorded %q; want %q", strings.Join(got, " "), want)
+	}
+}
