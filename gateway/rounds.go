@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -91,6 +92,10 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 			res = next(ctx, call)
 		}
 		if res.Kind == KindInputRequired {
+			if why := unaskable(res.InputRequests); why != "" {
+				p.event("relay.input_required", call, map[string]any{"status": "refused", "error": why})
+				return RuntimeErrorResult(call.Name, errors.New(why))
+			}
 			if refusal := undeclaredAsks(ctx, "call of "+strconv.Quote(call.Name), "the tool", res.InputRequests); refusal != nil {
 				p.event("relay.input_required", call, map[string]any{"status": "refused", "error": refusal.Message})
 				return RequestErrorResult(refusal)
@@ -99,6 +104,34 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 		}
 		return res
 	}
+}
+
+// unaskable returns why a round's input requests cannot be put to a
+// client, or "" when they can: a client can be asked in a round only
+// elicitation/create, sampling/createMessage and roots/list
+// (basic/patterns/mrtr), each with params of its method. A tool (or the
+// upstream it relays) that asks anything else, say that the client call
+// a tool, is not passed on to the client, whatever its era or
+// capabilities: the call fails (a runtime error), a prompts/get is
+// refused (-32603), and the round is recorded refused. It is checked
+// before what the client declared (undeclaredAsks): the request is the
+// tool's fault, not the client's.
+func unaskable(requests map[string]json.RawMessage) string {
+	for _, id := range slices.Sorted(maps.Keys(requests)) {
+		var head struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(requests[id], &head)
+		var r mcp.InputRequest
+		switch err := json.Unmarshal(requests[id], &r); {
+		case head.Method != MethodElicitation && head.Method != MethodSampling && head.Method != string(mcp.MethodListRoots):
+			return fmt.Sprintf("the round asks input request %q (%s): not a request a client can be asked in a round (only %s, %s, %s)",
+				id, head.Method, MethodElicitation, MethodSampling, mcp.MethodListRoots)
+		case err != nil:
+			return fmt.Sprintf("the round asks input request %q (%s), which does not decode: %v", id, head.Method, err)
+		}
+	}
+	return ""
 }
 
 // undeclaredAsks refuses a round that would ask a 2026-07-28 client what
@@ -113,8 +146,8 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 // request that needs a capability the client did not declare. Other
 // callers (2025-era sessions, where mcp-go asks with server-to-client
 // requests that check the session's capabilities; calls without an MCP
-// client) are not checked here. Methods other than the three are passed
-// on. The round stage checks the rounds of calls, promptInputRequired
+// client) are not checked here. Methods other than the three never get
+// this far (unaskable). The round stage checks the rounds of calls, promptInputRequired
 // those of prompts/get.
 func undeclaredAsks(ctx context.Context, what, asker string, requests map[string]json.RawMessage) *RequestError {
 	c, ok := ClientFrom(ctx).(roundsClient)
@@ -238,11 +271,16 @@ func (m *MCPServer) promptRound(ctx context.Context, name string, req mcp.GetPro
 
 // promptInputRequired answers a prompts/get round that asks the client
 // of ctx: resultType input_required with the requests and the sealed
-// state. A round that asks a 2026-07-28 client what its request did not
-// declare is refused and recorded so, as a call's is (undeclaredAsks).
+// state. A round that asks what no client can be asked (unaskable), or
+// a 2026-07-28 client what its request did not declare (undeclaredAsks),
+// is refused and recorded so, as a call's is.
 func (m *MCPServer) promptInputRequired(ctx context.Context, bind *Call, res *PromptResult) (*mcp.GetPromptResult, error) {
 	name := strings.TrimPrefix(bind.Name, "prompt ")
 	record := m.opts.Pipeline.promptRecorder(name, bind)
+	if why := unaskable(res.InputRequests); why != "" {
+		record("relay.input_required", map[string]any{"status": "refused", "error": why})
+		return nil, &RequestError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("prompt %q: %s", name, why)}
+	}
 	if refusal := undeclaredAsks(ctx, "prompt "+strconv.Quote(name), "the prompt", res.InputRequests); refusal != nil {
 		record("relay.input_required", map[string]any{"status": "refused", "error": refusal.Message})
 		return nil, refusal

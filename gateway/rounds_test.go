@@ -577,3 +577,55 @@ func TestPromptRoundAsksOnlyWhatTheClientDeclared(t *testing.T) {
 		t.Errorf("recorded %q; want %q", strings.Join(got, " "), want)
 	}
 }
+
+// A round asks a client only what a client can be asked in one:
+// elicitation/create, sampling/createMessage, roots/list. A tool's (an
+// upstream's, relayed) or a prompt's round that asks anything else (here
+// that the client call a tool) is refused, whatever the client declared,
+// and recorded so: a call fails with a runtime error naming the request,
+// a prompts/get with a JSON-RPC error, and a call run as a task of the
+// extension fails instead of handing the request to the client in
+// tasks/get.
+func TestRoundAsksOnlyKnownRequests(t *testing.T) {
+	const other = `{"a":{"method":"tools/call","params":{"name":"rm","arguments":{"path":"/"}}}}`
+	tl, _ := NewDynamicTool(ToolDef{Name: "other", TaskSupport: TaskOptional}, func(context.Context, map[string]any) (*Result, error) {
+		var in map[string]json.RawMessage
+		_ = json.Unmarshal([]byte(other), &in)
+		return InputRequiredResult(in, "s1", "asks"), nil
+	})
+	ts, _ := NewToolset("t", tl)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	log := &roundEvents{}
+	f := &taskExtServer{rec: log, m: NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat,
+		Pipeline: NewPipeline(&Options{Tools: cat, Recorder: log, CallTimeout: 20 * time.Second})})}
+	f.m.AddPromptSource(askingPrompts{"other": other})
+	const all = `{"elicitation":{},"sampling":{},"roots":{}}`
+	const why = `"a" (tools/call): not a request a client can be asked`
+
+	res, rpcErr := f.send(t, "tools/call", map[string]any{"name": "other", "arguments": map[string]any{}}, all)
+	if rpcErr != nil || res["isError"] != true || !strings.Contains(mustJSON(res), strings.ReplaceAll(why, `"`, `\"`)) {
+		t.Errorf("tools/call: %v %v; want a tool error saying %s", res, rpcErr, why)
+	}
+	res, rpcErr = f.send(t, "prompts/get", map[string]any{"name": "other"}, all)
+	if msg, _ := rpcErr["message"].(string); !strings.Contains(msg, why) {
+		t.Errorf("prompts/get: %v %v; want an error saying %s", res, rpcErr, why)
+	}
+	id := f.create(t, "other")
+	got := f.until(t, id, "failed")
+	if !strings.Contains(mustJSON(got["error"]), strings.ReplaceAll(why, `"`, `\"`)) {
+		t.Errorf("task: %v; want it failed saying %s", got, why)
+	}
+
+	var statuses []string
+	log.mu.Lock()
+	for _, e := range log.events {
+		if e["type"] == "relay.input_required" {
+			statuses = append(statuses, fmt.Sprint(e["status"]))
+		}
+	}
+	log.mu.Unlock()
+	if want := "refused refused refused"; strings.Join(statuses, " ") != want {
+		t.Errorf("recorded relay.input_required %q; want %q", strings.Join(statuses, " "), want)
+	}
+}
