@@ -88,3 +88,56 @@ func TestImportCommand(t *testing.T) {
 		t.Errorf("--config at a client's file: %s", wrong)
 	}
 }
+
+// TestUpstreamsFromProjectRelative: a project's client files name their
+// servers by paths relative to the project (a VS Code entry with a relative
+// cwd, a Claude Code .mcp.json entry running ./tools/run.sh), as their
+// clients, started in the project, read them. Served with upstreams_from
+// by a toolgate working elsewhere, both servers start and their tools are
+// listed and called.
+func TestUpstreamsFromProjectRelative(t *testing.T) {
+	t.Parallel()
+	server := everythingServer(t)
+	proj := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(proj, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(proj, ".vscode"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := "#!/bin/sh\nexec node " + server + " stdio\n"
+	if err := os.WriteFile(filepath.Join(proj, "tools", "run.sh"), []byte(run), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		filepath.Join(proj, ".vscode", "mcp.json"): `{"servers": {"vs": {"type": "stdio", "command": "./run.sh", "cwd": "tools"}}}`,
+		filepath.Join(proj, ".mcp.json"):           `{"mcpServers": {"cc": {"type": "stdio", "command": "./tools/run.sh"}}}`,
+	}
+	var from []map[string]any
+	for path, body := range files {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		from = append(from, map[string]any{"format": "auto", "path": path})
+	}
+	e := newEnv(t, set("upstreams_from", from))
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2025, nil)
+	res, err := cs.ListTools(callCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	for _, want := range []string{"vs__echo", "cc__echo"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list %v lacks %s: the project-relative server did not start\n%s", names, want, tail(s.Stderr(), 2000))
+			continue
+		}
+		if r := call(t, cs, want, map[string]any{"message": "relative"}); r.IsError || !strings.Contains(textOf(r), "relative") {
+			t.Errorf("calling %s: %q", want, textOf(r))
+		}
+	}
+}

@@ -125,6 +125,7 @@ func Parse(path string, data []byte, format string, env Env) (*Result, error) {
 		return res, nil // a settings file with no servers: nothing to import
 	}
 	inputs := vscodeInputs(root)
+	project := projectDir(path, env)
 	var loads func(name string) string
 	if format == Gemini {
 		loads = geminiLoads(root)
@@ -155,6 +156,7 @@ func Parse(path string, data []byte, format string, env Env) (*Result, error) {
 			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %s", name, skip))
 			continue
 		}
+		relativePaths(name, &uc, &out, project, res)
 		uc.Name = upstreamName(name, used)
 		if uc.Name != name {
 			res.Notes = append(res.Notes, fmt.Sprintf("server %q is served as upstream %q (names are 1-32 of [A-Za-z0-9_-])", name, uc.Name))
@@ -402,5 +404,70 @@ func localScope(root map[string]any, res *Result) {
 			note += fmt.Sprintf(" (where they replace the user-scope %s imported here)", strings.Join(over, ", "))
 		}
 		res.Notes = append(res.Notes, note+"; they are not imported: add them to toolgate's upstreams, or to that project's .mcp.json and import it")
+	}
+}
+
+// projectDir is the project a client's file belongs to, whose root the
+// client starts the file's servers in and takes their relative paths
+// from: the directory holding .vscode/mcp.json, .cursor/mcp.json or
+// .gemini/settings.json, or the one holding Claude Code's .mcp.json. It
+// is "" for a file of no project: a user-wide one (Claude Desktop's,
+// Windsurf's, ~/.claude.json, and ~/.cursor or ~/.gemini in the home
+// directory), whose client starts servers wherever it runs.
+func projectDir(path string, env Env) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	base, dir := filepath.Base(abs), filepath.Dir(abs)
+	var root string
+	switch parent := filepath.Base(dir); {
+	case base == ".mcp.json":
+		return dir
+	case base == "mcp.json" && (parent == ".vscode" || parent == ".cursor"),
+		base == "settings.json" && parent == ".gemini":
+		root = filepath.Dir(dir)
+	default:
+		return ""
+	}
+	for _, v := range []string{"HOME", "USERPROFILE"} {
+		if home, ok := env(v); ok && home != "" && filepath.Clean(home) == root {
+			return "" // ~/.cursor/mcp.json, ~/.gemini/settings.json: the user's
+		}
+	}
+	return root
+}
+
+// relativePaths starts a stdio server of a project's file where its
+// client does, whatever toolgate's own working directory: a relative cwd
+// is taken from the project's root, and a relative command with a slash
+// ("./server.sh", "node_modules/.bin/x") and no cwd runs in the project's
+// root (the client's working directory for it), where it is found. In a
+// file of no project (project is "") such paths are left as they are,
+// with a note: toolgate resolves them against its own working directory.
+func relativePaths(name string, uc *upstream.Config, out *converted, project string, res *Result) {
+	if uc.Command == "" || uc.URL != "" {
+		return
+	}
+	relCwd := uc.Dir != "" && !filepath.IsAbs(uc.Dir)
+	relCommand := uc.Dir == "" && !filepath.IsAbs(uc.Command) && strings.ContainsAny(uc.Command, "/"+string(filepath.Separator))
+	switch {
+	case !relCwd && !relCommand:
+		return
+	case project == "":
+		what := fmt.Sprintf("cwd %q", uc.Dir)
+		if relCommand {
+			what = fmt.Sprintf("command %q", uc.Command)
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("server %q: its %s is relative and this file belongs to no project: "+
+			"toolgate takes it from its own working directory, the client from wherever it runs; write it absolute", name, what))
+		return
+	case relCwd:
+		uc.Dir = filepath.Join(project, uc.Dir)
+	default:
+		uc.Dir = project
+	}
+	if out.printed != nil {
+		out.printed.Dir = uc.Dir
 	}
 }

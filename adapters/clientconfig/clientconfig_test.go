@@ -52,6 +52,13 @@ func TestImportGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A project's relative cwd is printed from the project's
+			// root: where this checkout is, written <testdata>.
+			abs, err := filepath.Abs("testdata")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = []byte(strings.ReplaceAll(string(got), abs, "<testdata>"))
 			golden := filepath.Join("testdata", format+".golden.yaml")
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {
@@ -130,7 +137,8 @@ func TestImportDetails(t *testing.T) {
 	if u := gm.Upstreams[byName(gm, "httpServer")]; u.Transport != "http" || u.Headers["Authorization"] != "Bearer ${TOKEN}" {
 		t.Errorf("Gemini httpUrl: %+v", u)
 	}
-	if u := gm.Upstreams[byName(gm, "pythonTools")]; u.Dir != "./mcp-servers/python" || u.Env["DATABASE_URL"] != "${DB_CONNECTION_STRING}" {
+	wantDir, _ := filepath.Abs("testdata/gemini/mcp-servers/python") // the project's, not toolgate's working directory
+	if u := gm.Upstreams[byName(gm, "pythonTools")]; u.Dir != wantDir || u.Env["DATABASE_URL"] != "${DB_CONNECTION_STRING}" {
 		t.Errorf("Gemini cwd and $VAR: %+v", u)
 	}
 }
@@ -645,5 +653,110 @@ func TestImportClaudeCodeLocalScope(t *testing.T) {
 	}
 	if strings.Contains(notes, "/home/me/src/empty") {
 		t.Errorf("a project without servers is named:\n%s", notes)
+	}
+}
+
+// TestImportProjectRelative: a relative cwd, or a relative command (with a
+// slash) and no cwd, in a project's file is the client's project-relative
+// path: the client starts the server in the project (the directory holding
+// .vscode, .cursor or .gemini, or .mcp.json's own), and so must toolgate,
+// whatever its own working directory. A user-wide file belongs to no
+// project: its relative paths are left as they are, with a note.
+func TestImportProjectRelative(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	proj := filepath.Join(root, "proj")
+	env := func(n string) (string, bool) {
+		if n == "HOME" {
+			return home, true
+		}
+		return "", false
+	}
+	for _, c := range []struct {
+		name, format, file, entry string
+		wantDir, wantCommand      string
+		wantNote                  bool
+	}{
+		{"vscode relative cwd", VSCode, "proj/.vscode/mcp.json", `{"command": "python", "args": ["-m", "srv"], "cwd": "./mcp-servers/python"}`, filepath.Join(proj, "mcp-servers", "python"), "python", false},
+		{"vscode relative command", VSCode, "proj/.vscode/mcp.json", `{"command": "./server.sh"}`, proj, "./server.sh", false},
+		{"vscode command and cwd both relative", VSCode, "proj/.vscode/mcp.json", `{"command": "./run.sh", "cwd": "tools"}`, filepath.Join(proj, "tools"), "./run.sh", false},
+		{"vscode absolute cwd", VSCode, "proj/.vscode/mcp.json", `{"command": "./run.sh", "cwd": "/srv/tools"}`, "/srv/tools", "./run.sh", false},
+		{"vscode bare command", VSCode, "proj/.vscode/mcp.json", `{"command": "npx", "args": ["-y", "x"]}`, "", "npx", false},
+		{"cursor node_modules command", Cursor, "proj/.cursor/mcp.json", `{"command": "node_modules/.bin/mcp-x"}`, proj, "node_modules/.bin/mcp-x", false},
+		{"gemini relative cwd", Gemini, "proj/.gemini/settings.json", `{"command": "python", "cwd": "./mcp-servers/python"}`, filepath.Join(proj, "mcp-servers", "python"), "python", false},
+		{"claude code relative command", ClaudeCode, "proj/.mcp.json", `{"type": "stdio", "command": "./bin/server"}`, proj, "./bin/server", false},
+		{"http server", VSCode, "proj/.vscode/mcp.json", `{"type": "http", "url": "https://x.example/mcp"}`, "", "", false},
+		{"user-wide cursor file", Cursor, "home/.cursor/mcp.json", `{"command": "./server.sh"}`, "", "./server.sh", true},
+		{"user-wide gemini file", Gemini, "home/.gemini/settings.json", `{"command": "python", "cwd": "srv"}`, "srv", "python", true},
+		{"claude desktop", ClaudeDesktop, "claude_desktop_config.json", `{"command": "./server.sh"}`, "", "./server.sh", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(root, c.file)
+			key := specs[c.format].key
+			res, err := Parse(path, []byte(`{"`+key+`": {"s": `+c.entry+`}}`), c.format, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Upstreams) != 1 {
+				t.Fatalf("upstreams %+v, skipped %v", res.Upstreams, res.Skipped)
+			}
+			u := res.Upstreams[0]
+			if u.Dir != c.wantDir || u.Command != c.wantCommand {
+				t.Errorf("dir %q, command %q; want %q, %q (the client starts it in the project %s)", u.Dir, u.Command, c.wantDir, c.wantCommand, proj)
+			}
+			noted := strings.Contains(strings.Join(res.Notes, "\n"), "relative")
+			if noted != c.wantNote {
+				t.Errorf("a note on the relative path: %v, want %v: %q", noted, c.wantNote, res.Notes)
+			}
+			out, err := res.YAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.wantDir != "" && !strings.Contains(string(out), "dir: "+c.wantDir) {
+				t.Errorf("the printed configuration does not start it in %s:\n%s", c.wantDir, out)
+			}
+		})
+	}
+}
+
+// TestImportProjectRelativeStarts: the server of a project's file with a
+// relative command and cwd really starts, from a toolgate working
+// elsewhere, in the directory the client would start it in.
+func TestImportProjectRelativeStarts(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	proj := t.TempDir()
+	out := filepath.Join(t.TempDir(), "out")
+	if err := os.MkdirAll(filepath.Join(proj, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\npwd > " + out + ".tmp && mv " + out + ".tmp " + out + "\n"
+	if err := os.WriteFile(filepath.Join(proj, "tools", "run.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(proj, ".vscode", "mcp.json")
+	res, err := Parse(path, []byte(`{"servers": {"s": {"command": "./run.sh", "cwd": "tools"}}}`), Auto, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := upstream.ValidateAll(res.Upstreams); err != nil {
+		t.Fatal(err)
+	}
+	u, err := upstream.New(res.Upstreams[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Start(context.Background())
+	defer u.Close()
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got, err = os.ReadFile(out); err == nil {
+			break
+		}
+	}
+	want, _ := filepath.EvalSymlinks(filepath.Join(proj, "tools"))
+	if gotDir, _ := filepath.EvalSymlinks(strings.TrimSpace(string(got))); err != nil || gotDir != want {
+		t.Errorf("the server ran in %q (%v), want %s", got, err, want)
 	}
 }
