@@ -141,3 +141,41 @@ func TestUpstreamsFromProjectRelative(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamsFromCodex: Codex CLI's config.toml named in upstreams_from
+// serves its enabled server to a real client and skips the one Codex has
+// switched off, saying so.
+func TestUpstreamsFromCodex(t *testing.T) {
+	t.Parallel()
+	server := everythingServer(t)
+	path := filepath.Join(t.TempDir(), ".codex", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := "model = \"o3\"\n\n[mcp_servers.everything]\ncommand = \"node\"\nargs = ['" + server + "', \"stdio\"]\n" +
+		"env_vars = [\"TG_CODEX_UNSET\"]\ntool_timeout_sec = 30\n\n" +
+		"[mcp_servers.off]\ncommand = \"node\"\nargs = ['" + server + "', \"stdio\"]\nenabled = false\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, set("upstreams_from", []map[string]any{{"format": "auto", "path": path}}))
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2025, nil)
+	res, err := cs.ListTools(callCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "everything__echo") || slices.Contains(names, "off__echo") {
+		t.Fatalf("tools/list %v: want everything__echo, and nothing of the server Codex has switched off\n%s", names, tail(s.Stderr(), 2000))
+	}
+	if r := call(t, cs, "everything__echo", map[string]any{"message": "from codex"}); r.IsError || !strings.Contains(textOf(r), "from codex") {
+		t.Errorf("calling the imported server: %q", textOf(r))
+	}
+	if !strings.Contains(s.Stderr(), "enabled = false") {
+		t.Errorf("the skipped server is not said in the log:\n%s", tail(s.Stderr(), 2000))
+	}
+}

@@ -1,5 +1,6 @@
 // Package clientconfig reads the MCP server lists other clients keep
-// (Claude Desktop, Claude Code, Cursor, VS Code, Gemini CLI, Windsurf) and
+// (Claude Desktop, Claude Code, Cursor, VS Code, Gemini CLI, Windsurf,
+// Codex CLI) and
 // turns them into toolgate upstream configurations, so the file a person
 // already maintains can stay the source of truth (config upstreams_from)
 // or be converted once (toolgate import).
@@ -20,6 +21,8 @@
 //	Gemini CLI    $VAR and ${VAR} in env values
 //	Windsurf      ${env:VAR} in command, args, env, serverUrl, headers
 //	Claude Desktop none
+//	Codex CLI     none; its TOML names variables instead (env_vars,
+//	              bearer_token_env_var, env_http_headers): see codex.go
 //
 // Variables in env and headers stay references (${VAR} or
 // ${VAR:-default}, which toolgate expands itself when it starts the
@@ -54,10 +57,11 @@ const (
 	VSCode        = "vscode"
 	Gemini        = "gemini"
 	Windsurf      = "windsurf"
+	Codex         = "codex"
 )
 
 // Formats lists the formats by name.
-var Formats = []string{ClaudeDesktop, ClaudeCode, Cursor, VSCode, Gemini, Windsurf}
+var Formats = []string{ClaudeDesktop, ClaudeCode, Cursor, VSCode, Gemini, Windsurf, Codex}
 
 // Result is what a client's file holds for toolgate.
 type Result struct {
@@ -109,7 +113,13 @@ func Parse(path string, data []byte, format string, env Env) (*Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown client format %q (one of auto, %s)", format, strings.Join(Formats, ", "))
 	}
-	root, err := decode(path, data, spec.comments)
+	var root map[string]any
+	var err error
+	if spec.toml {
+		root, err = decodeTOML(path, data)
+	} else {
+		root, err = decode(path, data, spec.comments)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -192,9 +202,18 @@ func Detect(path string, data []byte) (string, error) {
 		return Gemini, nil
 	case base == "mcp_config.json":
 		return Windsurf, nil
+	case base == "config.toml" && dir == ".codex":
+		return Codex, nil
 	}
 	root, err := decode(path, data, true)
 	if err != nil {
+		// Not JSON: Codex's TOML, by its [mcp_servers] table.
+		if isCodexTOML(data) {
+			return Codex, nil
+		}
+		if _, terr := decodeTOML(path, data); terr == nil && strings.HasSuffix(base, ".toml") {
+			return "", fmt.Errorf("%s: not an MCP client configuration this version knows (TOML without an [mcp_servers] table); name the format with --from", path)
+		}
 		return "", err
 	}
 	if _, ok := root["servers"]; ok {
@@ -224,7 +243,7 @@ func Detect(path string, data []byte) (string, error) {
 func IsClientConfig(data []byte) bool {
 	root, err := decode("", data, true)
 	if err != nil {
-		return false
+		return isCodexTOML(data)
 	}
 	_, a := root["mcpServers"]
 	_, b := root["servers"]
@@ -410,10 +429,11 @@ func localScope(root map[string]any, res *Result) {
 // projectDir is the project a client's file belongs to, whose root the
 // client starts the file's servers in and takes their relative paths
 // from: the directory holding .vscode/mcp.json, .cursor/mcp.json or
-// .gemini/settings.json, or the one holding Claude Code's .mcp.json. It
-// is "" for a file of no project: a user-wide one (Claude Desktop's,
-// Windsurf's, ~/.claude.json, and ~/.cursor or ~/.gemini in the home
-// directory), whose client starts servers wherever it runs.
+// .gemini/settings.json or .codex/config.toml, or the one holding Claude
+// Code's .mcp.json. It is "" for a file of no project: a user-wide one
+// (Claude Desktop's, Windsurf's, ~/.claude.json, ~/.cursor, ~/.gemini or
+// ~/.codex in the home directory, $CODEX_HOME), whose client starts
+// servers wherever it runs.
 func projectDir(path string, env Env) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -425,10 +445,14 @@ func projectDir(path string, env Env) string {
 	case base == ".mcp.json":
 		return dir
 	case base == "mcp.json" && (parent == ".vscode" || parent == ".cursor"),
-		base == "settings.json" && parent == ".gemini":
+		base == "settings.json" && parent == ".gemini",
+		base == "config.toml" && parent == ".codex":
 		root = filepath.Dir(dir)
 	default:
 		return ""
+	}
+	if ch, ok := env("CODEX_HOME"); ok && ch != "" && filepath.Clean(ch) == dir {
+		return "" // Codex's own configuration, not a project's
 	}
 	for _, v := range []string{"HOME", "USERPROFILE"} {
 		if home, ok := env(v); ok && home != "" && filepath.Clean(home) == root {

@@ -24,6 +24,7 @@ var fixtures = map[string]string{
 	VSCode:        "testdata/vscode/.vscode/mcp.json",
 	Gemini:        "testdata/gemini/.gemini/settings.json",
 	Windsurf:      "testdata/windsurf/.codeium/windsurf/mcp_config.json",
+	Codex:         "testdata/codex/.codex/config.toml",
 }
 
 var testEnv = map[string]string{
@@ -216,6 +217,7 @@ func TestImportLiteralDollar(t *testing.T) {
 		{Cursor, `pa$$w0rd ${env:TG_REF} ${TG_REF} $TG_REF`, `pa$$w0rd r1 ${TG_REF} $TG_REF`},
 		{VSCode, `pa$$w0rd ${env:TG_REF} $$`, `pa$$w0rd r1 $$`},
 		{Windsurf, `${env:TG_REF}$${x}`, `r1$${x}`},
+		{Codex, `pa$$w0rd ${TG_REF} $TG_REF`, `pa$$w0rd ${TG_REF} $TG_REF`}, // Codex expands nothing
 	} {
 		t.Run(c.format, func(t *testing.T) {
 			dir := t.TempDir()
@@ -225,11 +227,11 @@ func TestImportLiteralDollar(t *testing.T) {
 				t.Fatal(err)
 			}
 			entry, _ := json.Marshal(map[string]any{"command": "/bin/sh", "args": []string{script}, "env": map[string]string{"PASS": c.value}})
-			key := map[string]string{VSCode: "servers"}[c.format]
-			if key == "" {
-				key = "mcpServers"
+			data := `{"` + specs[c.format].key + `": {"s": ` + string(entry) + `}}`
+			if c.format == Codex {
+				data = "[mcp_servers.s]\ncommand = '/bin/sh'\nargs = ['" + script + "']\nenv = { PASS = '" + c.value + "' }\n"
 			}
-			res, err := Parse("x.json", []byte(`{"`+key+`": {"s": `+string(entry)+`}}`), c.format, lookup)
+			res, err := Parse("x.json", []byte(data), c.format, lookup)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -331,6 +333,8 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"mcpServers": {"s\u2028x: 1": {"command": "srv", "envFile": "x\ninjected: 1", "k\r: 2": 0}}}`))
+	f.Add([]byte("[mcp_servers.\"s\\nx: 1\"]\ncommand = \"srv\"\nenv_vars = [{ name = \"A\", source = \"remote\\ninjected: 1\" }]\n\"k\\r: 2\" = 0\n" +
+		"[mcp_servers.h]\nurl = \"https://x/mcp\"\nenv_http_headers = { \"X\\ny\" = \"V\" }\nenabled_tools = []\ntool_timeout_sec = 1e300\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, format := range append([]string{Auto}, Formats...) {
 			res, err := Parse("f.json", data, format, lookup)
@@ -758,5 +762,215 @@ func TestImportProjectRelativeStarts(t *testing.T) {
 	want, _ := filepath.EvalSymlinks(filepath.Join(proj, "tools"))
 	if gotDir, _ := filepath.EvalSymlinks(strings.TrimSpace(string(got))); err != nil || gotDir != want {
 		t.Errorf("the server ran in %q (%v), want %s", got, err, want)
+	}
+}
+
+// TestImportCodex: the Codex CLI's config.toml, as its documentation
+// describes it: what each field becomes, what is not used (said), what is
+// switched off (skipped, saying why), and values from the environment
+// never written in clear.
+func TestImportCodex(t *testing.T) {
+	res, err := Load(fixtures[Codex], Auto, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]upstream.Config{}
+	for _, u := range res.Upstreams {
+		by[u.Name] = u
+	}
+	c7 := by["context7"]
+	if c7.Env["CONTEXT7_API_KEY"] != "${CONTEXT7_API_KEY:-}" || c7.StartupTimeout != 20*time.Second || c7.CallTimeout != 45500*time.Millisecond ||
+		strings.Join(c7.Allow, ",") != "resolve-library-id,get-library-docs" {
+		t.Errorf("context7: %+v", c7)
+	}
+	if _, ok := c7.Env["REMOTE_ONLY"]; ok {
+		t.Errorf("a remote executor's variable is passed on: %v", c7.Env)
+	}
+	fg := by["figma"]
+	if fg.Transport != upstream.TransportHTTP || fg.Headers["Authorization"] != "Bearer ${FIGMA_OAUTH_TOKEN}" ||
+		fg.Headers["X-Trace"] != "${TRACE_ID:-}" || fg.Headers["X-Figma-Region"] != "us-east-1" || fg.StartupTimeout != 15*time.Second {
+		t.Errorf("figma: %+v", fg)
+	}
+	if _, ok := by["linear"]; ok || !strings.Contains(strings.Join(res.Skipped, "\n"), "linear: enabled = false in Codex's configuration: Codex does not start it (using the Linear app instead)") {
+		t.Errorf("a server Codex does not start: upstreams %v, skipped %q", res.Upstreams, res.Skipped)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	for _, want := range []string{"supports_parallel_tool_calls", "required", "REMOTE_ONLY"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the notes do not say %s:\n%s", want, notes)
+		}
+	}
+
+	// Values from the environment: references, never the value.
+	const secret = "s3cr3t-value"
+	env := func(n string) (string, bool) {
+		if strings.HasPrefix(n, "TG_SECRET") {
+			return secret, true
+		}
+		return "", false
+	}
+	data := `
+[mcp_servers.stdio]
+command = "srv"
+args = ["--literal", "${TG_SECRET}"]
+env_vars = ["TG_SECRET"]
+
+[mcp_servers.http]
+url = "https://x.example/mcp"
+bearer_token_env_var = "TG_SECRET_TOKEN"
+env_http_headers = { "X-Key" = "TG_SECRET_KEY" }
+`
+	res, err = Parse("config.toml", []byte(data), Codex, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := res.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), secret) {
+		t.Errorf("the printed configuration holds a secret in clear:\n%s", out)
+	}
+	live, _ := json.Marshal(res.Upstreams)
+	if strings.Contains(string(live), secret) || !strings.Contains(string(live), "${TG_SECRET}") {
+		t.Errorf("Codex expands no variable in args (it passes ${TG_SECRET} as written), and the others are references: %s", live)
+	}
+	if strings.Join(res.Imported, ",") != "http,stdio" {
+		t.Errorf("imported %v", res.Imported)
+	}
+	checkYAML(t, res)
+
+	// A bearer token variable that is not set: Codex does not connect,
+	// and toolgate does not serve the server, naming the variable.
+	res, err = Parse("config.toml", []byte("[mcp_servers.h]\nurl = \"https://x.example/mcp\"\nbearer_token_env_var = \"TG_UNSET_TOKEN_VAR\"\n"), Codex, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := upstream.ValidateAll(res.Upstreams); err == nil || !strings.Contains(err.Error(), "TG_UNSET_TOKEN_VAR") {
+		t.Errorf("an unset bearer_token_env_var: %v", err)
+	}
+}
+
+// TestImportCodexFields: the rest of the fields, one by one.
+func TestImportCodexFields(t *testing.T) {
+	for _, c := range []struct {
+		name, entry string
+		check       func(u upstream.Config) bool
+		skip, err   string
+	}{
+		{"no tools enabled", `command = "srv"` + "\nenabled_tools = []", func(u upstream.Config) bool { return strings.Join(u.Deny, ",") == "*" }, "", ""},
+		{"tool names are not globs", `command = "srv"` + "\nenabled_tools = [\"a*b\", \"c?\"]", func(u upstream.Config) bool { return strings.Join(u.Allow, " ") == `a\*b c\?` }, "", ""},
+		{"env wins over env_vars", `command = "srv"` + "\nenv = { A = \"1\" }\nenv_vars = [\"A\", \"B\"]", func(u upstream.Config) bool { return u.Env["A"] == "1" && u.Env["B"] == "${B:-}" }, "", ""},
+		{"enabled", `command = "srv"` + "\nenabled = true", func(u upstream.Config) bool { return !u.Disabled }, "", ""},
+		{"integer seconds", `command = "srv"` + "\ntool_timeout_sec = 90", func(u upstream.Config) bool { return u.CallTimeout == 90*time.Second }, "", ""},
+		{"disabled", `command = "srv"` + "\nenabled = false", nil, "enabled = false", ""},
+		{"enabled not a boolean", `command = "srv"` + "\nenabled = \"no\"", nil, "", "enabled is not a boolean"},
+		{"env_vars not names", `command = "srv"` + "\nenv_vars = [\"A B\"]", nil, "", "not a variable name"},
+		{"negative timeout", `command = "srv"` + "\nstartup_timeout_sec = -1", nil, "", "not a duration"},
+		{"timeout not a number", `command = "srv"` + "\ntool_timeout_sec = \"60\"", nil, "", "not a number"},
+		{"neither", `enabled = true`, nil, "", "neither command nor a URL"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Parse("config.toml", []byte("[mcp_servers.s]\n"+c.entry+"\n"), Codex, lookup)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.skip != "" {
+				if len(res.Upstreams) != 0 || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], c.skip) {
+					t.Errorf("upstreams %+v, skipped %q", res.Upstreams, res.Skipped)
+				}
+				return
+			}
+			if len(res.Upstreams) != 1 || !c.check(res.Upstreams[0]) {
+				t.Errorf("upstreams %+v, skipped %q", res.Upstreams, res.Skipped)
+			}
+			if err := upstream.ValidateAll(res.Upstreams); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestImportCodexFile: Codex's file is found by its name under .codex
+// and by its content; TOML errors say where; a user-wide config.toml
+// belongs to no project; and --rewrite refuses to touch it (the rewrite
+// edits JSON) rather than corrupt it.
+func TestImportCodexFile(t *testing.T) {
+	toml := []byte("model = \"o3\"\n[mcp_servers.s]\ncommand = \"./run.sh\"\n")
+	for _, c := range []struct{ path, want string }{
+		{"proj/.codex/config.toml", Codex},
+		{"servers.toml", Codex},
+		{"x.json", Codex},
+	} {
+		if got, err := Detect(c.path, toml); err != nil || got != c.want {
+			t.Errorf("Detect(%s) = %q, %v; want %s", c.path, got, err, c.want)
+		}
+	}
+	if !IsClientConfig(toml) || IsClientConfig([]byte("model = \"o3\"\n")) || IsClientConfig([]byte("upstreams: []\n")) {
+		t.Error("IsClientConfig: a TOML file with [mcp_servers] is a client's, one without (or toolgate's YAML) is not")
+	}
+	if _, err := Detect("other.toml", []byte("model = \"o3\"\n")); err == nil || !strings.Contains(err.Error(), "TOML without an [mcp_servers] table") {
+		t.Errorf("a TOML file without servers: %v", err)
+	}
+	if _, err := Detect("empty.json", nil); err == nil || strings.Contains(err.Error(), "TOML") {
+		t.Errorf("an empty JSON file: %v, want JSON's error", err)
+	}
+	if _, err := Detect("x.json", []byte("{\n \"mcpServers\": {,}\n}")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("a JSON syntax error still says where: %v", err)
+	}
+	if _, err := Parse("c/.codex/config.toml", []byte("[mcp_servers.s]\ncommand = \"srv\"\nargs = [\"a\",\n"), Auto, lookup); err == nil || !strings.Contains(err.Error(), "c/.codex/config.toml:3:") {
+		t.Errorf("a TOML syntax error: %v, want its line", err)
+	}
+
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	codexHome := filepath.Join(root, "codex-home", ".codex")
+	env := func(n string) (string, bool) {
+		switch n {
+		case "HOME":
+			return home, true
+		case "CODEX_HOME":
+			return codexHome, true
+		}
+		return "", false
+	}
+	for _, c := range []struct{ path, wantDir string }{
+		{filepath.Join(root, "proj", ".codex", "config.toml"), filepath.Join(root, "proj")},
+		{filepath.Join(home, ".codex", "config.toml"), ""},
+		{filepath.Join(codexHome, "config.toml"), ""},
+	} {
+		res, err := Parse(c.path, toml, Auto, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := res.Upstreams[0]
+		noted := strings.Contains(strings.Join(res.Notes, "\n"), "relative")
+		if u.Dir != c.wantDir || noted != (c.wantDir == "") {
+			t.Errorf("%s: dir %q, notes %q; want dir %q (a project's) or a note (the user's)", c.path, u.Dir, res.Notes, c.wantDir)
+		}
+	}
+
+	path := filepath.Join(root, "proj", ".codex", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, toml, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Rewrite(path, Auto, Entry{Command: "/opt/toolgate", Args: []string{"serve"}}, []string{"s"}, time.Now()); err == nil ||
+		!strings.Contains(err.Error(), "TOML") || !strings.Contains(err.Error(), "[mcp_servers.toolgate]") {
+		t.Errorf("Rewrite of Codex's file: %v, want a refusal saying why and what to write", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != string(toml) {
+		t.Errorf("the refused rewrite changed the file:\n%s", b)
+	}
+	if backups, _ := filepath.Glob(path + ".toolgate-backup-*"); len(backups) != 0 {
+		t.Errorf("the refused rewrite wrote a backup: %v", backups)
 	}
 }

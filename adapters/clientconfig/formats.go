@@ -17,6 +17,7 @@ import (
 type spec struct {
 	key      string // the top-level key holding the servers
 	comments bool   // the client reads JSON with comments and trailing commas
+	toml     bool   // the client's file is TOML (Codex), not JSON
 	// fields maps the client's entry fields to what toolgate does with
 	// them; a field not listed is unknown and reported.
 	fields map[string]string
@@ -43,6 +44,12 @@ var specs = map[string]*spec{
 		urlKeys: []urlKey{{"httpUrl", upstream.TransportHTTP}, {"url", upstream.TransportSSE}}},
 	Windsurf: {key: "mcpServers", comments: true, fields: fields("command", "args", "env", "serverUrl", "url", "headers", "disabled", "disabledTools"), expand: expandEnvColon,
 		urlKeys: []urlKey{{"serverUrl", upstream.TransportHTTP}, {"url", upstream.TransportHTTP}}},
+	// Codex expands no variables: it takes values from the environment
+	// by naming the variable (env_vars, bearer_token_env_var,
+	// env_http_headers), which [codexEntry] turns into references.
+	Codex: {key: "mcp_servers", toml: true, fields: fields("command", "args", "env", "env_vars", "cwd", "url", "bearer_token_env_var", "http_headers", "env_http_headers",
+		"enabled", "disabled_reason", "startup_timeout_sec", "startup_timeout_ms", "tool_timeout_sec", "enabled_tools", "disabled_tools"), expand: noExpand,
+		urlKeys: []urlKey{{"url", upstream.TransportHTTP}}},
 }
 
 type urlKey struct{ field, transport string }
@@ -74,6 +81,15 @@ func (sp *spec) convert(name string, e map[string]any, env Env, inputs map[strin
 		}
 	}
 	sort.Strings(unknown)
+	// Codex's entry in the generic fields, and what it says besides.
+	var codex *codexExtra
+	if sp == specs[Codex] {
+		var skip string
+		var err error
+		if e, codex, skip, err = codexEntry(name, e, res); err != nil || skip != "" {
+			return uc, skip, err
+		}
+	}
 	if len(unknown) > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("server %q: field(s) %s are not used by toolgate (they stay in the client's file)", name, strings.Join(unknown, ", ")))
 	}
@@ -232,6 +248,9 @@ func (sp *spec) convert(name string, e map[string]any, env Env, inputs map[strin
 	for k, v := range uc.Headers {
 		uc.Headers[k] = toReference(v, sp, inputs, res)
 	}
+	if codex != nil {
+		codex.apply(&uc)
+	}
 	if out.printed != nil {
 		out.printed.Env, out.printed.Headers = uc.Env, uc.Headers
 	}
@@ -245,7 +264,7 @@ var notSecret = map[string]bool{"HOME": true, "USERPROFILE": true}
 // refRE matches the client's variable references.
 func (sp *spec) refRE() *regexp.Regexp {
 	switch sp {
-	case specs[ClaudeDesktop]:
+	case specs[ClaudeDesktop], specs[Codex]:
 		return nil
 	case specs[ClaudeCode]:
 		return shellVarRE
@@ -404,7 +423,7 @@ func editorVariables(uc *upstream.Config, env Env) string {
 // must reach the server as written, not as "pa$w0rd".
 func toReference(v string, sp *spec, inputs map[string]bool, res *Result) string {
 	switch {
-	case sp == specs[ClaudeDesktop]:
+	case sp == specs[ClaudeDesktop], sp == specs[Codex]:
 		return strings.ReplaceAll(v, "$", "$$")
 	case sp == specs[ClaudeCode]:
 		return references(v, shellVarRE, func(m []string) string { return "${" + m[1] + m[2] + "}" })

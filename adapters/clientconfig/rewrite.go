@@ -67,6 +67,9 @@ func Rewrite(path, format string, entry Entry, imported []string, now time.Time)
 	if !ok {
 		return Rewritten{}, fmt.Errorf("unknown client format %q", format)
 	}
+	if err := RewriteSupported(format); err != nil {
+		return Rewritten{}, fmt.Errorf("not rewriting %s: %w", path, err)
+	}
 	root, err := decode(path, data, true)
 	if err != nil {
 		return Rewritten{}, err

@@ -24,6 +24,7 @@ type yamlUpstream struct {
 	Allow     []string          `yaml:"allow,omitempty,flow"`
 	Deny      []string          `yaml:"deny,omitempty,flow"`
 	Timeout   string            `yaml:"call_timeout,omitempty"`
+	Startup   string            `yaml:"startup_timeout,omitempty"`
 	Disabled  bool              `yaml:"disabled,omitempty"`
 }
 
@@ -52,6 +53,9 @@ func (r *Result) YAML() ([]byte, error) {
 			Allow: u.Allow, Deny: u.Deny, Disabled: u.Disabled}
 		if u.CallTimeout > 0 {
 			y.Timeout = u.CallTimeout.String()
+		}
+		if u.StartupTimeout > 0 {
+			y.Startup = u.StartupTimeout.String()
 		}
 		if u.Transport != "" && !(u.Transport == "stdio" && u.Command != "") && !(u.Transport == "http" && u.Command == "") {
 			y.Transport = u.Transport // only where it is not what toolgate infers

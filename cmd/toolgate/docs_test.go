@@ -108,7 +108,11 @@ func TestDocsConfigExamplesLoad(t *testing.T) {
 					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 						t.Fatal(err)
 					}
-					if err := os.WriteFile(p, []byte(`{"mcpServers": {}}`), 0o644); err != nil {
+					empty := `{"mcpServers": {}}`
+					if strings.HasSuffix(p, ".toml") { // Codex's
+						empty = "[mcp_servers]\n"
+					}
+					if err := os.WriteFile(p, []byte(empty), 0o644); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -17,10 +17,10 @@ func init() {
 	commands = append(commands, &command{
 		name:  "import",
 		args:  "[--from FORMAT] [--rewrite] [PATH]",
-		short: "print another MCP client's servers as toolgate upstreams (Claude Desktop, Claude Code, Cursor, VS Code, Gemini CLI, Windsurf)",
+		short: "print another MCP client's servers as toolgate upstreams (Claude Desktop, Claude Code, Cursor, VS Code, Gemini CLI, Windsurf, Codex CLI)",
 		flags: func(fs *pflag.FlagSet) {
 			configFlags(fs)
-			fs.String("from", clientconfig.Auto, "the client's format: auto, claude-desktop, claude-code, cursor, vscode, gemini, windsurf")
+			fs.String("from", clientconfig.Auto, "the client's format: auto, claude-desktop, claude-code, cursor, vscode, gemini, windsurf, codex")
 			fs.Bool("rewrite", false, "also replace the client's servers with one toolgate entry (a timestamped backup is written first)")
 		},
 		run: runImport,
@@ -28,9 +28,15 @@ func init() {
 }
 
 // knownPaths are where each client keeps its servers, for an import with
-// no PATH: project files first, then the user's.
+// no PATH: project files first, then the user's, then Codex's (added
+// last, so that where another client's file was found before, it still
+// is).
 func knownPaths(format string) []string {
 	home, _ := os.UserHomeDir()
+	codexHome := filepath.Join(home, ".codex")
+	if ch := os.Getenv("CODEX_HOME"); ch != "" {
+		codexHome = ch
+	}
 	desktop := filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
 	if runtime.GOOS == "darwin" {
 		desktop = filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
@@ -42,6 +48,7 @@ func knownPaths(format string) []string {
 		clientconfig.Gemini:        {filepath.Join(".gemini", "settings.json"), filepath.Join(home, ".gemini", "settings.json")},
 		clientconfig.Windsurf:      {filepath.Join(home, ".codeium", "windsurf", "mcp_config.json")},
 		clientconfig.ClaudeDesktop: {desktop},
+		clientconfig.Codex:         {filepath.Join(".codex", "config.toml"), filepath.Join(codexHome, "config.toml")},
 	}
 	if format != clientconfig.Auto {
 		return all[format]
@@ -58,7 +65,7 @@ func knownPaths(format string) []string {
 			}
 		}
 	}
-	return append(project, user...)
+	return append(append(project, user...), all[clientconfig.Codex]...)
 }
 
 func runImport(e *env, fs *pflag.FlagSet, args []string) error {
@@ -88,6 +95,14 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
+	rewrite, _ := fs.GetBool("rewrite")
+	if rewrite {
+		// Before printing anything: the printed upstreams are meant to
+		// replace what the rewrite takes out of the file.
+		if err := clientconfig.RewriteSupported(res.Format); err != nil {
+			return usageError{fmt.Sprintf("%s: %v", path, err)}
+		}
+	}
 	out, err := res.YAML()
 	if err != nil {
 		return err
@@ -95,7 +110,7 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 	if _, err := e.stdout.Write(out); err != nil {
 		return err
 	}
-	if rewrite, _ := fs.GetBool("rewrite"); rewrite {
+	if rewrite {
 		self, err := os.Executable()
 		if err != nil {
 			return fmt.Errorf("finding toolgate's own path for the client's entry: %w", err)

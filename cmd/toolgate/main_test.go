@@ -392,6 +392,66 @@ func TestImportPrefersProjectFiles(t *testing.T) {
 	}
 }
 
+// TestImportCodex: toolgate import without PATH finds Codex's files after
+// every other client's (a project's .codex/config.toml does not win over
+// the user's Cursor list that was found before Codex was known), and at
+// $CODEX_HOME when it is set; --rewrite on Codex's TOML is refused before
+// anything is printed or written, saying what to write by hand.
+func TestImportCodex(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CODEX_HOME", "")
+	dir := t.TempDir()
+	t.Chdir(dir)
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	importAuto := func(args ...string) (int, string, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), append([]string{"import"}, args...), strings.NewReader(""), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	write(filepath.Join(home, ".codex", "config.toml"), "[mcp_servers.user-codex]\ncommand = \"user-codex-server\"\n")
+	if code, out, errOut := importAuto(); code != exitOK || !strings.Contains(out, "user-codex-server") || !strings.Contains(out, "(codex)") {
+		t.Fatalf("import, only ~/.codex/config.toml: exit %d\n%s%s", code, out, errOut)
+	}
+	write(filepath.Join(".codex", "config.toml"), "[mcp_servers.project-codex]\ncommand = \"project-codex-server\"\n")
+	if _, out, _ := importAuto(); !strings.Contains(out, "project-codex-server") {
+		t.Errorf("import: the project's .codex/config.toml is not read before the user's:\n%s", out)
+	}
+	write(filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"users": {"command": "users-server"}}}`)
+	if _, out, _ := importAuto(); !strings.Contains(out, "users-server") {
+		t.Errorf("import: Codex's file now wins over the user's Cursor list found before:\n%s", out)
+	}
+	codexHome := filepath.Join(t.TempDir(), "ch")
+	write(filepath.Join(codexHome, "config.toml"), "[mcp_servers.moved]\ncommand = \"moved-server\"\n")
+	t.Setenv("CODEX_HOME", codexHome)
+	os.Remove(filepath.Join(".codex", "config.toml"))
+	if code, out, errOut := importAuto("--from", "codex"); code != exitOK || !strings.Contains(out, "moved-server") {
+		t.Errorf("import --from codex with CODEX_HOME: exit %d\n%s%s", code, out, errOut)
+	}
+
+	path := filepath.Join(codexHome, "config.toml")
+	before, _ := os.ReadFile(path)
+	code, out, errOut := importAuto("--rewrite", path)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "TOML") || !strings.Contains(errOut, "[mcp_servers.toolgate]") {
+		t.Errorf("import --rewrite of Codex's file: exit %d, stdout %q\n%s", code, out, errOut)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Errorf("the refused rewrite changed the file:\n%s", after)
+	}
+	if backups, _ := filepath.Glob(path + ".toolgate-backup-*"); len(backups) != 0 {
+		t.Errorf("the refused rewrite wrote a backup: %v", backups)
+	}
+}
+
 // TestDecideEscapesCallID: approve, deny and submit send the call ID as
 // one path segment, whatever it holds: an ID with '/', '?' or '%' reaches
 // the admin API as that ID, not as another path (a bare 404 page) or a
