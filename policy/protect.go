@@ -117,7 +117,7 @@ func (r *sandboxRoot) checkPath(p, rel string, follow bool) error {
 	}
 	flags := os.O_RDONLY | syscall.O_NONBLOCK
 	if !follow {
-		flags |= syscall.O_NOFOLLOW
+		flags |= oNoFollow
 	}
 	f, err := r.root.OpenFile(rel, flags, 0)
 	if sbIsEscape(err) {

@@ -86,7 +86,7 @@ func (w *childInput) writeNow(b []byte) (int, error) {
 	var werr error
 	err := w.rc.Write(func(fd uintptr) bool {
 		for done < len(b) {
-			n, e := syscall.Write(int(fd), b[done:])
+			n, e := writeFD(fd, b[done:])
 			if n > 0 {
 				done += n
 			}
