@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -416,4 +417,28 @@ func TestToolgateSSEManyDataLines(t *testing.T) {
 			t.Fatalf("result: %d items, %v; want %d", len(res.Pad), err, n+1)
 		}
 	})
+}
+
+// TestToolgateLegacySSEServerStatus (item 76): an initialize POST refused
+// with a 4xx other than 401 is still ErrLegacySSEServer, and the error
+// says which status it was (a 404 too, which reaches SendRequest as
+// ErrSessionTerminated), so that a client can fall back to legacy SSE on
+// the statuses that mean it (400, 404, 405) and not on 403.
+func TestToolgateLegacySSEServerStatus(t *testing.T) {
+	for _, status := range []int{http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "no", status)
+		}))
+		c, err := NewStreamableHTTP(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.SendRequest(context.Background(), JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(1), Method: "initialize"})
+		var le *LegacySSEServerError
+		if !errors.Is(err, ErrLegacySSEServer) || !errors.As(err, &le) || le.StatusCode != status {
+			t.Errorf("status %d: error %v; want ErrLegacySSEServer carrying the status", status, err)
+		}
+		c.Close()
+		srv.Close()
+	}
 }
