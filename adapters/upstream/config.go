@@ -18,7 +18,7 @@ import (
 type Config struct {
 	Name      string            `koanf:"name"`      // required, 1-32 of [A-Za-z0-9_-], unique
 	Prefix    *string           `koanf:"prefix"`    // tool-name prefix; nil means Name; "" means no prefix
-	Transport string            `koanf:"transport"` // "stdio" | "http" | "sse"; empty: stdio if Command is set, else http
+	Transport string            `koanf:"transport"` // "stdio" | "http" | "sse"; empty: stdio if Command is set, else http, falling back to sse (connect)
 	Command   string            `koanf:"command"`
 	Args      []string          `koanf:"args"`
 	Env       map[string]string `koanf:"env"` // values may reference the gateway's environment as ${VAR}; never logged

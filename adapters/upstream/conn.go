@@ -33,6 +33,7 @@ type conn struct {
 	tr     transport.Interface
 	proc   *process     // stdio only
 	hc     *http.Client // http, sse only
+	kind   string       // its transport: TransportStdio, TransportHTTP or TransportSSE
 
 	serverInfo mcp.Implementation
 	protocol   string
@@ -87,24 +88,84 @@ var errStartupTimeout = errors.New("startup timed out")
 // startup timeout.
 //
 // An upstream that refuses initialize and speaks only 2026-07-28 gets a
-// 2026-07-28 connection instead (modern.go); protocol pins one era.
+// 2026-07-28 connection instead (modern.go); protocol pins one era. An
+// upstream whose transport is not written (http because it has a url)
+// and whose initialize POST is refused with 400, 404 or 405 is tried over
+// legacy SSE at the same URL, as the spec's backwards-compatibility
+// section has clients do; when that connects, its next connections use
+// SSE straight away, until one of them fails (see sseFallback).
 func (u *Upstream) connect(ctx context.Context) (*conn, *listings, error) {
-	if u.cfg.Protocol == ProtocolModern {
-		return u.open(ctx, true, true)
+	if u.sseFallback.Load() {
+		c, l, err := u.open(ctx, TransportSSE, false, true)
+		if err != nil && ctx.Err() == nil {
+			// The next attempt probes again: the upstream may have
+			// moved to streamable HTTP.
+			u.sseFallback.Store(false)
+		}
+		return c, l, err
 	}
-	c, l, err := u.open(ctx, false, true)
-	if err == nil || ctx.Err() != nil || errors.Is(err, errStartupTimeout) || u.kind == TransportSSE || u.cfg.Protocol == ProtocolLegacy {
+	if u.cfg.Protocol == ProtocolModern {
+		return u.open(ctx, u.kind, true, true)
+	}
+	c, l, err := u.open(ctx, u.kind, false, true)
+	if err == nil || ctx.Err() != nil || errors.Is(err, errStartupTimeout) || u.kind == TransportSSE {
 		return c, l, err
 	}
 	var refused *initializeRefused
 	if !errors.As(err, &refused) {
 		return nil, nil, err
 	}
-	mc, ml, merr := u.open(ctx, true, true)
-	if merr != nil {
-		return nil, nil, fmt.Errorf("%w; as protocol 2026-07-28: %v", err, merr)
+	if u.cfg.Protocol != ProtocolLegacy {
+		mc, ml, merr := u.open(ctx, u.kind, true, true)
+		if merr == nil {
+			return mc, ml, nil
+		}
+		err = fmt.Errorf("%w; as protocol 2026-07-28: %v", err, merr)
 	}
-	return mc, ml, nil
+	if ctx.Err() != nil || !u.mayFallBackToSSE(refused) {
+		return nil, nil, err
+	}
+	sc, sl, serr := u.open(ctx, TransportSSE, false, true)
+	if serr != nil {
+		return nil, nil, fmt.Errorf("%w; over legacy SSE: %v", err, serr)
+	}
+	u.sseFallback.Store(true)
+	u.log.Warn("upstream "+sseFallbackNote, "url", u.target(), "refused", u.errText(refused))
+	return sc, sl, nil
+}
+
+// sseFallbackNote is what the status and the log say of an upstream
+// served over legacy SSE by the fallback.
+const sseFallbackNote = "speaks legacy SSE; set transport: sse to skip the probe"
+
+// mayFallBackToSSE reports whether an upstream whose initialize POST was
+// refused so is tried over legacy SSE: only when its transport is not
+// written (transport: http is a decision) and the refusal is an HTTP 400,
+// 404 or 405, the statuses a server gives a method or path it does not
+// serve. 401 and 403 are about credentials, which a GET would be refused
+// too; a 5xx or a network error is a server that is there and failing.
+func (u *Upstream) mayFallBackToSSE(refused *initializeRefused) bool {
+	if u.cfg.Transport != "" || u.kind != TransportHTTP {
+		return false
+	}
+	var le *transport.LegacySSEServerError
+	if !errors.As(refused, &le) {
+		return false
+	}
+	switch le.StatusCode {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
+		return true
+	}
+	return false
+}
+
+// transport is the transport of the upstream's connections: its
+// configured one, or legacy SSE once the fallback found it speaks that.
+func (u *Upstream) transport() string {
+	if u.sseFallback.Load() {
+		return TransportSSE
+	}
+	return u.kind
 }
 
 // initializeRefused is an upstream's JSON-RPC refusal of initialize.
@@ -113,24 +174,24 @@ type initializeRefused struct{ err error }
 func (e *initializeRefused) Error() string { return e.err.Error() }
 func (e *initializeRefused) Unwrap() error { return e.err }
 
-// open opens a connection of either era: modern is a 2026-07-28 one
+// open opens a connection over transport kind, of either era: modern is a 2026-07-28 one
 // (see modern.go), which begins with server/discover instead of
 // initialize. A main connection lists what the upstream offers and
 // follows its changes; the other (a 2026-07-28 one beside a 2025-11-25
 // main one) only carries calls.
-func (u *Upstream) open(ctx context.Context, modern, main bool) (_ *conn, _ *listings, err error) {
-	if modern && u.kind == TransportSSE {
+func (u *Upstream) open(ctx context.Context, kind string, modern, main bool) (_ *conn, _ *listings, err error) {
+	if modern && kind == TransportSSE {
 		return nil, nil, errNoModernSSE
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
-	c := &conn{u: u, ctx: cctx, cancel: cancel, modern: modern, dead: make(chan struct{}), kick: make(chan struct{}, 1), calls: map[*inflight]struct{}{}}
+	c := &conn{u: u, ctx: cctx, cancel: cancel, kind: kind, modern: modern, dead: make(chan struct{}), kick: make(chan struct{}, 1), calls: map[*inflight]struct{}{}}
 	defer func() {
 		if err != nil {
 			c.closeWith(false)
 		}
 	}()
 	tlog := slog.New(demote{u.log.Handler()}).With("component", "mcp-go")
-	switch u.kind {
+	switch kind {
 	case TransportStdio:
 		path, _ := envValue(u.env, "PATH")
 		c.proc = &process{log: u.log, relayed: u.relayed, env: u.env, dir: u.cfg.Dir, path: path, grace: u.tune.killGrace}

@@ -100,7 +100,7 @@ func (s *modernSlot) usable(main *conn) bool {
 	if s.c != nil {
 		return !s.c.isDead()
 	}
-	return errors.Is(s.err, errNoModernSSE) || (errors.Is(s.err, errModernUnsupported) && s.beside == main) ||
+	return (errors.Is(s.err, errNoModernSSE) && s.beside.kind == main.kind) || (errors.Is(s.err, errModernUnsupported) && s.beside == main) ||
 		time.Since(s.failedAt) < modernRetry
 }
 
@@ -151,7 +151,7 @@ func (u *Upstream) modernConn(ctx context.Context, main *conn) *conn {
 // openModern opens the 2026-07-28 connection of slot s and publishes it;
 // ctx ends with Close.
 func (u *Upstream) openModern(ctx context.Context, s *modernSlot) {
-	c, _, err := u.open(ctx, true, false)
+	c, _, err := u.open(ctx, s.beside.kind, true, false)
 	switch {
 	case err == nil:
 		u.log.Info("upstream connected for 2026-07-28 callers", "protocol", c.protocol, "server", c.serverInfo.Name)

@@ -194,7 +194,7 @@ func (u *Upstream) toolDef(name string, d rawTool) gateway.ToolDef {
 		// runs on the caller's goroutine. Over SSE it does not: a POST to
 		// the SSE endpoint ignores the context, so the pipeline keeps
 		// such calls on a goroutine of their own, bounded by the deadline.
-		HonoursContext: u.cfg.EffectiveTransport() != TransportSSE,
+		HonoursContext: u.transport() != TransportSSE,
 	}
 	if !isNull(d.InputSchema) {
 		def.InputSchema = d.InputSchema

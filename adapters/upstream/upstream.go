@@ -141,6 +141,11 @@ type Upstream struct {
 
 	relistMu sync.Mutex // one re-listing at a time
 
+	// sseFallback: the upstream, whose transport is not written, refused
+	// streamable HTTP and was connected over legacy SSE (connect); its
+	// connections use SSE until one fails to open.
+	sseFallback atomic.Bool
+
 	// The 2026-07-28 connection (modern.go), opened on demand.
 	modernMu     sync.Mutex
 	modern       *modernSlot
@@ -872,7 +877,11 @@ func (u *Upstream) Status() gateway.ToolsetStatus {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var parts []string
-	parts = append(parts, "transport "+u.kind)
+	if kind := u.transport(); kind != u.kind {
+		parts = append(parts, "transport "+kind+" (it "+sseFallbackNote+")")
+	} else {
+		parts = append(parts, "transport "+kind)
+	}
 	if u.conn != nil {
 		parts = append(parts, "protocol "+u.conn.protocol)
 	}
@@ -892,7 +901,7 @@ func (u *Upstream) Status() gateway.ToolsetStatus {
 	}
 	parts = append(parts, u.notes...)
 	return gateway.ToolsetStatus{State: u.state, Detail: strings.Join(parts, "; "), Warnings: slices.Clone(u.warnings),
-		Upstream: &gateway.UpstreamStatus{Transport: u.kind, Restarts: u.restarts}}
+		Upstream: &gateway.UpstreamStatus{Transport: u.transport(), Restarts: u.restarts}}
 }
 
 // Restarts is how many times the connection was lost and re-established
