@@ -974,3 +974,54 @@ func TestImportCodexFile(t *testing.T) {
 		t.Errorf("the refused rewrite wrote a backup: %v", backups)
 	}
 }
+
+// TestImportURLTransport: a url entry keeps a transport only where the
+// client pins one it does not fall back from: legacy SSE (type sse,
+// Gemini's url), or streamable HTTP named as such (Gemini's httpUrl,
+// type streamable-http). An entry that says nothing, or type http (VS
+// Code falls back to legacy SSE from it, as the spec describes), leaves
+// it unset, so that toolgate falls back too (adapters/upstream connect);
+// the printed YAML says the same as the live import.
+func TestImportURLTransport(t *testing.T) {
+	for _, tc := range []struct {
+		format, file, entry, want string
+	}{
+		{Cursor, ".cursor/mcp.json", `{"url":"https://a.example/mcp"}`, ""},
+		{Cursor, ".cursor/mcp.json", `{"type":"sse","url":"https://a.example/sse"}`, "sse"},
+		{ClaudeDesktop, "claude_desktop_config.json", `{"url":"https://a.example/mcp"}`, ""},
+		{ClaudeCode, ".mcp.json", `{"type":"http","url":"https://a.example/mcp"}`, ""},
+		{ClaudeCode, ".mcp.json", `{"url":"https://a.example/mcp"}`, ""},
+		{ClaudeCode, ".mcp.json", `{"type":"sse","url":"https://a.example/sse"}`, "sse"},
+		{VSCode, ".vscode/mcp.json", `{"type":"http","url":"https://a.example/mcp"}`, ""},
+		{VSCode, ".vscode/mcp.json", `{"type":"streamable-http","url":"https://a.example/mcp"}`, "http"},
+		{Windsurf, "mcp_config.json", `{"serverUrl":"https://a.example/mcp"}`, ""},
+		{Gemini, ".gemini/settings.json", `{"httpUrl":"https://a.example/mcp"}`, "http"},
+		{Gemini, ".gemini/settings.json", `{"url":"https://a.example/sse"}`, "sse"},
+	} {
+		key := "mcpServers"
+		if tc.format == VSCode {
+			key = "servers"
+		}
+		data := []byte(`{"` + key + `":{"s":` + tc.entry + `}}`)
+		res, err := Parse(tc.file, data, tc.format, lookup)
+		if err != nil || len(res.Upstreams) != 1 {
+			t.Errorf("%s %s: %v, %+v", tc.format, tc.entry, err, res)
+			continue
+		}
+		if got := res.Upstreams[0].Transport; got != tc.want {
+			t.Errorf("%s %s: transport %q, want %q", tc.format, tc.entry, got, tc.want)
+		}
+		y, err := res.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var printed struct {
+			Upstreams []struct {
+				Transport string `yaml:"transport"`
+			} `yaml:"upstreams"`
+		}
+		if err := yaml.Unmarshal(y, &printed); err != nil || len(printed.Upstreams) != 1 || printed.Upstreams[0].Transport != tc.want {
+			t.Errorf("%s %s: printed %s; want transport %q", tc.format, tc.entry, y, tc.want)
+		}
+	}
+}

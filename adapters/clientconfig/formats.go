@@ -24,7 +24,9 @@ type spec struct {
 	// expand is the client's variable expansion.
 	expand func(s string, env Env, inputs map[string]bool, res *Result) string
 	// urlKeys are the fields holding a URL, preferred first, each with the
-	// transport it means ("" for the one the entry's type says).
+	// transport it pins ("" for none: the entry's type, or toolgate's
+	// default, streamable HTTP falling back to legacy SSE as the clients
+	// themselves do).
 	urlKeys []urlKey
 	// editorVars: the client is an editor that also expands its predefined
 	// variables (${userHome}, ${workspaceFolder}, ...).
@@ -33,17 +35,17 @@ type spec struct {
 
 var specs = map[string]*spec{
 	ClaudeDesktop: {key: "mcpServers", fields: fields("command", "args", "env", "url", "headers", "disabled"), expand: noExpand,
-		urlKeys: []urlKey{{"url", upstream.TransportHTTP}}},
+		urlKeys: []urlKey{{"url", ""}}},
 	ClaudeCode: {key: "mcpServers", fields: fields("type", "command", "args", "env", "url", "headers", "disabled"), expand: expandShell,
 		urlKeys: []urlKey{{"url", ""}}},
 	Cursor: {key: "mcpServers", comments: true, fields: fields("type", "command", "args", "env", "envFile", "url", "headers", "disabled"), expand: expandEnvColon,
-		urlKeys: []urlKey{{"url", upstream.TransportHTTP}}, editorVars: true},
+		urlKeys: []urlKey{{"url", ""}}, editorVars: true},
 	VSCode: {key: "servers", comments: true, fields: fields("type", "command", "args", "env", "envFile", "cwd", "url", "headers", "disabled", "dev"), expand: expandEnvColon,
 		urlKeys: []urlKey{{"url", ""}}, editorVars: true},
 	Gemini: {key: "mcpServers", comments: true, fields: fields("command", "args", "env", "cwd", "url", "httpUrl", "headers", "timeout", "trust", "includeTools", "excludeTools", "disabled"), expand: expandGeminiEnv,
 		urlKeys: []urlKey{{"httpUrl", upstream.TransportHTTP}, {"url", upstream.TransportSSE}}},
 	Windsurf: {key: "mcpServers", comments: true, fields: fields("command", "args", "env", "serverUrl", "url", "headers", "disabled", "disabledTools"), expand: expandEnvColon,
-		urlKeys: []urlKey{{"serverUrl", upstream.TransportHTTP}, {"url", upstream.TransportHTTP}}},
+		urlKeys: []urlKey{{"serverUrl", ""}, {"url", ""}}},
 	// Codex expands no variables: it takes values from the environment
 	// by naming the variable (env_vars, bearer_token_env_var,
 	// env_http_headers), which [codexEntry] turns into references.
@@ -162,8 +164,13 @@ func (sp *spec) convert(name string, e map[string]any, env Env, inputs map[strin
 	}
 	if t, _ := str("type"); t != "" {
 		switch t {
-		case "stdio", "http", "sse":
+		case "stdio", "sse":
 			uc.Transport = t
+		case "http":
+			// Left to toolgate's default for a url: streamable HTTP,
+			// falling back to legacy SSE when the server refuses it (400,
+			// 404, 405), as VS Code does from its "http" (docs/import.md).
+			uc.Transport = ""
 		case "streamable-http", "streamableHttp":
 			uc.Transport = upstream.TransportHTTP
 		default:

@@ -57,8 +57,10 @@ func (r *Result) YAML() ([]byte, error) {
 		if u.StartupTimeout > 0 {
 			y.Startup = u.StartupTimeout.String()
 		}
-		if u.Transport != "" && !(u.Transport == "stdio" && u.Command != "") && !(u.Transport == "http" && u.Command == "") {
-			y.Transport = u.Transport // only where it is not what toolgate infers
+		if u.Transport != "" && !(u.Transport == "stdio" && u.Command != "") {
+			// Only where it is not what toolgate infers: a written
+			// transport: http does not fall back to legacy SSE.
+			y.Transport = u.Transport
 		}
 		list = append(list, y)
 	}
