@@ -244,6 +244,10 @@ func TestConformance(t *testing.T) {
 				// relay the fixtures' requests to the calling client.
 				"relay_sampling":    true,
 				"relay_elicitation": true,
+				// input-required-result-*-list-roots: the fixtures ask the
+				// client for its roots, which reach an upstream only with
+				// forward_roots.
+				"forward_roots": true,
 			}}),
 			// The fixtures carry no annotations, so they count as
 			// destructive and open-world (net): allow exactly them.
