@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -24,24 +25,47 @@ func (secretRoots) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRo
 	return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: secretRoot, Name: "secret"}}}, nil
 }
 
-// servedClient serves u through toolgate's MCP mirror over streamable HTTP
-// and returns a client of the protocol version that declared roots (and
-// answers roots/list, in rounds or as requests).
-func servedClient(t *testing.T, u *Upstream, version string) (*client.Client, context.Context) {
+// servedClientOver serves u through toolgate's MCP mirror over streamable
+// HTTP, or over a pair of pipes when stdio is set, and returns a client of
+// the protocol version that declared roots (and answers roots/list, in
+// rounds or as requests). Over HTTP the client opens no GET stream, as
+// mcp-go's does not by default: what it is asked comes on its requests'
+// streams.
+func servedClientOver(t *testing.T, u *Upstream, version string, stdio bool) (*client.Client, context.Context) {
 	t.Helper()
 	g := newGW(t, u)
 	m := gateway.NewMCPServer(&gateway.MCPOptions{Name: "toolgate", Version: "test", Catalog: g.cat, Pipeline: g.pipe})
 	m.AddPromptSource(u)
-	h, shutdown := m.HTTPHandler(gateway.HTTPOptions{})
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		_ = shutdown(context.Background())
-		ts.CloseClientConnections()
-		ts.Close()
-	})
-	tr, err := transport.NewStreamableHTTP(ts.URL+"/mcp", transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
+	var tr transport.Interface
+	if stdio {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		sctx, stop := context.WithCancel(context.Background())
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			_ = m.ServeStdio(sctx, inR, outW)
+			_ = outW.Close()
+		}()
+		t.Cleanup(func() {
+			stop()
+			_ = inW.Close()
+			<-served
+		})
+		tr = transport.NewIO(outR, inW, io.NopCloser(strings.NewReader("")))
+	} else {
+		h, shutdown := m.HTTPHandler(gateway.HTTPOptions{})
+		ts := httptest.NewServer(h)
+		t.Cleanup(func() {
+			_ = shutdown(context.Background())
+			ts.CloseClientConnections()
+			ts.Close()
+		})
+		htr, err := transport.NewStreamableHTTP(ts.URL+"/mcp", transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr = htr
 	}
 	c := client.NewClient(tr, client.WithProtocolVersion(version), client.WithRootsHandler(secretRoots{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -70,17 +94,19 @@ func servedClient(t *testing.T, u *Upstream, version string) (*client.Client, co
 // handed to the upstream. With forward_roots the client is asked.
 func TestModernRootsOnlyWithForwardRoots(t *testing.T) {
 	for _, tc := range []struct {
-		version string
-		forward bool
+		version        string
+		forward, stdio bool
 	}{
-		{mcp.ProtocolVersion20260728, false},
-		{mcp.LATEST_LEGACY_PROTOCOL_VERSION, false},
-		{mcp.ProtocolVersion20260728, true},
+		{mcp.ProtocolVersion20260728, false, false},
+		{mcp.LATEST_LEGACY_PROTOCOL_VERSION, false, false},
+		{mcp.ProtocolVersion20260728, true, false},
+		{mcp.LATEST_LEGACY_PROTOCOL_VERSION, true, false},
+		{mcp.LATEST_LEGACY_PROTOCOL_VERSION, true, true},
 	} {
-		t.Run(tc.version+map[bool]string{true: "/forward_roots"}[tc.forward], func(t *testing.T) {
+		t.Run(tc.version+map[bool]string{true: "/forward_roots"}[tc.forward]+map[bool]string{true: "/stdio"}[tc.stdio], func(t *testing.T) {
 			cfg := stdio2026Config(t, "m")
 			cfg.ForwardRoots = tc.forward
-			c, ctx := servedClient(t, start(t, cfg, nil, true), tc.version)
+			c, ctx := servedClientOver(t, start(t, cfg, nil, true), tc.version, tc.stdio)
 
 			caps, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "m__client_caps", Arguments: map[string]any{}}})
 			if err != nil {

@@ -2245,14 +2245,29 @@ func (s *streamableHttpSession) RequestSampling(ctx context.Context, request mcp
 	})
 	defer s.samplingRequests.Delete(requestID)
 
-	// Send the sampling request via the channel (non-blocking)
-	select {
-	case s.requestQueues().sampling <- samplingRequest:
-		// Request queued successfully
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	default:
-		return nil, fmt.Errorf("sampling request queue is full - server overloaded")
+	// toolgate patch, item 74: on the originating POST's stream when there
+	// is one, as RequestElicitation does; v1.2.1 queued it for the GET
+	// stream only, which a client need not open (mcp-go's client does not
+	// by default): the request then waited, unsent, until the call's end.
+	jsonrpcRequest := mcp.JSONRPCRequest{
+		JSONRPC: "2.0",
+		ID:      mcp.NewRequestId(requestID),
+		Request: mcp.Request{
+			Method: string(mcp.MethodSamplingCreateMessage),
+		},
+		Params: request.CreateMessageParams,
+	}
+	scoped, hasScoped := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE)
+	if !hasScoped || !scoped.trySend(ctx, jsonrpcRequest, claim) {
+		// Send the sampling request via the channel (non-blocking)
+		select {
+		case s.requestQueues().sampling <- samplingRequest:
+			// Request queued successfully
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		default:
+			return nil, fmt.Errorf("sampling request queue is full - server overloaded")
+		}
 	}
 
 	// Wait for response or context cancellation
@@ -2310,14 +2325,26 @@ func (s *streamableHttpSession) ListRoots(ctx context.Context, request mcp.ListR
 	})
 	defer s.samplingRequests.Delete(requestID)
 
-	// Send the list roots request via the channel (non-blocking)
-	select {
-	case s.requestQueues().roots <- rootsRequest:
-		// Request queued successfully
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	default:
-		return nil, fmt.Errorf("list roots request queue is full - server overloaded")
+	// toolgate patch, item 74: on the originating POST's stream when there
+	// is one, as RequestElicitation does (see RequestSampling).
+	jsonrpcRequest := mcp.JSONRPCRequest{
+		JSONRPC: "2.0",
+		ID:      mcp.NewRequestId(requestID),
+		Request: mcp.Request{
+			Method: string(mcp.MethodListRoots),
+		},
+	}
+	scoped, hasScoped := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE)
+	if !hasScoped || !scoped.trySend(ctx, jsonrpcRequest, claim) {
+		// Send the list roots request via the channel (non-blocking)
+		select {
+		case s.requestQueues().roots <- rootsRequest:
+			// Request queued successfully
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		default:
+			return nil, fmt.Errorf("list roots request queue is full - server overloaded")
+		}
 	}
 
 	// Wait for response or context cancellation

@@ -62,6 +62,17 @@ func askingTools(s *MCPServer) (stop chan struct{}, errs chan error) {
 		_, err := s.RequestRoots(ctx, mcp.ListRootsRequest{})
 		return err
 	}))
+	// sample_detached asks in the session from outside its POST (as a
+	// request of no call is sent): over HTTP, on the GET stream.
+	s.AddTool(mcp.NewTool("sample_detached"), ask(func(ctx context.Context) error {
+		dctx, cancel := context.WithCancelCause(s.WithContext(context.Background(), ClientSessionFromContext(ctx)))
+		defer context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })()
+		_, err := s.RequestSampling(dctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
+			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hi")}},
+			MaxTokens: 10,
+		}})
+		return err
+	}))
 	return stop, errs
 }
 
@@ -196,7 +207,7 @@ func TestToolgateAbandonedRequestIsCancelledOverHTTP(t *testing.T) {
 	queuedDone := make(chan struct{})
 	go func() {
 		defer close(queuedDone)
-		body, header := toolCall(sessionID, "sample")
+		body, header := toolCall(sessionID, "sample_detached")
 		if resp, err := http.DefaultClient.Do(mcpPost(ctx, ts.URL, body, header)); err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -253,11 +264,37 @@ func TestToolgateAbandonedRequestIsCancelledOverHTTP(t *testing.T) {
 	checkCancelled(t, "HTTP elicitation", nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
 
 	// A sampling request on the GET stream.
-	postInto(ctx, ts.URL, sessionID, "sample", lines)
+	postInto(ctx, ts.URL, sessionID, "sample_detached", lines)
 	asked = nextMessage(t, lines, string(mcp.MethodSamplingCreateMessage))
 	stop <- struct{}{}
 	if err := <-errs; err == nil {
 		t.Fatal("sampling: the wait ended without an error")
 	}
 	checkCancelled(t, "HTTP sampling", nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
+}
+
+// TestToolgateServerRequestsOnThePOSTStream (item 74): over streamable
+// HTTP, with no GET stream open, a sampling and a roots request a tool
+// sends reach the client on its tools/call's own stream, as an
+// elicitation does, and are cancelled there when the tool stops waiting.
+// v1.2.1 queued them for a GET stream the client never opened.
+func TestToolgateServerRequestsOnThePOSTStream(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithElicitation())
+	stop, errs := askingTools(s)
+	h := NewStreamableHTTPServer(s)
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	sessionID := initializeSession(t, h)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for tool, method := range map[string]mcp.MCPMethod{"sample": mcp.MethodSamplingCreateMessage, "roots": mcp.MethodListRoots, "elicit": mcp.MethodElicitationCreate} {
+		lines := make(chan string, 64)
+		postInto(ctx, ts.URL, sessionID, tool, lines)
+		asked := nextMessage(t, lines, string(method))
+		stop <- struct{}{}
+		if err := <-errs; err == nil {
+			t.Fatalf("%s: the wait ended without an error", tool)
+		}
+		checkCancelled(t, tool, nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
+	}
 }
