@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -35,6 +36,18 @@ import (
 //
 // A tool that never asks costs the client one goroutine per call and
 // nothing else: its result is the round's.
+//
+// A tool may give up on its question while the client is being asked it
+// (an upstream of 2025-11-25 that cancels its relayed request with
+// notifications/cancelled, say; one of 2026-07-28 cannot, having sent no
+// request). A 2026-07-28 client cannot be told: the question stays with
+// it. So the question is marked withdrawn: the client's repeat, answered
+// or not, gets what the tool did next (its next question, or its result)
+// instead of the question again, and a tool that ends on its own while
+// its exchange is parked leaves its result there for that repeat (until
+// RoundTTL, when the round's state expires) instead of dropping it. A
+// task of the tasks extension, which waits for the answers, goes on at
+// once (the round's result carries the signal: Result.withdrawn).
 
 // parkPrefix marks a tool's state that names an exchange (sealed by the
 // round stage before it leaves; never taken from a client unsealed).
@@ -54,6 +67,9 @@ type exchange struct {
 	// exchange now: the tool's log messages and progress go to its
 	// client, while that request is open.
 	round atomic.Pointer[context.Context]
+	// expire, set (under exchanges.mu) when the tool ended while the
+	// exchange was parked, drops the exchange if no repeat takes it.
+	expire *time.Timer
 }
 
 // exchangeProgress passes a tool's progress on to the round's request.
@@ -66,6 +82,23 @@ type ask struct {
 	method string
 	params json.RawMessage
 	answer chan json.RawMessage // buffered
+	// gone is closed once the question no longer stands: the tool gave
+	// up on it, or ended.
+	gone     chan struct{}
+	goneOnce sync.Once
+}
+
+// withdraw marks the question as no longer standing.
+func (a *ask) withdraw() { a.goneOnce.Do(func() { close(a.gone) }) }
+
+// withdrawn reports whether the question no longer stands.
+func (a *ask) withdrawn() bool {
+	select {
+	case <-a.gone:
+		return true
+	default:
+		return false
+	}
 }
 
 // exchanges holds the exchanges waiting for a client's repeat. A round
@@ -90,7 +123,34 @@ func (x *exchanges) take(id string) *exchange {
 	defer x.mu.Unlock()
 	ex := x.m[id]
 	delete(x.m, id)
+	if ex != nil && ex.expire != nil {
+		ex.expire.Stop()
+		ex.expire = nil
+	}
 	return ex
+}
+
+// toolEnded is told that the tool of ex ended with res, and reports
+// whether the exchange was parked (its client being asked), and then the
+// question pending and whether the exchange is kept for the client's
+// repeat: when keep (see Pipeline.toolEnded), until ttl, when drop runs
+// if no repeat took it.
+func (x *exchanges) toolEnded(ex *exchange, keep bool, ttl time.Duration, drop func()) (parked bool, pending *ask) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.m[ex.id] != ex {
+		return false, nil
+	}
+	if keep {
+		ex.expire = time.AfterFunc(ttl, func() {
+			if x.take(ex.id) != nil {
+				drop()
+			}
+		})
+	} else {
+		delete(x.m, ex.id)
+	}
+	return true, ex.pending
 }
 
 // canAskInRounds reports whether the caller is a 2026-07-28 client that
@@ -132,12 +192,35 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 	go func() {
 		res := next(hctx, call)
 		ex.done <- res
-		if p.exchanges.take(ex.id) != nil { // parked: no round will read it
-			cancel()
-			p.log.Warn("a call ended while its client was being asked; its result is dropped", "call_id", call.ID, "tool", call.Name, "status", res.Status())
-		}
+		p.toolEnded(ex, call, res)
 	}()
 	return p.awaitExchange(ctx, ex, call)
+}
+
+// toolEnded handles the end of the tool of ex (with res) while no round
+// may be waiting for it: its exchange parked, the client being asked. The
+// question no longer stands. A result the tool came to by itself (after
+// giving up on its question) is kept for the client's repeat, as is any
+// result of a task's call (the task goes on at once and takes it); a
+// timeout or a cancellation of a plain call, which nobody waits for, is
+// dropped with the exchange, as is a kept result no repeat takes before
+// the round's state expires.
+func (p *Pipeline) toolEnded(ex *exchange, call *Call, res *Result) {
+	drop := func() {
+		ex.cancel()
+		p.log.Warn("a call ended while its client was being asked; its result is dropped", "call_id", call.ID, "tool", call.Name, "status", res.Status())
+	}
+	keep := call.Task != nil || res.Kind != KindTimeout && res.Kind != KindCancelled
+	parked, pending := p.exchanges.toolEnded(ex, keep, RoundTTL, drop)
+	if !parked {
+		return
+	}
+	if pending != nil {
+		pending.withdraw()
+	}
+	if !keep {
+		drop()
+	}
 }
 
 // resumeExchange hands the exchange named by a round's state the client's
@@ -149,13 +232,15 @@ func (p *Pipeline) resumeExchange(ctx context.Context, call *Call, id string) *R
 	}
 	a := ex.pending
 	answer, ok := call.InputResponses[a.key]
-	if !ok {
+	if !ok && !a.withdrawn() {
 		// Not answered: ask again (SEP-2322 re-requests missing input).
 		return p.askRound(ex, a)
 	}
 	ex.pending = nil
 	ex.round.Store(&ctx)
-	a.answer <- answer
+	if ok {
+		a.answer <- answer // buffered: dropped if the tool gave up on it
+	}
 	return p.awaitExchange(ctx, ex, call)
 }
 
@@ -197,8 +282,10 @@ func (p *Pipeline) askRound(ex *exchange, a *ask) *Result {
 		return RuntimeErrorResult("", fmt.Errorf("the tool's %s request does not encode: %w", a.method, err))
 	}
 	p.exchanges.park(ex)
-	return InputRequiredResult(map[string]json.RawMessage{a.key: req}, parkPrefix+ex.id,
+	res := InputRequiredResult(map[string]json.RawMessage{a.key: req}, parkPrefix+ex.id,
 		fmt.Sprintf("The tool asks the client (%s): answer and repeat the call with the request state.", a.method))
+	res.withdrawn = a.gone
+	return res
 }
 
 // askingClient is the client a tool in an exchange sees: it asks the
@@ -271,7 +358,7 @@ func (c *askingClient) Request(ctx context.Context, method string, params json.R
 	}
 	a := &ask{
 		key:    fmt.Sprintf("toolgate-%s-%d", strings.SplitN(method, "/", 2)[0], c.ex.seq.Add(1)),
-		method: method, params: params, answer: make(chan json.RawMessage, 1),
+		method: method, params: params, answer: make(chan json.RawMessage, 1), gone: make(chan struct{}),
 	}
 	select {
 	case c.ex.asks <- a:
@@ -282,6 +369,7 @@ func (c *askingClient) Request(ctx context.Context, method string, params json.R
 	case ans := <-a.answer:
 		return ans, nil
 	case <-ctx.Done():
+		a.withdraw() // the client may still be holding it: see the top of this file
 		return nil, ctx.Err()
 	}
 }

@@ -298,6 +298,18 @@ func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRe
 		select {
 		case <-wake:
 			expire.Stop()
+		case <-res.withdrawn:
+			// The tool gave up on its question, or ended (exchange.go):
+			// the call goes on without the answers, with those given.
+			expire.Stop()
+			x.mu.Lock()
+			if t.status == taskInputRequired {
+				t.status, t.updated, t.pending, t.wake = taskWorking, time.Now(), nil, nil
+			}
+			x.mu.Unlock()
+			if ctx.Err() != nil {
+				return // cancelled: tasks/cancel set the status
+			}
 		case <-ctx.Done():
 			expire.Stop()
 			return

@@ -23,12 +23,14 @@ type taskExtServer struct {
 	started chan struct{} // the wait tool began (without blocking: a buffer)
 	release chan struct{}
 	ended   chan error
-	id      atomic.Int64
+	// withdraw, closed, makes "withdraws" give up on its question.
+	withdraw chan struct{}
+	id       atomic.Int64
 }
 
 func newTaskExtServer(t *testing.T) *taskExtServer {
 	t.Helper()
-	f := &taskExtServer{started: make(chan struct{}, 4), release: make(chan struct{}, 4), ended: make(chan error, 4)}
+	f := &taskExtServer{started: make(chan struct{}, 4), release: make(chan struct{}, 4), ended: make(chan error, 4), withdraw: make(chan struct{})}
 	asks := &askingTool{}
 	def := func(name, support string, h func(context.Context, map[string]any) (*Result, error)) *Tool {
 		tl, err := NewDynamicTool(ToolDef{Name: name, TaskSupport: support, TaskDirected: strings.HasPrefix(name, "directs")}, h)
@@ -91,6 +93,7 @@ func newTaskExtServer(t *testing.T) *taskExtServer {
 			return OkText("answered " + string(ans)), nil
 		}),
 		def("directs-fast", TaskOptional, func(context.Context, map[string]any) (*Result, error) { return OkText("at once"), nil }),
+		withdrawingTool(t, f.withdraw, false),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -341,6 +344,22 @@ func cancelWhileAsking(t *testing.T, tool string) {
 	}
 	if ack, rpcErr := f.send(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"x": map[string]any{}}}, withTasks); rpcErr != nil || !bareAck(ack) {
 		t.Errorf("a late tasks/update: %v %v, want the ack (nothing waits for it)", ack, rpcErr)
+	}
+}
+
+// A task whose tool gives up on the question it asks (an upstream that
+// cancels its relayed request) while the task waits for the answer goes
+// on: it completes with what the tool did next, rather than staying
+// input_required, asking a question nobody waits for, until the round's
+// limit (RoundTTL).
+func TestTasksExtensionQuestionWithdrawn(t *testing.T) {
+	f := newTaskExtServer(t)
+	id := f.create(t, "withdraws")
+	f.until(t, id, "input_required")
+	close(f.withdraw)
+	got := f.until(t, id, "completed")
+	if s := mustJSON(got["result"]); !strings.Contains(s, "went on without an answer") {
+		t.Errorf("completed task: %s; want the tool's result", s)
 	}
 }
 

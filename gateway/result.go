@@ -50,6 +50,11 @@ type Result struct {
 	// the tool error; a task of the 2026-07-28 tasks extension, which
 	// tells the two apart, fails with the cause (mcp_taskext.go).
 	Cause *RequestError
+
+	// withdrawn, on a round of an exchange (exchange.go), is closed once
+	// its question no longer stands: a task waiting for the answer goes on
+	// without it.
+	withdrawn <-chan struct{}
 }
 
 // Kind says how a call ended. Success has the empty Kind.

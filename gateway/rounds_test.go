@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -627,5 +628,98 @@ func TestRoundAsksOnlyKnownRequests(t *testing.T) {
 	log.mu.Unlock()
 	if want := "refused refused refused"; strings.Join(statuses, " ") != want {
 		t.Errorf("recorded relay.input_required %q; want %q", strings.Join(statuses, " "), want)
+	}
+}
+
+// withdrawingTool asks its client (an elicitation) and, once withdraw is
+// closed, gives up on the question, as an upstream that cancels its
+// relayed request (notifications/cancelled) does; then it asks again
+// (sampling) when again is set, else it ends with a result of its own.
+func withdrawingTool(t *testing.T, withdraw <-chan struct{}, again bool) *Tool {
+	t.Helper()
+	tl, err := NewDynamicTool(ToolDef{Name: "withdraws", TaskSupport: TaskOptional}, func(ctx context.Context, _ map[string]any) (*Result, error) {
+		qctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		go func() {
+			select {
+			case <-withdraw:
+				cancel(errors.New(`the upstream server "u" cancelled its request: timed out`))
+			case <-qctx.Done():
+			}
+		}()
+		if _, err := RequestFromClient(qctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object"}}`)); err == nil {
+			return OkText("answered"), nil
+		}
+		if !again {
+			return OkText("went on without an answer"), nil
+		}
+		reply, err := RequestFromClient(ctx, MethodSampling, json.RawMessage(`{"messages":[]}`))
+		if err != nil {
+			return nil, err
+		}
+		return OkText("sampled " + string(reply)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl
+}
+
+// A question the tool gave up on while the client was being asked it in
+// a round (the upstream cancelled its request) no longer stands: the
+// client's repeat, with an answer or without, gets what the tool did
+// next (its result, or its next question), not a refusal because the
+// exchange ended, nor the withdrawn question again; the tool's result is
+// not dropped.
+func TestWithdrawnQuestionInARound(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		again    bool
+		answered bool
+	}{
+		{"result/answered", false, true},
+		{"result/unanswered", false, false},
+		{"next question/unanswered", true, false},
+		{"next question/answered", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				withdraw := make(chan struct{})
+				ts, _ := NewToolset("t", withdrawingTool(t, withdraw, tc.again))
+				cat := NewCatalog(nil)
+				_ = cat.Add(context.Background(), ts)
+				p := NewPipeline(&Options{Tools: cat, CallTimeout: time.Minute})
+				ctx := WithClient(context.Background(), roundsOnlyClient{})
+				r1 := p.Call(ctx, &Call{Name: "withdraws", Identity: "local"})
+				if r1.Kind != KindInputRequired || r1.InputRequests["toolgate-elicitation-1"] == nil {
+					t.Fatalf("round 1: kind %q %s; want the elicitation", r1.Kind, r1.InputRequests)
+				}
+				close(withdraw)
+				synctest.Wait()
+				c2 := &Call{Name: "withdraws", Identity: "local", RequestState: r1.RequestState}
+				if tc.answered {
+					c2.InputResponses = map[string]json.RawMessage{"toolgate-elicitation-1": json.RawMessage(`{"action":"accept","content":{}}`)}
+				}
+				r2 := p.Call(ctx, c2)
+				switch {
+				case !tc.again && (r2.Kind != "" || len(r2.Output) == 0 || r2.Output[0].(TextPart).Text != "went on without an answer"):
+					t.Fatalf("round 2: kind %q %q; want the tool's result", r2.Kind, r2.Message)
+				case tc.again && (r2.Kind != KindInputRequired || r2.InputRequests["toolgate-sampling-2"] == nil):
+					t.Fatalf("round 2: kind %q %q %s; want the tool's next question", r2.Kind, r2.Message, r2.InputRequests)
+				case tc.again:
+					r3 := p.Call(ctx, &Call{Name: "withdraws", Identity: "local", RequestState: r2.RequestState,
+						InputResponses: map[string]json.RawMessage{"toolgate-sampling-2": json.RawMessage(`"hi"`)}})
+					if r3.Kind != "" || r3.Output[0].(TextPart).Text != `sampled "hi"` {
+						t.Fatalf("round 3: kind %q %q; want the tool's result", r3.Kind, r3.Message)
+					}
+				}
+				p.exchanges.mu.Lock()
+				held := len(p.exchanges.m)
+				p.exchanges.mu.Unlock()
+				if held != 0 {
+					t.Errorf("%d exchanges held after the call ended", held)
+				}
+			})
+		})
 	}
 }
