@@ -186,7 +186,7 @@ func TestRelaySampling(t *testing.T) {
 			release := holdCall(t, g, u, b)
 			if kind == "http" {
 				// Over HTTP, sampling and elicitation come on the call's
-				// own POST stream (the copy of mcp-go, items 74 and before
+				// own POST stream (the copy of mcp-go, items 65 and before
 				// it v1.2.1 for elicitation), with the call's context:
 				// they are attributed even with b's call in flight. (A
 				// server that sends sampling on its GET stream, as v1.2.1

@@ -239,7 +239,7 @@ type MCPServer struct {
 	sessions                     sync.Map
 	listenSessions               sync.Map // see registerListenSession
 	// listenEnd is closed by EndSubscriptions: every subscriptions/listen
-	// stream ends with its result (toolgate patch, item 66).
+	// stream ends with its result (toolgate patch, item 64).
 	listenEnd                chan struct{}
 	listenEndOnce            sync.Once
 	hooks                    *Hooks
@@ -801,7 +801,7 @@ func NewMCPServer(
 		notificationHandlers:       make(map[string]NotificationHandlerFunc),
 		tasks:                      make(map[string]*taskEntry),
 		expiredTasks:               make(map[string]time.Time),
-		listenEnd:                  make(chan struct{}), // toolgate patch, item 66
+		listenEnd:                  make(chan struct{}), // toolgate patch, item 64
 		promptCompletionProvider:   &DefaultPromptCompletionProvider{},
 		resourceCompletionProvider: &DefaultResourceCompletionProvider{},
 		capabilities: serverCapabilities{

@@ -510,7 +510,7 @@ func (s *StreamableHTTPServer) Shutdown(ctx context.Context) error {
 		s.sweeperCancel()
 	}
 
-	// toolgate patch, item 66: subscriptions/listen streams end with their
+	// toolgate patch, item 64: subscriptions/listen streams end with their
 	// result while their connections are still open.
 	s.server.EndSubscriptions()
 	s.CloseSessions(ctx)
@@ -2245,7 +2245,7 @@ func (s *streamableHttpSession) RequestSampling(ctx context.Context, request mcp
 	})
 	defer s.samplingRequests.Delete(requestID)
 
-	// toolgate patch, item 74: on the originating POST's stream when there
+	// toolgate patch, item 65: on the originating POST's stream when there
 	// is one, as RequestElicitation does; v1.2.1 queued it for the GET
 	// stream only, which a client need not open (mcp-go's client does not
 	// by default): the request then waited, unsent, until the call's end.
@@ -2325,7 +2325,7 @@ func (s *streamableHttpSession) ListRoots(ctx context.Context, request mcp.ListR
 	})
 	defer s.samplingRequests.Delete(requestID)
 
-	// toolgate patch, item 74: on the originating POST's stream when there
+	// toolgate patch, item 65: on the originating POST's stream when there
 	// is one, as RequestElicitation does (see RequestSampling).
 	jsonrpcRequest := mcp.JSONRPCRequest{
 		JSONRPC: "2.0",

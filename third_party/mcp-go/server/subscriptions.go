@@ -140,7 +140,7 @@ func (s *MCPServer) handleSubscriptionsListen(
 	// Hold the stream open for as long as anything was subscribed. When the
 	// filter is empty there is nothing to deliver, so close immediately.
 	//
-	// toolgate patch, item 66: or until the server ends its subscriptions
+	// toolgate patch, item 64: or until the server ends its subscriptions
 	// (EndSubscriptions, at shutdown): the stream then ends with this
 	// request's result, the graceful end the 2026-07-28 revision gives a
 	// listen stream, while the connection is still there to carry it.
@@ -161,7 +161,7 @@ func (s *MCPServer) handleSubscriptionsListen(
 
 // EndSubscriptions ends every subscriptions/listen stream being served,
 // and every one opened from now on once it is acknowledged, with the
-// request's result (toolgate patch, item 66). A server that is shutting
+// request's result (toolgate patch, item 64). A server that is shutting
 // down calls it before it closes its connections, so that each client
 // learns its subscription ended on purpose rather than from a dropped
 // connection. [StreamableHTTPServer.Shutdown] calls it.

@@ -273,7 +273,7 @@ func TestToolgateAbandonedRequestIsCancelledOverHTTP(t *testing.T) {
 	checkCancelled(t, "HTTP sampling", nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
 }
 
-// TestToolgateServerRequestsOnThePOSTStream (item 74): over streamable
+// TestToolgateServerRequestsOnThePOSTStream (item 65): over streamable
 // HTTP, with no GET stream open, a sampling and a roots request a tool
 // sends reach the client on its tools/call's own stream, as an
 // elicitation does, and are cancelled there when the tool stops waiting.

@@ -693,7 +693,7 @@ func (c *StreamableHTTP) SendRequest(
 		if errors.Is(err, ErrSessionTerminated) && request.Method == string(mcp.MethodInitialize) {
 			// Per the MCP spec's backwards compatibility section: a 404 on an
 			// initialize POST means the server likely only supports legacy SSE.
-			return nil, &LegacySSEServerError{StatusCode: http.StatusNotFound} // toolgate patch, item 76
+			return nil, &LegacySSEServerError{StatusCode: http.StatusNotFound} // toolgate patch, item 66
 		}
 		return nil, fmt.Errorf("failed to send request: %w", err)
 	}
@@ -744,7 +744,7 @@ func (c *StreamableHTTP) SendRequest(
 		// POST receives an HTTP 4xx (e.g. 405 Method Not Allowed, 404 Not Found),
 		// the server likely only supports the legacy HTTP+SSE transport.
 		if request.Method == string(mcp.MethodInitialize) && resp.StatusCode >= 400 && resp.StatusCode < 500 {
-			return nil, &LegacySSEServerError{StatusCode: resp.StatusCode} // toolgate patch, item 76
+			return nil, &LegacySSEServerError{StatusCode: resp.StatusCode} // toolgate patch, item 66
 		}
 
 		// handle error response
@@ -1361,7 +1361,7 @@ var (
 // LegacySSEServerError is ErrLegacySSEServer with the HTTP status the
 // initialize POST was answered with: the spec's fallback to the legacy
 // HTTP+SSE transport is for a 4xx such as 404 or 405, while a 403 (say)
-// is a refusal that a GET would get too. toolgate patch, item 76.
+// is a refusal that a GET would get too. toolgate patch, item 66.
 type LegacySSEServerError struct {
 	StatusCode int
 }

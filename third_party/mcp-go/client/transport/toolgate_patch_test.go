@@ -419,7 +419,7 @@ func TestToolgateSSEManyDataLines(t *testing.T) {
 	})
 }
 
-// TestToolgateLegacySSEServerStatus (item 76): an initialize POST refused
+// TestToolgateLegacySSEServerStatus (item 66): an initialize POST refused
 // with a 4xx other than 401 is still ErrLegacySSEServer, and the error
 // says which status it was (a 404 too, which reaches SendRequest as
 // ErrSessionTerminated), so that a client can fall back to legacy SSE on
