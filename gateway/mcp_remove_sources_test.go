@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +83,37 @@ func TestRemoveSources(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if n := count(mcp.MethodNotificationPromptsListChanged); n != prompts+1 {
 		t.Errorf("a removed source's change sent %d more prompts/list_changed", n-prompts-1)
+	}
+}
+
+// namedPrompt is a source of one prompt, "same", that says who it is.
+type namedPrompt string
+
+func (n namedPrompt) Prompts(context.Context) ([]Prompt, error) {
+	return []Prompt{{Name: "same", Get: func(context.Context, map[string]string) (*PromptResult, error) {
+		return &PromptResult{Description: string(n)}, nil
+	}}}, nil
+}
+
+// When the source serving a prompt is removed and another one offers the
+// same prompt (the listing unchanged), prompts/get reaches the one left,
+// not the removed one (mcp-go's handlers are replaced only when the
+// listing's digest changes).
+func TestRemovedSourceHandsItsPromptOn(t *testing.T) {
+	cat := NewCatalog(nil)
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat})})
+	first, second := namedPrompt("first"), namedPrompt("second")
+	m.AddPromptSource(first)
+	m.AddPromptSource(second)
+	get := func() string {
+		b, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"same"}}`)))
+		return string(b)
+	}
+	if got := get(); !strings.Contains(got, `"description":"first"`) {
+		t.Fatalf("before: %s", got)
+	}
+	m.RemovePromptSource(first)
+	if got := get(); !strings.Contains(got, `"description":"second"`) {
+		t.Errorf("after the first source's removal: %s, want the second source's prompt", got)
 	}
 }

@@ -180,12 +180,40 @@ func (m *MCPServer) syncPrompts() {
 		return // a later sync has installed a newer listing
 	}
 	m.srcMu.Lock()
+	moved := ownersMoved(m.promptOwner, owner)
 	m.promptOwner = owner
 	m.srcMu.Unlock()
-	if !tell {
+	if !tell && !moved {
 		return
 	}
 	m.srv.SetPrompts(out...) // mcp-go's state and notification; it calls nothing of ours
+}
+
+// ownersMoved reports whether a name served before (old) is served by
+// another source now: mcp-go's handler for it, which calls the source
+// that served it, must then be replaced even though the listing is the
+// same (the source that served it removed, another offering the same).
+func ownersMoved[S any](old, now map[string]S) bool {
+	for name, o := range old {
+		if n, ok := now[name]; ok && !sameSource(o, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// templatesMoved is [ownersMoved] for resource templates.
+func templatesMoved(old, now []templateOwner) bool {
+	src := make(map[string]ResourceSource, len(now))
+	for _, t := range now {
+		src[t.template.Raw()] = t.src
+	}
+	for _, t := range old {
+		if n, ok := src[t.template.Raw()]; ok && !sameSource(t.src, n) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *MCPServer) promptHandler(p Prompt) server.PromptHandlerFunc {
@@ -296,9 +324,10 @@ func (m *MCPServer) installResources(gen syncGen, digest [32]byte, resourceOwner
 		return false // a later sync has installed a newer listing
 	}
 	m.srcMu.Lock()
+	moved := ownersMoved(m.resourceOwner, resourceOwner) || templatesMoved(m.templateOwners, templateOwners)
 	m.resourceOwner, m.templateOwners = resourceOwner, templateOwners
 	m.srcMu.Unlock()
-	if tell {
+	if tell || moved {
 		m.srv.SetResources(resources...)
 		m.srv.SetResourceTemplates(templates...)
 	}
