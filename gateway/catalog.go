@@ -289,7 +289,7 @@ func (c *Catalog) build(prev *snapshot) *snapshot {
 	// The owners of names already served keep them.
 	for _, ts := range c.toolsets {
 		for _, t := range c.lists[ts.Name()] {
-			if owner, _ := inForeignNamespace(owners, ts.Name(), t.Name); owner != "" {
+			if owner, _ := inForeignNamespace(owners, ts.Name(), c.namespaces[ts.Name()], t.Name); owner != "" {
 				continue
 			}
 			if old, ok := prev.byName[t.Name]; ok && old.Toolset == ts.Name() && old.Original == "" {
@@ -301,7 +301,7 @@ func (c *Catalog) build(prev *snapshot) *snapshot {
 	for _, ts := range c.toolsets {
 		maps.Copy(s.unoffered, c.unoffered[ts.Name()])
 		for _, t := range c.lists[ts.Name()] {
-			if owner, ns := inForeignNamespace(owners, ts.Name(), t.Name); owner != "" {
+			if owner, ns := inForeignNamespace(owners, ts.Name(), c.namespaces[ts.Name()], t.Name); owner != "" {
 				s.conflicts = append(s.conflicts, Conflict{Name: t.Name, Kept: owner, Renamed: ts.Name(), Namespace: ns})
 				refused[t.Name] = fmt.Sprintf("the tool %s of %s is not served: its name is in the namespace %s__ of %s, whose policy would apply to it", t.Name, ts.Name(), ns, owner)
 				continue
@@ -345,11 +345,14 @@ func (c *Catalog) namespaceOwners() map[string]string {
 }
 
 // inForeignNamespace returns the toolset and namespace that a tool of
-// toolset named name falls in ("<namespace>__..."), when that is another
-// toolset's; the longest namespace decides.
-func inForeignNamespace(owners map[string]string, toolset, name string) (owner, namespace string) {
+// toolset (whose own namespace is own) named name falls in
+// ("<namespace>__..."), when that is another toolset's; the longest
+// namespace decides. A namespace the toolset has itself is never foreign,
+// also when another toolset claims it too (a disabled upstream of the
+// same prefix, which owners may name instead).
+func inForeignNamespace(owners map[string]string, toolset, own, name string) (owner, namespace string) {
 	owner, namespace, ok := namespaceOfName(owners, name)
-	if !ok || owner == toolset {
+	if !ok || owner == toolset || namespace == own {
 		return "", ""
 	}
 	return owner, namespace

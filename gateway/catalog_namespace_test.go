@@ -101,3 +101,24 @@ func TestCatalogRefusesToolInForeignNamespace(t *testing.T) {
 		t.Errorf("after kg left: conflicts %+v", c)
 	}
 }
+
+// Two toolsets of one namespace (an upstream and a disabled entry of the
+// same prefix, which the catalog also holds): each one's own tools are
+// served, whichever comes last; neither's namespace is foreign to it.
+func TestCatalogSharedNamespaceIsNotForeign(t *testing.T) {
+	mk := func(name string) *Tool {
+		return Must(NewTool(ToolDef{Name: name}, func(context.Context, *Call) (*Result, error) { return OkText(name), nil }))
+	}
+	ctx := context.Background()
+	on, _ := NewToolset("kg", mk("kg__read"))
+	off, _ := NewToolset("kg-old") // disabled: lists nothing
+	cat := NewCatalog(nil)
+	_ = cat.Add(ctx, nsToolset{on, "kg"})
+	_ = cat.Add(ctx, nsToolset{off, "kg"})
+	if _, ts, ok := cat.Resolve("kg__read"); !ok || ts != "kg" {
+		t.Errorf("kg__read of kg, with a second toolset of namespace kg added after it: served by %q (%v)", ts, ok)
+	}
+	if c := cat.Conflicts(); len(c) != 0 {
+		t.Errorf("conflicts: %+v", c)
+	}
+}

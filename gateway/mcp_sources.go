@@ -137,10 +137,12 @@ func (m *MCPServer) syncPrompts() {
 	var out []server.ServerPrompt
 	seen := map[string]bool{}
 	owner := map[string]PromptSource{}
-	namespaces := map[string]int{} // namespace -> index of its source
+	namespaces := map[string]int{}      // namespace -> index of its source
+	own := make([]string, len(sources)) // each source's namespace
 	for i, src := range sources {
 		if n, ok := src.(Namespacer); ok && n.Namespace() != "" {
-			namespaces[n.Namespace()] = i
+			own[i] = n.Namespace()
+			namespaces[own[i]] = i
 		}
 	}
 	h := sha256.New()
@@ -151,7 +153,7 @@ func (m *MCPServer) syncPrompts() {
 			continue
 		}
 		for _, p := range prompts {
-			if o, ns, ok := namespaceOfName(namespaces, p.Name); ok && o != i {
+			if o, ns, ok := namespaceOfName(namespaces, p.Name); ok && o != i && ns != own[i] {
 				m.log.Warn("prompt not served: its name is in another source's namespace", "prompt", p.Name, "namespace", ns+"__")
 				continue
 			}
