@@ -92,10 +92,12 @@ func (p *process) commandFunc(ctx context.Context, command string, _ []string, a
 		// name not found there up again in the gateway's PATH, which
 		// silently bypasses a PATH configured to pin a runtime.
 		found, err := lookPathIn(command, p.path, p.dir)
-		if err != nil {
+		switch {
+		case err == nil:
+			name = found
+		case strictPathLookup:
 			return nil, fmt.Errorf("command %q not found in the upstream's PATH (%s)", command, p.path)
 		}
-		name = found
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Args[0] = command

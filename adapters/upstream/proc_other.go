@@ -7,6 +7,11 @@ import (
 	"os/exec"
 )
 
+// strictPathLookup is off where lookPathIn cannot tell an executable
+// (Windows: no mode bits, extensions from PATHEXT): a command it does not
+// find is left to exec's own lookup.
+const strictPathLookup = false
+
 // setProcessGroup does nothing where process groups do not exist; only
 // the child itself is ended then.
 func setProcessGroup(*exec.Cmd) {}

@@ -8,6 +8,10 @@ import (
 	"syscall"
 )
 
+// strictPathLookup: a command not found in the child's PATH by lookPathIn
+// fails to start, rather than being looked up again in the gateway's.
+const strictPathLookup = true
+
 // setProcessGroup makes the child the leader of a new process group, so
 // that it and every descendant that stays in the group can be signalled
 // at once.

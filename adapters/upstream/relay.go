@@ -231,7 +231,9 @@ func (c *conn) relayRequest(ctx context.Context, req transport.JSONRPCRequest) *
 	case errors.Is(err, gateway.ErrNoClient):
 		return refuse(mcp.INTERNAL_ERROR, "the call has no MCP client")
 	case rctx.Err() != nil:
-		return transport.NewJSONRPCErrorResponse(req.ID, mcp.REQUEST_INTERRUPTED, "the call ended before the client answered", nil)
+		// Why the wait ended: the call's end, the upstream's own
+		// cancellation, its disconnection (relayWait's causes).
+		return transport.NewJSONRPCErrorResponse(req.ID, mcp.REQUEST_INTERRUPTED, "the client's answer was not waited for: "+context.Cause(rctx).Error(), nil)
 	default:
 		return refuse(mcp.INTERNAL_ERROR, err.Error())
 	}

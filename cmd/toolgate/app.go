@@ -127,13 +127,14 @@ const serveStartupGrace = 3 * time.Second
 // loadConfig loads the configuration for a command's flags.
 func loadConfig(fs *pflag.FlagSet, keys map[string]string) (*config.Config, error) {
 	file, _ := fs.GetString("config")
-	return loadConfigFrom(file, fs, keys)
+	return loadConfigFrom(config.Options{File: file, Flags: fs, FlagKeys: keys})
 }
 
-// loadConfigFrom loads the configuration from file ("": ./toolgate.yaml
-// if there is one), the environment and the flags.
-func loadConfigFrom(file string, fs *pflag.FlagSet, keys map[string]string) (*config.Config, error) {
-	cfg, _, _, err := config.Load(config.Options{File: file, Flags: fs, FlagKeys: keys})
+// loadConfigFrom loads the configuration from opts.File ("":
+// ./toolgate.yaml if there is one), the environment and the flags; an
+// error is a usage error (exit 2).
+func loadConfigFrom(opts config.Options) (*config.Config, error) {
+	cfg, _, _, err := config.Load(opts)
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}

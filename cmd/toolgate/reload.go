@@ -586,11 +586,7 @@ func upstreamsFromFiles(cfg *config.Config) []string {
 func reloadLoad(fs *pflag.FlagSet, keys map[string]string) func() (*config.Config, error) {
 	file := configPathOf(configFiles(fs))
 	return func() (*config.Config, error) {
-		cfg, _, _, err := config.Load(config.Options{File: file, Flags: fs, FlagKeys: keys, RefuseEmpty: true})
-		if err != nil {
-			return nil, usageError{err.Error()}
-		}
-		return cfg, nil
+		return loadConfigFrom(config.Options{File: file, Flags: fs, FlagKeys: keys, RefuseEmpty: true})
 	}
 }
 

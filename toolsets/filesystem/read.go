@@ -34,7 +34,7 @@ func (t *toolset) readFileTool() (*gateway.Tool, error) {
 			"Each line is prefixed with its line number, right-aligned in 6 columns, and a tab (like `cat -n`); "+
 			"the line-number prefix is not part of the file. "+
 			"The message says which lines were returned, how many the file has (at least how many, for a file that goes on "+
-			"more than 64 MiB past them), and when the output was truncated, "+
+			"more than "+gateway.HumanSize(countPast)+" past them), and when the output was truncated, "+
 			"the offset to continue from. PNG, JPEG, GIF and WebP images (up to %s) are returned as images; "+
 			"other binary files are refused with their size and detected type. Use list_files for directories.",
 			max, gateway.HumanSize(int64(t.opts.MaxReadBytes)), gateway.HumanSize(int64(t.opts.MaxReadBytes))),
@@ -153,11 +153,11 @@ const countPast = 64 << 20
 
 // readLines reads r and returns lines offset .. offset+limit-1, taking at
 // most budget bytes of file content (newlines included), and counts the
-// lines of r, reading at most countPast bytes past the window to do so
+// lines of r, reading at most countLimit bytes past the window to do so
 // (w.counted says whether it reached the end). A line longer than budget
 // on its own is returned cut to budget bytes (on a UTF-8 boundary);
 // otherwise lines are never split.
-func readLines(ctx context.Context, r io.Reader, offset, limit, budget int, countPast int64) (*window, error) {
+func readLines(ctx context.Context, r io.Reader, offset, limit, budget int, countLimit int64) (*window, error) {
 	w := &window{}
 	br := bufio.NewReaderSize(r, 64<<10)
 	lastWanted := offset + limit - 1
@@ -241,7 +241,7 @@ func readLines(ctx context.Context, r io.Reader, offset, limit, budget int, coun
 		if !collecting {
 			// The window is taken, at a line's end: the rest is only
 			// counted, a block at a time.
-			n, partialEnd, all, err := countLines(ctx, br, countPast)
+			n, partialEnd, all, err := countLines(ctx, br, countLimit)
 			if err != nil {
 				return nil, err
 			}
@@ -262,20 +262,21 @@ func readLines(ctx context.Context, r io.Reader, offset, limit, budget int, coun
 	return w, nil
 }
 
-// countLines counts the lines left in r, reading at most limit bytes:
-// n complete lines, partialEnd when r ends in a line without a newline,
+// countLines counts the lines left in br, reading at most limit bytes:
+// n complete lines, partialEnd when br ends in a line without a newline,
 // and counted when it reached the end.
-func countLines(ctx context.Context, r io.Reader, limit int64) (n int, partialEnd, counted bool, err error) {
-	buf := make([]byte, 64<<10)
+func countLines(ctx context.Context, br *bufio.Reader, limit int64) (n int, partialEnd, counted bool, err error) {
 	var read, sinceCheck int64
 	last := byte('\n')
 	for read < limit {
-		k, err := r.Read(buf[:min(int64(len(buf)), limit-read)])
-		if k > 0 {
-			n += bytes.Count(buf[:k], []byte{'\n'})
-			last = buf[k-1]
-			read += int64(k)
-			if sinceCheck += int64(k); sinceCheck >= 1<<20 {
+		// The reader's own buffer, a block at a time: no copy of ours.
+		b, err := br.Peek(int(min(int64(br.Size()), limit-read)))
+		if len(b) > 0 {
+			n += bytes.Count(b, []byte{'\n'})
+			last = b[len(b)-1]
+			read += int64(len(b))
+			_, _ = br.Discard(len(b))
+			if sinceCheck += int64(len(b)); sinceCheck >= 1<<20 {
 				sinceCheck = 0
 				if err := ctx.Err(); err != nil {
 					return 0, false, false, err
@@ -290,7 +291,7 @@ func countLines(ctx context.Context, r io.Reader, limit int64) (n int, partialEn
 		}
 	}
 	// The limit reached: the end if nothing is left.
-	if k, err := r.Read(buf[:1]); k == 0 && errors.Is(err, io.EOF) {
+	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
 		return n, last != '\n', true, nil
 	}
 	return n, false, false, nil

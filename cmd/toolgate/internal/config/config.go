@@ -619,6 +619,9 @@ func (c *Config) check() error {
 			bad(fmt.Sprintf("policy.identities[%d].match.name", i), "%q is %s: a rule bound to a place passes to the token after it when one before it is removed (a revoked token's rules to the next holder); name the token ({name: ci, token_env: CI_TOKEN}) and match that name", id.Match.Name, why)
 		}
 	}
+	if c.Metrics.TokenEnv != "" && c.Metrics.Addr == "" {
+		bad("metrics.token_env", "applies to the listener of metrics.addr only: /metrics on the HTTP listener (metrics.addr empty) takes the MCP endpoint's tokens (http.auth)")
+	}
 	if c.Metrics.Addr != "" {
 		if _, _, err := net.SplitHostPort(c.Metrics.Addr); err != nil {
 			bad("metrics.addr", "%q is not host:port: %v", c.Metrics.Addr, err)

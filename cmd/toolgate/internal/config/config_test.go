@@ -112,6 +112,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"wrong type", "filesystem:\n  enabled: maybe\n", nil, "enabled"},
 		// A blank admin token is no credential: taken for "no tokens", it
 		// left an admin API off loopback open to anyone.
+		{"metrics token without its listener", "metrics:\n  enabled: true\n  token_env: TG_X\n", nil, "metrics.token_env: applies to the listener of metrics.addr only"},
 		{"blank admin token", "admin:\n  addr: 0.0.0.0:9999\n  tokens: [\"\"]\n", nil, "admin.tokens[0]: is blank"},
 		{"blank admin tokens from env", "admin:\n  addr: 0.0.0.0:9999\n", []string{"TOOLGATE_ADMIN__TOKENS=,"}, "is blank"},
 		{"blank admin token on loopback", "admin:\n  addr: 127.0.0.1:9999\n  tokens: [\"s3cret\", \" \"]\n", nil, "admin.tokens[1]: is blank"},
