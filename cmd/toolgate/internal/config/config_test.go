@@ -443,7 +443,7 @@ func TestShortTokensRefused(t *testing.T) {
 		{"named", "http: {auth: {tokens: [{name: ci, token_env: TG_SHORT}]}}\n", func(c *Config) error { _, err := c.Tokens(); return err }, "http.auth.tokens[0]: a token of 3 characters"},
 		{"token_env", "http: {auth: {token_env: TG_SHORT}}\n", func(c *Config) error { _, err := c.Tokens(); return err }, "http.auth.token_env: a token of 3 characters"},
 		{"admin", "admin: {tokens: [a-long-enough-token-0123, short]}\n", func(c *Config) error { _, err := c.AdminTokens(); return err }, "admin.tokens[1]: a token of 5 characters"},
-		{"metrics", "metrics: {token_env: TG_SHORT}\n", func(c *Config) error { _, err := c.MetricsTokens(); return err }, "metrics.token_env: a token of 3 characters"},
+		{"metrics", "metrics: {addr: \"127.0.0.1:9464\", token_env: TG_SHORT}\n", func(c *Config) error { _, err := c.MetricsTokens(); return err }, "metrics.token_env: a token of 3 characters"},
 		{"long enough", "http: {auth: {token_env: TG_LONG}}\nadmin: {token_env: TG_LONG}\n", func(c *Config) error {
 			if _, err := c.Tokens(); err != nil {
 				return err
