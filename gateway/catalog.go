@@ -470,9 +470,6 @@ func (c *Catalog) WhyNotFound(name string) string {
 	return s.unoffered[name]
 }
 
-// HasUnoffered reports whether any toolset chose not to offer a tool.
-func (c *Catalog) HasUnoffered() bool { return len(c.snap.Load().unoffered) > 0 }
-
 // Entries returns the tools served, sorted by name.
 func (c *Catalog) Entries() []Entry {
 	return append([]Entry(nil), c.snap.Load().entries...)

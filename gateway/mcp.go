@@ -866,6 +866,17 @@ func hookHead(message any, markers ...string) (*requestHead, bool) {
 	return &h, true
 }
 
+// mayNameOneOf reports whether raw may hold one of the names (keys) of
+// names ([mayHold]).
+func mayNameOneOf(raw []byte, names map[string]string) bool {
+	for name := range names {
+		if mayHold(raw, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // mayHold reports whether raw JSON may hold text where a decoder would
 // find it, so that a message that cannot is spared the decoding. It says
 // yes for text in any case (encoding/json matches a member to a struct
@@ -928,7 +939,14 @@ func (h *requestHead) asTask() bool {
 // offer, or one the mirror cannot serve (unserved), with an error that
 // says why (mcp-go would only say "not found"), and records it.
 func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) error {
-	if !m.opts.Catalog.HasUnoffered() && len(*m.unserved.Load()) == 0 {
+	unoffered, unserved := m.opts.Catalog.snap.Load().unoffered, *m.unserved.Load()
+	if len(unoffered) == 0 && len(unserved) == 0 {
+		return nil
+	}
+	// Decoded only when it may name one of them: a few byte searches
+	// spare every other call the decoding (a toolset that does not offer
+	// a tool, a name refused, leave their names here for as long).
+	if raw, ok := message.(json.RawMessage); !ok || !mayNameOneOf(raw, unoffered) && !mayNameOneOf(raw, unserved) {
 		return nil
 	}
 	req, ok := hookHead(message, `"tools/call"`)

@@ -1156,3 +1156,24 @@ func TestSubscriptionFollowsItsResource(t *testing.T) {
 		t.Errorf("%d subscription entries left", left)
 	}
 }
+
+// With a tool not offered (memory writes disabled, a name refused), a
+// call of any other tool is not decoded to learn that it is not that one:
+// refuseUnoffered costs it no allocation.
+func TestUnofferedSparesOtherCalls(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	cat := p.opts.Tools.(*Catalog)
+	inner, _ := NewToolset("secret")
+	if err := cat.Add(context.Background(), unofferingToolset{inner}); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: p})
+	msg := json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+	if n := testing.AllocsPerRun(100, func() { _ = m.refuseUnoffered(context.Background(), nil, msg) }); n != 0 {
+		t.Errorf("a call of echo, with hidden not offered: %v allocations in refuseUnoffered, want 0", n)
+	}
+	hidden := json.RawMessage(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"hidden","arguments":{}}}`)
+	if err := m.refuseUnoffered(context.Background(), nil, hidden); err == nil {
+		t.Error("a call of hidden was not refused")
+	}
+}
