@@ -158,23 +158,3 @@ func CanElicitInRounds(ctx context.Context, mode string) bool {
 	c, ok := ClientFrom(ctx).(roundsClient)
 	return ok && c.CanAskInRounds(MethodElicitation) && elicitModeIn(c.Capabilities(), mode)
 }
-
-// elicitModeIn reports whether client capabilities (as JSON) declare the
-// elicitation mode ("" or "form", or "url"). An elicitation capability
-// that names no mode means form mode (2025-06-18); a null member is no
-// declaration.
-func elicitModeIn(caps json.RawMessage, mode string) bool {
-	var c struct {
-		Elicitation *struct {
-			Form *struct{} `json:"form"`
-			URL  *struct{} `json:"url"`
-		} `json:"elicitation"`
-	}
-	if json.Unmarshal(caps, &c) != nil || c.Elicitation == nil {
-		return false
-	}
-	if mode == "url" {
-		return c.Elicitation.URL != nil
-	}
-	return c.Elicitation.Form != nil || c.Elicitation.URL == nil
-}

@@ -125,6 +125,13 @@ func (c *mcpClient) canRequest(method, mode string) bool {
 	return false
 }
 
+// elicitModeIn is [elicitModeDeclared] for capabilities as JSON (a
+// client's Capabilities); capabilities that do not decode declare nothing.
+func elicitModeIn(caps json.RawMessage, mode string) bool {
+	var c mcp.ClientCapabilities
+	return json.Unmarshal(caps, &c) == nil && elicitModeDeclared(c, mode)
+}
+
 // elicitModeDeclared reports whether caps, which declare elicitation,
 // declare the mode ("" or "form", or "url").
 func elicitModeDeclared(caps mcp.ClientCapabilities, mode string) bool {

@@ -52,12 +52,7 @@ func Handler(q *Queue, opts HTTPOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var tokens [][32]byte
-	for _, t := range opts.Tokens {
-		if t != "" {
-			tokens = append(tokens, sha256.Sum256([]byte(t)))
-		}
-	}
+	tokens := hashTokens(opts.Tokens)
 	st := Status{}
 	if opts.Status != nil {
 		st = *opts.Status
@@ -192,13 +187,20 @@ func statusRoutes(mux *http.ServeMux, st Status) {
 // for other listeners beside it (metrics.addr). Empty tokens are
 // ignored; with none, the check refuses every request.
 func BearerCheck(tokens []string) func(*http.Request) bool {
+	sums := hashTokens(tokens)
+	return func(r *http.Request) bool { return authorized(sums, r) }
+}
+
+// hashTokens are the SHA-256 sums of the tokens that are not empty,
+// which authorized compares with.
+func hashTokens(tokens []string) [][32]byte {
 	var sums [][32]byte
 	for _, t := range tokens {
 		if t != "" {
 			sums = append(sums, sha256.Sum256([]byte(t)))
 		}
 	}
-	return func(r *http.Request) bool { return authorized(sums, r) }
+	return sums
 }
 
 func authorized(tokens [][32]byte, r *http.Request) bool {

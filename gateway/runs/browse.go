@@ -95,7 +95,7 @@ func startKey(s Summary) string {
 func Summarize(dir string) Summary {
 	s := Summary{Dir: dir}
 	s.ID = filepath.Base(dir)
-	s.Manifest, s.Live = manifest(dir)
+	s.Manifest, s.Live = Live(dir)
 	var skipped int
 	s.Calls, s.Skipped = countRecords(filepath.Join(dir, "logs", "tools.jsonl"))
 	s.Errors, skipped = countRecords(filepath.Join(dir, "logs", "errors.jsonl"))
@@ -114,9 +114,7 @@ func Summarize(dir string) Summary {
 // Live reads whether a run is live, and its manifest, without counting
 // its records as [Summarize] does: what a follower of a live run asks at
 // every poll.
-func Live(dir string) (Manifest, bool) { return manifest(dir) }
-
-func manifest(dir string) (m Manifest, live bool) {
+func Live(dir string) (m Manifest, live bool) {
 	if b, err := os.ReadFile(filepath.Join(dir, "run.json")); err == nil {
 		_ = json.Unmarshal(b, &m)
 	}
