@@ -208,11 +208,13 @@ func Detect(path string, data []byte) (string, error) {
 	root, err := decode(path, data, true)
 	if err != nil {
 		// Not JSON: Codex's TOML, by its [mcp_servers] table.
-		if isCodexTOML(data) {
-			return Codex, nil
-		}
-		if _, terr := decodeTOML(path, data); terr == nil && strings.HasSuffix(base, ".toml") {
-			return "", fmt.Errorf("%s: not an MCP client configuration this version knows (TOML without an [mcp_servers] table); name the format with --from", path)
+		if troot, terr := decodeTOML(path, data); terr == nil {
+			if _, ok := troot["mcp_servers"].(map[string]any); ok {
+				return Codex, nil
+			}
+			if strings.HasSuffix(base, ".toml") {
+				return "", fmt.Errorf("%s: not an MCP client configuration this version knows (TOML without an [mcp_servers] table); name the format with --from", path)
+			}
 		}
 		return "", err
 	}

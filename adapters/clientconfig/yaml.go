@@ -2,6 +2,7 @@ package clientconfig
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -43,9 +44,11 @@ func (r *Result) YAML() ([]byte, error) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "# Note: %s.\n", commentText(strings.TrimSuffix(n, ".")))
 	}
-	ups := r.Upstreams
-	if len(r.printed) == len(r.Upstreams) {
-		ups = r.printed
+	// Only the printed entries: Upstreams hold what the environment gave
+	// command, args and URL (secrets among them), for serving alone.
+	ups := r.printed
+	if len(ups) != len(r.Upstreams) {
+		return nil, errors.New("clientconfig: a Result not made by Parse cannot be printed")
 	}
 	list := make([]yamlUpstream, 0, len(ups))
 	for _, u := range ups {
