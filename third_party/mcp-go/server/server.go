@@ -3226,8 +3226,10 @@ func (s *MCPServer) sendTaskStatusNotification(entry *taskEntry) {
 }
 
 // sendTaskStatus tells the session sessionID ("": nobody) of the task's
-// status (toolgate patch, item 62: from a copy of the task, so that it can
-// be sent once tasksMu is released).
+// status (toolgate patch, item 62). Callers hold tasksMu, so that a
+// session is told a task's statuses in the order they were set; it does
+// not block (sendNotificationToSpecificClient drops what the session's
+// channel has no room for).
 func (s *MCPServer) sendTaskStatus(sessionID string, task mcp.Task) {
 	if sessionID == "" {
 		return

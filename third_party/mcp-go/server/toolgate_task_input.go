@@ -35,9 +35,16 @@ func (s *MCPServer) TaskAwaitsInput(ctx context.Context, taskID string) (resume 
 
 // taskInput counts a wait for input starting (+1) or ending (-1), and
 // moves the task between working and input_required when the count
-// leaves or reaches zero; the session is told once tasksMu is released.
+// leaves or reaches zero, telling the session under tasksMu, as v1.2.1's
+// completeTask and cancelTask do: the order in which the session is told
+// of a task's statuses is then the order in which they were set. Told
+// after tasksMu is released, a working held between the two could reach
+// the client after the completed of a task that completed meanwhile.
+// Telling does not block: the notification is put on the session's
+// channel if it has room, and dropped if not (sendNotificationToSpecificClient).
 func (s *MCPServer) taskInput(entry *taskEntry, delta int) {
 	s.tasksMu.Lock()
+	defer s.tasksMu.Unlock()
 	entry.awaiting += delta
 	var status mcp.TaskStatus
 	switch {
@@ -48,12 +55,9 @@ func (s *MCPServer) taskInput(entry *taskEntry, delta int) {
 		status = mcp.TaskStatusWorking
 	}
 	if status == "" {
-		s.tasksMu.Unlock()
 		return
 	}
 	entry.task.Status = status
 	entry.task.LastUpdatedAt = time.Now().UTC().Format(time.RFC3339)
-	task, sessionID := entry.task, entry.sessionID
-	s.tasksMu.Unlock()
-	s.sendTaskStatus(sessionID, task)
+	s.sendTaskStatusNotification(entry)
 }

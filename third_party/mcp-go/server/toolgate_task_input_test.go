@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,5 +92,96 @@ func TestToolgateTaskAwaitsInput(t *testing.T) {
 		b, _ := json.Marshal(n)
 		t.Fatalf("another session was told of the task: %s", b)
 	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// heldSession is an in-process session whose first fetch of its
+// notification channel waits for the test: it holds a status notification
+// between the change it tells and its delivery.
+type heldSession struct {
+	*InProcessSession
+	calls   atomic.Int32
+	entered chan int32    // each fetch's number, as it starts
+	proceed chan struct{} // lets the first fetch go on
+}
+
+func (h *heldSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	n := h.calls.Add(1)
+	h.entered <- n
+	if n == 1 {
+		<-h.proceed
+	}
+	return h.InProcessSession.NotificationChannel()
+}
+
+// TestToolgateTaskInputToldInOrder (item 62): the session is told a task's
+// statuses in the order they were set. The end of a wait for input sets
+// working and, held while it is being told (the session's first channel
+// fetch waits for the test), the task completes: completed must not be told
+// before working, or the client is left believing the ended task works.
+// Sent after tasksMu was released, the completion's notification overtook
+// the held one.
+func TestToolgateTaskInputToldInOrder(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithTaskCapabilities(true, true, true))
+	release := make(chan struct{})
+	s.AddTool(mcp.NewTool("wait", mcp.WithTaskSupport(mcp.TaskSupportOptional)), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-release
+		return mcp.NewToolResultText("done"), nil
+	})
+	inner := NewInProcessSession("owner", nil)
+	owner := &heldSession{InProcessSession: inner, entered: make(chan int32, 4), proceed: make(chan struct{})}
+	if err := s.RegisterSession(context.Background(), owner); err != nil {
+		t.Fatal(err)
+	}
+	owner.Initialize()
+	ctx := s.WithContext(context.Background(), owner)
+	resp := s.HandleMessage(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","task":{"ttl":60000}}}`))
+	raw, _ := json.Marshal(resp)
+	var cr struct {
+		Result struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &cr); err != nil || cr.Result.Task.TaskID == "" {
+		t.Fatalf("task call answered %s", raw)
+	}
+	// The wait starts before the notifications are held: input_required is
+	// told at once (the first fetch is then the one of working).
+	owner.calls.Store(-1)
+	resume := s.TaskAwaitsInput(ctx, cr.Result.Task.TaskID)
+	<-owner.entered
+	owner.calls.Store(0)
+
+	resumed := make(chan struct{})
+	go func() { resume(); close(resumed) }()
+	select {
+	case <-owner.entered: // working is being told, and held
+	case <-time.After(30 * time.Second):
+		t.Fatal("the end of the wait told nothing")
+	}
+	close(release) // the task completes meanwhile
+	// Sent under tasksMu, the completion cannot be told (nor even set)
+	// while working is held; sent after it, it is told now. The grace
+	// period only gives a wrong order the time to show: the right one
+	// passes whatever the machine's speed.
+	select {
+	case <-owner.entered:
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(owner.proceed)
+	<-resumed
+	var got []any
+	for len(got) < 3 {
+		select {
+		case n := <-inner.ClientNotifications():
+			got = append(got, n.Params.AdditionalFields["status"])
+		case <-time.After(30 * time.Second):
+			t.Fatalf("told %v; want input_required, working, completed", got)
+		}
+	}
+	if got[0] != mcp.TaskStatusInputRequired || got[1] != mcp.TaskStatusWorking || got[2] != mcp.TaskStatusCompleted {
+		t.Fatalf("told %v; want input_required, working, completed", got)
 	}
 }
