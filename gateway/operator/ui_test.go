@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/gateway"
+	"golang.org/x/net/html"
 )
 
 // pageClient is a browser-like client of the page: it keeps cookies, does
@@ -213,6 +214,46 @@ func TestPageOutputAnswer(t *testing.T) {
 	r2.Body.Close()
 	if r2.StatusCode != http.StatusForbidden {
 		t.Errorf("DNS rebinding: %d", r2.StatusCode)
+	}
+}
+
+// TestPageRefusedOutputKeepsItsText: a refused output is shown again in its
+// text box as it was typed, a first blank line included. HTML's parser
+// drops one newline right after <textarea>, so the page puts one there.
+func TestPageRefusedOutputKeepsItsText(t *testing.T) {
+	q := NewQueue()
+	srv := httptest.NewServer(Handler(q, HTTPOptions{})) // loopback, no tokens
+	defer srv.Close()
+	p := newPageClient(t, srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go q.Wait(ctx, Item{ID: "c1", Kind: KindOutput, Tool: "ask_reviewer"}, func(Answer) error {
+		return errors.New("not what the tool wants")
+	})
+	waitListed(t, q, 1)
+	_, page := p.do("GET", "/ui", nil, nil)
+	token := csrfRE.FindStringSubmatch(page)[1]
+	typed := "\nafter a blank line\n  indented <b>&amp;</b>"
+	res, page := p.do("POST", "/ui/pending/c1", url.Values{"output": {typed}, "csrf": {token}}, nil)
+	if res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("a refused output: %d", res.StatusCode)
+	}
+	doc, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var boxes []string
+	for n := range doc.Descendants() {
+		if n.Type == html.ElementNode && n.Data == "textarea" {
+			var b strings.Builder
+			for c := range n.ChildNodes() {
+				b.WriteString(c.Data)
+			}
+			boxes = append(boxes, b.String())
+		}
+	}
+	if len(boxes) != 1 || boxes[0] != typed {
+		t.Fatalf("text boxes %q; want one holding %q", boxes, typed)
 	}
 }
 
