@@ -90,7 +90,11 @@ func TestOperatorPageSameCallWaitsAgain(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#pending tr.kind-output[data-id="`+id+`"]`))); err != nil {
 		t.Fatalf("the call's wait for its output did not appear: %v", err)
 	}
-	time.Sleep(1500 * time.Millisecond) // any refresh still under way lands
+	// No time need pass for a refresh under way to land: the page's
+	// refreshes run one at a time, each showing the state it fetched, and
+	// a row is swapped in with its form in one step (ui.js merge). Once
+	// the output's row is shown, no later refresh can bring the approval's
+	// buttons back, and the row must be right now, not in a while.
 	buttons := pageEval[int](t, ctx, `document.querySelectorAll('#pending tr[data-id="`+id+`"] button[name=decision]').length`)
 	boxes := pageEval[int](t, ctx, `document.querySelectorAll('#pending tr[data-id="`+id+`"] textarea[name=output]').length`)
 	if buttons != 0 || boxes != 1 {
@@ -136,12 +140,19 @@ func TestOperatorPageKeepsTyping(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#pending tr.kind-approval`))); err != nil {
 		t.Fatalf("the second call did not appear: %v", err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The update that shows the second call (one step: ui.js merge) gave
+	// the box back its text and the keyboard's focus: that holds now,
+	// before typing on, with no time to wait.
+	value := pageEval[string](t, ctx, `document.querySelector("`+box+`").value`)
+	focused := pageEval[bool](t, ctx, `document.activeElement === document.querySelector("`+box+`")`)
+	if value != `{"verdict":` || !focused {
+		t.Fatalf("as the page updated, the text box holds %q (focused: %v)", value, focused)
+	}
 	if err := chromedp.Do(ctx, chromedp.KeyEvent(`"approve"}`)); err != nil {
 		t.Fatal(err)
 	}
-	value := pageEval[string](t, ctx, `document.querySelector("`+box+`").value`)
-	focused := pageEval[bool](t, ctx, `document.activeElement === document.querySelector("`+box+`")`)
+	value = pageEval[string](t, ctx, `document.querySelector("`+box+`").value`)
+	focused = pageEval[bool](t, ctx, `document.activeElement === document.querySelector("`+box+`")`)
 	if value != `{"verdict":"approve"}` || !focused {
 		t.Fatalf("after the page updated, the text box holds %q (focused: %v)", value, focused)
 	}
@@ -158,7 +169,11 @@ func TestOperatorPageKeepsTyping(t *testing.T) {
 		t.Fatal(err)
 	}
 	pageDo(t, ctx, `document.querySelector("#pending tr.kind-approval button[value=deny]").click()`)
-	<-other
+	select {
+	case <-other:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the denied call got no answer")
+	}
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(p, "\n"))
 	}
@@ -180,7 +195,11 @@ func TestOperatorPageGatewayRestarts(t *testing.T) {
 		t.Fatalf("the approval did not appear: %v", err)
 	}
 	s.Stop(t)
-	<-res
+	select {
+	case <-res:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting call got no answer when the gateway stopped")
+	}
 	e.StartHTTP(t)
 	if !waitFor(20*time.Second, func() bool {
 		loc, err := chromedp.Run(ctx, chromedp.Location())
