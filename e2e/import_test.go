@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestUpstreamsFromClientConfig: a Claude Desktop file that lists a real
@@ -30,14 +33,7 @@ func TestUpstreamsFromClientConfig(t *testing.T) {
 	e := newEnv(t, set("upstreams_from", []map[string]any{{"format": "auto", "path": desktop}}))
 	s := e.StartHTTP(t)
 	cs := s.Connect(t, era2025, nil)
-	res, err := cs.ListTools(callCtx(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-	}
+	names := listedOnceStarted(t, cs, "everything__echo")
 	if !slices.Contains(names, "everything__echo") {
 		t.Fatalf("tools/list %v lacks the imported server's everything__echo", names)
 	}
@@ -123,14 +119,7 @@ func TestUpstreamsFromProjectRelative(t *testing.T) {
 	e := newEnv(t, set("upstreams_from", from))
 	s := e.StartHTTP(t)
 	cs := s.Connect(t, era2025, nil)
-	res, err := cs.ListTools(callCtx(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-	}
+	names := listedOnceStarted(t, cs, "vs__echo", "cc__echo")
 	for _, want := range []string{"vs__echo", "cc__echo"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list %v lacks %s: the project-relative server did not start\n%s", names, want, tail(s.Stderr(), 2000))
@@ -161,14 +150,7 @@ func TestUpstreamsFromCodex(t *testing.T) {
 	e := newEnv(t, set("upstreams_from", []map[string]any{{"format": "auto", "path": path}}))
 	s := e.StartHTTP(t)
 	cs := s.Connect(t, era2025, nil)
-	res, err := cs.ListTools(callCtx(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-	}
+	names := listedOnceStarted(t, cs, "everything__echo")
 	if !slices.Contains(names, "everything__echo") || slices.Contains(names, "off__echo") {
 		t.Fatalf("tools/list %v: want everything__echo, and nothing of the server Codex has switched off\n%s", names, tail(s.Stderr(), 2000))
 	}
@@ -178,4 +160,36 @@ func TestUpstreamsFromCodex(t *testing.T) {
 	if !strings.Contains(s.Stderr(), "enabled = false") {
 		t.Errorf("the skipped server is not said in the log:\n%s", tail(s.Stderr(), 2000))
 	}
+}
+
+// listedOnceStarted lists the tools until every one of want is among them
+// (or 30 s pass), and returns the names last listed. An imported server is
+// a child process that serve waits for only so long at start-up (3 s):
+// under the load of parallel tests it may connect later, and its tools are
+// listed once it has.
+func listedOnceStarted(t *testing.T, cs *mcp.ClientSession, want ...string) []string {
+	t.Helper()
+	var names []string
+	var lastErr error
+	waitFor(30*time.Second, func() bool {
+		res, err := cs.ListTools(callCtx(t), nil)
+		if err != nil {
+			lastErr = err
+			return false
+		}
+		names = names[:0]
+		for _, tl := range res.Tools {
+			names = append(names, tl.Name)
+		}
+		for _, w := range want {
+			if !slices.Contains(names, w) {
+				return false
+			}
+		}
+		return true
+	})
+	if names == nil && lastErr != nil {
+		t.Fatalf("tools/list: %v", lastErr)
+	}
+	return names
 }
