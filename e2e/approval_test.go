@@ -8,7 +8,6 @@ package e2e
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +20,7 @@ import (
 func approvalEnv(t *testing.T, extra ...Opt) *Env {
 	t.Helper()
 	return newEnv(t, append([]Opt{
-		set("admin.addr", "127.0.0.1:"+strconv.Itoa(freePort(t))),
+		set("admin.addr", "127.0.0.1:0"), // bound by serve: Server.Admin
 		set("policy.approval.tools", []string{"echo"}),
 		set("policy.approval.timeout", "2s"),
 	}, extra...)...)

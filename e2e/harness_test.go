@@ -25,11 +25,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -134,6 +136,14 @@ type Env struct {
 	Config     map[string]any // what was written (JSON is YAML)
 	Environ    []string       // extra environment for the process
 	Prefix     []string       // a command that runs toolgate, e.g. prlimit
+
+	// admin is where the last serve bound admin.addr (host:port), once
+	// known: the constructors of envs with an admin API set admin.addr to
+	// 127.0.0.1:0, so that its port is never taken by another test between
+	// being picked and bound (StartHTTP retries only the MCP port). The
+	// serves started after it, and the operator commands, are given it
+	// (TOOLGATE_ADMIN__ADDR): a restarted gateway keeps its page's address.
+	admin atomic.Pointer[string]
 }
 
 // Opt changes the configuration before it is written.
@@ -206,6 +216,9 @@ func (e *Env) command(ctx context.Context, args ...string) *exec.Cmd {
 	// Anything that defaults to the user's state directory stays in the test's.
 	cmd.Env = append(cmd.Env, "XDG_STATE_HOME="+filepath.Join(e.Dir, "state"), "HOME="+e.Dir)
 	cmd.Env = append(cmd.Env, e.Environ...)
+	if a := e.admin.Load(); a != nil {
+		cmd.Env = append(cmd.Env, "TOOLGATE_ADMIN__ADDR="+*a)
+	}
 	cmd.WaitDelay = 2 * time.Second
 	return cmd
 }
@@ -265,6 +278,7 @@ type Server struct {
 	Transport string // "stdio" or "http"
 	URL       string // http: the MCP endpoint, http://127.0.0.1:PORT/mcp
 	Base      string // http: http://127.0.0.1:PORT
+	Admin     string // with admin.addr: the admin API and page, http://127.0.0.1:PORT
 
 	cmd     *exec.Cmd
 	stderr  *syncBuffer
@@ -345,7 +359,9 @@ func (e *Env) start(t *testing.T, transport string, args ...string) *Server {
 // [Server.Connect], or speak to it directly with [Server.Pipes].
 func (e *Env) StartStdio(t *testing.T) *Server {
 	t.Helper()
-	return e.start(t, "stdio")
+	s := e.start(t, "stdio")
+	s.awaitAdmin(t)
+	return s
 }
 
 // StartHTTP starts `toolgate serve --http 127.0.0.1:PORT` on a free port
@@ -360,6 +376,7 @@ func (e *Env) StartHTTP(t *testing.T) *Server {
 		s.URL = s.Base + "/mcp"
 		err := s.waitHealthy(15 * time.Second)
 		if err == nil {
+			s.awaitAdmin(t)
 			return s
 		}
 		if attempt < 3 && strings.Contains(s.stderr.String(), "address already in use") {
@@ -367,6 +384,32 @@ func (e *Env) StartHTTP(t *testing.T) *Server {
 		}
 		t.Fatalf("toolgate serve --http %s: %v\nstderr:\n%s", addr, err, s.stderr.String())
 	}
+}
+
+// adminLine is the log line of the admin API's bound address (text or
+// JSON logs).
+var adminLine = regexp.MustCompile(`serving the admin API.*?"?api"?[=:]"?http://([^/"\s]+)/v1/pending`)
+
+// awaitAdmin, when the env's config sets admin.addr, waits for the serve to
+// say where it bound it, and notes that in s.Admin and in the env.
+func (s *Server) awaitAdmin(t *testing.T) {
+	t.Helper()
+	admin, _ := s.Env.Config["admin"].(map[string]any)
+	if addr, _ := admin["addr"].(string); addr == "" {
+		return
+	}
+	var bound string
+	if !waitFor(15*time.Second, func() bool {
+		if m := adminLine.FindStringSubmatch(s.stderr.String()); m != nil {
+			bound = m[1]
+			return true
+		}
+		return s.Exited()
+	}) || bound == "" {
+		t.Fatalf("toolgate serve did not say where it serves the admin API\nstderr:\n%s", tail(s.stderr.String(), 4000))
+	}
+	s.Admin = "http://" + bound
+	s.Env.admin.Store(&bound)
 }
 
 func freePort(t *testing.T) int {

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,11 +19,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func definitionsEnv(t *testing.T) (*Env, string) {
+func definitionsEnv(t *testing.T) *Env {
 	t.Helper()
-	admin := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	e := newEnv(t,
-		set("admin.addr", admin),
+		set("admin.addr", "127.0.0.1:0"), // bound by serve: Server.Admin
 		set("definitions", []map[string]any{
 			{
 				"name": "ask_reviewer", "description": "Ask the on-call reviewer for a verdict on a release.",
@@ -38,7 +36,7 @@ func definitionsEnv(t *testing.T) (*Env, string) {
 			},
 		}),
 	)
-	return e, admin
+	return e
 }
 
 // asyncCall calls a tool in the background; the result arrives on the
@@ -91,7 +89,7 @@ func pendingCalls(ctx context.Context, e *Env) (map[string]string, error) {
 
 func TestDefinitionOnlyTools(t *testing.T) {
 	t.Parallel()
-	e, admin := definitionsEnv(t)
+	e := definitionsEnv(t)
 	s := e.StartHTTP(t)
 	cs := s.Connect(t, era2025, nil)
 
@@ -122,7 +120,7 @@ func TestDefinitionOnlyTools(t *testing.T) {
 	if !waitFor(15*time.Second, func() bool { id = pendingIDs(t, e)["quick_question"]; return id != "" }) {
 		t.Fatal("the second call is not listed")
 	}
-	req, _ := http.NewRequest(http.MethodPost, "http://"+admin+"/v1/pending/"+id+"/submit", strings.NewReader(`{"output":"forty-two"}`))
+	req, _ := http.NewRequest(http.MethodPost, s.Admin+"/v1/pending/"+id+"/submit", strings.NewReader(`{"output":"forty-two"}`))
 	req.Header.Set("Content-Type", "application/json")
 	if code, _, body := do(t, req); code != 200 {
 		t.Fatalf("admin API submit: %d %s", code, body)
@@ -156,7 +154,7 @@ func TestDefinitionOnlyTools(t *testing.T) {
 // a client that cannot elicit is answered by the operator instead.
 func TestDefinitionAnsweredByPerson(t *testing.T) {
 	t.Parallel()
-	e, _ := definitionsEnv(t)
+	e := definitionsEnv(t)
 	s := e.StartHTTP(t)
 	var asked string
 	cs := s.Connect(t, era2025, &ConnectOptions{Client: &mcp.ClientOptions{
@@ -192,7 +190,7 @@ func TestDefinitionAnsweredByPerson(t *testing.T) {
 // cancelled; its client gets that answer and the record says so.
 func TestWaitingCallsOnShutdown(t *testing.T) {
 	t.Parallel()
-	e, _ := definitionsEnv(t)
+	e := definitionsEnv(t)
 	s := e.StartHTTP(t)
 	// A 2026-07-28 client: its answer comes on the request's own stream.
 	// (The harness's 2025 client gives up on every request when its

@@ -144,7 +144,7 @@ func callEvents(events []map[string]any, typ, callID string) int {
 // the client polls, and the task completes with the answer.
 func TestDefinitionAsTask(t *testing.T) {
 	t.Parallel()
-	e, _ := definitionsEnv(t)
+	e := definitionsEnv(t)
 	s := e.StartHTTP(t)
 	submitted := make(chan string, 1)
 	ctx := callCtx(t)

@@ -15,7 +15,6 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -76,16 +75,17 @@ func browser(t *testing.T) (context.Context, func() []string) {
 	}
 }
 
-func uiEnv(t *testing.T) (*Env, string) {
+// uiEnv: echo needs the operator's approval, with the operator page behind
+// a token (at the started server's Admin).
+func uiEnv(t *testing.T) *Env {
 	t.Helper()
-	admin := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	return newEnv(t,
-		set("admin.addr", admin),
+		set("admin.addr", "127.0.0.1:0"),
 		set("admin.tokens", []string{uiToken}),
 		set("policy.approval.tools", []string{"echo"}),
 		set("policy.approval.channel", "operator"),
 		set("policy.approval.timeout", "60s"),
-	), "http://" + admin
+	)
 }
 
 // TestOperatorPageApproves: a person approves a pending call on the page
@@ -93,8 +93,9 @@ func uiEnv(t *testing.T) (*Env, string) {
 func TestOperatorPageApproves(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
-	e, base := uiEnv(t)
+	e := uiEnv(t)
 	s := e.StartHTTP(t)
+	base := s.Admin
 	cs := s.Connect(t, era2025, nil)
 
 	// Sign in first, then let a call start waiting: the row must appear
@@ -193,8 +194,9 @@ func TestOperatorPageApproves(t *testing.T) {
 func TestOperatorPageScreenshot(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
-	e, base := uiEnv(t)
+	e := uiEnv(t)
 	s := e.StartHTTP(t)
+	base := s.Admin
 	cs := s.Connect(t, era2025, nil)
 	call(t, cs, "list_files", map[string]any{"path": "."})
 	call(t, cs, "read_file", map[string]any{"path": "missing.txt"}) // an error row

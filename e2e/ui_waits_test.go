@@ -15,12 +15,12 @@ import (
 )
 
 // reviewerUIEnv: a definition-only tool (ask_reviewer) that also needs the
-// operator's approval, with the operator page behind a token.
-func reviewerUIEnv(t *testing.T, opts ...Opt) (*Env, string) {
+// operator's approval, with the operator page behind a token (at the
+// started server's Admin).
+func reviewerUIEnv(t *testing.T, opts ...Opt) *Env {
 	t.Helper()
-	admin := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	return newEnv(t, append([]Opt{
-		set("admin.addr", admin),
+		set("admin.addr", "127.0.0.1:0"),
 		set("admin.tokens", []string{uiToken}),
 		set("policy.approval.tools", []string{"ask_reviewer"}),
 		set("policy.approval.channel", "operator"),
@@ -31,7 +31,7 @@ func reviewerUIEnv(t *testing.T, opts ...Opt) (*Env, string) {
 			"output_schema": map[string]any{"type": "object", "properties": map[string]any{"verdict": map[string]any{"type": "string", "enum": []string{"approve", "reject"}}}, "required": []string{"verdict"}},
 			"timeout":       "60s",
 		}}),
-	}, opts...)...), "http://" + admin
+	}, opts...)...)
 }
 
 // signIn opens the page, signs in with the admin token and waits for the
@@ -74,8 +74,9 @@ func pageDo(t *testing.T, ctx context.Context, js string) {
 func TestOperatorPageSameCallWaitsAgain(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
-	e, base := reviewerUIEnv(t)
+	e := reviewerUIEnv(t)
 	s := e.StartHTTP(t)
+	base := s.Admin
 	cs := s.Connect(t, era2025, nil)
 	signIn(t, ctx, base)
 
@@ -120,8 +121,9 @@ func TestOperatorPageSameCallWaitsAgain(t *testing.T) {
 func TestOperatorPageKeepsTyping(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
-	e, base := reviewerUIEnv(t, set("policy.approval.tools", []string{"echo"}))
+	e := reviewerUIEnv(t, set("policy.approval.tools", []string{"echo"}))
 	s := e.StartHTTP(t)
+	base := s.Admin
 	cs := s.Connect(t, era2025, nil)
 	signIn(t, ctx, base)
 
@@ -186,8 +188,9 @@ func TestOperatorPageKeepsTyping(t *testing.T) {
 func TestOperatorPageGatewayRestarts(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
-	e, base := reviewerUIEnv(t)
+	e := reviewerUIEnv(t)
 	s := e.StartHTTP(t)
+	base := s.Admin
 	cs := s.Connect(t, era2026, nil) // its answer comes on the call's own stream (see TestWaitingCallsOnShutdown)
 	signIn(t, ctx, base)
 	res := asyncCall(t, cs, "ask_reviewer", map[string]any{"release": "v3"})
@@ -200,7 +203,9 @@ func TestOperatorPageGatewayRestarts(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the waiting call got no answer when the gateway stopped")
 	}
-	e.StartHTTP(t)
+	if again := e.StartHTTP(t); again.Admin != base { // the env gives the restart the admin address it had
+		t.Fatalf("the restarted gateway serves its page at %s, not %s", again.Admin, base)
+	}
 	if !waitFor(20*time.Second, func() bool {
 		loc, err := chromedp.Run(ctx, chromedp.Location())
 		return err == nil && strings.HasSuffix(loc, "/ui/login")
@@ -225,8 +230,9 @@ func TestOperatorPageGatewayRestarts(t *testing.T) {
 func TestOperatorPageRefusedOutput(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
-	e, base := reviewerUIEnv(t, set("policy.approval.tools", []string{"echo"}))
+	e := reviewerUIEnv(t, set("policy.approval.tools", []string{"echo"}))
 	s := e.StartHTTP(t)
+	base := s.Admin
 	cs := s.Connect(t, era2025, nil)
 	signIn(t, ctx, base)
 
@@ -274,10 +280,11 @@ func TestOperatorPageRefusedOutput(t *testing.T) {
 func TestOperatorPageTextOutputLines(t *testing.T) {
 	t.Parallel()
 	ctx, _ := browser(t)
-	e, base := reviewerUIEnv(t,
+	e := reviewerUIEnv(t,
 		set("policy.approval.tools", []string{"echo"}),
 		set("definitions", []map[string]any{{"name": "ask_note", "description": "Ask for a note.", "timeout": "60s"}}))
 	s := e.StartHTTP(t)
+	base := s.Admin
 	cs := s.Connect(t, era2025, nil)
 	signIn(t, ctx, base)
 	res := asyncCall(t, cs, "ask_note", map[string]any{})
