@@ -242,14 +242,28 @@ func TestToolgateAbandonedRequestIsCancelledOverHTTP(t *testing.T) {
 			lines <- l
 		}
 	}()
-	for quiet := time.After(300 * time.Millisecond); ; {
+	// A quiet period alone would pass if the delivery were merely slow.
+	// The stream takes the abandoned request off the queue (and drops it):
+	// wait for that, then send a notification down the same stream. Its
+	// writer handles one queued message at a time, in order, so had it
+	// sent the abandoned request, that would come before the notification.
+	for deadline := time.Now().Add(5 * time.Second); len(session.requestQueues().sampling) != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the GET stream did not take the abandoned request off the queue")
+		}
+	}
+	session.notificationChannel <- mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: "toolgate/marker"}}
+	for timeout := time.After(5 * time.Second); ; {
 		select {
 		case l := <-lines:
-			if strings.HasPrefix(l, "data: ") {
+			if !strings.HasPrefix(l, "data: ") {
+				continue
+			}
+			if !strings.Contains(l, `"toolgate/marker"`) {
 				t.Fatalf("the GET stream carried a request abandoned before it was sent: %s", l)
 			}
-			continue
-		case <-quiet:
+		case <-timeout:
+			t.Fatal("the GET stream did not carry the notification sent after the abandoned request")
 		}
 		break
 	}
