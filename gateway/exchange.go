@@ -132,10 +132,12 @@ func (x *exchanges) take(id string) *exchange {
 
 // toolEnded is told that the tool of ex ended with res, and reports
 // whether the exchange was parked (its client being asked), and then the
-// question pending and whether the exchange is kept for the client's
-// repeat: when keep (see Pipeline.toolEnded), until ttl, when drop runs
-// if no repeat took it.
-func (x *exchanges) toolEnded(ex *exchange, keep bool, ttl time.Duration, drop func()) (parked bool, pending *ask) {
+// question pending. A parked exchange is kept for the client's repeat
+// when keep (see Pipeline.toolEnded), until ttl, when p drops it if no
+// repeat took it; else it is taken out. What drops it is built only
+// then: the end of a tool in an exchange nobody is being asked in (the
+// round waits for it) allocates nothing.
+func (x *exchanges) toolEnded(p *Pipeline, ex *exchange, res *Result, keep bool, ttl time.Duration) (parked bool, pending *ask) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.m[ex.id] != ex {
@@ -144,7 +146,7 @@ func (x *exchanges) toolEnded(ex *exchange, keep bool, ttl time.Duration, drop f
 	if keep {
 		ex.expire = time.AfterFunc(ttl, func() {
 			if x.take(ex.id) != nil {
-				drop()
+				p.dropExchange(ex, res)
 			}
 		})
 	} else {
@@ -206,12 +208,8 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 // dropped with the exchange, as is a kept result no repeat takes before
 // the round's state expires.
 func (p *Pipeline) toolEnded(ex *exchange, call *Call, res *Result) {
-	drop := func() {
-		ex.cancel()
-		p.log.Warn("a call ended while its client was being asked; its result is dropped", "call_id", call.ID, "tool", call.Name, "status", res.Status())
-	}
 	keep := call.Task != nil || res.Kind != KindTimeout && res.Kind != KindCancelled
-	parked, pending := p.exchanges.toolEnded(ex, keep, RoundTTL, drop)
+	parked, pending := p.exchanges.toolEnded(p, ex, res, keep, RoundTTL)
 	if !parked {
 		return
 	}
@@ -219,8 +217,15 @@ func (p *Pipeline) toolEnded(ex *exchange, call *Call, res *Result) {
 		pending.withdraw()
 	}
 	if !keep {
-		drop()
+		p.dropExchange(ex, res)
 	}
+}
+
+// dropExchange ends the exchange whose tool ended with res while its
+// client was being asked, and says that the result is dropped.
+func (p *Pipeline) dropExchange(ex *exchange, res *Result) {
+	ex.cancel()
+	p.log.Warn("a call ended while its client was being asked; its result is dropped", "call_id", ex.call.ID, "tool", ex.call.Name, "status", res.Status())
 }
 
 // resumeExchange hands the exchange named by a round's state the client's

@@ -723,3 +723,17 @@ func TestWithdrawnQuestionInARound(t *testing.T) {
 		})
 	}
 }
+
+// The end of a tool that runs in an exchange no client is being asked in
+// (every call of a 2026-07-28 client that can be asked in rounds whose
+// tool asks nothing, or whose round waits for it) allocates nothing: what
+// drops a kept result is built only for an exchange that is parked.
+func TestExchangeToolEndedAllocatesNothingUnparked(t *testing.T) {
+	p := NewPipeline(&Options{Tools: NewCatalog(nil)})
+	call := &Call{Name: "t"}
+	ex := &exchange{id: "x", call: call, cancel: func() {}}
+	res := OkText("r")
+	if n := testing.AllocsPerRun(100, func() { p.toolEnded(ex, call, res) }); n != 0 {
+		t.Errorf("%v allocations per tool end outside a parked exchange; want 0", n)
+	}
+}
