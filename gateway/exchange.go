@@ -109,13 +109,21 @@ type exchanges struct {
 	m  map[string]*exchange
 }
 
-func (x *exchanges) park(ex *exchange) {
+// park parks the exchange, and reports whether it did: an exchange whose
+// tool has ended (its result is in done) is not parked. The tool sends its
+// result before it looks for its exchange here (toolEnded), so either it
+// finds the exchange parked, or the exchange is not parked after.
+func (x *exchanges) park(ex *exchange) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if len(ex.done) > 0 {
+		return false
+	}
 	if x.m == nil {
 		x.m = map[string]*exchange{}
 	}
 	x.m[ex.id] = ex
+	return true
 }
 
 func (x *exchanges) take(id string) *exchange {
@@ -235,11 +243,16 @@ func (p *Pipeline) resumeExchange(ctx context.Context, call *Call, id string) *R
 	if ex == nil {
 		return RequestErrorResult(roundRefusal(fmt.Sprintf("call of %q: the exchange this request state continues has ended (the call ran past its deadline, or this replica did not start it); repeat the call without it to begin again", call.Name)))
 	}
+	return p.resume(ctx, call, ex)
+}
+
+// resume goes on with the exchange ex, which the round of call took.
+func (p *Pipeline) resume(ctx context.Context, call *Call, ex *exchange) *Result {
 	a := ex.pending
 	answer, ok := call.InputResponses[a.key]
 	if !ok && !a.withdrawn() {
 		// Not answered: ask again (SEP-2322 re-requests missing input).
-		return p.askRound(ex, a)
+		return p.askRound(ctx, ex, a, call)
 	}
 	ex.pending = nil
 	ex.round.Store(&ctx)
@@ -258,7 +271,7 @@ func (p *Pipeline) awaitExchange(ctx context.Context, ex *exchange, round *Call)
 		ex.cancel()
 		return ex.finish(round, res)
 	case a := <-ex.asks:
-		return p.askRound(ex, a)
+		return p.askRound(ctx, ex, a, round)
 	case <-ctx.Done():
 		ex.cancel()
 		return ex.finish(round, <-ex.done) // the execute stage ends the call at once
@@ -278,15 +291,23 @@ func (ex *exchange) finish(round *Call, res *Result) *Result {
 }
 
 // askRound parks the exchange and ends the round input-required with the
-// tool's question.
-func (p *Pipeline) askRound(ex *exchange, a *ask) *Result {
+// tool's question. A tool that ended meanwhile (it may end while the
+// client's repeat holds its exchange: it then finds the exchange not
+// parked, and leaves its result to the round) has its result be the
+// round's, and the question no longer stands.
+func (p *Pipeline) askRound(ctx context.Context, ex *exchange, a *ask, round *Call) *Result {
 	ex.pending = a
 	req, err := json.Marshal(map[string]any{"method": a.method, "params": a.params})
 	if err != nil {
 		ex.cancel()
 		return RuntimeErrorResult("", fmt.Errorf("the tool's %s request does not encode: %w", a.method, err))
 	}
-	p.exchanges.park(ex)
+	if !p.exchanges.park(ex) {
+		ex.pending = nil
+		a.withdraw()
+		ex.round.Store(&ctx)
+		return p.awaitExchange(ctx, ex, round) // its result is there
+	}
 	res := InputRequiredResult(map[string]json.RawMessage{a.key: req}, parkPrefix+ex.id,
 		fmt.Sprintf("The tool asks the client (%s): answer and repeat the call with the request state.", a.method))
 	res.withdrawn = a.gone

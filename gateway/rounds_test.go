@@ -737,3 +737,57 @@ func TestExchangeToolEndedAllocatesNothingUnparked(t *testing.T) {
 		t.Errorf("%v allocations per tool end outside a parked exchange; want 0", n)
 	}
 }
+
+// A tool that ends just as the client's repeat takes its exchange (the
+// call's deadline, say, as the repeat arrives; here a tool that ends on
+// its own while its question still stands), after the tool sent its
+// result but before it looked for the exchange: a repeat without the
+// answer gets the tool's result, instead of the question again with the
+// exchange parked and its result in it, which no timer would drop.
+func TestExchangeToolEndsAsTheRepeatTakesIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		end, quit := make(chan struct{}), make(chan struct{})
+		tl, _ := NewDynamicTool(ToolDef{Name: "ends"}, func(ctx context.Context, _ map[string]any) (*Result, error) {
+			qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			go func() {
+				<-quit
+				cancel()
+			}()
+			go func() {
+				_, _ = RequestFromClient(qctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object"}}`))
+			}()
+			<-end
+			return OkText("ended"), nil
+		})
+		ts, _ := NewToolset("t", tl)
+		cat := NewCatalog(nil)
+		_ = cat.Add(context.Background(), ts)
+		p := NewPipeline(&Options{Tools: cat, CallTimeout: time.Hour})
+		ctx := WithClient(context.Background(), roundsOnlyClient{})
+		defer close(quit)
+		if r1 := p.Call(ctx, &Call{Name: "ends", Identity: "local"}); r1.Kind != KindInputRequired {
+			t.Fatalf("round 1: kind %q", r1.Kind)
+		}
+		// The repeat takes the exchange; then the tool ends.
+		p.exchanges.mu.Lock()
+		var id string
+		for id = range p.exchanges.m {
+		}
+		p.exchanges.mu.Unlock()
+		ex := p.exchanges.take(id)
+		close(end)
+		synctest.Wait()
+		r2 := p.resume(ctx, &Call{Name: "ends", Identity: "local"}, ex)
+		if r2.Kind != "" || len(r2.Output) == 0 || r2.Output[0].(TextPart).Text != "ended" {
+			t.Errorf("the repeat: kind %q %q %s; want the tool's result", r2.Kind, r2.Message, r2.InputRequests)
+		}
+		time.Sleep(RoundTTL + time.Minute)
+		synctest.Wait()
+		p.exchanges.mu.Lock()
+		held := len(p.exchanges.m)
+		p.exchanges.mu.Unlock()
+		if held != 0 {
+			t.Errorf("%d exchanges held past the round's expiry", held)
+		}
+	})
+}
