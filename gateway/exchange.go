@@ -55,7 +55,8 @@ const parkPrefix = "tgx:"
 
 type exchange struct {
 	id     string
-	call   *Call // the first round's, which the stages after this one see
+	call   *Call           // the first round's, which the stages after this one see
+	ctx    context.Context // the tool's: it ends with a task's (tasks/cancel)
 	cancel context.CancelFunc
 	asks   chan *ask    // the tool's questions, one at a time
 	done   chan *Result // the tool's result (buffered)
@@ -67,9 +68,11 @@ type exchange struct {
 	// exchange now: the tool's log messages and progress go to its
 	// client, while that request is open.
 	round atomic.Pointer[context.Context]
-	// expire, set (under exchanges.mu) when the tool ended while the
-	// exchange was parked, drops the exchange if no repeat takes it.
-	expire *time.Timer
+	// expire and unwatch, set (under exchanges.mu) when the tool ended
+	// while the exchange was parked, drop the exchange if no repeat takes
+	// it, or once its context ends (a task cancelled).
+	expire  *time.Timer
+	unwatch func() bool
 }
 
 // exchangeProgress passes a tool's progress on to the round's request.
@@ -133,7 +136,8 @@ func (x *exchanges) take(id string) *exchange {
 	delete(x.m, id)
 	if ex != nil && ex.expire != nil {
 		ex.expire.Stop()
-		ex.expire = nil
+		ex.unwatch()
+		ex.expire, ex.unwatch = nil, nil
 	}
 	return ex
 }
@@ -152,11 +156,13 @@ func (x *exchanges) toolEnded(p *Pipeline, ex *exchange, res *Result, keep bool,
 		return false, nil
 	}
 	if keep {
-		ex.expire = time.AfterFunc(ttl, func() {
+		drop := func() {
 			if x.take(ex.id) != nil {
 				p.dropExchange(ex, res)
 			}
-		})
+		}
+		ex.expire = time.AfterFunc(ttl, drop)
+		ex.unwatch = context.AfterFunc(ex.ctx, drop)
 	} else {
 		delete(x.m, ex.id)
 	}
@@ -182,7 +188,7 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 		base = ctx
 	}
 	hctx, cancel := context.WithCancel(base)
-	ex.cancel = cancel
+	ex.ctx, ex.cancel = hctx, cancel
 	if o, ok := ctx.Value(becomeTaskKey{}).(*taskOffer); ok && call.Task == nil {
 		// A call that may become a task once its tool runs (BecomeTask):
 		// its context ends with its first round if it stays a plain call,
@@ -214,9 +220,10 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 // result of a task's call (the task goes on at once and takes it); a
 // timeout or a cancellation of a plain call, which nobody waits for, is
 // dropped with the exchange, as is a kept result no repeat takes before
-// the round's state expires.
+// the round's state expires, and any result of a task cancelled
+// (tasks/cancel ends the exchange's context: the task waits no more).
 func (p *Pipeline) toolEnded(ex *exchange, call *Call, res *Result) {
-	keep := call.Task != nil || res.Kind != KindTimeout && res.Kind != KindCancelled
+	keep := ex.ctx.Err() == nil && (call.Task != nil || res.Kind != KindTimeout && res.Kind != KindCancelled)
 	parked, pending := p.exchanges.toolEnded(p, ex, res, keep, RoundTTL)
 	if !parked {
 		return

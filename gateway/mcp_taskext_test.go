@@ -325,7 +325,8 @@ func TestTasksExtensionCancelWhileAsking(t *testing.T) {
 
 // cancelWhileAsking: tool, a task from the start or one it becomes itself
 // (directed: an upstream's task), asks its caller; tasks/cancel ends the
-// call waiting for the answer at once, not at the call's deadline.
+// call waiting for the answer at once, not at the call's deadline, and
+// its exchange with it.
 func cancelWhileAsking(t *testing.T, tool string) {
 	f := newTaskExtServer(t)
 	id := f.create(t, tool)
@@ -341,6 +342,22 @@ func cancelWhileAsking(t *testing.T, tool string) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("the tool still waits for its answer after the task was cancelled")
+	}
+	// Nobody takes the result of a cancelled task: its exchange is not
+	// kept for a repeat.
+	x := &f.m.opts.Pipeline.exchanges
+	held := 0
+	for range 200 {
+		x.mu.Lock()
+		held = len(x.m)
+		x.mu.Unlock()
+		if held == 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if held != 0 {
+		t.Errorf("%d exchanges held after the task was cancelled", held)
 	}
 	if ack, rpcErr := f.send(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"x": map[string]any{}}}, withTasks); rpcErr != nil || !bareAck(ack) {
 		t.Errorf("a late tasks/update: %v %v, want the ack (nothing waits for it)", ack, rpcErr)

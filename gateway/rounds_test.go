@@ -731,7 +731,7 @@ func TestWithdrawnQuestionInARound(t *testing.T) {
 func TestExchangeToolEndedAllocatesNothingUnparked(t *testing.T) {
 	p := NewPipeline(&Options{Tools: NewCatalog(nil)})
 	call := &Call{Name: "t"}
-	ex := &exchange{id: "x", call: call, cancel: func() {}}
+	ex := &exchange{id: "x", call: call, ctx: context.Background(), cancel: func() {}}
 	res := OkText("r")
 	if n := testing.AllocsPerRun(100, func() { p.toolEnded(ex, call, res) }); n != 0 {
 		t.Errorf("%v allocations per tool end outside a parked exchange; want 0", n)
