@@ -73,6 +73,9 @@ type exchange struct {
 	// it, or once its context ends (a task cancelled).
 	expire  *time.Timer
 	unwatch func() bool
+	// parkedAt is when the exchange was last parked (under exchanges.mu):
+	// the round's state, sealed then, expires RoundTTL after.
+	parkedAt time.Time
 }
 
 // exchangeProgress passes a tool's progress on to the round's request.
@@ -126,6 +129,7 @@ func (x *exchanges) park(ex *exchange) bool {
 		x.m = map[string]*exchange{}
 	}
 	x.m[ex.id] = ex
+	ex.parkedAt = time.Now()
 	return true
 }
 
@@ -145,8 +149,9 @@ func (x *exchanges) take(id string) *exchange {
 // toolEnded is told that the tool of ex ended with res, and reports
 // whether the exchange was parked (its client being asked), and then the
 // question pending. A parked exchange is kept for the client's repeat
-// when keep (see Pipeline.toolEnded), until ttl, when p drops it if no
-// repeat took it; else it is taken out. What drops it is built only
+// when keep (see Pipeline.toolEnded), until ttl after it was parked (when
+// the round's state expires), when p drops it if no repeat took it; else
+// it is taken out. What drops it is built only
 // then: the end of a tool in an exchange nobody is being asked in (the
 // round waits for it) allocates nothing.
 func (x *exchanges) toolEnded(p *Pipeline, ex *exchange, res *Result, keep bool, ttl time.Duration) (parked bool, pending *ask) {
@@ -161,7 +166,7 @@ func (x *exchanges) toolEnded(p *Pipeline, ex *exchange, res *Result, keep bool,
 				p.dropExchange(ex, res)
 			}
 		}
-		ex.expire = time.AfterFunc(ttl, drop)
+		ex.expire = time.AfterFunc(time.Until(ex.parkedAt.Add(ttl)), drop)
 		ex.unwatch = context.AfterFunc(ex.ctx, drop)
 	} else {
 		delete(x.m, ex.id)

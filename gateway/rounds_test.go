@@ -791,3 +791,36 @@ func TestExchangeToolEndsAsTheRepeatTakesIt(t *testing.T) {
 		}
 	})
 }
+
+// A result kept for the client's repeat (the tool gave up on its question,
+// then ended) is kept while the round's state is good: RoundTTL from when
+// the client was asked, not from when the tool ended.
+func TestExchangeKeptUntilTheRoundExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		withdraw := make(chan struct{})
+		ts, _ := NewToolset("t", withdrawingTool(t, withdraw, false))
+		cat := NewCatalog(nil)
+		_ = cat.Add(context.Background(), ts)
+		p := NewPipeline(&Options{Tools: cat, CallTimeout: 2 * RoundTTL})
+		ctx := WithClient(context.Background(), roundsOnlyClient{})
+		if r1 := p.Call(ctx, &Call{Name: "withdraws", Identity: "local"}); r1.Kind != KindInputRequired {
+			t.Fatalf("round 1: kind %q", r1.Kind)
+		}
+		time.Sleep(RoundTTL * 2 / 3)
+		close(withdraw)
+		synctest.Wait()
+		held := func() int {
+			p.exchanges.mu.Lock()
+			defer p.exchanges.mu.Unlock()
+			return len(p.exchanges.m)
+		}
+		if n := held(); n != 1 {
+			t.Fatalf("%d exchanges held once the tool ended; want its result kept", n)
+		}
+		time.Sleep(RoundTTL/3 + time.Second)
+		synctest.Wait()
+		if n := held(); n != 0 {
+			t.Errorf("%d exchanges held past the round's expiry", n)
+		}
+	})
+}
