@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"container/list"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -45,13 +46,18 @@ import (
 // or not, gets what the tool did next (its next question, or its result)
 // instead of the question again, and a tool that ends on its own while
 // its exchange is parked leaves its result there for that repeat (until
-// RoundTTL, when the round's state expires) instead of dropping it. A
-// task of the tasks extension, which waits for the answers, goes on at
-// once (the round's result carries the signal: Result.withdrawn).
+// RoundTTL, when the round's state expires, and among maxKeptExchanges)
+// instead of dropping it. A task of the tasks extension, which waits for
+// the answers, goes on at once (the round's result carries the signal:
+// Result.withdrawn).
 
 // parkPrefix marks a tool's state that names an exchange (sealed by the
 // round stage before it leaves; never taken from a client unsealed).
 const parkPrefix = "tgx:"
+
+// maxKeptExchanges bounds the exchanges kept for a repeat after their
+// tool ended (see toolEnded).
+const maxKeptExchanges = 1024
 
 type exchange struct {
 	id     string
@@ -76,6 +82,10 @@ type exchange struct {
 	// parkedAt is when the exchange was last parked (under exchanges.mu):
 	// the round's state, sealed then, expires RoundTTL after.
 	parkedAt time.Time
+	// kept is the exchange's place among those kept after their tool
+	// ended, and ended the tool's result (both under exchanges.mu).
+	kept  *list.Element
+	ended *Result
 }
 
 // exchangeProgress passes a tool's progress on to the round's request.
@@ -113,6 +123,9 @@ func (a *ask) withdrawn() bool {
 type exchanges struct {
 	mu sync.Mutex
 	m  map[string]*exchange
+	// kept are the exchanges of m whose tool ended (toolEnded), the one
+	// kept longest first; at most maxKeptExchanges.
+	kept list.List
 }
 
 // park parks the exchange, and reports whether it did: an exchange whose
@@ -137,13 +150,21 @@ func (x *exchanges) take(id string) *exchange {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	ex := x.m[id]
-	delete(x.m, id)
-	if ex != nil && ex.expire != nil {
-		ex.expire.Stop()
-		ex.unwatch()
-		ex.expire, ex.unwatch = nil, nil
+	if ex != nil {
+		x.removeLocked(ex)
 	}
 	return ex
+}
+
+// removeLocked takes ex out, and stops what would drop it if it was kept.
+func (x *exchanges) removeLocked(ex *exchange) {
+	delete(x.m, ex.id)
+	if ex.kept != nil {
+		ex.expire.Stop()
+		ex.unwatch()
+		x.kept.Remove(ex.kept)
+		ex.expire, ex.unwatch, ex.kept = nil, nil, nil
+	}
 }
 
 // toolEnded is told that the tool of ex ended with res, and reports
@@ -151,27 +172,34 @@ func (x *exchanges) take(id string) *exchange {
 // question pending. A parked exchange is kept for the client's repeat
 // when keep (see Pipeline.toolEnded), until ttl after it was parked (when
 // the round's state expires), when p drops it if no repeat took it; else
-// it is taken out. What drops it is built only
-// then: the end of a tool in an exchange nobody is being asked in (the
-// round waits for it) allocates nothing.
-func (x *exchanges) toolEnded(p *Pipeline, ex *exchange, res *Result, keep bool, ttl time.Duration) (parked bool, pending *ask) {
+// it is taken out. What drops it is built only then: the end of a tool in
+// an exchange nobody is being asked in (the round waits for it)
+// allocates nothing. Past maxKeptExchanges kept, the one kept longest is
+// taken out: evicted, for the caller to drop.
+func (x *exchanges) toolEnded(p *Pipeline, ex *exchange, res *Result, keep bool, ttl time.Duration) (parked bool, pending *ask, evicted *exchange) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.m[ex.id] != ex {
-		return false, nil
+		return false, nil, nil
 	}
-	if keep {
-		drop := func() {
-			if x.take(ex.id) != nil {
-				p.dropExchange(ex, res)
-			}
-		}
-		ex.expire = time.AfterFunc(time.Until(ex.parkedAt.Add(ttl)), drop)
-		ex.unwatch = context.AfterFunc(ex.ctx, drop)
-	} else {
+	if !keep {
 		delete(x.m, ex.id)
+		return true, ex.pending, nil
 	}
-	return true, ex.pending
+	drop := func() {
+		if x.take(ex.id) != nil {
+			p.dropExchange(ex, res)
+		}
+	}
+	ex.ended = res
+	ex.expire = time.AfterFunc(time.Until(ex.parkedAt.Add(ttl)), drop)
+	ex.unwatch = context.AfterFunc(ex.ctx, drop)
+	ex.kept = x.kept.PushBack(ex)
+	if x.kept.Len() > maxKeptExchanges {
+		evicted = x.kept.Front().Value.(*exchange)
+		x.removeLocked(evicted)
+	}
+	return true, ex.pending, evicted
 }
 
 // canAskInRounds reports whether the caller is a 2026-07-28 client that
@@ -227,11 +255,16 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 // dropped with the exchange, as is a kept result no repeat takes before
 // the round's state expires, and any result of a task cancelled
 // (tasks/cancel ends the exchange's context: the task waits no more).
+// At most maxKeptExchanges are kept: past it, the one kept longest is
+// dropped.
 func (p *Pipeline) toolEnded(ex *exchange, call *Call, res *Result) {
 	keep := ex.ctx.Err() == nil && (call.Task != nil || res.Kind != KindTimeout && res.Kind != KindCancelled)
-	parked, pending := p.exchanges.toolEnded(p, ex, res, keep, RoundTTL)
+	parked, pending, evicted := p.exchanges.toolEnded(p, ex, res, keep, RoundTTL)
 	if !parked {
 		return
+	}
+	if evicted != nil {
+		p.dropExchange(evicted, evicted.ended)
 	}
 	if pending != nil {
 		pending.withdraw()

@@ -824,3 +824,51 @@ func TestExchangeKeptUntilTheRoundExpires(t *testing.T) {
 		}
 	})
 }
+
+// Results kept for a repeat are bounded (maxKeptExchanges): past the
+// bound the one kept longest is dropped, as one no repeat took.
+func TestExchangeKeptBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		quit := make(chan struct{})
+		tl, _ := NewDynamicTool(ToolDef{Name: "keeps"}, func(ctx context.Context, _ map[string]any) (*Result, error) {
+			qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			go func() {
+				<-quit
+				cancel()
+			}()
+			go func() {
+				_, _ = RequestFromClient(qctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object"}}`))
+			}()
+			time.Sleep(time.Millisecond) // the round ends with the question; then the tool ends by itself
+			return OkText("kept"), nil
+		})
+		ts, _ := NewToolset("t", tl)
+		cat := NewCatalog(nil)
+		_ = cat.Add(context.Background(), ts)
+		p := NewPipeline(&Options{Tools: cat, CallTimeout: time.Hour})
+		ctx := WithClient(context.Background(), roundsOnlyClient{})
+		defer close(quit)
+		var states []string
+		for range maxKeptExchanges + 1 {
+			r := p.Call(ctx, &Call{Name: "keeps", Identity: "local"})
+			if r.Kind != KindInputRequired {
+				t.Fatalf("kind %q; want the question", r.Kind)
+			}
+			states = append(states, r.RequestState)
+			time.Sleep(2 * time.Millisecond)
+			synctest.Wait()
+		}
+		p.exchanges.mu.Lock()
+		held := len(p.exchanges.m)
+		p.exchanges.mu.Unlock()
+		if held != maxKeptExchanges {
+			t.Errorf("%d exchanges held; want %d", held, maxKeptExchanges)
+		}
+		if r := p.Call(ctx, &Call{Name: "keeps", Identity: "local", RequestState: states[0]}); r.Kind != KindRequestError || !strings.Contains(r.Message, "has ended") {
+			t.Errorf("the repeat of the first call: kind %q %q; want it ended", r.Kind, r.Message)
+		}
+		if r := p.Call(ctx, &Call{Name: "keeps", Identity: "local", RequestState: states[1]}); r.Kind != "" || r.Output[0].(TextPart).Text != "kept" {
+			t.Errorf("the repeat of the second call: kind %q %q; want its result", r.Kind, r.Message)
+		}
+	})
+}
