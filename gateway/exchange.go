@@ -359,6 +359,21 @@ func (p *Pipeline) askRound(ctx context.Context, ex *exchange, a *ask, round *Ca
 	return res
 }
 
+// endExchange ends the exchange of res, a round the round stage refused,
+// when res is one an exchange asked in (askRound; not a tool's own
+// input_required, whose state is the tool's): nobody will answer the
+// tool's question, so the tool stops waiting for it.
+func (p *Pipeline) endExchange(res *Result) {
+	if res.withdrawn == nil {
+		return
+	}
+	if id, ok := strings.CutPrefix(res.RequestState, parkPrefix); ok {
+		if ex := p.exchanges.take(id); ex != nil {
+			ex.cancel()
+		}
+	}
+}
+
 // askingClient is the client a tool in an exchange sees: it asks the
 // requests a 2026-07-28 client can answer in rounds, and passes the rest
 // to the client of the round's request.

@@ -94,10 +94,12 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 		if res.Kind == KindInputRequired {
 			if why := unaskable(res.InputRequests); why != "" {
 				p.event("relay.input_required", call, map[string]any{"status": "refused", "error": why})
+				p.endExchange(res)
 				return RuntimeErrorResult(call.Name, errors.New(why))
 			}
 			if refusal := undeclaredAsks(ctx, "call of "+strconv.Quote(call.Name), "the tool", res.InputRequests); refusal != nil {
 				p.event("relay.input_required", call, map[string]any{"status": "refused", "error": refusal.Message})
+				p.endExchange(res)
 				return RequestErrorResult(refusal)
 			}
 			res.RequestState = p.sealRound(call, res.RequestState, res.InputRequests, record)

@@ -872,3 +872,42 @@ func TestExchangeKeptBounded(t *testing.T) {
 		}
 	})
 }
+
+// A tool's question that a round may not put to the client (here a
+// sampling request whose params do not decode) fails the call; the
+// exchange ends with it, and the tool stops waiting for an answer at
+// once, not at the call's deadline.
+func TestExchangeRefusedRoundEndsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ended := make(chan error, 1)
+		tl, _ := NewDynamicTool(ToolDef{Name: "bad"}, func(ctx context.Context, _ map[string]any) (*Result, error) {
+			_, err := RequestFromClient(ctx, MethodSampling, json.RawMessage(`{"messages":"not a list"}`))
+			ended <- err
+			return nil, err
+		})
+		ts, _ := NewToolset("t", tl)
+		cat := NewCatalog(nil)
+		_ = cat.Add(context.Background(), ts)
+		p := NewPipeline(&Options{Tools: cat, CallTimeout: time.Hour})
+		ctx := WithClient(context.Background(), roundsOnlyClient{})
+		if r := p.Call(ctx, &Call{Name: "bad", Identity: "local"}); r.Kind != KindRuntime || !strings.Contains(r.Message, "does not decode") {
+			t.Fatalf("kind %q %q; want a runtime error saying the request does not decode", r.Kind, r.Message)
+		}
+		synctest.Wait()
+		p.exchanges.mu.Lock()
+		held := len(p.exchanges.m)
+		p.exchanges.mu.Unlock()
+		if held != 0 {
+			t.Errorf("%d exchanges held after the round was refused", held)
+		}
+		select {
+		case err := <-ended:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("the tool's request ended with %v; want cancelled", err)
+			}
+		default:
+			t.Error("the tool still waits for an answer to the refused round")
+		}
+		time.Sleep(2 * time.Hour) // let the call's deadline end it, if the exchange did not
+	})
+}
