@@ -59,7 +59,21 @@ type fuzzGateway struct {
 
 func newFuzzGateway(tb testing.TB) *fuzzGateway {
 	tb.Helper()
-	root := tb.TempDir()
+	// Not tb.TempDir: a write_file the 1 s call deadline ended (the
+	// pipeline answered timeout; the write goes on, as a tool that does
+	// not honour its context may) can still be renaming its file into the
+	// root as the test ends, and TempDir's cleanup then fails the test
+	// ("directory not empty"). The root is removed once such writes are
+	// done, for at most 10 s.
+	root, err := os.MkdirTemp("", "toolgate-fuzz-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		for deadline := time.Now().Add(10 * time.Second); os.RemoveAll(root) != nil && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	for name, content := range map[string]string{
 		"a.txt":         "alpha\nbeta\ngamma\n",
 		"dir/b.go":      "package b\n\nfunc B() int { return 42 }\n",
