@@ -1090,9 +1090,10 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 				case <-done:
 					return
 				}
-			case samplingReq := <-queues.sampling:
-				if !samplingReq.claim.send() {
-					continue // abandoned unsent (toolgate patch, item 61)
+			case <-queues.sampling.ready: // toolgate patch, item 67
+				samplingReq, ok := queues.sampling.pop()
+				if !ok || !samplingReq.claim.send() {
+					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
 				}
 				// Send sampling request to client via SSE
 				jsonrpcRequest := mcp.JSONRPCRequest{
@@ -1108,9 +1109,10 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 				case <-done:
 					return
 				}
-			case elicitationReq := <-queues.elicitation:
-				if !elicitationReq.claim.send() {
-					continue // abandoned unsent (toolgate patch, item 61)
+			case <-queues.elicitation.ready: // toolgate patch, item 67
+				elicitationReq, ok := queues.elicitation.pop()
+				if !ok || !elicitationReq.claim.send() {
+					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
 				}
 				// Send elicitation request to client via SSE
 				jsonrpcRequest := mcp.JSONRPCRequest{
@@ -1126,9 +1128,10 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 				case <-done:
 					return
 				}
-			case rootsReq := <-queues.roots:
-				if !rootsReq.claim.send() {
-					continue // abandoned unsent (toolgate patch, item 61)
+			case <-queues.roots.ready: // toolgate patch, item 67
+				rootsReq, ok := queues.roots.pop()
+				if !ok || !rootsReq.claim.send() {
+					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
 				}
 				// Send list roots request to client via SSE
 				jsonrpcRequest := mcp.JSONRPCRequest{
@@ -1846,11 +1849,13 @@ func newStreamableHttpSession(sessionID string, toolStore *sessionToolsStore, re
 }
 
 // serverRequestQueues are a session's queues of server-to-client requests,
-// read by its listening stream (toolgate patch, item 28).
+// read by its listening stream (toolgate patch, item 28). toolgate patch,
+// item 67: serverRequestQueues, not channels, so that the requests
+// abandoned in them can be dropped.
 type serverRequestQueues struct {
-	sampling    chan samplingRequestItem    // server -> client sampling requests
-	elicitation chan elicitationRequestItem // server -> client elicitation requests
-	roots       chan rootsRequestItem       // server -> client list roots requests
+	sampling    *serverRequestQueue[samplingRequestItem]    // server -> client sampling requests
+	elicitation *serverRequestQueue[elicitationRequestItem] // server -> client elicitation requests
+	roots       *serverRequestQueue[rootsRequestItem]       // server -> client list roots requests
 }
 
 // requestQueues returns the session's queues of server-to-client requests,
@@ -1860,9 +1865,9 @@ type serverRequestQueues struct {
 func (s *streamableHttpSession) requestQueues() *serverRequestQueues {
 	s.queuesOnce.Do(func() {
 		s.queues = serverRequestQueues{
-			sampling:    make(chan samplingRequestItem, 10),
-			elicitation: make(chan elicitationRequestItem, 10),
-			roots:       make(chan rootsRequestItem, 10),
+			sampling:    newServerRequestQueue[samplingRequestItem](),
+			elicitation: newServerRequestQueue[elicitationRequestItem](),
+			roots:       newServerRequestQueue[rootsRequestItem](),
 		}
 	})
 	return &s.queues
@@ -2259,13 +2264,13 @@ func (s *streamableHttpSession) RequestSampling(ctx context.Context, request mcp
 	}
 	scoped, hasScoped := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE)
 	if !hasScoped || !scoped.trySend(ctx, jsonrpcRequest, claim) {
-		// Send the sampling request via the channel (non-blocking)
-		select {
-		case s.requestQueues().sampling <- samplingRequest:
-			// Request queued successfully
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		default:
+		// Queue the sampling request for the GET stream (non-blocking);
+		// toolgate patch, item 67: a full queue first drops the requests
+		// abandoned in it.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !s.requestQueues().sampling.push(samplingRequest) {
 			return nil, fmt.Errorf("sampling request queue is full - server overloaded")
 		}
 	}
@@ -2336,13 +2341,13 @@ func (s *streamableHttpSession) ListRoots(ctx context.Context, request mcp.ListR
 	}
 	scoped, hasScoped := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE)
 	if !hasScoped || !scoped.trySend(ctx, jsonrpcRequest, claim) {
-		// Send the list roots request via the channel (non-blocking)
-		select {
-		case s.requestQueues().roots <- rootsRequest:
-			// Request queued successfully
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		default:
+		// Queue the list roots request for the GET stream (non-blocking);
+		// toolgate patch, item 67: a full queue first drops the requests
+		// abandoned in it.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !s.requestQueues().roots.push(rootsRequest) {
 			return nil, fmt.Errorf("list roots request queue is full - server overloaded")
 		}
 	}
@@ -2406,13 +2411,13 @@ func (s *streamableHttpSession) RequestElicitation(ctx context.Context, request 
 	}
 	scoped, hasScoped := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE)
 	if !hasScoped || !scoped.trySend(ctx, jsonrpcRequest, claim) {
-		// Send the elicitation request via the channel (non-blocking)
-		select {
-		case s.requestQueues().elicitation <- elicitationRequest:
-			// Request queued successfully
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		default:
+		// Queue the elicitation request for the GET stream (non-blocking);
+		// toolgate patch, item 67: a full queue first drops the requests
+		// abandoned in it.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !s.requestQueues().elicitation.push(elicitationRequest) {
 			return nil, fmt.Errorf("elicitation request queue is full - server overloaded")
 		}
 	}

@@ -308,9 +308,10 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 			select {
 			case nt := <-session.notificationChannel:
 				st.deliver(ctx, nt, false)
-			case samplingReq := <-queues.sampling:
-				if !samplingReq.claim.send() {
-					continue // abandoned unsent (toolgate patch, item 61)
+			case <-queues.sampling.ready: // toolgate patch, item 67
+				samplingReq, ok := queues.sampling.pop()
+				if !ok || !samplingReq.claim.send() {
+					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
 				}
 				st.deliver(ctx, mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
@@ -320,9 +321,10 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 					},
 					Params: samplingReq.request.CreateMessageParams,
 				}, false)
-			case elicitationReq := <-queues.elicitation:
-				if !elicitationReq.claim.send() {
-					continue // abandoned unsent (toolgate patch, item 61)
+			case <-queues.elicitation.ready: // toolgate patch, item 67
+				elicitationReq, ok := queues.elicitation.pop()
+				if !ok || !elicitationReq.claim.send() {
+					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
 				}
 				st.deliver(ctx, mcp.JSONRPCRequest{
 					JSONRPC: "2.0",
@@ -332,9 +334,10 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 					},
 					Params: elicitationReq.request.Params,
 				}, false)
-			case rootsReq := <-queues.roots:
-				if !rootsReq.claim.send() {
-					continue // abandoned unsent (toolgate patch, item 61)
+			case <-queues.roots.ready: // toolgate patch, item 67
+				rootsReq, ok := queues.roots.pop()
+				if !ok || !rootsReq.claim.send() {
+					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
 				}
 				st.deliver(ctx, mcp.JSONRPCRequest{
 					JSONRPC: "2.0",

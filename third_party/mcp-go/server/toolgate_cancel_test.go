@@ -215,7 +215,7 @@ func TestToolgateAbandonedRequestIsCancelledOverHTTP(t *testing.T) {
 	}()
 	v, _ := h.activeSessions.Load(sessionID)
 	session := v.(*streamableHttpSession)
-	for deadline := time.Now().Add(5 * time.Second); len(session.requestQueues().sampling) == 0; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); session.requestQueues().sampling.len() == 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the sampling request was not queued")
 		}
@@ -247,7 +247,7 @@ func TestToolgateAbandonedRequestIsCancelledOverHTTP(t *testing.T) {
 	// wait for that, then send a notification down the same stream. Its
 	// writer handles one queued message at a time, in order, so had it
 	// sent the abandoned request, that would come before the notification.
-	for deadline := time.Now().Add(5 * time.Second); len(session.requestQueues().sampling) != 0; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); session.requestQueues().sampling.len() != 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the GET stream did not take the abandoned request off the queue")
 		}

@@ -1,0 +1,109 @@
+package server
+
+// toolgate patch, item 67: a session's queues of server-to-client requests
+// for its GET stream drop the requests abandoned in them when they are full.
+// v1.2.1's queues were channels of 10: a request abandoned while queued
+// (item 61) kept its place until a GET stream took it and skipped it, so a
+// client that never opens one saw every request past ten abandoned ones
+// fail at once as the queue being full. A channel cannot be compacted
+// safely: a writer draining it races with the stream taking from it (the
+// stream can take a later request while the writer holds earlier ones,
+// reordering them) and with other writers (whose requests land before the
+// ones put back, or fill the room they need). So the queue is a slice under
+// a mutex, with a channel that tells its reader it may hold a request.
+
+import "sync"
+
+// serverRequestQueueCap is how many live requests a queue holds, as
+// v1.2.1's channels did.
+const serverRequestQueueCap = 10
+
+// queuedServerRequest is an item of a serverRequestQueue.
+type queuedServerRequest interface {
+	queuedClaim() *serverRequestClaim
+}
+
+func (i samplingRequestItem) queuedClaim() *serverRequestClaim    { return i.claim }
+func (i elicitationRequestItem) queuedClaim() *serverRequestClaim { return i.claim }
+func (i rootsRequestItem) queuedClaim() *serverRequestClaim       { return i.claim }
+
+// abandoned reports whether the request's waiter gave it up unsent.
+func (c *serverRequestClaim) abandoned() bool {
+	return c != nil && c.state.Load() == claimAbandoned
+}
+
+// serverRequestQueue is a session's queue of one kind of server-to-client
+// request for its GET stream. A reader selects on ready and then calls pop;
+// a writer calls push. Neither calls out while holding mu.
+type serverRequestQueue[T queuedServerRequest] struct {
+	// ready holds a token whenever items may be non-empty: push leaves one
+	// after adding, pop after taking when more remain. A token with the
+	// queue empty (another reader took the request, or it was dropped as
+	// abandoned) only makes pop report nothing.
+	ready chan struct{}
+
+	mu    sync.Mutex
+	items []T // in the order pushed
+}
+
+func newServerRequestQueue[T queuedServerRequest]() *serverRequestQueue[T] {
+	return &serverRequestQueue[T]{ready: make(chan struct{}, 1)}
+}
+
+// push queues item, first dropping the abandoned requests when the queue
+// is full; false: it holds serverRequestQueueCap live requests.
+func (q *serverRequestQueue[T]) push(item T) bool {
+	q.mu.Lock()
+	if len(q.items) >= serverRequestQueueCap {
+		live := q.items[:0]
+		for _, it := range q.items {
+			if !it.queuedClaim().abandoned() {
+				live = append(live, it)
+			}
+		}
+		clear(q.items[len(live):])
+		q.items = live
+	}
+	ok := len(q.items) < serverRequestQueueCap
+	if ok {
+		q.items = append(q.items, item)
+	}
+	q.mu.Unlock()
+	if ok {
+		q.signal()
+	}
+	return ok
+}
+
+// pop takes the oldest request; false: the queue is empty.
+func (q *serverRequestQueue[T]) pop() (item T, ok bool) {
+	q.mu.Lock()
+	n := len(q.items)
+	if n > 0 {
+		item, ok = q.items[0], true
+		copy(q.items, q.items[1:])
+		var zero T
+		q.items[n-1] = zero
+		q.items = q.items[:n-1]
+	}
+	more := len(q.items) > 0
+	q.mu.Unlock()
+	if more {
+		q.signal()
+	}
+	return item, ok
+}
+
+// len is how many requests the queue holds, abandoned ones included.
+func (q *serverRequestQueue[T]) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
+func (q *serverRequestQueue[T]) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
