@@ -226,7 +226,8 @@ func TestOperatorPageGatewayRestarts(t *testing.T) {
 
 // TestOperatorPageRefusedOutput: an output the schema refuses is shown
 // with the schema's error beside the call it was for, and the box still
-// holds what was typed, to correct rather than type again.
+// holds what was typed, to correct rather than type again; the address is
+// /ui again, so a reload does not send the refused answer a second time.
 func TestOperatorPageRefusedOutput(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
@@ -253,6 +254,17 @@ func TestOperatorPageRefusedOutput(t *testing.T) {
 	}
 	if got := pageEval[string](t, ctx, `document.querySelector("`+box+`").value`); got != typed {
 		t.Fatalf("the refused output is gone from the box: %q", got)
+	}
+	// The address is the page's again, not the form's: a reload asks the
+	// page anew rather than sending the refused answer a second time.
+	if got := pageEval[string](t, ctx, `location.pathname`); got != "/ui" {
+		t.Errorf("after a refused answer the address is %q, want /ui", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(css(box)), chromedp.WaitVisible(css(`#live.on`))); err != nil {
+		t.Fatalf("reloading: %v", err)
+	}
+	if n := pageEval[int](t, ctx, `document.querySelectorAll(".error").length`); n != 0 {
+		t.Errorf("the reload sent the refused answer again: %d errors shown", n)
 	}
 	pageDo(t, ctx, `const b = document.querySelector("`+box+`"); b.value = '{"verdict":"reject"}'; b.form.requestSubmit()`)
 	select {

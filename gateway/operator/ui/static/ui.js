@@ -8,6 +8,13 @@
   var live = document.getElementById("live");
   var sections = document.getElementById("sections");
   if (!sections) { return; }
+  // A refused answer comes back as the page itself, at the form's address
+  // (/ui/pending/ID): put the page's own address back, so that a reload
+  // asks for the page again instead of sending the stale answer twice.
+  // What is shown (the error, the text typed) stays as it is.
+  if (window.history && history.replaceState && location.pathname !== "/ui") {
+    history.replaceState(null, "", "/ui");
+  }
   var busy = false, again = false;
 
   function setLive(on) {
