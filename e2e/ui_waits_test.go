@@ -314,3 +314,52 @@ func TestOperatorPageTextOutputLines(t *testing.T) {
 		t.Fatal("the client got no answer")
 	}
 }
+
+// TestOperatorPageErrorDismissed: an answer to a call that stopped waiting
+// (approved elsewhere first) is refused with an error at the top of the
+// page; the error can be dismissed, without a reload, once read.
+func TestOperatorPageErrorDismissed(t *testing.T) {
+	t.Parallel()
+	ctx, problems := browser(t)
+	e := uiEnv(t)
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2025, nil)
+	signIn(t, ctx, s.Admin)
+
+	res := asyncCall(t, cs, "echo", map[string]any{"text": "hi"})
+	row := `#pending tr.kind-approval`
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(row+` button[value=allow_once]`))); err != nil {
+		t.Fatalf("the approval did not appear: %v", err)
+	}
+	id := pageEval[string](t, ctx, `document.querySelector("`+row+`").dataset.id`)
+	// The person's copy of the form, kept as it was before the call ended.
+	pageDo(t, ctx, `window.stale = document.querySelector("`+row+` form").cloneNode(true)`)
+	if out, err := e.command(callCtx(t), "approve", id).CombinedOutput(); err != nil {
+		t.Fatalf("toolgate approve: %v %s", err, out)
+	}
+	select {
+	case <-res:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client got no answer")
+	}
+	pageDo(t, ctx, `document.body.append(window.stale); window.stale.requestSubmit(window.stale.querySelector("button[value=allow_once]"))`)
+	top := `body > .error`
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(top)), chromedp.WaitVisible(css(`#live.on`))); err != nil {
+		t.Fatalf("the late answer's error is not shown: %v", err)
+	}
+	if got := pageEval[string](t, ctx, `document.querySelector("`+top+`").textContent`); !strings.Contains(got, "no call with that ID is waiting") {
+		t.Errorf("the error at the top: %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(css(top+` button.close`)), chromedp.WaitNotPresent(css(top))); err != nil {
+		t.Fatalf("dismissing the error: %v", err)
+	}
+	var other []string
+	for _, p := range problems() { // the refused answer's page is a 404, which the console notes
+		if !strings.Contains(p, "status of 404") {
+			other = append(other, p)
+		}
+	}
+	if len(other) > 0 {
+		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(other, "\n"))
+	}
+}

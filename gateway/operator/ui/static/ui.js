@@ -15,6 +15,19 @@
   if (window.history && history.replaceState && location.pathname !== "/ui") {
     history.replaceState(null, "", "/ui");
   }
+  // An error at the top of the page (an answer to a call that no longer
+  // waits) is about that one answer: updates do not clear it, the person
+  // dismisses it once read.
+  document.querySelectorAll("body > .error").forEach(function (p) {
+    var close = document.createElement("button");
+    close.type = "button";
+    close.className = "close";
+    close.title = "Dismiss";
+    close.setAttribute("aria-label", "Dismiss");
+    close.textContent = "\u00d7";
+    close.addEventListener("click", function () { p.remove(); });
+    p.append(" ", close);
+  });
   var busy = false, again = false;
 
   function setLive(on) {
