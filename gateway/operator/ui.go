@@ -316,9 +316,29 @@ func (u *ui) page(w http.ResponseWriter, r *http.Request, sid string) {
 }
 
 // state is the sections alone, which the page's script swaps in when the
-// events stream says something changed.
+// events stream says something changed. Their ETag is a digest of what
+// they show: asked again with it (If-None-Match), as the script does on
+// every tick, they answer 304 when nothing shown has changed, and the
+// script rebuilds nothing. (Countdowns and running calls' durations are
+// part of what is shown: with calls waiting or running, each tick differs.)
 func (u *ui) state(w http.ResponseWriter, r *http.Request, sid string) {
-	u.render(w, http.StatusOK, "sections", u.data(r.Context(), sid))
+	var buf bytes.Buffer
+	if err := uiTemplates.ExecuteTemplate(&buf, "sections", u.data(r.Context(), sid)); err != nil {
+		u.log.Error("operator page", "template", "sections", "err", err)
+		http.Error(w, "the page failed to render", http.StatusInternalServerError)
+		return
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	tag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	w.Header().Set("ETag", tag)
+	for _, t := range strings.Split(r.Header.Get("If-None-Match"), ",") {
+		if strings.TrimPrefix(strings.TrimSpace(t), "W/") == tag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(buf.Bytes())
 }
 
 // events is a server-sent events stream: "changed" when a call starts,

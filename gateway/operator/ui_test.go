@@ -407,3 +407,35 @@ func TestPageAnswerForAnEarlierWait(t *testing.T) {
 		t.Errorf("the output: %s", a.Output)
 	}
 }
+
+// TestPageStateNotModified: the sections carry an ETag of what they show;
+// asked again with it (If-None-Match) while nothing shown has changed,
+// the answer is 304 with no body, so the page's script rebuilds nothing.
+// Once a call starts waiting the sections are sent again.
+func TestPageStateNotModified(t *testing.T) {
+	q := NewQueue()
+	srv := httptest.NewServer(Handler(q, HTTPOptions{}))
+	defer srv.Close()
+	p := newPageClient(t, srv)
+	p.do("GET", "/ui", nil, nil) // opens the session
+	res, body := p.do("GET", "/ui/state", nil, nil)
+	tag := res.Header.Get("ETag")
+	if res.StatusCode != http.StatusOK || tag == "" || !strings.Contains(body, `id="pending"`) {
+		t.Fatalf("/ui/state: %d, ETag %q", res.StatusCode, tag)
+	}
+	res, body = p.do("GET", "/ui/state", nil, map[string]string{"If-None-Match": tag})
+	if res.StatusCode != http.StatusNotModified || strings.TrimSpace(body) != "" {
+		t.Fatalf("nothing changed, asked with its ETag: %d, %d bytes", res.StatusCode, len(body))
+	}
+	if res, _ := p.do("GET", "/ui/state", nil, map[string]string{"If-None-Match": `"other"`}); res.StatusCode != http.StatusOK {
+		t.Errorf("asked with another ETag: %d", res.StatusCode)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go q.Wait(ctx, Item{ID: "c1", Kind: KindApproval, Tool: "send_mail"}, nil)
+	waitListed(t, q, 1)
+	res, body = p.do("GET", "/ui/state", nil, map[string]string{"If-None-Match": tag})
+	if res.StatusCode != http.StatusOK || res.Header.Get("ETag") == tag || !strings.Contains(body, "send_mail") {
+		t.Errorf("a call waits now: %d, ETag %q (was %q)", res.StatusCode, res.Header.Get("ETag"), tag)
+	}
+}

@@ -1,6 +1,7 @@
 // toolgate's operator page: keeps the sections current without a reload.
 // The server sends "changed" or "tick" on /ui/events; each one fetches the
-// sections (/ui/state, server-rendered and escaped) and swaps them in,
+// sections (/ui/state, server-rendered and escaped; 304 when what they show
+// has not changed since the last, by their ETag) and swaps them in,
 // keeping the answer forms of calls still waiting (so text being typed is
 // not lost). Without EventSource it polls.
 (function () {
@@ -29,6 +30,7 @@
     p.append(" ", close);
   });
   var busy = false, again = false;
+  var etag = ""; // of the sections shown: unchanged ones answer 304
 
   function setLive(on) {
     if (live) { live.className = "live " + (on ? "on" : "off"); }
@@ -71,16 +73,20 @@
   function refresh() {
     if (busy) { again = true; return; }
     busy = true;
-    fetch("/ui/state", { credentials: "same-origin", cache: "no-store" })
+    var headers = etag ? { "If-None-Match": etag } : {};
+    fetch("/ui/state", { credentials: "same-origin", cache: "no-store", headers: headers })
       .then(function (r) {
         if (r.status === 401) { window.location = "/ui/login"; return null; }
-        return r.ok ? r.text() : null;
+        if (r.status === 304 || !r.ok) { return null; } // nothing new to show
+        var tag = r.headers.get("ETag") || "";
+        return r.text().then(function (html) { return { html: html, tag: tag }; });
       })
-      .then(function (html) {
-        if (html === null) { return; }
+      .then(function (got) {
+        if (got === null) { return; }
         var t = document.createElement("template");
-        t.innerHTML = html;
+        t.innerHTML = got.html;
         merge(t.content);
+        etag = got.tag; // only once shown
       })
       .catch(function () { setLive(false); })
       .finally(function () {
