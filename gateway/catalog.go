@@ -286,10 +286,23 @@ func (c *Catalog) Refresh(ctx context.Context, toolset string) error {
 func (c *Catalog) build(prev *snapshot) *snapshot {
 	s := &snapshot{byName: map[string]Entry{}, unoffered: map[string]string{}}
 	owners := c.namespaceOwners()
+	// foreign are the tools named in another toolset's namespace, with
+	// that namespace and its owner, worked out once for both passes.
+	type inNamespace struct{ owner, ns string }
+	foreign := map[*Tool]inNamespace{}
+	if len(owners) > 0 {
+		for _, ts := range c.toolsets {
+			for _, t := range c.lists[ts.Name()] {
+				if owner, ns := inForeignNamespace(owners, ts.Name(), c.namespaces[ts.Name()], t.Name); owner != "" {
+					foreign[t] = inNamespace{owner, ns}
+				}
+			}
+		}
+	}
 	// The owners of names already served keep them.
 	for _, ts := range c.toolsets {
 		for _, t := range c.lists[ts.Name()] {
-			if owner, _ := inForeignNamespace(owners, ts.Name(), c.namespaces[ts.Name()], t.Name); owner != "" {
+			if _, refused := foreign[t]; refused {
 				continue
 			}
 			if old, ok := prev.byName[t.Name]; ok && old.Toolset == ts.Name() && old.Original == "" {
@@ -301,9 +314,9 @@ func (c *Catalog) build(prev *snapshot) *snapshot {
 	for _, ts := range c.toolsets {
 		maps.Copy(s.unoffered, c.unoffered[ts.Name()])
 		for _, t := range c.lists[ts.Name()] {
-			if owner, ns := inForeignNamespace(owners, ts.Name(), c.namespaces[ts.Name()], t.Name); owner != "" {
-				s.conflicts = append(s.conflicts, Conflict{Name: t.Name, Kept: owner, Renamed: ts.Name(), Namespace: ns})
-				refused[t.Name] = fmt.Sprintf("the tool %s of %s is not served: its name is in the namespace %s__ of %s, whose policy would apply to it", t.Name, ts.Name(), ns, owner)
+			if f, ok := foreign[t]; ok {
+				s.conflicts = append(s.conflicts, Conflict{Name: t.Name, Kept: f.owner, Renamed: ts.Name(), Namespace: f.ns})
+				refused[t.Name] = fmt.Sprintf("the tool %s of %s is not served: its name is in the namespace %s__ of %s, whose policy would apply to it", t.Name, ts.Name(), f.ns, f.owner)
 				continue
 			}
 			e := Entry{Tool: t, Toolset: ts.Name()}

@@ -253,7 +253,7 @@ func (c *conn) relayWait(ctx, call context.Context, id string) (context.Context,
 		base = ctx
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(base))
-	gone := fmt.Errorf("the upstream server %q disconnected", c.u.name)
+	gone := func() { cancel(fmt.Errorf("the upstream server %q disconnected", c.u.name)) }
 	var stops []func() bool
 	if call != nil {
 		stops = append(stops, context.AfterFunc(call, func() {
@@ -261,13 +261,13 @@ func (c *conn) relayWait(ctx, call context.Context, id string) (context.Context,
 		}))
 	}
 	if ctx != call { // else ctx is the call's own (its response stream)
-		stops = append(stops, context.AfterFunc(ctx, func() { cancel(gone) }))
+		stops = append(stops, context.AfterFunc(ctx, gone))
 	}
 	unask := c.askedUntil(id, cancel)
 	go func() {
 		select {
 		case <-c.dead:
-			cancel(gone)
+			gone()
 		case <-rctx.Done():
 		}
 	}()
