@@ -2262,17 +2262,8 @@ func (s *streamableHttpSession) RequestSampling(ctx context.Context, request mcp
 		},
 		Params: request.CreateMessageParams,
 	}
-	scoped, hasScoped := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE)
-	if !hasScoped || !scoped.trySend(ctx, jsonrpcRequest, claim) {
-		// Queue the sampling request for the GET stream (non-blocking);
-		// toolgate patch, item 67: a full queue first drops the requests
-		// abandoned in it.
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !s.requestQueues().sampling.push(samplingRequest) {
-			return nil, fmt.Errorf("sampling request queue is full - server overloaded")
-		}
+	if err := sendServerRequest(ctx, jsonrpcRequest, claim, s.requestQueues().sampling, samplingRequest, "sampling"); err != nil {
+		return nil, err
 	}
 
 	// Wait for response or context cancellation
@@ -2339,17 +2330,8 @@ func (s *streamableHttpSession) ListRoots(ctx context.Context, request mcp.ListR
 			Method: string(mcp.MethodListRoots),
 		},
 	}
-	scoped, hasScoped := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE)
-	if !hasScoped || !scoped.trySend(ctx, jsonrpcRequest, claim) {
-		// Queue the list roots request for the GET stream (non-blocking);
-		// toolgate patch, item 67: a full queue first drops the requests
-		// abandoned in it.
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !s.requestQueues().roots.push(rootsRequest) {
-			return nil, fmt.Errorf("list roots request queue is full - server overloaded")
-		}
+	if err := sendServerRequest(ctx, jsonrpcRequest, claim, s.requestQueues().roots, rootsRequest, "list roots"); err != nil {
+		return nil, err
 	}
 
 	// Wait for response or context cancellation
@@ -2409,17 +2391,8 @@ func (s *streamableHttpSession) RequestElicitation(ctx context.Context, request 
 		},
 		Params: request.Params,
 	}
-	scoped, hasScoped := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE)
-	if !hasScoped || !scoped.trySend(ctx, jsonrpcRequest, claim) {
-		// Queue the elicitation request for the GET stream (non-blocking);
-		// toolgate patch, item 67: a full queue first drops the requests
-		// abandoned in it.
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !s.requestQueues().elicitation.push(elicitationRequest) {
-			return nil, fmt.Errorf("elicitation request queue is full - server overloaded")
-		}
+	if err := sendServerRequest(ctx, jsonrpcRequest, claim, s.requestQueues().elicitation, elicitationRequest, "elicitation"); err != nil {
+		return nil, err
 	}
 
 	// Wait for response or context cancellation

@@ -12,7 +12,13 @@ package server
 // ones put back, or fill the room they need). So the queue is a slice under
 // a mutex, with a channel that tells its reader it may hold a request.
 
-import "sync"
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
 
 // serverRequestQueueCap is how many live requests a queue holds, as
 // v1.2.1's channels did.
@@ -106,4 +112,22 @@ func (q *serverRequestQueue[T]) signal() {
 	case q.ready <- struct{}{}:
 	default:
 	}
+}
+
+// sendServerRequest sends a server-to-client request (kind names it in
+// errors) on the stream of the POST being served when there is one (items
+// 40 and 65), else queues item for the session's GET stream (item 67),
+// without waiting: a request whose context already ended is not queued,
+// and a queue of live requests that is full refuses it.
+func sendServerRequest[T queuedServerRequest](ctx context.Context, req mcp.JSONRPCRequest, claim *serverRequestClaim, q *serverRequestQueue[T], item T, kind string) error {
+	if scoped, ok := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE); ok && scoped.trySend(ctx, req, claim) {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !q.push(item) {
+		return fmt.Errorf("%s request queue is full - server overloaded", kind)
+	}
+	return nil
 }
