@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // A request's client. Toolsets that relay an upstream server's log
@@ -122,6 +124,26 @@ type roundsClient interface {
 	Capabilities() json.RawMessage
 }
 
+// typedCapsClient is a roundsClient that holds its capabilities typed
+// (the MCP mirror's, and the asking client over one), so that they need
+// not go through their JSON.
+type typedCapsClient interface {
+	// typedCapabilities are Capabilities as [mcp.ClientCapabilities];
+	// ok is false when Capabilities would not decode.
+	typedCapabilities() (caps mcp.ClientCapabilities, ok bool)
+}
+
+// capabilitiesOf returns the capabilities c declared, typed: its own when
+// it holds them so, else its Capabilities decoded (ok is false when they
+// do not decode; caps are then what decoded).
+func capabilitiesOf(c roundsClient) (caps mcp.ClientCapabilities, ok bool) {
+	if t, typed := c.(typedCapsClient); typed {
+		return t.typedCapabilities()
+	}
+	err := json.Unmarshal(c.Capabilities(), &caps)
+	return caps, err == nil
+}
+
 // ModernClient reports whether the client of the request ctx belongs to
 // speaks 2026-07-28: it declares its capabilities with every request, and
 // is asked through rounds.
@@ -156,5 +178,9 @@ func CanAskInRounds(ctx context.Context, method string) bool {
 // (a client that declared URL mode only cannot be shown a form).
 func CanElicitInRounds(ctx context.Context, mode string) bool {
 	c, ok := ClientFrom(ctx).(roundsClient)
-	return ok && c.CanAskInRounds(MethodElicitation) && elicitModeIn(c.Capabilities(), mode)
+	if !ok || !c.CanAskInRounds(MethodElicitation) {
+		return false
+	}
+	caps, ok := capabilitiesOf(c)
+	return ok && elicitModeDeclared(caps, mode)
 }

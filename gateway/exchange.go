@@ -420,6 +420,15 @@ func (c *askingClient) Capabilities() json.RawMessage {
 	return nil
 }
 
+// typedCapabilities implements [typedCapsClient] for the client of the
+// round's request, whatever it holds.
+func (c *askingClient) typedCapabilities() (mcp.ClientCapabilities, bool) {
+	if rc, ok := c.rounds(); ok {
+		return capabilitiesOf(rc)
+	}
+	return mcp.ClientCapabilities{}, false
+}
+
 func (c *askingClient) CanRequest(method string) bool { return c.CanAskInRounds(method) }
 
 // declaresMode reports whether the client declared the mode of the
@@ -429,11 +438,11 @@ func (c *askingClient) declaresMode(params json.RawMessage) bool {
 	var p struct {
 		Mode string `json:"mode"`
 	}
-	var caps mcp.ClientCapabilities
-	if json.Unmarshal(params, &p) != nil || json.Unmarshal(c.Capabilities(), &caps) != nil {
+	if json.Unmarshal(params, &p) != nil {
 		return false
 	}
-	return elicitModeDeclared(caps, p.Mode)
+	caps, ok := c.typedCapabilities()
+	return ok && elicitModeDeclared(caps, p.Mode)
 }
 
 // Request asks the client in the exchange's next round and waits for the

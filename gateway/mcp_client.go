@@ -100,6 +100,13 @@ func (c *mcpClient) Capabilities() json.RawMessage {
 	return b
 }
 
+// typedCapabilities implements [typedCapsClient]: Capabilities, not
+// marshalled.
+func (c *mcpClient) typedCapabilities() (mcp.ClientCapabilities, bool) {
+	caps, _ := c.capabilities()
+	return caps, true
+}
+
 func (c *mcpClient) CanRequest(method string) bool {
 	return c.canRequest(method, "")
 }
@@ -123,13 +130,6 @@ func (c *mcpClient) canRequest(method, mode string) bool {
 		return elicitModeDeclared(caps, mode)
 	}
 	return false
-}
-
-// elicitModeIn is [elicitModeDeclared] for capabilities as JSON (a
-// client's Capabilities); capabilities that do not decode declare nothing.
-func elicitModeIn(caps json.RawMessage, mode string) bool {
-	var c mcp.ClientCapabilities
-	return json.Unmarshal(caps, &c) == nil && elicitModeDeclared(c, mode)
 }
 
 // elicitModeDeclared reports whether caps, which declare elicitation,

@@ -92,12 +92,13 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 			res = next(ctx, call)
 		}
 		if res.Kind == KindInputRequired {
-			if why := unaskable(res.InputRequests); why != "" {
+			_, why, refusal := checkAsks(ctx, "call of "+strconv.Quote(call.Name), "the tool", res.InputRequests)
+			if why != "" {
 				p.event("relay.input_required", call, map[string]any{"status": "refused", "error": why})
 				p.endExchange(res)
 				return RuntimeErrorResult(call.Name, errors.New(why))
 			}
-			if refusal := undeclaredAsks(ctx, "call of "+strconv.Quote(call.Name), "the tool", res.InputRequests); refusal != nil {
+			if refusal != nil {
 				p.event("relay.input_required", call, map[string]any{"status": "refused", "error": refusal.Message})
 				p.endExchange(res)
 				return RequestErrorResult(refusal)
@@ -108,100 +109,101 @@ func (p *Pipeline) roundStage(next Handler) Handler {
 	}
 }
 
-// unaskable returns why a round's input requests cannot be put to a
-// client, or "" when they can: a client can be asked in a round only
-// elicitation/create, sampling/createMessage and roots/list
-// (basic/patterns/mrtr), each with params of its method. A tool (or the
-// upstream it relays) that asks anything else, say that the client call
-// a tool, is not passed on to the client, whatever its era or
-// capabilities: the call fails (a runtime error), a prompts/get is
-// refused (-32603), and the round is recorded refused. It is checked
-// before what the client declared (undeclaredAsks): the request is the
+// checkAsks checks a round's input requests in one pass, decoding each
+// once, and returns them decoded for the wire, or why they cannot be put
+// to the client of ctx: why, when a request is unaskable, or refusal,
+// when the client did not declare what a request asks.
+//
+// Unaskable: a client can be asked in a round only elicitation/create,
+// sampling/createMessage and roots/list (basic/patterns/mrtr), each with
+// params of its method. A tool (or the upstream it relays) that asks
+// anything else, say that the client call a tool, is not passed on to
+// the client, whatever its era or capabilities: the call fails (a runtime
+// error), a prompts/get is refused (-32603), and the round is recorded
+// refused. It wins over what the client declared: the request is the
 // tool's fault, not the client's.
-func unaskable(requests map[string]json.RawMessage) string {
-	for _, id := range slices.Sorted(maps.Keys(requests)) {
-		var head struct {
-			Method string `json:"method"`
-		}
-		_ = json.Unmarshal(requests[id], &head)
-		var r mcp.InputRequest
-		switch err := json.Unmarshal(requests[id], &r); {
-		case head.Method != MethodElicitation && head.Method != MethodSampling && head.Method != string(mcp.MethodListRoots):
-			return fmt.Sprintf("the round asks input request %q (%s): not a request a client can be asked in a round (only %s, %s, %s)",
-				id, head.Method, MethodElicitation, MethodSampling, mcp.MethodListRoots)
-		case err != nil:
-			return fmt.Sprintf("the round asks input request %q (%s), which does not decode: %v", id, head.Method, err)
-		}
-	}
-	return ""
-}
-
-// undeclaredAsks refuses a round that would ask a 2026-07-28 client what
-// the clientCapabilities of its request (what: a call, a prompts/get,
-// whose asker asks) do not declare: an elicitation
-// (of the mode asked), sampling, roots. Such a client is asked only what
-// it declared with the request (basic/patterns/mrtr: the requests a
-// server may put in inputRequests are the client's declared features);
-// a tool, or the upstream it relays, that asks anyway would hand the
-// client an input_required it cannot answer. The refusal is -32021
-// (missing required client capability), with requiredCapabilities, as a
-// request that needs a capability the client did not declare. Other
-// callers (2025-era sessions, where mcp-go asks with server-to-client
-// requests that check the session's capabilities; calls without an MCP
-// client) are not checked here. Methods other than the three never get
-// this far (unaskable). The round stage checks the rounds of calls, promptInputRequired
-// those of prompts/get.
-func undeclaredAsks(ctx context.Context, what, asker string, requests map[string]json.RawMessage) *RequestError {
-	c, ok := ClientFrom(ctx).(roundsClient)
-	if !ok || !c.Modern() {
-		return nil
-	}
+//
+// Undeclared: a 2026-07-28 client is asked only what the
+// clientCapabilities of its request (what: a call, a prompts/get, whose
+// asker asks) declare: an elicitation (of the mode asked), sampling,
+// roots (basic/patterns/mrtr: the requests a server may put in
+// inputRequests are the client's declared features); a tool, or the
+// upstream it relays, that asks anyway would hand the client an
+// input_required it cannot answer. The refusal is -32021 (missing
+// required client capability), with requiredCapabilities, as a request
+// that needs a capability the client did not declare. Other callers
+// (2025-era sessions, where mcp-go asks with server-to-client requests
+// that check the session's capabilities; calls without an MCP client)
+// are not checked here. The round stage checks the rounds of calls,
+// promptInputRequired those of prompts/get.
+func checkAsks(ctx context.Context, what, asker string, requests map[string]json.RawMessage) (reqs mcp.InputRequests, why string, refusal *RequestError) {
+	c, modern := ClientFrom(ctx).(roundsClient)
+	modern = modern && c.Modern()
 	var caps mcp.ClientCapabilities
-	_ = json.Unmarshal(c.Capabilities(), &caps)
+	if modern {
+		caps, _ = capabilitiesOf(c)
+	}
+	reqs = make(mcp.InputRequests, len(requests))
 	need := map[string]map[string]any{}
 	var asks []string
 	for _, id := range slices.Sorted(maps.Keys(requests)) {
-		var r struct {
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
-		_ = json.Unmarshal(requests[id], &r)
-		switch r.Method {
-		case MethodElicitation:
-			var p struct {
-				Mode string `json:"mode"`
+		var r mcp.InputRequest
+		err := json.Unmarshal(requests[id], &r)
+		if err != nil && r.Method == "" {
+			// The request is no object with a string method; but for a
+			// "method" of another type beside a string one, no method
+			// decodes either way: name the one a lenient decode finds.
+			var head struct {
+				Method mcp.MCPMethod `json:"method"`
 			}
-			_ = json.Unmarshal(r.Params, &p)
-			if !elicitModeDeclared(caps, p.Mode) {
+			_ = json.Unmarshal(requests[id], &head)
+			r.Method = head.Method
+		}
+		method := string(r.Method)
+		switch {
+		case method != MethodElicitation && method != MethodSampling && method != string(mcp.MethodListRoots):
+			return nil, fmt.Sprintf("the round asks input request %q (%s): not a request a client can be asked in a round (only %s, %s, %s)",
+				id, method, MethodElicitation, MethodSampling, mcp.MethodListRoots), nil
+		case err != nil:
+			return nil, fmt.Sprintf("the round asks input request %q (%s), which does not decode: %v", id, method, err), nil
+		}
+		reqs[id] = r
+		if !modern {
+			continue
+		}
+		switch method {
+		case MethodElicitation:
+			if !elicitModeDeclared(caps, r.Elicitation.Mode) {
 				mode := mcp.ElicitationModeForm
-				if p.Mode == mcp.ElicitationModeURL {
+				if r.Elicitation.Mode == mcp.ElicitationModeURL {
 					mode = mcp.ElicitationModeURL
 				}
 				if need["elicitation"] == nil {
 					need["elicitation"] = map[string]any{}
 				}
 				need["elicitation"][mode] = struct{}{}
-				asks = append(asks, fmt.Sprintf("%q (%s, %s mode)", id, r.Method, mode))
+				asks = append(asks, fmt.Sprintf("%q (%s, %s mode)", id, method, mode))
 			}
 		case MethodSampling:
 			if caps.Sampling == nil {
 				need["sampling"] = map[string]any{}
-				asks = append(asks, fmt.Sprintf("%q (%s)", id, r.Method))
+				asks = append(asks, fmt.Sprintf("%q (%s)", id, method))
 			}
 		case string(mcp.MethodListRoots):
 			if caps.Roots == nil {
 				need["roots"] = map[string]any{}
-				asks = append(asks, fmt.Sprintf("%q (%s)", id, r.Method))
+				asks = append(asks, fmt.Sprintf("%q (%s)", id, method))
 			}
 		}
 	}
 	if len(need) == 0 {
-		return nil
+		return reqs, "", nil
 	}
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": need})
-	return &RequestError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Data: data, Message: fmt.Sprintf(
+	needed, _ := json.Marshal(need)
+	data, _ := json.Marshal(map[string]json.RawMessage{"requiredCapabilities": needed})
+	return nil, "", &RequestError{Code: mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, Data: data, Message: fmt.Sprintf(
 		"%s: %s asks the client %s, which the request's clientCapabilities do not declare; declare %s to be asked",
-		what, asker, strings.Join(asks, ", "), strings.TrimSuffix(strings.TrimPrefix(string(data), `{"requiredCapabilities":`), "}"))}
+		what, asker, strings.Join(asks, ", "), needed)}
 }
 
 // openRound opens the state the repeat of bind (a call, or a prompts/get)
@@ -273,23 +275,20 @@ func (m *MCPServer) promptRound(ctx context.Context, name string, req mcp.GetPro
 
 // promptInputRequired answers a prompts/get round that asks the client
 // of ctx: resultType input_required with the requests and the sealed
-// state. A round that asks what no client can be asked (unaskable), or
-// a 2026-07-28 client what its request did not declare (undeclaredAsks),
-// is refused and recorded so, as a call's is.
+// state. A round that asks what no client can be asked, or a 2026-07-28
+// client what its request did not declare (checkAsks), is refused and
+// recorded so, as a call's is.
 func (m *MCPServer) promptInputRequired(ctx context.Context, bind *Call, res *PromptResult) (*mcp.GetPromptResult, error) {
 	name := strings.TrimPrefix(bind.Name, "prompt ")
 	record := m.opts.Pipeline.promptRecorder(name, bind)
-	if why := unaskable(res.InputRequests); why != "" {
+	reqs, why, refusal := checkAsks(ctx, "prompt "+strconv.Quote(name), "the prompt", res.InputRequests)
+	if why != "" {
 		record("relay.input_required", map[string]any{"status": "refused", "error": why})
 		return nil, &RequestError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("prompt %q: %s", name, why)}
 	}
-	if refusal := undeclaredAsks(ctx, "prompt "+strconv.Quote(name), "the prompt", res.InputRequests); refusal != nil {
+	if refusal != nil {
 		record("relay.input_required", map[string]any{"status": "refused", "error": refusal.Message})
 		return nil, refusal
-	}
-	reqs, err := inputRequests(res.InputRequests)
-	if err != nil {
-		return nil, fmt.Errorf("prompt %q: %w", name, err)
 	}
 	state := m.opts.Pipeline.sealRound(bind, res.RequestState, res.InputRequests, record)
 	return &mcp.GetPromptResult{
@@ -299,7 +298,8 @@ func (m *MCPServer) promptInputRequired(ctx context.Context, bind *Call, res *Pr
 	}, nil
 }
 
-// inputRequests decodes a round's raw requests for the wire.
+// inputRequests decodes a round's raw requests for the wire (a call's
+// round, which the round stage checked: checkAsks).
 func inputRequests(raw map[string]json.RawMessage) (mcp.InputRequests, error) {
 	reqs := make(mcp.InputRequests, len(raw))
 	for id, b := range raw {
