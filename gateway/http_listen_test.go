@@ -157,16 +157,6 @@ func TestListenResourceSubscriptions(t *testing.T) {
 		}
 		return ""
 	}
-	eventually := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
 	ctxA, cancelA := context.WithCancel(context.Background())
 	defer cancelA()
 	ctxB, cancelB := context.WithCancel(context.Background())
@@ -204,7 +194,7 @@ func TestListenResourceSubscriptions(t *testing.T) {
 		t.Errorf("one of two streams ended: source count %d, want 1", n)
 	}
 	cancelB()
-	eventually("the source to be unsubscribed", func() bool { return src.count("fake://watched") == 0 })
+	eventually(t, "the source to be unsubscribed", func() bool { return src.count("fake://watched") == 0 })
 
 	ctxD, cancelD := context.WithCancel(context.Background())
 	defer cancelD()

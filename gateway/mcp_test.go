@@ -21,6 +21,19 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
+// eventually waits up to 5s for cond, failing t, naming what it waited
+// for, if it does not come.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func fullResult() *Result {
 	size := int64(5)
 	text := "embedded"
@@ -472,17 +485,7 @@ func TestResourceSubscriptions(t *testing.T) {
 	}
 
 	src.listener("fake://watched", map[string]any{"uri": "fake://watched", "title": "W"})
-	eventually := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	eventually("updates for a and b", func() bool {
+	eventually(t, "updates for a and b", func() bool {
 		return len(updatesOf(aGot())) == 1 && len(updatesOf(bGot())) == 1
 	})
 	time.Sleep(100 * time.Millisecond)
@@ -497,13 +500,13 @@ func TestResourceSubscriptions(t *testing.T) {
 		t.Errorf("after one of two unsubscribed: source count %d, want 1", n)
 	}
 	src.listener("fake://watched", map[string]any{"uri": "fake://watched"})
-	eventually("b's second update", func() bool { return len(updatesOf(bGot())) == 2 })
+	eventually(t, "b's second update", func() bool { return len(updatesOf(bGot())) == 2 })
 	if u := updatesOf(aGot()); len(u) != 1 {
 		t.Errorf("a got updates after unsubscribing: %v", u)
 	}
 	// The last session ends: the source is unsubscribed.
 	_ = b.Close()
-	eventually("the source to be unsubscribed", func() bool { return src.count("fake://watched") == 0 })
+	eventually(t, "the source to be unsubscribed", func() bool { return src.count("fake://watched") == 0 })
 
 	src.mu.Lock()
 	src.refuse = true
@@ -1109,21 +1112,11 @@ func TestSubscriptionFollowsItsResource(t *testing.T) {
 	if err := a.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
 	// The reload: the old source goes; until its replacement serves the
 	// URI (an upstream connecting), the subscription waits, holding no
 	// reference to the source that left.
 	m.RemoveResourceSource(before)
-	eventually("the old source to be unsubscribed", func() bool { return before.count(uri) == 0 })
+	eventually(t, "the old source to be unsubscribed", func() bool { return before.count(uri) == 0 })
 	m.subMu.Lock()
 	st := m.subs[uri]
 	held, kept := st != nil && st.src != nil, st != nil && len(st.sessions) == 1
@@ -1133,12 +1126,12 @@ func TestSubscriptionFollowsItsResource(t *testing.T) {
 	}
 	after := &fakeSource{subs: map[string]int{}}
 	m.AddResourceSource(after)
-	eventually("the new source to be subscribed", func() bool { return after.count(uri) == 1 })
-	eventually("the client to be told the resource may have changed", func() bool { return len(updatesOf(aGot())) == 1 })
+	eventually(t, "the new source to be subscribed", func() bool { return after.count(uri) == 1 })
+	eventually(t, "the client to be told the resource may have changed", func() bool { return len(updatesOf(aGot())) == 1 })
 
 	before.listener(uri, map[string]any{"uri": uri}) // a retired source's late update
 	after.listener(uri, map[string]any{"uri": uri})
-	eventually("the new source's update", func() bool { return len(updatesOf(aGot())) >= 2 })
+	eventually(t, "the new source's update", func() bool { return len(updatesOf(aGot())) >= 2 })
 	time.Sleep(100 * time.Millisecond)
 	if u := updatesOf(aGot()); len(u) != 2 {
 		t.Errorf("updates %v, want the rebinding's and the new source's only", u)

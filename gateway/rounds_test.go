@@ -27,6 +27,51 @@ func (l *roundEvents) Event(typ string, fields map[string]any) {
 	l.events = append(l.events, fields)
 }
 
+// catalogOf is a catalog of one toolset, named name, of the tools.
+func catalogOf(name string, tools ...*Tool) *Catalog {
+	ts, _ := NewToolset(name, tools...)
+	cat := NewCatalog(nil)
+	_ = cat.Add(context.Background(), ts)
+	return cat
+}
+
+// heldExchanges is how many exchanges p holds.
+func heldExchanges(p *Pipeline) int {
+	p.exchanges.mu.Lock()
+	defer p.exchanges.mu.Unlock()
+	return len(p.exchanges.m)
+}
+
+// askDeclaring sends m a request (method, with params, the fields before
+// its _meta) of a 2026-07-28 client that declared caps with it, and fails
+// t, naming what (the tool or prompt), unless the round is asked when
+// missing is "", or refused with -32021 requiring missing when it is not.
+func askDeclaring(t *testing.T, m *MCPServer, id int, method, params, what, caps, missing string) {
+	t.Helper()
+	req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s,"_meta":{`+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},`+
+		`"io.modelcontextprotocol/clientCapabilities":%s}}}`, id, method, params, caps)
+	b, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(req)))
+	var resp struct {
+		Result struct {
+			ResultType string `json:"resultType"`
+		} `json:"result"`
+		Error struct {
+			Code int `json:"code"`
+			Data struct {
+				Required json.RawMessage `json:"requiredCapabilities"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(b, &resp)
+	switch {
+	case missing == "" && resp.Result.ResultType != "input_required":
+		t.Errorf("%s, client declared %s: answered %s; want the round asked", what, caps, b)
+	case missing != "" && (resp.Error.Code != -32021 || !jsonEqual(resp.Error.Data.Required, []byte(missing))):
+		t.Errorf("%s, client declared %s: answered %s; want -32021 requiring %s", what, caps, b, missing)
+	}
+}
+
 // askingTool is a tool that asks in rounds, as an upstream of 2026-07-28
 // does: with no answer it ends input-required with its own state "s1";
 // answered with that state it ends input-required again with "s2"; with
@@ -56,9 +101,7 @@ func (a *askingTool) handler(ctx context.Context, _ map[string]any) (*Result, er
 func TestRoundStage(t *testing.T) {
 	at := &askingTool{}
 	tl, _ := NewDynamicTool(ToolDef{Name: "ask", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer"}}}`)}, at.handler)
-	ts, _ := NewToolset("up", tl)
-	cat := NewCatalog(nil)
-	_ = cat.Add(context.Background(), ts)
+	cat := catalogOf("up", tl)
 	log := &roundEvents{}
 	p := NewPipeline(&Options{Tools: cat, Recorder: log})
 	answer := map[string]json.RawMessage{"name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}
@@ -131,9 +174,7 @@ func TestRoundStage(t *testing.T) {
 func TestRoundAfterApproval(t *testing.T) {
 	at := &askingTool{}
 	tl, _ := NewDynamicTool(ToolDef{Name: "ask"}, at.handler)
-	ts, _ := NewToolset("up", tl)
-	cat := NewCatalog(nil)
-	_ = cat.Add(context.Background(), ts)
+	cat := catalogOf("up", tl)
 	ask := PolicyFunc(func(context.Context, *Tool) Decision {
 		return Decision{Ask: true, Layer: "config", Rule: "policy.approval.tools:ask"}
 	})
@@ -199,9 +240,7 @@ func TestExchangeAsksInRounds(t *testing.T) {
 		}
 		return OkText(string(name) + " " + string(reply)), nil
 	})
-	ts, _ := NewToolset("t", tl)
-	cat := NewCatalog(nil)
-	_ = cat.Add(context.Background(), ts)
+	cat := catalogOf("t", tl)
 	log := &roundEvents{}
 	p := NewPipeline(&Options{Tools: cat, Recorder: log})
 	ctx := WithClient(context.Background(), roundsOnlyClient{})
@@ -256,9 +295,7 @@ func TestExchangeArtifactsInTheLastRoundsRecord(t *testing.T) {
 		}
 		return OkText(strings.Repeat("x\n", 10000)), nil
 	})
-	ts, _ := NewToolset("t", tl)
-	cat := NewCatalog(nil)
-	_ = cat.Add(context.Background(), ts)
+	cat := catalogOf("t", tl)
 	rec := &artifactLines{arts: map[string][]Artifact{}}
 	store := &memArtifacts{}
 	p := NewPipeline(&Options{Tools: cat, Recorder: rec, Artifacts: store, MaxOutputBytes: 1024})
@@ -291,9 +328,7 @@ func TestExchangeEndsAtTheDeadline(t *testing.T) {
 			_, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{}`))
 			return nil, err
 		})
-		ts, _ := NewToolset("t", slow)
-		cat := NewCatalog(nil)
-		_ = cat.Add(context.Background(), ts)
+		cat := catalogOf("t", slow)
 		p := NewPipeline(&Options{Tools: cat})
 		ctx := WithClient(context.Background(), roundsOnlyClient{})
 		s1 := p.Call(ctx, &Call{Name: "slow", Identity: "local"})
@@ -302,9 +337,7 @@ func TestExchangeEndsAtTheDeadline(t *testing.T) {
 		}
 		time.Sleep(time.Minute + time.Second)
 		synctest.Wait()
-		p.exchanges.mu.Lock()
-		held := len(p.exchanges.m)
-		p.exchanges.mu.Unlock()
+		held := heldExchanges(p)
 		if held != 0 {
 			t.Fatalf("%d exchanges held after the call's deadline", held)
 		}
@@ -323,9 +356,7 @@ func TestRequestErrorOnTheWire(t *testing.T) {
 	tl, _ := NewDynamicTool(ToolDef{Name: "needs"}, func(context.Context, map[string]any) (*Result, error) {
 		return RequestErrorResult(&RequestError{Code: -32021, Message: "sampling is required", Data: json.RawMessage(`{"requiredCapabilities":{"sampling":{}}}`)}), nil
 	})
-	ts, _ := NewToolset("t", tl)
-	cat := NewCatalog(nil)
-	_ = cat.Add(context.Background(), ts)
+	cat := catalogOf("t", tl)
 	rec := newMemRecorder()
 	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: rec})})
 	for _, c := range []struct{ req, want string }{
@@ -375,9 +406,7 @@ func TestExchangeProgressFollowsTheRound(t *testing.T) {
 		ReportProgress(ctx, Progress{Progress: 2})
 		return OkText("done"), nil
 	})
-	ts, _ := NewToolset("t", tl)
-	cat := NewCatalog(nil)
-	_ = cat.Add(context.Background(), ts)
+	cat := catalogOf("t", tl)
 	p := NewPipeline(&Options{Tools: cat})
 	round := func(state string, answers map[string]json.RawMessage) (*Result, []float64) {
 		log := &progressLog{}
@@ -419,9 +448,7 @@ func TestExchangeElicitationModeDeclared(t *testing.T) {
 		}
 		return OkText("asked"), nil
 	})
-	ts, _ := NewToolset("t", tl)
-	cat := NewCatalog(nil)
-	_ = cat.Add(context.Background(), ts)
+	cat := catalogOf("t", tl)
 	p := NewPipeline(&Options{Tools: cat})
 	ctx := WithClient(context.Background(), formOnlyClient{})
 	r := p.Call(ctx, &Call{Name: "visit", Identity: "local"})
@@ -456,9 +483,7 @@ func TestRoundAsksOnlyWhatTheClientDeclared(t *testing.T) {
 		tl, _ := NewDynamicTool(ToolDef{Name: name}, ask(reqs))
 		tools = append(tools, tl)
 	}
-	ts, _ := NewToolset("t", tools...)
-	cat := NewCatalog(nil)
-	_ = cat.Add(context.Background(), ts)
+	cat := catalogOf("t", tools...)
 	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat})})
 	for i, c := range []struct {
 		tool, caps string
@@ -477,28 +502,7 @@ func TestRoundAsksOnlyWhatTheClientDeclared(t *testing.T) {
 		{"roots", `{"roots":{}}`, ``},
 		{"both", `{"elicitation":{"form":{}},"sampling":{}}`, ``},
 	} {
-		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{},"_meta":{`+
-			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},`+
-			`"io.modelcontextprotocol/clientCapabilities":%s}}}`, i+1, c.tool, c.caps)
-		b, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(req)))
-		var resp struct {
-			Result struct {
-				ResultType string `json:"resultType"`
-			} `json:"result"`
-			Error struct {
-				Code int `json:"code"`
-				Data struct {
-					Required json.RawMessage `json:"requiredCapabilities"`
-				} `json:"data"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(b, &resp)
-		switch {
-		case c.missing == "" && resp.Result.ResultType != "input_required":
-			t.Errorf("%s, client declared %s: answered %s; want the round asked", c.tool, c.caps, b)
-		case c.missing != "" && (resp.Error.Code != -32021 || !jsonEqual(resp.Error.Data.Required, []byte(c.missing))):
-			t.Errorf("%s, client declared %s: answered %s; want -32021 requiring %s", c.tool, c.caps, b, c.missing)
-		}
+		askDeclaring(t, m, i+1, "tools/call", fmt.Sprintf(`"name":%q,"arguments":{}`, c.tool), c.tool, c.caps, c.missing)
 	}
 }
 
@@ -543,28 +547,7 @@ func TestPromptRoundAsksOnlyWhatTheClientDeclared(t *testing.T) {
 		{"roots", `{"roots":{}}`, ``},
 		{"url", `{"elicitation":{"url":{}}}`, ``},
 	} {
-		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"prompts/get","params":{"name":%q,"_meta":{`+
-			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},`+
-			`"io.modelcontextprotocol/clientCapabilities":%s}}}`, i+1, c.prompt, c.caps)
-		b, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(req)))
-		var resp struct {
-			Result struct {
-				ResultType string `json:"resultType"`
-			} `json:"result"`
-			Error struct {
-				Code int `json:"code"`
-				Data struct {
-					Required json.RawMessage `json:"requiredCapabilities"`
-				} `json:"data"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(b, &resp)
-		switch {
-		case c.missing == "" && resp.Result.ResultType != "input_required":
-			t.Errorf("prompt %s, client declared %s: answered %s; want the round asked", c.prompt, c.caps, b)
-		case c.missing != "" && (resp.Error.Code != -32021 || !jsonEqual(resp.Error.Data.Required, []byte(c.missing))):
-			t.Errorf("prompt %s, client declared %s: answered %s; want -32021 requiring %s", c.prompt, c.caps, b, c.missing)
-		}
+		askDeclaring(t, m, i+1, "prompts/get", fmt.Sprintf(`"name":%q`, c.prompt), "prompt "+c.prompt, c.caps, c.missing)
 	}
 	var got []string
 	log.mu.Lock()
@@ -594,9 +577,7 @@ func TestRoundAsksOnlyKnownRequests(t *testing.T) {
 		_ = json.Unmarshal([]byte(other), &in)
 		return InputRequiredResult(in, "s1", "asks"), nil
 	})
-	ts, _ := NewToolset("t", tl)
-	cat := NewCatalog(nil)
-	_ = cat.Add(context.Background(), ts)
+	cat := catalogOf("t", tl)
 	log := &roundEvents{}
 	f := &taskExtServer{rec: log, m: NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat,
 		Pipeline: NewPipeline(&Options{Tools: cat, Recorder: log, CallTimeout: 20 * time.Second})})}
@@ -685,9 +666,7 @@ func TestWithdrawnQuestionInARound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				withdraw := make(chan struct{})
-				ts, _ := NewToolset("t", withdrawingTool(t, withdraw, tc.again))
-				cat := NewCatalog(nil)
-				_ = cat.Add(context.Background(), ts)
+				cat := catalogOf("t", withdrawingTool(t, withdraw, tc.again))
 				p := NewPipeline(&Options{Tools: cat, CallTimeout: time.Minute})
 				ctx := WithClient(context.Background(), roundsOnlyClient{})
 				r1 := p.Call(ctx, &Call{Name: "withdraws", Identity: "local"})
@@ -713,9 +692,7 @@ func TestWithdrawnQuestionInARound(t *testing.T) {
 						t.Fatalf("round 3: kind %q %q; want the tool's result", r3.Kind, r3.Message)
 					}
 				}
-				p.exchanges.mu.Lock()
-				held := len(p.exchanges.m)
-				p.exchanges.mu.Unlock()
+				held := heldExchanges(p)
 				if held != 0 {
 					t.Errorf("%d exchanges held after the call ended", held)
 				}
@@ -759,9 +736,7 @@ func TestExchangeToolEndsAsTheRepeatTakesIt(t *testing.T) {
 			<-end
 			return OkText("ended"), nil
 		})
-		ts, _ := NewToolset("t", tl)
-		cat := NewCatalog(nil)
-		_ = cat.Add(context.Background(), ts)
+		cat := catalogOf("t", tl)
 		p := NewPipeline(&Options{Tools: cat, CallTimeout: time.Hour})
 		ctx := WithClient(context.Background(), roundsOnlyClient{})
 		defer close(quit)
@@ -783,9 +758,7 @@ func TestExchangeToolEndsAsTheRepeatTakesIt(t *testing.T) {
 		}
 		time.Sleep(RoundTTL + time.Minute)
 		synctest.Wait()
-		p.exchanges.mu.Lock()
-		held := len(p.exchanges.m)
-		p.exchanges.mu.Unlock()
+		held := heldExchanges(p)
 		if held != 0 {
 			t.Errorf("%d exchanges held past the round's expiry", held)
 		}
@@ -798,9 +771,7 @@ func TestExchangeToolEndsAsTheRepeatTakesIt(t *testing.T) {
 func TestExchangeKeptUntilTheRoundExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		withdraw := make(chan struct{})
-		ts, _ := NewToolset("t", withdrawingTool(t, withdraw, false))
-		cat := NewCatalog(nil)
-		_ = cat.Add(context.Background(), ts)
+		cat := catalogOf("t", withdrawingTool(t, withdraw, false))
 		p := NewPipeline(&Options{Tools: cat, CallTimeout: 2 * RoundTTL})
 		ctx := WithClient(context.Background(), roundsOnlyClient{})
 		if r1 := p.Call(ctx, &Call{Name: "withdraws", Identity: "local"}); r1.Kind != KindInputRequired {
@@ -809,17 +780,12 @@ func TestExchangeKeptUntilTheRoundExpires(t *testing.T) {
 		time.Sleep(RoundTTL * 2 / 3)
 		close(withdraw)
 		synctest.Wait()
-		held := func() int {
-			p.exchanges.mu.Lock()
-			defer p.exchanges.mu.Unlock()
-			return len(p.exchanges.m)
-		}
-		if n := held(); n != 1 {
+		if n := heldExchanges(p); n != 1 {
 			t.Fatalf("%d exchanges held once the tool ended; want its result kept", n)
 		}
 		time.Sleep(RoundTTL/3 + time.Second)
 		synctest.Wait()
-		if n := held(); n != 0 {
+		if n := heldExchanges(p); n != 0 {
 			t.Errorf("%d exchanges held past the round's expiry", n)
 		}
 	})
@@ -842,9 +808,7 @@ func TestExchangeKeptBounded(t *testing.T) {
 			time.Sleep(time.Millisecond) // the round ends with the question; then the tool ends by itself
 			return OkText("kept"), nil
 		})
-		ts, _ := NewToolset("t", tl)
-		cat := NewCatalog(nil)
-		_ = cat.Add(context.Background(), ts)
+		cat := catalogOf("t", tl)
 		p := NewPipeline(&Options{Tools: cat, CallTimeout: time.Hour})
 		ctx := WithClient(context.Background(), roundsOnlyClient{})
 		defer close(quit)
@@ -858,9 +822,7 @@ func TestExchangeKeptBounded(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 			synctest.Wait()
 		}
-		p.exchanges.mu.Lock()
-		held := len(p.exchanges.m)
-		p.exchanges.mu.Unlock()
+		held := heldExchanges(p)
 		if held != maxKeptExchanges {
 			t.Errorf("%d exchanges held; want %d", held, maxKeptExchanges)
 		}
@@ -885,18 +847,14 @@ func TestExchangeRefusedRoundEndsIt(t *testing.T) {
 			ended <- err
 			return nil, err
 		})
-		ts, _ := NewToolset("t", tl)
-		cat := NewCatalog(nil)
-		_ = cat.Add(context.Background(), ts)
+		cat := catalogOf("t", tl)
 		p := NewPipeline(&Options{Tools: cat, CallTimeout: time.Hour})
 		ctx := WithClient(context.Background(), roundsOnlyClient{})
 		if r := p.Call(ctx, &Call{Name: "bad", Identity: "local"}); r.Kind != KindRuntime || !strings.Contains(r.Message, "does not decode") {
 			t.Fatalf("kind %q %q; want a runtime error saying the request does not decode", r.Kind, r.Message)
 		}
 		synctest.Wait()
-		p.exchanges.mu.Lock()
-		held := len(p.exchanges.m)
-		p.exchanges.mu.Unlock()
+		held := heldExchanges(p)
 		if held != 0 {
 			t.Errorf("%d exchanges held after the round was refused", held)
 		}
