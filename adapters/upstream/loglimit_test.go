@@ -41,15 +41,22 @@ func (h *countHandler) counts() (int, int64) {
 	return h.lines, h.dropped
 }
 
+// flooded is a limiter over a new countHandler that was just written an
+// instant burst of 1000 lines.
+func flooded() (*countHandler, *logLimiter) {
+	h := &countHandler{}
+	l := newLogLimiter(slog.New(h))
+	for range 1000 {
+		l.Log(slog.LevelInfo, "x")
+	}
+	return h, l
+}
+
 // TestLogLimiterRate: a burst passes, then 50 lines a second; what is
 // dropped is reported every 10 s and on Flush, and adds up.
 func TestLogLimiterRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &countHandler{}
-		l := newLogLimiter(slog.New(h))
-		for range 1000 {
-			l.Log(slog.LevelInfo, "x")
-		}
+		h, l := flooded()
 		if lines, _ := h.counts(); lines != logBurst {
 			t.Errorf("%d lines of an instant burst of 1000 logged, want %d", lines, logBurst)
 		}
@@ -76,11 +83,7 @@ func TestLogLimiterRate(t *testing.T) {
 // stops.
 func TestLogLimiterReportsAfterFlood(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := &countHandler{}
-		l := newLogLimiter(slog.New(h))
-		for range 1000 {
-			l.Log(slog.LevelInfo, "x")
-		}
+		h, _ := flooded()
 		time.Sleep(logReportEvery + time.Second)
 		if lines, dropped := h.counts(); lines+int(dropped) != 1000 {
 			t.Errorf("%d s after a flood of 1000 lines that ended: logged %d, reported dropped %d (want %d dropped reported)",

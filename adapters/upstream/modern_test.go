@@ -57,6 +57,24 @@ func TestModernOnlyUpstream(t *testing.T) {
 	}
 }
 
+// serveHTTP serves m over streamable HTTP until the test ends, and gives
+// a client's transport to it.
+func serveHTTP(t *testing.T, m *gateway.MCPServer) *transport.StreamableHTTP {
+	t.Helper()
+	h, shutdown := m.HTTPHandler(gateway.HTTPOptions{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		_ = shutdown(context.Background())
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	tr, err := transport.NewStreamableHTTP(ts.URL+"/mcp", transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
 type elicitAnswer string
 
 func (a elicitAnswer) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
@@ -70,18 +88,7 @@ func TestModernOnlyUpstreamBridgedTo2025Client(t *testing.T) {
 	u := start(t, stdio2026Config(t, "m"), nil, true)
 	g := newGW(t, u)
 	m := gateway.NewMCPServer(&gateway.MCPOptions{Name: "toolgate", Version: "test", Catalog: g.cat, Pipeline: g.pipe})
-	h, shutdown := m.HTTPHandler(gateway.HTTPOptions{})
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		_ = shutdown(context.Background())
-		ts.CloseClientConnections()
-		ts.Close()
-	})
-	tr, err := transport.NewStreamableHTTP(ts.URL+"/mcp", transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION), client.WithElicitationHandler(elicitAnswer("Ada")))
+	c := client.NewClient(serveHTTP(t, m), client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION), client.WithElicitationHandler(elicitAnswer("Ada")))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := c.Start(ctx); err != nil {

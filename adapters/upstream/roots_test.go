@@ -3,8 +3,6 @@ package upstream
 import (
 	"context"
 	"io"
-	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -54,18 +52,7 @@ func servedClientOver(t *testing.T, u *Upstream, version string, stdio bool) (*c
 		})
 		tr = transport.NewIO(outR, inW, io.NopCloser(strings.NewReader("")))
 	} else {
-		h, shutdown := m.HTTPHandler(gateway.HTTPOptions{})
-		ts := httptest.NewServer(h)
-		t.Cleanup(func() {
-			_ = shutdown(context.Background())
-			ts.CloseClientConnections()
-			ts.Close()
-		})
-		htr, err := transport.NewStreamableHTTP(ts.URL+"/mcp", transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr = htr
+		tr = serveHTTP(t, m)
 	}
 	c := client.NewClient(tr, client.WithProtocolVersion(version), client.WithRootsHandler(secretRoots{}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
