@@ -238,18 +238,7 @@ func TestImportLiteralDollar(t *testing.T) {
 			if err := upstream.ValidateAll(res.Upstreams); err != nil {
 				t.Fatalf("env %q: %v", res.Upstreams[0].Env, err)
 			}
-			u, err := upstream.New(res.Upstreams[0], nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			u.Start(context.Background())
-			defer u.Close()
-			var got []byte
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-				if got, err = os.ReadFile(out); err == nil {
-					break
-				}
-			}
+			got, err := startUntilWritten(t, res.Upstreams[0], out)
 			if err != nil || string(got) != c.want {
 				t.Errorf("the child got PASS=%q (%v) from %q; the client gives it %q", got, err, res.Upstreams[0].Env["PASS"], c.want)
 			}
@@ -747,18 +736,7 @@ func TestImportProjectRelativeStarts(t *testing.T) {
 	if err := upstream.ValidateAll(res.Upstreams); err != nil {
 		t.Fatal(err)
 	}
-	u, err := upstream.New(res.Upstreams[0], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Start(context.Background())
-	defer u.Close()
-	var got []byte
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if got, err = os.ReadFile(out); err == nil {
-			break
-		}
-	}
+	got, err := startUntilWritten(t, res.Upstreams[0], out)
 	want, _ := filepath.EvalSymlinks(filepath.Join(proj, "tools"))
 	if gotDir, _ := filepath.EvalSymlinks(strings.TrimSpace(string(got))); err != nil || gotDir != want {
 		t.Errorf("the server ran in %q (%v), want %s", got, err, want)
@@ -1024,4 +1002,24 @@ func TestImportURLTransport(t *testing.T) {
 			t.Errorf("%s %s: printed %s; want transport %q", tc.format, tc.entry, y, tc.want)
 		}
 	}
+}
+
+// startUntilWritten starts an upstream of cfg, whose child writes the file
+// out, stopping it when the test ends, and waits up to 10 s for out: it
+// gives what out holds, or the error of the last try to read it.
+func startUntilWritten(t *testing.T, cfg upstream.Config, out string) ([]byte, error) {
+	t.Helper()
+	u, err := upstream.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Start(context.Background())
+	t.Cleanup(func() { _ = u.Close() })
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got, err = os.ReadFile(out); err == nil {
+			break
+		}
+	}
+	return got, err
 }
