@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // reviewerUIEnv: a definition-only tool (ask_reviewer) that also needs the
@@ -50,6 +51,45 @@ func signIn(t *testing.T, ctx context.Context, base string) {
 	}
 }
 
+// signedIn starts e's gateway over HTTP, connects a client of era to it
+// and signs in on its operator page in the browser ctx.
+func signedIn(t *testing.T, ctx context.Context, e *Env, era string) (*Server, *mcp.ClientSession) {
+	t.Helper()
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era, nil)
+	signIn(t, ctx, s.Admin)
+	return s, cs
+}
+
+// clientGets waits up to 30 s for the client's answer on res, and fails t
+// unless it comes, is not an error, and its text is one ok accepts.
+func clientGets(t *testing.T, res <-chan *mcp.CallToolResult, ok func(text string) bool) {
+	t.Helper()
+	select {
+	case r := <-res:
+		if r.IsError || !ok(textOf(r)) {
+			t.Errorf("the client got %q (error %v)", textOf(r), r.IsError)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client got no answer")
+	}
+}
+
+// noPageProblems fails t if the page had script or CSP errors, leaving
+// out those that contain expected (when it is not "").
+func noPageProblems(t *testing.T, problems func() []string, expected string) {
+	t.Helper()
+	var other []string
+	for _, p := range problems() {
+		if expected == "" || !strings.Contains(p, expected) {
+			other = append(other, p)
+		}
+	}
+	if len(other) > 0 {
+		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(other, "\n"))
+	}
+}
+
 // pageEval evaluates a script on the page.
 func pageEval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
@@ -75,10 +115,7 @@ func TestOperatorPageSameCallWaitsAgain(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
 	e := reviewerUIEnv(t)
-	s := e.StartHTTP(t)
-	base := s.Admin
-	cs := s.Connect(t, era2025, nil)
-	signIn(t, ctx, base)
+	_, cs := signedIn(t, ctx, e, era2025)
 
 	res := asyncCall(t, cs, "ask_reviewer", map[string]any{"release": "v1.2"})
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#pending tr.kind-approval button[value=allow_once]`))); err != nil {
@@ -102,17 +139,8 @@ func TestOperatorPageSameCallWaitsAgain(t *testing.T) {
 		t.Fatalf("the call waits for its output, but its row shows %d approval buttons and %d output boxes", buttons, boxes)
 	}
 	pageDo(t, ctx, `const b = document.querySelector('#pending tr[data-id="`+id+`"] textarea'); b.value = '{"verdict":"approve"}'; b.form.requestSubmit()`)
-	select {
-	case r := <-res:
-		if r.IsError || !strings.Contains(textOf(r), `"verdict":"approve"`) {
-			t.Errorf("the client got %q (error %v)", textOf(r), r.IsError)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the client got no answer")
-	}
-	if p := problems(); len(p) > 0 {
-		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(p, "\n"))
-	}
+	clientGets(t, res, func(text string) bool { return strings.Contains(text, `"verdict":"approve"`) })
+	noPageProblems(t, problems, "")
 }
 
 // TestOperatorPageKeepsTyping: a person types an output while the page
@@ -122,10 +150,7 @@ func TestOperatorPageKeepsTyping(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
 	e := reviewerUIEnv(t, set("policy.approval.tools", []string{"echo"}))
-	s := e.StartHTTP(t)
-	base := s.Admin
-	cs := s.Connect(t, era2025, nil)
-	signIn(t, ctx, base)
+	_, cs := signedIn(t, ctx, e, era2025)
 
 	res := asyncCall(t, cs, "ask_reviewer", map[string]any{"release": "v2"})
 	box := `#pending tr.kind-output textarea`
@@ -159,14 +184,7 @@ func TestOperatorPageKeepsTyping(t *testing.T) {
 		t.Fatalf("after the page updated, the text box holds %q (focused: %v)", value, focused)
 	}
 	pageDo(t, ctx, `document.querySelector("`+box+`").form.requestSubmit()`)
-	select {
-	case r := <-res:
-		if r.IsError || !strings.Contains(textOf(r), `"verdict":"approve"`) {
-			t.Errorf("the client got %q (error %v)", textOf(r), r.IsError)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the client got no answer")
-	}
+	clientGets(t, res, func(text string) bool { return strings.Contains(text, `"verdict":"approve"`) })
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#pending tr.kind-approval button[value=deny]`))); err != nil {
 		t.Fatal(err)
 	}
@@ -176,9 +194,7 @@ func TestOperatorPageKeepsTyping(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the denied call got no answer")
 	}
-	if p := problems(); len(p) > 0 {
-		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(p, "\n"))
-	}
+	noPageProblems(t, problems, "")
 }
 
 // TestOperatorPageGatewayRestarts: the gateway restarts under an open page.
@@ -189,10 +205,8 @@ func TestOperatorPageGatewayRestarts(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
 	e := reviewerUIEnv(t)
-	s := e.StartHTTP(t)
+	s, cs := signedIn(t, ctx, e, era2026) // its answer comes on the call's own stream (see TestWaitingCallsOnShutdown)
 	base := s.Admin
-	cs := s.Connect(t, era2026, nil) // its answer comes on the call's own stream (see TestWaitingCallsOnShutdown)
-	signIn(t, ctx, base)
 	res := asyncCall(t, cs, "ask_reviewer", map[string]any{"release": "v3"})
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#pending tr.kind-approval`))); err != nil {
 		t.Fatalf("the approval did not appear: %v", err)
@@ -232,10 +246,7 @@ func TestOperatorPageRefusedOutput(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
 	e := reviewerUIEnv(t, set("policy.approval.tools", []string{"echo"}))
-	s := e.StartHTTP(t)
-	base := s.Admin
-	cs := s.Connect(t, era2025, nil)
-	signIn(t, ctx, base)
+	_, cs := signedIn(t, ctx, e, era2025)
 
 	res := asyncCall(t, cs, "ask_reviewer", map[string]any{"release": "v4"})
 	box := `#pending tr.kind-output textarea`
@@ -267,23 +278,8 @@ func TestOperatorPageRefusedOutput(t *testing.T) {
 		t.Errorf("the reload sent the refused answer again: %d errors shown", n)
 	}
 	pageDo(t, ctx, `const b = document.querySelector("`+box+`"); b.value = '{"verdict":"reject"}'; b.form.requestSubmit()`)
-	select {
-	case r := <-res:
-		if r.IsError || !strings.Contains(textOf(r), `"verdict":"reject"`) {
-			t.Errorf("the client got %q (error %v)", textOf(r), r.IsError)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the client got no answer")
-	}
-	var other []string
-	for _, p := range problems() { // the refused answer's page is a 422, which the console notes
-		if !strings.Contains(p, "status of 422") {
-			other = append(other, p)
-		}
-	}
-	if len(other) > 0 {
-		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(other, "\n"))
-	}
+	clientGets(t, res, func(text string) bool { return strings.Contains(text, `"verdict":"reject"`) })
+	noPageProblems(t, problems, "status of 422") // the refused answer's page is a 422, which the console notes
 }
 
 // TestOperatorPageTextOutputLines: a plain-text output of several lines
@@ -295,24 +291,14 @@ func TestOperatorPageTextOutputLines(t *testing.T) {
 	e := reviewerUIEnv(t,
 		set("policy.approval.tools", []string{"echo"}),
 		set("definitions", []map[string]any{{"name": "ask_note", "description": "Ask for a note.", "timeout": "60s"}}))
-	s := e.StartHTTP(t)
-	base := s.Admin
-	cs := s.Connect(t, era2025, nil)
-	signIn(t, ctx, base)
+	_, cs := signedIn(t, ctx, e, era2025)
 	res := asyncCall(t, cs, "ask_note", map[string]any{})
 	box := `#pending tr.kind-output textarea`
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(box))); err != nil {
 		t.Fatal(err)
 	}
 	pageDo(t, ctx, `const b = document.querySelector("`+box+`"); b.value = "first line\nsecond line"; b.form.requestSubmit()`)
-	select {
-	case r := <-res:
-		if r.IsError || textOf(r) != "first line\nsecond line" {
-			t.Errorf("the client got %q (error %v)", textOf(r), r.IsError)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the client got no answer")
-	}
+	clientGets(t, res, func(text string) bool { return text == "first line\nsecond line" })
 }
 
 // TestOperatorPageErrorDismissed: an answer to a call that stopped waiting
@@ -322,9 +308,7 @@ func TestOperatorPageErrorDismissed(t *testing.T) {
 	t.Parallel()
 	ctx, problems := browser(t)
 	e := uiEnv(t)
-	s := e.StartHTTP(t)
-	cs := s.Connect(t, era2025, nil)
-	signIn(t, ctx, s.Admin)
+	_, cs := signedIn(t, ctx, e, era2025)
 
 	res := asyncCall(t, cs, "echo", map[string]any{"text": "hi"})
 	row := `#pending tr.kind-approval`
@@ -353,13 +337,5 @@ func TestOperatorPageErrorDismissed(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(css(top+` button.close`)), chromedp.WaitNotPresent(css(top))); err != nil {
 		t.Fatalf("dismissing the error: %v", err)
 	}
-	var other []string
-	for _, p := range problems() { // the refused answer's page is a 404, which the console notes
-		if !strings.Contains(p, "status of 404") {
-			other = append(other, p)
-		}
-	}
-	if len(other) > 0 {
-		t.Errorf("the page had script or CSP errors:\n%s", strings.Join(other, "\n"))
-	}
+	noPageProblems(t, problems, "status of 404") // the refused answer's page is a 404, which the console notes
 }
