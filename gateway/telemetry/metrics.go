@@ -124,7 +124,11 @@ func (m *Metrics) CallFinished(call *gateway.Call, res *gateway.Result, elapsed 
 	m.calls.WithLabelValues(tool, toolset, status, decision).Inc()
 	m.duration.WithLabelValues(toolset, status).Observe(elapsed.Seconds())
 	m.records.Inc()
-	if executionFailed[status] && toolset != "" {
+	// Only a call the policy let through reached the toolset: one
+	// cancelled while it waited for a person's approval (its decision a
+	// refusal, rule approval:cancelled) never ran there.
+	ran := call.Decision == nil || call.Decision.Allow
+	if executionFailed[status] && toolset != "" && ran {
 		key := [2]string{toolset, status}
 		n, ok := m.failed.Load(key)
 		if !ok {
