@@ -34,15 +34,23 @@ func (p *Pipeline) traceStage(next Handler) Handler {
 	}
 }
 
-// startSpan starts the span of a call.
+// startSpan starts the span of a call. Its name is the tool's until the
+// call turns out to name none ([endSpan]); the attribute holds at most
+// 256 bytes of the name, as [Pipeline.traceOutside]'s.
 func (p *Pipeline) startSpan(ctx context.Context, call *Call) (context.Context, trace.Span) {
 	return p.opts.Tracer.Start(ctx, "tools/call "+call.Name, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", call.Name)))
+		trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", Truncate(call.Name, 256))))
 }
 
-// endSpan sets the outcome of a call on its span and ends it.
+// endSpan sets the outcome of a call on its span and ends it. A call that
+// resolved to no tool (a name call_tool passed on, one outside the
+// caller's profile) named what its client chose: its span is "tools/call"
+// alone, so that span names stay few.
 func endSpan(span trace.Span, call *Call, res *Result) {
 	defer span.End()
+	if call.Tool == nil {
+		span.SetName("tools/call")
+	}
 	span.SetAttributes(
 		attribute.String("toolgate.call_id", call.ID),
 		attribute.String("toolgate.toolset", call.Toolset),

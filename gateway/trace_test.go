@@ -134,3 +134,31 @@ func TestRawMetaTrace(t *testing.T) {
 		t.Fatal("a traceparent that is not a string is continued")
 	}
 }
+
+// TestTraceUnresolvedNameInPipeline: a name that enters the pipeline and
+// resolves to no tool (call_tool passes on the name its caller chose; the
+// Go API any name) must not become a span name either, or a client grows
+// the tracing backend's span names without bound; its attribute is cut
+// as for a call refused before the pipeline.
+func TestTraceUnresolvedNameInPipeline(t *testing.T) {
+	m, exp, _ := tracedMCP(t)
+	long := strings.Repeat("x", 1000)
+	for _, name := range []string{"made_up_1", "made_up_2", long} {
+		if res := m.opts.Pipeline.Call(context.Background(), &Call{Name: name}); res.Status() != "not_found" {
+			t.Fatalf("%.20s: status %q", name, res.Status())
+		}
+	}
+	for _, s := range exp.GetSpans() {
+		if s.Name != "tools/call" {
+			t.Errorf("a name no tool has is a span name: %.60q", s.Name)
+		}
+		for _, a := range s.Attributes {
+			if a.Key == "gen_ai.tool.name" && len(a.Value.AsString()) > 256+len("…") {
+				t.Errorf("gen_ai.tool.name holds %d bytes of a made-up name", len(a.Value.AsString()))
+			}
+		}
+	}
+	if n := len(exp.GetSpans()); n != 3 {
+		t.Errorf("%d spans, want 3", n)
+	}
+}
