@@ -59,9 +59,12 @@ func New(src Sources) *Metrics {
 		Help: "Tool calls that finished, by tool, toolset, status (ok, not_found, invalid_arguments, permission_denied, timeout, ...) and policy decision (allow, deny, ask while a person's approval is awaited, none when the call ended before authorization).",
 	}, []string{"tool", "toolset", "status", "decision"})
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "toolgate_call_duration_seconds",
-		Help:    "Time from a call entering the pipeline to its result, by toolset and status.",
-		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		Name: "toolgate_call_duration_seconds",
+		Help: "Time from a call entering the pipeline to its result, by toolset and status.",
+		// Past the default call timeout (60s): a call may wait 2m for an
+		// approval, 10m for an operator's answer, and a timed-out one ends
+		// just past its deadline.
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
 	}, []string{"toolset", "status"})
 	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "toolgate_calls_in_flight",

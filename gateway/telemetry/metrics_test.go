@@ -230,3 +230,37 @@ func echoCatalog(ctx context.Context) *gateway.Catalog {
 	_ = cat.Add(ctx, ts)
 	return cat
 }
+
+// TestDurationBucketsPastTheDefaultTimeout: calls last past a minute as a
+// matter of course (the approval a call waits for may take 2m, an
+// operator's answer to a definition-only tool 10m, and a timed-out call
+// ends just past limits.call_timeout's 60s); with 60s the top bucket,
+// they were all +Inf alike, and histogram_quantile said 60s of any of
+// them.
+func TestDurationBucketsPastTheDefaultTimeout(t *testing.T) {
+	ctx := context.Background()
+	cat := echoCatalog(ctx)
+	m := telemetry.New(telemetry.Sources{})
+	echo, toolset, _ := cat.Resolve("echo")
+	for _, d := range []time.Duration{61 * time.Second, 110 * time.Second, 4 * time.Minute, 9 * time.Minute} {
+		call := &gateway.Call{Name: "echo", Tool: echo, Toolset: toolset}
+		_ = m.CallStarted(call)
+		m.CallFinished(call, gateway.OkText("ok"), d)
+	}
+	f := scrape(t, m.Handler())["toolgate_call_duration_seconds"]
+	if f == nil || len(f.Metric) != 1 {
+		t.Fatalf("duration histogram: %v", f)
+	}
+	below := map[float64]uint64{}
+	for _, b := range f.Metric[0].GetHistogram().GetBucket() {
+		below[b.GetUpperBound()] = b.GetCumulativeCount()
+	}
+	for _, c := range []struct {
+		le   float64
+		want uint64
+	}{{60, 0}, {120, 2}, {300, 3}, {600, 4}} {
+		if got, ok := below[c.le]; !ok || got != c.want {
+			t.Errorf("bucket le=%v: %d calls (present %v), want %d", c.le, got, ok, c.want)
+		}
+	}
+}
