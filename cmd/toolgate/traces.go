@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -31,6 +32,12 @@ func (a *app) startTracing(ctx context.Context) (trace.Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
 	}
+	// The SDK reports a failed export (a collector down, say) to OTel's
+	// global error handler, which writes a line of its own on stderr;
+	// toolgate's log (log.file, log.format) is where an operator looks.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		a.log.Warn("traces: OpenTelemetry error", "err", err)
+	}))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	a.traceShutdown = tp.Shutdown
 	a.log.Info("OpenTelemetry traces on (OTLP/HTTP; OTEL_* environment variables)")
