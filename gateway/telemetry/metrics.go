@@ -91,9 +91,18 @@ func New(src Sources) *Metrics {
 	return m
 }
 
-// Handler serves the metrics in the Prometheus exposition format.
+// Handler serves the metrics in the Prometheus exposition format, to GET
+// and HEAD; other methods are refused with 405.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "/metrics is read with GET", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Registry is the registry, for tests and for adding collectors.

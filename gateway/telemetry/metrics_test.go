@@ -264,3 +264,29 @@ func TestDurationBucketsPastTheDefaultTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsMethods: /metrics is read with GET (or HEAD); any other
+// method is refused with 405 and the methods allowed, as a read-only
+// resource answers them, not with the metrics.
+func TestMetricsMethods(t *testing.T) {
+	h := telemetry.New(telemetry.Sources{}).Handler()
+	for _, c := range []struct {
+		method string
+		want   int
+	}{
+		{http.MethodGet, 200}, {http.MethodHead, 200},
+		{http.MethodPost, 405}, {http.MethodPut, 405}, {http.MethodDelete, 405},
+	} {
+		rr := httptest.NewRecorder()
+		h.ServeHTTP(rr, httptest.NewRequest(c.method, "/metrics", nil))
+		if rr.Code != c.want {
+			t.Errorf("%s /metrics: %d, want %d", c.method, rr.Code, c.want)
+		}
+		if c.want == 405 && rr.Header().Get("Allow") != "GET, HEAD" {
+			t.Errorf("%s /metrics: Allow %q, want GET, HEAD", c.method, rr.Header().Get("Allow"))
+		}
+		if c.want == 405 && strings.Contains(rr.Body.String(), "toolgate_") {
+			t.Errorf("%s /metrics answered the metrics", c.method)
+		}
+	}
+}
