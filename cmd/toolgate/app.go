@@ -497,7 +497,9 @@ func (a *app) shutdown() error {
 	}
 	if a.traceShutdown != nil {
 		tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		errs = append(errs, a.traceShutdown(tctx)) // the last spans are exported
+		if err := a.traceShutdown(tctx); err != nil { // the last spans are exported
+			errs = append(errs, fmt.Errorf("traces: exporting the last spans: %w", err))
+		}
 		cancel()
 	}
 	if a.run != nil {

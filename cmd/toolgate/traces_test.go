@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,5 +45,17 @@ func TestTraceExportErrorsLogged(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the failed export is not in toolgate's log")
+	}
+}
+
+// TestTraceShutdownErrorNamed: when the last spans cannot be exported at
+// shutdown (a collector that does not answer), the error serve logs says
+// it is the traces', not a bare "context deadline exceeded".
+func TestTraceShutdownErrorNamed(t *testing.T) {
+	a := &app{cfg: &config.Config{}, log: slog.New(slog.DiscardHandler)}
+	a.traceShutdown = func(context.Context) error { return context.DeadlineExceeded }
+	err := a.shutdown()
+	if err == nil || !strings.Contains(err.Error(), "traces: exporting the last spans") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("shutdown: %v; want an error naming the traces' export", err)
 	}
 }
