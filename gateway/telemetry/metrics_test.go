@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -287,6 +288,32 @@ func TestMetricsMethods(t *testing.T) {
 		}
 		if c.want == 405 && strings.Contains(rr.Body.String(), "toolgate_") {
 			t.Errorf("%s /metrics answered the metrics", c.method)
+		}
+	}
+}
+
+// TestDocumentedStatuses: docs/telemetry.md's row of toolgate_calls_total
+// names every status a call can be counted under (the record's), so that
+// an operator's dashboard and alerts can name them all.
+func TestDocumentedStatuses(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/telemetry.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "| `toolgate_calls_total`") {
+			row = line
+		}
+	}
+	if row == "" {
+		t.Fatal("docs/telemetry.md has no row for toolgate_calls_total")
+	}
+	for _, k := range []gateway.Kind{"ok", gateway.KindToolError, gateway.KindNotFound, gateway.KindParse, gateway.KindInvalid,
+		gateway.KindDenied, gateway.KindTimeout, gateway.KindCancelled, gateway.KindRuntime, gateway.KindUnavailable,
+		gateway.KindInputRequired, gateway.KindRequestError} {
+		if !strings.Contains(row, "`"+string(k)+"`") {
+			t.Errorf("docs/telemetry.md does not name the status %s", k)
 		}
 	}
 }
