@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/gateway/telemetry"
@@ -42,10 +41,11 @@ func TestAskIsNotDeny(t *testing.T) {
 }
 
 // waitingApprover waits for a person who never answers: the call waits
-// until its context ends.
-type waitingApprover struct{}
+// until its context ends. reached is closed once a call waits.
+type waitingApprover struct{ reached chan struct{} }
 
-func (waitingApprover) Approve(ctx context.Context, _ *gateway.Call) gateway.Approval {
+func (a waitingApprover) Approve(ctx context.Context, _ *gateway.Call) gateway.Approval {
+	close(a.reached)
 	<-ctx.Done()
 	return gateway.Approval{Channel: "operator"}
 }
@@ -69,10 +69,11 @@ func TestApprovalCancelNotUpstreamError(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := telemetry.New(telemetry.Sources{Toolsets: cat.Toolsets})
-	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: askPolicy{}, Approver: waitingApprover{}, Recorder: m})
+	approver := waitingApprover{reached: make(chan struct{})}
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: askPolicy{}, Approver: approver, Recorder: m})
 	cctx, cancel := context.WithCancel(ctx)
 	done := p.Start(cctx, &gateway.Call{Name: "kg__read"})
-	time.Sleep(20 * time.Millisecond)
+	<-approver.reached
 	cancel()
 	if res := <-done; res.Status() != "cancelled" {
 		t.Fatalf("status %q, want cancelled", res.Status())
