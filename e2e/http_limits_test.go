@@ -208,6 +208,14 @@ func TestHTTPStreamAndInFlightLimits(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, "still here") {
 		t.Errorf("a call after the limits: %d %s", code, body)
 	}
+	// Each refusal is counted under its limit (also toolgate_http_refused_total).
+	m, _ := healthDetails(t, s)["http"].(map[string]any)
+	refused, _ := m["refused"].(map[string]any)
+	for _, limit := range []string{"http.max_streams", "limits.max_in_flight_per_session", "limits.max_in_flight"} {
+		if refused[limit] != 1.0 {
+			t.Errorf("refusals counted for %s: %v (%v)", limit, refused[limit], refused)
+		}
+	}
 }
 
 // TestHTTPSlowBodiesAndConnectionFlood: a request whose body never comes

@@ -82,6 +82,9 @@ func TestMetrics(t *testing.T) {
 		`toolgate_toolset_up{toolset="diagnostics"} 1`,
 		`toolgate_call_duration_seconds_bucket{status="ok",toolset="diagnostics",le="+Inf"} 3`,
 		`toolgate_record_write_errors_total 0`,
+		`toolgate_http_refused_total{reason="unauthorized"} 1`, // the GET above
+		`toolgate_http_refused_total{reason="origin_not_allowed"} 0`,
+		`toolgate_http_sessions 1`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)

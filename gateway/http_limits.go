@@ -46,7 +46,8 @@ func (l *limiter) acquire(k int64) bool {
 
 func (l *limiter) release(k int64) { l.n.Add(-k) }
 
-// HTTPStats are the HTTP transport's counters, for /healthz.
+// HTTPStats are the HTTP transport's counters, for /healthz and the
+// metrics.
 type HTTPStats struct {
 	Sessions   int   `json:"sessions"`
 	Streams    int64 `json:"streams"`
@@ -54,13 +55,52 @@ type HTTPStats struct {
 	BodyMemory int64 `json:"body_bytes_in_flight"`
 	Refused    int64 `json:"refused_over_limits"`
 	Evicted    int64 `json:"sessions_evicted"`
+	// RefusedBy counts the requests refused before they reached the MCP
+	// server, by reason (every name of [HTTPRefusalReasons], zeros too).
+	RefusedBy map[string]int64 `json:"refused"`
 }
+
+// refusal is why the HTTP transport refused a request before the MCP
+// server saw it.
+type refusal int
+
+const (
+	refusedHost               refusal = iota // 403: Host not allowed
+	refusedOrigin                            // 403: Origin not allowed
+	refusedUnauthorized                      // 401: no valid bearer or access token
+	refusedScope                             // 403: an access token without the required scope
+	refusedAuthUnavailable                   // 503: the authorization server could not be reached
+	refusedSessionOwner                      // 403: a session of another identity
+	refusedBodyTooLarge                      // 413: over http.max_body_bytes
+	refusedMaxSessions                       // 503: http.max_sessions
+	refusedMaxStreams                        // 503: http.max_streams
+	refusedMaxBodyMemory                     // 503: http.max_body_memory
+	refusedMaxInFlight                       // 429: limits.max_in_flight
+	refusedMaxInFlightSession                // 429: limits.max_in_flight_per_session
+	nRefusals
+)
+
+// HTTPRefusalReasons names the reasons [HTTPStats.RefusedBy] counts, a
+// fixed set: a limit's by the setting that raises it.
+var HTTPRefusalReasons = [nRefusals]string{
+	"host_not_allowed", "origin_not_allowed", "unauthorized", "insufficient_scope", "auth_unavailable",
+	"session_of_another_identity", "body_too_large",
+	"http.max_sessions", "http.max_streams", "http.max_body_memory", "limits.max_in_flight", "limits.max_in_flight_per_session",
+}
+
+// count counts a refusal.
+func (g *httpGuard) count(r refusal) { g.refusals[r].Add(1) }
 
 // refuse answers a request that a limit stops: HTTP status (429 or 503)
 // with Retry-After, and a JSON-RPC error naming the limit and the key
 // that raises it, with the request's id when it has one.
 func (g *httpGuard) refuse(w http.ResponseWriter, status int, id json.RawMessage, key string, max int64, what string) {
 	n := g.refused.Add(1)
+	for r := refusedMaxSessions; r < nRefusals; r++ {
+		if HTTPRefusalReasons[r] == key {
+			g.count(r)
+		}
+	}
 	// One WARN a second at most: a flood of refusals must not become a
 	// flood of log lines. /healthz counts them all.
 	if now := time.Now().UnixNano(); now-g.lastRefusalLog.Load() >= int64(time.Second) {
@@ -144,6 +184,7 @@ func (g *httpGuard) serveMCP(w http.ResponseWriter, r *http.Request, next http.H
 			httpError(w, http.StatusNotFound, "unknown or ended session: initialize a new one")
 			return
 		case errNotYourSession:
+			g.count(refusedSessionOwner)
 			g.log.Warn("http request refused", "reason", "session of another identity", "session", SessionRef(sid), "remote", r.RemoteAddr)
 			httpError(w, http.StatusForbidden, "this session belongs to another client identity")
 			return
@@ -205,6 +246,7 @@ func (a *admission) release() {
 // admitted past http.max_streams instead of the in-flight limit.
 func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *httpSession, modern, stream bool) (*admission, bool) {
 	if r.ContentLength > g.opts.MaxBodyBytes {
+		g.count(refusedBodyTooLarge)
 		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over the limit of %d bytes", r.ContentLength, g.opts.MaxBodyBytes))
 		return nil, false
 	}
@@ -256,6 +298,7 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 		return refused()
 	}
 	if held > g.opts.MaxBodyBytes {
+		g.count(refusedBodyTooLarge)
 		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", g.opts.MaxBodyBytes))
 		return refused()
 	}
@@ -366,7 +409,12 @@ func (d discardResponse) WriteHeader(int)             {}
 
 // Stats returns the HTTP transport's counters.
 func (g *httpGuard) Stats() HTTPStats {
+	by := make(map[string]int64, nRefusals)
+	for r, name := range HTTPRefusalReasons {
+		by[name] = g.refusals[r].Load()
+	}
 	return HTTPStats{
+		RefusedBy:  by,
 		Sessions:   g.sessions.len(),
 		Streams:    g.streams.n.Load(),
 		InFlight:   g.inFlight.n.Load(),

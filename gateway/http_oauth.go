@@ -124,11 +124,13 @@ func (g *httpGuard) challenge(w http.ResponseWriter, r *http.Request, err error)
 	}
 	meta := fmt.Sprintf("%s://%s%s%s", scheme, r.Host, metadataPath, g.opts.Path)
 	if errors.Is(err, ErrAuthUnavailable) {
+		g.count(refusedAuthUnavailable)
 		w.Header().Set("Retry-After", authRetryAfter)
 		httpError(w, http.StatusServiceUnavailable, "the access token cannot be checked now: the authorization server could not be reached; retry later")
 		return
 	}
 	if errors.Is(err, errInsufficientScope) {
+		g.count(refusedScope)
 		scope := strings.Join(g.opts.OAuth.RequiredScopes, " ")
 		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, scope, meta))
 		httpError(w, http.StatusForbidden, fmt.Sprintf("the access token lacks the scope %q", scope))
@@ -146,6 +148,7 @@ func (g *httpGuard) challenge(w http.ResponseWriter, r *http.Request, err error)
 	} else {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", `+params)
 	}
+	g.count(refusedUnauthorized)
 	httpError(w, http.StatusUnauthorized, "missing or invalid access token")
 }
 

@@ -150,3 +150,71 @@ func TestUnsupportedProtocolVersionIs400(t *testing.T) {
 		t.Errorf("the session after the refused DELETEs: %d %s", st, body)
 	}
 }
+
+// TestHTTPRefusalsCounted: each request the transport refuses before the
+// MCP server sees it is counted under its reason (for /healthz and
+// toolgate_http_refused_total), so that an operator sees a flood of bad
+// tokens, a browser page's requests or clients held back by a limit; a
+// request served counts nothing.
+func TestHTTPRefusalsCounted(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	if _, ok := m.HTTPStats(); ok {
+		t.Fatal("stats before there is a transport")
+	}
+	token := "a-bearer-token-of-length"
+	h, shutdown := m.HTTPHandler(HTTPOptions{MaxBodyBytes: 1 << 10,
+		Tokens: []BearerToken{{Name: "ci", Value: token}}})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); _ = shutdown(context.Background()) })
+	url := srv.URL + "/mcp"
+	send := func(host, origin, auth, body string) int {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		host, origin, auth, body string
+		want                     int
+	}{
+		{host: "evil.example", auth: token, body: initialize2025, want: 403},
+		{origin: "https://evil.example", auth: token, body: initialize2025, want: 403},
+		{body: initialize2025, want: 401},
+		{auth: "wrong-token-of-some-length", body: initialize2025, want: 401},
+		{auth: token, body: strings.Repeat(" ", 2<<10) + initialize2025, want: 413},
+		{auth: token, body: initialize2025, want: 200},
+	} {
+		if got := send(c.host, c.origin, c.auth, c.body); got != c.want {
+			t.Fatalf("%+v: status %d, want %d", c, got, c.want)
+		}
+	}
+	stats, ok := m.HTTPStats()
+	if !ok {
+		t.Fatal("no stats with a transport")
+	}
+	want := map[string]int64{"host_not_allowed": 1, "origin_not_allowed": 1, "unauthorized": 2, "body_too_large": 1}
+	for _, reason := range HTTPRefusalReasons {
+		if got := stats.RefusedBy[reason]; got != want[reason] {
+			t.Errorf("refused for %s: %d, want %d", reason, got, want[reason])
+		}
+	}
+	if len(stats.RefusedBy) != len(HTTPRefusalReasons) {
+		t.Errorf("%d reasons counted, want every one of %d", len(stats.RefusedBy), len(HTTPRefusalReasons))
+	}
+}

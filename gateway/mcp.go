@@ -138,6 +138,8 @@ type MCPServer struct {
 	// under in subs (listenKey).
 	listens   map[string]listenStream
 	listenSeq atomic.Uint64
+
+	guard atomic.Pointer[httpGuard] // of the last HTTPHandler, for HTTPStats
 }
 
 // NewMCPServer mirrors the catalog onto an mcp-go server and keeps it in

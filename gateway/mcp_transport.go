@@ -185,7 +185,18 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 	if opts.Metrics != nil {
 		mux.Handle("/metrics", g.wrap(opts.Metrics))
 	}
+	m.guard.Store(g)
 	return g.checkHost(mux), func(ctx context.Context) error { return streamable.Shutdown(ctx) }
+}
+
+// HTTPStats returns the counters of the transport [MCPServer.HTTPHandler]
+// returned last; false before it is called (a stdio serve).
+func (m *MCPServer) HTTPStats() (HTTPStats, bool) {
+	g := m.guard.Load()
+	if g == nil {
+		return HTTPStats{}, false
+	}
+	return g.Stats(), true
 }
 
 type httpGuard struct {
@@ -198,6 +209,7 @@ type httpGuard struct {
 	sessions                   *sessionTable
 	streams, inFlight, bodyMem *limiter
 	refused, evicted           atomic.Int64
+	refusals                   [nRefusals]atomic.Int64
 	lastRefusalLog             atomic.Int64 // unix nanoseconds
 }
 
@@ -246,6 +258,7 @@ func httpError(w http.ResponseWriter, status int, msg string) {
 func (g *httpGuard) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hostAllowed(g.opts.AllowedHosts, r.Host) {
+			g.count(refusedHost)
 			g.log.Warn("http request refused", "reason", "host not allowed", "host", r.Host, "remote", r.RemoteAddr)
 			httpError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not allowed (DNS rebinding protection)", r.Host))
 			return
@@ -260,6 +273,7 @@ func (g *httpGuard) checkHost(next http.Handler) http.Handler {
 func (g *httpGuard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(g.opts.AllowedOrigins, origin) {
+			g.count(refusedOrigin)
 			g.log.Warn("http request refused", "reason", "origin not allowed", "origin", origin, "remote", r.RemoteAddr)
 			httpError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not allowed", origin))
 			return
@@ -271,6 +285,7 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 				g.challenge(w, r, err)
 				return
 			}
+			g.count(refusedUnauthorized)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
 			httpError(w, http.StatusUnauthorized, "missing or invalid bearer token")
 			return

@@ -211,6 +211,9 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens [
 		Metrics:               a.metricsHandler(),
 		Health:                func() any { return health(a, srv) },
 	})
+	if a.metrics != nil {
+		a.metrics.WatchHTTP(srv.HTTPStats)
+	}
 	conns := maxConnections(cfg.HTTP.MaxConnections)
 	ln = netutil.LimitListener(ln, conns)
 	hs := &http.Server{

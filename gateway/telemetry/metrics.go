@@ -224,6 +224,54 @@ func (c *reloadCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// WatchHTTP adds the HTTP transport's counters ([gateway.HTTPStats]) to
+// the metrics, read at each scrape; stats says false while there is no
+// transport. Called once, when serve --http has built it.
+func (m *Metrics) WatchHTTP(stats func() (gateway.HTTPStats, bool)) {
+	m.reg.MustRegister(&httpCollector{stats: stats})
+}
+
+type httpCollector struct {
+	stats func() (gateway.HTTPStats, bool)
+}
+
+var (
+	httpSessionsDesc = prometheus.NewDesc("toolgate_http_sessions",
+		"Sessions of 2025-era clients the HTTP transport holds now.", nil, nil)
+	httpInFlightDesc = prometheus.NewDesc("toolgate_http_requests_in_flight",
+		"HTTP requests admitted and not yet answered (limits.max_in_flight bounds them).", nil, nil)
+	httpStreamsDesc = prometheus.NewDesc("toolgate_http_streams",
+		"Open streams: GET streams and 2026-07-28 subscriptions/listen (http.max_streams bounds them).", nil, nil)
+	httpBodyMemDesc = prometheus.NewDesc("toolgate_http_body_bytes_in_flight",
+		"Request body bytes held now (http.max_body_memory bounds them).", nil, nil)
+	httpRefusedDesc = prometheus.NewDesc("toolgate_http_refused_total",
+		"HTTP requests refused before the MCP server saw them, by reason: host_not_allowed, origin_not_allowed, unauthorized, insufficient_scope, auth_unavailable, session_of_another_identity, body_too_large, or the limit reached (http.max_sessions, http.max_streams, http.max_body_memory, limits.max_in_flight, limits.max_in_flight_per_session).",
+		[]string{"reason"}, nil)
+	httpEvictedDesc = prometheus.NewDesc("toolgate_http_sessions_evicted_total",
+		"Idle sessions ended to make room for a new one at http.max_sessions.", nil, nil)
+)
+
+func (c *httpCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{httpSessionsDesc, httpInFlightDesc, httpStreamsDesc, httpBodyMemDesc, httpRefusedDesc, httpEvictedDesc} {
+		ch <- d
+	}
+}
+
+func (c *httpCollector) Collect(ch chan<- prometheus.Metric) {
+	s, ok := c.stats()
+	if !ok {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(httpSessionsDesc, prometheus.GaugeValue, float64(s.Sessions))
+	ch <- prometheus.MustNewConstMetric(httpInFlightDesc, prometheus.GaugeValue, float64(s.InFlight))
+	ch <- prometheus.MustNewConstMetric(httpStreamsDesc, prometheus.GaugeValue, float64(s.Streams))
+	ch <- prometheus.MustNewConstMetric(httpBodyMemDesc, prometheus.GaugeValue, float64(s.BodyMemory))
+	for _, reason := range gateway.HTTPRefusalReasons {
+		ch <- prometheus.MustNewConstMetric(httpRefusedDesc, prometheus.CounterValue, float64(s.RefusedBy[reason]), reason)
+	}
+	ch <- prometheus.MustNewConstMetric(httpEvictedDesc, prometheus.CounterValue, float64(s.Evicted))
+}
+
 // Recorders returns a recorder that records to each of rs in order. The
 // first one's refusal (the run archive's, when it cannot write) refuses
 // the call; the call's end is recorded by all of them.

@@ -317,3 +317,41 @@ func TestDocumentedStatuses(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPMetrics: the HTTP transport's counters are metrics, every
+// refusal reason from the start (an alert's series exists before the
+// first refusal), none before there is a transport.
+func TestHTTPMetrics(t *testing.T) {
+	m := telemetry.New(telemetry.Sources{})
+	var serving bool
+	m.WatchHTTP(func() (gateway.HTTPStats, bool) {
+		return gateway.HTTPStats{Sessions: 3, InFlight: 2, Streams: 1, BodyMemory: 512, Evicted: 4,
+			RefusedBy: map[string]int64{"unauthorized": 7, "limits.max_in_flight": 5}}, serving
+	})
+	if f := scrape(t, m.Handler())["toolgate_http_sessions"]; f != nil {
+		t.Fatalf("HTTP metrics without a transport: %v", f)
+	}
+	serving = true
+	fams := scrape(t, m.Handler())
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"toolgate_http_sessions", nil, 3},
+		{"toolgate_http_requests_in_flight", nil, 2},
+		{"toolgate_http_streams", nil, 1},
+		{"toolgate_http_body_bytes_in_flight", nil, 512},
+		{"toolgate_http_sessions_evicted_total", nil, 4},
+		{"toolgate_http_refused_total", map[string]string{"reason": "unauthorized"}, 7},
+		{"toolgate_http_refused_total", map[string]string{"reason": "limits.max_in_flight"}, 5},
+		{"toolgate_http_refused_total", map[string]string{"reason": "origin_not_allowed"}, 0},
+	} {
+		if got, ok := value(fams, c.name, c.labels); !ok || got != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+	if n := len(fams["toolgate_http_refused_total"].GetMetric()); n != len(gateway.HTTPRefusalReasons) {
+		t.Errorf("%d refusal series, want one per reason (%d)", n, len(gateway.HTTPRefusalReasons))
+	}
+}
