@@ -12,6 +12,11 @@ import (
 // telling a timeout apart from a cancellation by the client.
 var errCallDeadline = errors.New("call deadline exceeded")
 
+// NoDeadline, as a [Tool.Timeout], gives the tool's calls no deadline of
+// their own; they still end when the client cancels or the shutdown grace
+// ends.
+const NoDeadline time.Duration = -1
+
 // execute runs the tool's handler: the terminal handler of the pipeline.
 //
 // The handler runs under a context with the call's deadline (the tool's
@@ -33,7 +38,7 @@ func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
 	if call.Tool.Timeout > 0 {
 		timeout = call.Tool.Timeout
 	}
-	if call.Tool.HonoursContext {
+	if call.Tool.HonoursContext && call.Tool.Timeout != NoDeadline {
 		// Its deadline's timer is armed only if it waits (deadline.go).
 		dctx := startDeadline(call, ctx, timeout)
 		defer dctx.cancel()
@@ -41,7 +46,12 @@ func (p *Pipeline) execute(ctx context.Context, call *Call) *Result {
 		defer p.execEnd(p.execStart(dctx))
 		return p.runHandler(dctx, call, timeout)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallDeadline)
+	var cancel context.CancelFunc
+	if call.Tool.Timeout == NoDeadline {
+		ctx, cancel = context.WithCancel(ctx)
+	} else {
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errCallDeadline)
+	}
 	defer cancel()
 	defer p.execEnd(p.execStart(cancelFunc(cancel)))
 	done := make(chan *Result, 1)

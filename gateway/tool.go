@@ -40,6 +40,9 @@ type Tool struct {
 	// decides from them.
 	Permissions Permissions
 	// Timeout overrides the pipeline's per-call deadline when not zero.
+	// [NoDeadline] gives the call no deadline of its own: for a tool that
+	// relays one call through the pipeline (tool search's call_tool), whose
+	// own deadline and approval wait then hold, as when called directly.
 	Timeout time.Duration
 	// Meta holds the tool's _meta members, passed through to tools/list.
 	Meta map[string]json.RawMessage

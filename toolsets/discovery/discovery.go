@@ -129,7 +129,9 @@ func New(opts Options) (*Discovery, error) {
 			`"arguments":{"type":"object","description":"The tool's arguments, matching its input schema"}},` +
 			`"required":["name"],"additionalProperties":false}`),
 		// call_tool itself touches nothing: the real call is authorized
-		// under its own name.
+		// under its own name, and runs under its own deadline (the
+		// tool's, else limits.call_timeout), not under call_tool's.
+		Timeout:     gateway.NoDeadline,
 		Permissions: gateway.Permissions{Hints: gateway.Hints{ReadOnly: gateway.Bool(false), Destructive: gateway.Bool(false), OpenWorld: gateway.Bool(false)}},
 	}, d.call)
 	if err != nil {

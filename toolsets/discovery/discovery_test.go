@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -295,5 +296,84 @@ func TestCallToolKeepsHiddenToolsUnknown(t *testing.T) {
 	}
 	if res := call("t8"); strings.Contains(res.Message, "t1") {
 		t.Errorf("call_tool(t8) suggests the hidden t1: %s", res.Message)
+	}
+}
+
+// slowApprover grants every call after a wait, as a person answering the
+// operator's page would.
+type slowApprover time.Duration
+
+func (a slowApprover) Approve(ctx context.Context, _ *gateway.Call) gateway.Approval {
+	select {
+	case <-time.After(time.Duration(a)):
+		return gateway.Approval{Granted: true, Scope: "once", Channel: "operator"}
+	case <-ctx.Done():
+		return gateway.Approval{Expired: true, Channel: "operator"}
+	}
+}
+
+// TestCallToolKeepsTheToolsDeadline: a call through call_tool has the
+// called tool's deadline, as a direct call has, not call_tool's own (the
+// pipeline's limits.call_timeout): a tool with a longer timeout of its
+// own (an upstream's call_timeout, a definition-only tool's wait) and
+// the wait for a person's approval are not cut short by call_tool.
+func TestCallToolKeepsTheToolsDeadline(t *testing.T) {
+	const callTimeout = 100 * time.Millisecond
+	slow, err := gateway.NewDynamicTool(gateway.ToolDef{
+		Name:           "slow",
+		Timeout:        5 * time.Second,
+		HonoursContext: true,
+		Permissions:    gateway.Permissions{Hints: gateway.ReadOnlyHints()},
+	}, func(ctx context.Context, _ map[string]any) (*gateway.Result, error) {
+		select {
+		case <-time.After(3 * callTimeout):
+			return gateway.OkText("done"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, err := gateway.NewDynamicTool(gateway.ToolDef{Name: "asks", Permissions: gateway.Permissions{Hints: gateway.ReadOnlyHints()}},
+		func(context.Context, map[string]any) (*gateway.Result, error) { return gateway.OkText("done"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := gateway.NewToolset("work", slow, quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := gateway.NewCatalog(nil)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Options{Catalog: cat, Mode: ModeSearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if err := cat.Add(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	ask := gateway.PolicyFunc(func(_ context.Context, tl *gateway.Tool) gateway.Decision {
+		if tl.Name == "asks" {
+			return gateway.Decision{Ask: true, Layer: "config", Rule: "ask"}
+		}
+		return gateway.Decision{Allow: true}
+	})
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: ask, Approver: slowApprover(3 * callTimeout), CallTimeout: callTimeout})
+	d.Bind(p)
+	for _, name := range []string{"slow", "asks"} {
+		t.Run(name, func(t *testing.T) {
+			direct := p.Call(context.Background(), &gateway.Call{Name: name})
+			if direct.IsError {
+				t.Fatalf("direct call: %s %s", direct.Kind, direct.Message)
+			}
+			res := p.Call(context.Background(), &gateway.Call{Name: CallTool, Arguments: json.RawMessage(`{"name":"` + name + `"}`)})
+			if res.IsError || res.OutputText() != "done" {
+				t.Errorf("through call_tool: kind %q %q %s; want the tool's answer, as called directly", res.Kind, res.OutputText(), res.Message)
+			}
+		})
 	}
 }
