@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,8 @@ type Doc struct {
 type Hit struct {
 	Name    string
 	Toolset string
-	// Score is SQLite FTS5's BM25 rank, negated so that higher is better.
+	// Score is SQLite FTS5's BM25 rank, negated so that higher is better;
+	// +Inf for the tool a query names exactly.
 	Score float64
 }
 
@@ -51,6 +53,9 @@ type Index struct {
 	mu    sync.Mutex // one rebuild or search at a time on the one connection
 	db    *sql.DB
 	n     int
+	// toolsets maps each indexed tool's name to its toolset's, as of the
+	// last rebuild.
+	toolsets map[string]string
 }
 
 // Column weights for bm25(): a word in the tool's name says the most about
@@ -119,7 +124,9 @@ func (x *Index) rebuild(ctx context.Context) error {
 		return err
 	}
 	defer ins.Close()
+	toolsets := make(map[string]string, len(docs))
 	for _, d := range docs {
+		toolsets[d.Name] = d.Toolset
 		if _, err := ins.ExecContext(ctx, d.Name+" "+words(d.Name), d.Title, words(d.Toolset), d.Description, paramText(d.InputSchema)); err != nil {
 			return err
 		}
@@ -128,15 +135,18 @@ func (x *Index) rebuild(ctx context.Context) error {
 		return err
 	}
 	x.n = len(docs)
+	x.toolsets = toolsets
 	return nil
 }
 
 // Search returns up to limit tools for the query, best first, keeping only
-// those keep admits (nil keeps all). A query with no searchable word
-// returns no hits.
+// those keep admits (nil keeps all). A query that is a tool's name returns
+// that tool first, then the tools ranked for the name's words. A query
+// with no searchable word that names no tool returns no hits.
 func (x *Index) Search(ctx context.Context, query string, limit int, keep func(name string) bool) ([]Hit, error) {
 	match := matchExpr(query)
-	if match == "" || limit <= 0 {
+	name := strings.TrimSpace(query)
+	if match == "" && name == "" || limit <= 0 {
 		return nil, nil
 	}
 	x.mu.Lock()
@@ -147,6 +157,21 @@ func (x *Index) Search(ctx context.Context, query string, limit int, keep func(n
 			return nil, fmt.Errorf("rebuilding the tool search index: %w", err)
 		}
 	}
+	var hits []Hit
+	if ts, ok := x.toolsets[name]; ok && (keep == nil || keep(name)) {
+		// The caller knows the tool it wants: BM25 alone can rank it
+		// behind tools with more of its words (kubectl_get behind
+		// kubectl_reconnect, "get" being no word to search by).
+		hits = append(hits, Hit{Name: name, Toolset: ts, Score: math.Inf(1)})
+		if match == "" || limit == 1 {
+			return hits, nil
+		}
+		admit := keep
+		keep = func(n string) bool { return n != name && (admit == nil || admit(n)) }
+	}
+	if match == "" {
+		return hits, nil
+	}
 	// Fetch more than asked when some hits may be filtered out, and page
 	// on while the caller's filter leaves too few: a small profile's
 	// tools can rank behind hundreds of others.
@@ -154,7 +179,6 @@ func (x *Index) Search(ctx context.Context, query string, limit int, keep func(n
 	if keep != nil {
 		fetch = limit * 20
 	}
-	var hits []Hit
 	for offset := 0; ; offset += fetch {
 		n, err := x.page(ctx, match, fetch, offset, limit, keep, &hits)
 		if err != nil {

@@ -143,3 +143,53 @@ func BenchmarkFindTools2000(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(float64(len(docs)), "tools")
 }
+
+// TestSearchRanksAnExactNameFirst: a query that is a tool's served name
+// (a model that knows the tool it wants, a user who names it) returns that
+// tool first, for every tool of the task set, whatever words the name is
+// made of ("kubernetes__kubectl_get": "get" says nothing in a request) and
+// however many tools share them; also for a name of stop words only.
+func TestSearchRanksAnExactNameFirst(t *testing.T) {
+	docs, _ := loadFixture(t)
+	docs = append(docs, Doc{Name: "get_me", Toolset: "github", Description: "Details of the authenticated user."})
+	x, err := NewIndex(func() []Doc { return docs })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	missed := 0
+	for _, d := range docs {
+		for _, q := range []string{d.Name, " " + d.Name + "\n"} {
+			hits, err := x.Search(context.Background(), q, 5, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hits) == 0 || hits[0].Name != d.Name {
+				missed++
+				var names []string
+				for _, h := range hits {
+					names = append(names, h.Name)
+				}
+				t.Errorf("query %q: got %v, want %s first", q, names, d.Name)
+			}
+			for _, h := range hits[min(1, len(hits)):] {
+				if h.Name == d.Name {
+					t.Errorf("query %q: %s returned twice", q, d.Name)
+				}
+			}
+		}
+	}
+	if missed > 0 {
+		t.Logf("%d of %d exact-name queries missed", missed, 2*len(docs))
+	}
+	// The exact name is kept to the caller's filter like any hit.
+	hits, err := x.Search(context.Background(), "kubernetes__kubectl_get", 5, func(name string) bool { return name != "kubernetes__kubectl_get" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if h.Name == "kubernetes__kubectl_get" {
+			t.Errorf("a tool the filter leaves out was returned for its exact name")
+		}
+	}
+}
