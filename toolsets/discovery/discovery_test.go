@@ -377,3 +377,54 @@ func TestCallToolKeepsTheToolsDeadline(t *testing.T) {
 		})
 	}
 }
+
+// TestFindToolsNamesTheToolset: find_tools says which toolset serves each
+// tool by the toolset's name as configured ("chrome-devtools", an
+// upstream's), not by the words the index keeps of it.
+func TestFindToolsNamesTheToolset(t *testing.T) {
+	cat := gateway.NewCatalog(nil)
+	for _, ts := range []struct{ toolset, tool string }{
+		{"chrome-devtools", "chrome-devtools__navigate_page"},
+		{"myServer", "myServer__navigate_map"},
+	} {
+		tl, err := gateway.NewDynamicTool(gateway.ToolDef{Name: ts.tool, Description: "Navigate somewhere."},
+			func(context.Context, map[string]any) (*gateway.Result, error) { return gateway.OkText(""), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := gateway.NewToolset(ts.toolset, tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cat.Add(context.Background(), set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := New(Options{Catalog: cat, Mode: ModeSearch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if err := cat.Add(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat})
+	d.Bind(p)
+	for _, q := range []string{"navigate", "chrome-devtools__navigate_page"} {
+		res := p.Call(context.Background(), &gateway.Call{Name: FindTools, Arguments: json.RawMessage(`{"query":"` + q + `"}`)})
+		var out struct{ Tools []foundTool }
+		if err := json.Unmarshal([]byte(res.OutputText()), &out); err != nil {
+			t.Fatalf("%q: %v: %s", q, err, res.OutputText())
+		}
+		got := map[string]string{}
+		for _, f := range out.Tools {
+			got[f.Name] = f.Toolset
+			if !strings.Contains(res.Message, f.Name+" ("+f.Toolset+"): ") {
+				t.Errorf("%q: the message does not name %s's toolset %q: %s", q, f.Name, f.Toolset, res.Message)
+			}
+		}
+		if got["chrome-devtools__navigate_page"] != "chrome-devtools" || q == "navigate" && got["myServer__navigate_map"] != "myServer" {
+			t.Errorf("%q: toolsets %v, want chrome-devtools and myServer", q, got)
+		}
+	}
+}

@@ -194,7 +194,7 @@ func (x *Index) Search(ctx context.Context, query string, limit int, keep func(n
 // keep admits, up to limit hits in all, and says how many rows it read.
 func (x *Index) page(ctx context.Context, match string, fetch, offset, limit int, keep func(string) bool, hits *[]Hit) (int, error) {
 	rows, err := x.db.QueryContext(ctx,
-		`SELECT name, toolset, rank FROM tools WHERE tools MATCH ? ORDER BY rank LIMIT ? OFFSET ?`, match, fetch, offset)
+		`SELECT name, rank FROM tools WHERE tools MATCH ? ORDER BY rank LIMIT ? OFFSET ?`, match, fetch, offset)
 	if err != nil {
 		return 0, fmt.Errorf("tool search: %w", err)
 	}
@@ -203,13 +203,14 @@ func (x *Index) page(ctx context.Context, match string, fetch, offset, limit int
 	for len(*hits) < limit && rows.Next() {
 		n++
 		var h Hit
-		var nameCol, toolsetCol string
-		if err := rows.Scan(&nameCol, &toolsetCol, &h.Score); err != nil {
+		var nameCol string
+		if err := rows.Scan(&nameCol, &h.Score); err != nil {
 			return n, err
 		}
-		// The name column holds the name, then its words.
+		// The name column holds the name, then its words; the toolset
+		// column only the toolset's words ("chrome devtools").
 		h.Name, _, _ = strings.Cut(nameCol, " ")
-		h.Toolset = toolsetCol
+		h.Toolset = x.toolsets[h.Name]
 		h.Score = -h.Score
 		if keep == nil || keep(h.Name) {
 			*hits = append(*hits, h)
