@@ -353,9 +353,13 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 			a.sandbox, roots, sandboxRebuilt = sb, shown, true
 		}
 	}
+	// A profile admits tool search's tools by the discovery.mode in force,
+	// which waits for a restart, not by the file's.
+	withSearch := *next
+	withSearch.Discovery = r.cur.Discovery
 	policyChanged := changed["policy"] || changed["sandbox"] || changed["profiles"] // policy.identities name profiles
 	if policyChanged {
-		profiles, err := next.PolicyProfiles()
+		profiles, err := withSearch.PolicyProfiles()
 		var eff *policy.Effective
 		if err == nil {
 			eff, err = policy.New(next.EffectivePolicy(), &policy.Options{SandboxRoots: roots, Logger: a.log, Profiles: profiles})
@@ -415,7 +419,7 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 		a.log.Error("config reload: profiles", "err", err)
 		fail(err, "profiles")
 	} else if changed["profiles"] {
-		if err := a.setViews(next); err != nil {
+		if err := a.setViews(&withSearch); err != nil {
 			a.log.Error("config reload: profiles", "err", err)
 			fail(err, "profiles")
 		} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/toolsets/discovery"
 )
 
 func TestDebounce(t *testing.T) {
@@ -518,5 +520,39 @@ func TestReloadKeepsServedProfile(t *testing.T) {
 	}
 	if view.Admits("read_file") || !view.Admits("list_files") {
 		t.Error("the served profile's new tools are not in force")
+	}
+}
+
+// A reload that changes profiles (or the policy) together with
+// discovery.mode, which waits for a restart, builds the profiles for tool
+// search as it stays in force: a profile keeps find_tools and call_tool
+// while the discovery toolset serves, or its clients, and the callers an
+// identity confines to it, could reach none of its tools past the pinned
+// ones until the restart.
+func TestReloadProfilesFollowToolSearchInForce(t *testing.T) {
+	dir := t.TempDir()
+	var next *config.Config
+	const conf = "policy: {identities: [{match: {name: local}, profile: readers}]}\nprofiles:\n  readers: {tools: [%s]}\n"
+	a, r := reloadApp(t, dir, "discovery: {mode: search}\n"+fmt.Sprintf(conf, "read_file"), &next)
+	r.srv = gateway.NewMCPServer(&gateway.MCPOptions{Name: "t", Catalog: a.catalog, Pipeline: a.pipeline})
+	if err := a.setViews(a.cfg); err != nil {
+		t.Fatal(err)
+	}
+	next = configFrom(t, dir, "discovery: {mode: all}\n"+fmt.Sprintf(conf, "read_file, list_files"))
+	r.reload(context.Background(), "SIGHUP")
+	if res := r.last.Load(); !res.OK || res.Changes == nil || !slices.Contains(res.Changes.Fixed, "discovery") {
+		t.Fatalf("reload: %+v; want ok, discovery waiting for a restart", res)
+	}
+	v, ok := a.profileLookup("readers")
+	if !ok || !v.Admits("list_files") {
+		t.Fatal("the reload's profile is not in force")
+	}
+	for _, tool := range []string{discovery.FindTools, discovery.CallTool} {
+		if !v.Admits(tool) {
+			t.Errorf("profile readers no longer admits %s, which still serves", tool)
+		}
+	}
+	if res := callTool(a, discovery.FindTools, map[string]any{"query": "list files"}); res.IsError {
+		t.Errorf("find_tools by an identity confined to readers: %s %s", res.Kind, res.Message)
 	}
 }
