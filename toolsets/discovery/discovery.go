@@ -202,13 +202,15 @@ func (d *Discovery) find(ctx context.Context, p findParams) (*gateway.Result, er
 		found = append(found, foundTool{Name: h.Name, Toolset: h.Toolset, Description: desc, InputSchema: t.InputSchema})
 		lines = append(lines, fmt.Sprintf("%s (%s): %s", h.Name, h.Toolset, desc))
 	}
-	if len(found) == 0 {
-		return gateway.OkText("No tool matches. Try other words for what you want to do.").
-			WithBrief(fmt.Sprintf("No tool found for %q", gateway.Truncate(p.Query, 80))), nil
-	}
 	b, err := json.Marshal(map[string]any{"tools": found})
 	if err != nil {
 		return nil, err
+	}
+	if len(found) == 0 {
+		// Still the JSON the output always is, for clients that read it.
+		return gateway.OkText(string(b)).
+			WithMessage("No tool matches. Try other words for what you want to do.").
+			WithBrief(fmt.Sprintf("No tool found for %q", gateway.Truncate(p.Query, 80))), nil
 	}
 	return gateway.OkText(string(b)).
 		WithMessage("Best matches first. Call one with call_tool({\"name\": ..., \"arguments\": {...}}).\n" + strings.Join(lines, "\n")).

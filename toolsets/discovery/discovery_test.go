@@ -428,3 +428,25 @@ func TestFindToolsNamesTheToolset(t *testing.T) {
 		}
 	}
 }
+
+// TestFindToolsAnswersJSONWhenNothingMatches: find_tools' output is the
+// JSON object docs/discovery.md promises whatever it finds, an empty
+// list when nothing matches (the message says so), so that a client that
+// reads the output as JSON does not fail on a query without matches.
+func TestFindToolsAnswersJSONWhenNothingMatches(t *testing.T) {
+	_, _, p := fixture(t, 3, Options{Mode: ModeSearch})
+	for _, q := range []string{"quantum entanglement", "the a of", "t1"} {
+		res := p.Call(context.Background(), &gateway.Call{Name: FindTools, Arguments: json.RawMessage(`{"query":"` + q + `"}`),
+			View: only{"t0": true, FindTools: true}})
+		if res.IsError {
+			t.Fatalf("%q: %s", q, res.Message)
+		}
+		var out struct{ Tools []foundTool }
+		if err := json.Unmarshal([]byte(res.OutputText()), &out); err != nil || out.Tools == nil || len(out.Tools) != 0 {
+			t.Errorf("%q: output %q (%v), want {\"tools\":[]}", q, res.OutputText(), err)
+		}
+		if !strings.Contains(res.Message, "No tool matches") {
+			t.Errorf("%q: message %q does not say nothing matched", q, res.Message)
+		}
+	}
+}
