@@ -73,3 +73,43 @@ func TestIdentityPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestIdentityProfileKeepsSkillPrompts: a caller that policy.identities
+// confines to a profile without load_skill is served no skill as a
+// prompt (prompts/list leaves them out, prompts/get answers not found),
+// as it cannot load one; a caller that may load skills gets them.
+func TestIdentityProfileKeepsSkillPrompts(t *testing.T) {
+	t.Parallel()
+	skills := t.TempDir()
+	writeSkill(t, skills, "deploy-notes", "description: How we deploy\n")
+	e := newEnv(t,
+		set("skills.dirs", []string{skills}),
+		set("profiles", map[string]any{"readers": map[string]any{"tools": []string{"echo"}}}),
+		set("http.auth.tokens", []any{
+			map[string]any{"name": "ci", "token": "ci-token-0123456789"},
+			map[string]any{"name": "alice", "token": "alice-token-0123456789"},
+		}),
+		set("policy.identities", []any{map[string]any{"match": map[string]any{"name": "ci"}, "profile": "readers"}}),
+	)
+	s := e.StartHTTP(t)
+	for _, tc := range []struct {
+		token  string
+		served bool
+	}{
+		{"ci-token-0123456789", false},
+		{"alice-token-0123456789", true},
+	} {
+		auth := map[string]string{"Authorization": "Bearer " + tc.token}
+		id := initSession(t, s, auth)
+		h := sessionHeader(id)
+		h["Authorization"] = auth["Authorization"]
+		_, _, list := post(t, s.URL, `{"jsonrpc":"2.0","id":5,"method":"prompts/list"}`, h)
+		_, _, get := post(t, s.URL, `{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":{"name":"deploy-notes"}}`, h)
+		if listed := strings.Contains(list, `"deploy-notes"`); listed != tc.served {
+			t.Errorf("%s: prompts/list lists the skill: %v, want %v: %s", tc.token, listed, tc.served, tail(list, 300))
+		}
+		if got := strings.Contains(get, "Instructions for deploy-notes"); got != tc.served {
+			t.Errorf("%s: prompts/get gets the skill: %v, want %v: %s", tc.token, got, tc.served, tail(get, 300))
+		}
+	}
+}

@@ -124,6 +124,7 @@ type MCPServer struct {
 	promptSources   []PromptSource
 	resourceSources []ResourceSource
 	promptOwner     map[string]PromptSource   // served prompt name -> its source
+	promptTool      map[string]string         // served prompt name -> the tool it follows (Prompt.Tool)
 	resourceOwner   map[string]ResourceSource // resource URI -> its source
 	templateOwners  []templateOwner           // in the order served
 
@@ -223,6 +224,7 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	srvOpts = append(srvOpts,
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
+		server.WithPromptFilter(m.filterPrompts), // at prompts/get too
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(completer{m}),
 		server.WithResourceCompletionProvider(completer{m}),

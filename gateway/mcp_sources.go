@@ -137,6 +137,7 @@ func (m *MCPServer) syncPrompts() {
 	var out []server.ServerPrompt
 	seen := map[string]bool{}
 	owner := map[string]PromptSource{}
+	follows := map[string]string{}      // prompt name -> Prompt.Tool
 	namespaces := map[string]int{}      // namespace -> index of its source
 	own := make([]string, len(sources)) // each source's namespace
 	for i, src := range sources {
@@ -163,6 +164,9 @@ func (m *MCPServer) syncPrompts() {
 			}
 			seen[p.Name] = true
 			owner[p.Name] = src
+			if p.Tool != "" {
+				follows[p.Name] = p.Tool
+			}
 			mp := mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Meta: metaOf(p.Meta)}
 			for _, a := range p.Arguments {
 				mp.Arguments = append(mp.Arguments, mcp.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
@@ -183,7 +187,7 @@ func (m *MCPServer) syncPrompts() {
 	}
 	m.srcMu.Lock()
 	moved := ownersMoved(m.promptOwner, owner)
-	m.promptOwner = owner
+	m.promptOwner, m.promptTool = owner, follows
 	m.srcMu.Unlock()
 	if !tell && !moved {
 		return
@@ -216,6 +220,55 @@ func templatesMoved(old, now []templateOwner) bool {
 		}
 	}
 	return false
+}
+
+// filterPrompts keeps the prompts the caller of ctx may reach (mcp-go's
+// prompt filter, asked at prompts/list and prompts/get): a prompt that
+// follows a tool ([Prompt.Tool]) only when the caller's view admits that
+// tool and the policy allows it, as a call of it would be.
+func (m *MCPServer) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
+	m.srcMu.Lock()
+	follows := m.promptTool
+	m.srcMu.Unlock()
+	if len(follows) == 0 {
+		return prompts
+	}
+	var who *Call
+	reach := map[string]bool{} // by tool
+	out := prompts[:0:0]
+	for _, p := range prompts {
+		tool := follows[p.Name]
+		if tool == "" {
+			out = append(out, p)
+			continue
+		}
+		ok, known := reach[tool]
+		if !known {
+			if who == nil {
+				who = m.caller(ctx)
+			}
+			ok = m.mayCall(withCall(ctx, who), who, tool)
+			reach[tool] = ok
+		}
+		if ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// mayCall reports whether who (the caller of ctx) may call the tool: its
+// view admits it, and the policy allows it without asking anyone.
+func (m *MCPServer) mayCall(ctx context.Context, who *Call, tool string) bool {
+	if who.View != nil && !who.View.Admits(tool) {
+		return false
+	}
+	t, _, ok := m.opts.Catalog.Resolve(tool)
+	if !ok {
+		return false
+	}
+	pol := m.opts.Pipeline.opts.Policy
+	return pol == nil || pol.Decide(ctx, t).Allow
 }
 
 func (m *MCPServer) promptHandler(p Prompt) server.PromptHandlerFunc {

@@ -17,6 +17,11 @@ type Prompt struct {
 	Description string
 	Arguments   []PromptArgument
 	Meta        map[string]json.RawMessage
+	// Tool, if set, names the tool whose reach the prompt shares (the
+	// skills' prompts follow load_skill): a caller whose view does not
+	// admit that tool, or whom the policy does not allow it, is neither
+	// listed the prompt nor can get it.
+	Tool string
 	// Get renders the prompt with the client's arguments.
 	Get func(ctx context.Context, args map[string]string) (*PromptResult, error)
 }

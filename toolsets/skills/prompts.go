@@ -21,7 +21,9 @@ var (
 // they are when it is got.
 //
 // A prompt does not apply the skill's capability requests: only
-// load_skill does, since only a tool call goes through the pipeline.
+// load_skill does, since only a tool call goes through the pipeline. The
+// prompts follow load_skill ([gateway.Prompt.Tool]): a caller who may not
+// call it (a profile without it, skills.read denied) is not served them.
 func (t *Toolset) Prompts(context.Context) ([]gateway.Prompt, error) {
 	s := t.current()
 	prompts := make([]gateway.Prompt, 0, min(len(s.skills), t.opts.MaxSkills))
@@ -30,6 +32,8 @@ func (t *Toolset) Prompts(context.Context) ([]gateway.Prompt, error) {
 		prompts = append(prompts, gateway.Prompt{
 			Name:        name,
 			Description: sk.description,
+			// Served to the callers who may load the skill.
+			Tool: "load_skill",
 			Get: func(context.Context, map[string]string) (*gateway.PromptResult, error) {
 				return t.GetPrompt(name)
 			},

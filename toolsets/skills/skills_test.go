@@ -881,9 +881,10 @@ func TestPrompts(t *testing.T) {
 	}
 	var got []string
 	for _, p := range ps {
-		got = append(got, p.Name+"|"+p.Description+"|"+fmt.Sprint(len(p.Arguments)))
+		got = append(got, p.Name+"|"+p.Description+"|"+fmt.Sprint(len(p.Arguments))+"|"+p.Tool)
 	}
-	if want := []string{"alpha|First skill.|0", "good|A skill that always loads.|0"}; !slices.Equal(got, want) {
+	// Each follows load_skill: served to the callers who may load it.
+	if want := []string{"alpha|First skill.|0|load_skill", "good|A skill that always loads.|0|load_skill"}; !slices.Equal(got, want) {
 		t.Errorf("prompts %q, want %q", got, want)
 	}
 	pr, err := ps[0].Get(context.Background(), nil)
