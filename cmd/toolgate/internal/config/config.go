@@ -516,6 +516,10 @@ func (c *Config) importUpstreams(env clientconfig.Env) error {
 				c.ImportNotes = append(c.ImportNotes, fmt.Sprintf("%s: server %q is not served: %v", src.Path, u.Name, err))
 				continue
 			}
+			if b := c.builtinNamed(u.Name); b != "" && !u.Disabled {
+				c.ImportNotes = append(c.ImportNotes, fmt.Sprintf("%s: server %q is not served: %s; define it under upstreams with another name", src.Path, u.Name, b))
+				continue
+			}
 			have[u.Name] = true
 			c.Upstreams = append(c.Upstreams, u)
 		}
@@ -600,6 +604,9 @@ func (c *Config) check() error {
 		errs = append(errs, err)
 	}
 	for i, u := range c.Upstreams {
+		if b := c.builtinNamed(u.Name); b != "" && !u.Disabled {
+			bad(fmt.Sprintf("upstreams[%d].name", i), "%s; give the upstream another name (prefix: %s keeps its tools' names)", b, u.Name)
+		}
 		if len(u.Grant) > 0 && !u.Disabled && u.EffectivePrefix() == "" {
 			bad(fmt.Sprintf("upstreams[%d].grant", i), "needs a non-empty prefix: grants apply to the tools named <prefix>__*")
 		}
@@ -756,6 +763,28 @@ func (c *Config) EffectivePolicy() policy.Config {
 		}
 	}
 	return p
+}
+
+// builtinNamed says why name is taken when a built-in toolset this
+// configuration turns on has it ("" when none): the catalog serves one
+// toolset per name, so an upstream of that name would never be served.
+func (c *Config) builtinNamed(name string) string {
+	for _, b := range []struct {
+		name string
+		on   bool
+	}{
+		{"filesystem", c.Filesystem.Enabled},
+		{"diagnostics", c.Diagnostics.Enabled},
+		{"memory", c.Memory.Enabled},
+		{"skills", len(c.Skills.Dirs) > 0},
+		{"definitions", len(c.Definitions) > 0},
+		{"discovery", c.Discovery.Mode != "all"},
+	} {
+		if b.on && b.name == name {
+			return fmt.Sprintf("%q is the name of toolgate's built-in %s toolset", name, name)
+		}
+	}
+	return ""
 }
 
 // SkillDirs returns the configured skill directories with ~ expanded.

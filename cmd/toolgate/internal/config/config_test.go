@@ -515,3 +515,59 @@ func TestUpstreamsFromUnsetVariable(t *testing.T) {
 		t.Error("an own upstream with an unset variable is accepted")
 	}
 }
+
+// TestUpstreamNamedAsABuiltin: an upstream may not take the name of a
+// built-in toolset the configuration turns on (the catalog serves one
+// toolset per name, and the upstream's tools were never served, its log
+// saying they would appear when it connects); it may when that toolset is
+// off. An imported server of that name is left out with a note, as one
+// that cannot start is, so the configuration still loads.
+func TestUpstreamNamedAsABuiltin(t *testing.T) {
+	skills := t.TempDir()
+	tests := []struct {
+		name, yaml string
+		want       string // "" loads
+	}{
+		{"memory on", "upstreams:\n  - {name: memory, command: x}\n", `upstreams[0].name: "memory" is the name of toolgate's built-in memory toolset`},
+		{"memory off", "memory: {enabled: false}\nupstreams:\n  - {name: memory, command: x}\n", ""},
+		{"filesystem on", "upstreams:\n  - {name: filesystem, command: x}\n", `upstreams[0].name: "filesystem" is the name of`},
+		{"tool search on", "upstreams:\n  - {name: discovery, command: x}\n", `upstreams[0].name: "discovery" is the name of`},
+		{"tool search off", "discovery: {mode: all}\nupstreams:\n  - {name: discovery, command: x}\n", ""},
+		{"skills on", "skills: {dirs: [" + skills + "]}\nupstreams:\n  - {name: skills, command: x}\n", `upstreams[0].name: "skills" is the name of`},
+		{"skills off", "upstreams:\n  - {name: skills, command: x}\n", ""},
+		{"disabled upstream", "upstreams:\n  - {name: memory, command: x, disabled: true}\n", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, tc.yaml, nil)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+
+	claude := filepath.Join(t.TempDir(), ".mcp.json")
+	if err := os.WriteFile(claude, []byte(`{"mcpServers": {
+  "memory": {"type": "stdio", "command": "srv"},
+  "github": {"type": "stdio", "command": "srv2"}
+}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := load(t, "upstreams_from:\n  - {format: claude-code, path: "+claude+"}\n", nil)
+	if err != nil {
+		t.Fatalf("an imported server named memory fails the configuration: %v", err)
+	}
+	var names []string
+	for _, u := range cfg.Upstreams {
+		names = append(names, u.Name)
+	}
+	if strings.Join(names, ",") != "github" {
+		t.Errorf("upstreams %v, want github", names)
+	}
+	if notes := strings.Join(cfg.ImportNotes, "\n"); !strings.Contains(notes, `server "memory" is not served`) {
+		t.Errorf("the notes do not say why memory is not served:\n%s", notes)
+	}
+}
