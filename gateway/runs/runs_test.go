@@ -132,6 +132,50 @@ func TestConcurrentRecordsAreWholeAndComplete(t *testing.T) {
 	}
 }
 
+// TestWritersReadyToRunShareAWrite: lines written at once by goroutines
+// ready to run share a write(2) when the leader yields (with more than
+// one processor), and each is its own write when it does not (on one).
+// The test runs on one processor, where nothing else interleaves the
+// writers, and sets the rule's answer: without the yield each line is
+// its own batch, as most were in the served process.
+func TestWritersReadyToRunShareAWrite(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	defer func(f func() bool) { yieldToWriters = f }(yieldToWriters)
+	const n = 16
+	for _, yield := range []bool{true, false} {
+		yieldToWriters = func() bool { return yield }
+		l, err := openLineFile(filepath.Join(t.TempDir(), "r.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var batches, lines int
+		l.testWrite = func(b []byte) (int, error) {
+			batches++
+			lines += bytes.Count(b, []byte("\n"))
+			return len(b), nil
+		}
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				if err := l.write(fmt.Appendf(nil, "{\"i\":%d}\n", i)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		l.close()
+		if lines != n {
+			t.Fatalf("yield %v: %d lines written of %d", yield, lines, n)
+		}
+		if yield && batches > 2 {
+			t.Errorf("with the yield: %d lines in %d writes, want at most 2", n, batches)
+		}
+		if !yield && batches != n {
+			t.Errorf("without the yield: %d lines in %d writes, want one each", n, batches)
+		}
+	}
+}
+
 // TestWriteErrorIsTheWritersOwnBatch: under group commit each writer gets
 // the result of the write(2) that carried its line, not of a later or
 // earlier batch: nil exactly when its line is in the file. (CallStarted
