@@ -659,6 +659,10 @@ func (c *conn) ping(timeout time.Duration) error {
 	}
 }
 
+// maxListPages bounds the pages listAll reads of one listing (a variable
+// for tests).
+var maxListPages = 1000
+
 // listAll pages through a list method and returns the raw items under key.
 func (c *conn) listAll(ctx context.Context, method, key string) ([]json.RawMessage, error) {
 	var out []json.RawMessage
@@ -693,8 +697,8 @@ func (c *conn) listAll(ctx context.Context, method, key string) ([]json.RawMessa
 		if cursor == "" {
 			return out, nil
 		}
-		if seen[cursor] || page >= 1000 {
-			return nil, fmt.Errorf("%s: pagination does not end (cursor %q repeats or over 1000 pages)", method, cursor)
+		if seen[cursor] || page >= maxListPages {
+			return nil, fmt.Errorf("%s: pagination does not end (cursor %q repeats or over %d pages)", method, cursor, maxListPages)
 		}
 		seen[cursor] = true
 	}
