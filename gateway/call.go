@@ -81,6 +81,20 @@ type Call struct {
 }
 
 // SessionRef is [SessionRef] of the call's session.
+
+// overlapWindow is how long after calls last overlapped in the pipeline
+// [Call.CallsOverlap] still says they do.
+const overlapWindow = 100 * time.Millisecond
+
+// CallsOverlap reports whether calls overlapped in the call's pipeline
+// (one started while another ran) within overlapWindow before t: its
+// recorder's writers then yield to each other so that their lines share
+// a write (gateway/runs). False for a call outside a pipeline.
+func (c *Call) CallsOverlap(t time.Time) bool {
+	p := c.pipeline
+	return p != nil && t.UnixNano()-p.overlapAt.Load() < int64(overlapWindow)
+}
+
 func (c *Call) SessionRef() string {
 	if c.sessionRef != "" || c.Session == "" {
 		return c.sessionRef

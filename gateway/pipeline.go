@@ -120,6 +120,9 @@ type Pipeline struct {
 	// another runs ([Pipeline.Overlaps]).
 	running  atomic.Int64
 	overlaps chan struct{}
+	// overlapAt is when a call last started while another ran (unix
+	// nanoseconds), for [Call.CallsOverlap].
+	overlapAt atomic.Int64
 	// executing holds the cancel functions of the calls being executed or
 	// waiting for approval (by a sequence number), which Shutdown calls
 	// when its grace period ends (then killed is set, and calls that start after it are cancelled at once): every
@@ -228,6 +231,7 @@ func (p *Pipeline) Call(ctx context.Context, call *Call) (res *Result) {
 	p.mu.Unlock()
 	defer p.inflight.Done()
 	if p.running.Add(1) > 1 {
+		p.overlapAt.Store(time.Now().UnixNano())
 		select {
 		case p.overlaps <- struct{}{}:
 		default: // one is waiting already

@@ -633,3 +633,34 @@ func TestPipelineOverlaps(t *testing.T) {
 		}
 	})
 }
+
+// TestCallsOverlap: a call says calls overlap (its record's writers then
+// share writes, gateway/runs) from when one started while another ran
+// until overlapWindow after; calls in turn, and a call outside a
+// pipeline, do not.
+func TestCallsOverlap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newTestPipeline(t, nil, nil)
+		sleep := func() *Call { return &Call{Name: "sleep", Arguments: json.RawMessage(`{"ms":10}`)} }
+		c := sleep()
+		p.Call(context.Background(), c)
+		if c.CallsOverlap(time.Now()) {
+			t.Fatal("a call alone says calls overlap")
+		}
+		if (&Call{}).CallsOverlap(time.Now()) {
+			t.Fatal("a call outside a pipeline says calls overlap")
+		}
+		a, b := sleep(), sleep()
+		done := p.Start(context.Background(), a)
+		synctest.Wait() // a sleeps in the pipeline
+		p.Call(context.Background(), b)
+		<-done
+		if !b.CallsOverlap(time.Now()) || !a.CallsOverlap(time.Now()) {
+			t.Fatal("two calls at once: no overlap said")
+		}
+		time.Sleep(overlapWindow)
+		if c := sleep(); p.Call(context.Background(), c) != nil && c.CallsOverlap(time.Now()) {
+			t.Fatal("calls still said to overlap past the window")
+		}
+	})
+}

@@ -22,16 +22,17 @@ import (
 // the process after its writer has returned. There is no goroutine to
 // start or stop.
 //
-// With more than one processor, a leader yields its processor once
-// before it takes the batch (runtime.Gosched): the goroutines ready to
-// run then run first, and those about to record (other calls starting or
-// finishing) queue their lines and join its write(2) instead of each
-// making their own. Without it writers rarely met: at 16 clients a call's
-// three lines took 2.7 writes, with it 0.5 (perf stat of the served
-// process), and 4-6% less CPU per call (docs/benchmarks.md). On one
-// processor (toolgate serve's while calls come one at a time) it is not
-// done: there the other goroutines are the call's own, and yielding to
-// them cost 6% per call.
+// A writer may ask its leader to yield its processor once before it
+// takes the batch (runtime.Gosched; the Run asks while calls overlap in
+// the pipeline, [gateway.Call.CallsOverlap], and there is more than one
+// processor): the goroutines ready to run then run first, and those about
+// to record (other calls starting or finishing) queue their lines and
+// join its write(2) instead of each making their own. Without it writers
+// rarely met: at 16 clients a call's three lines took 2.7 writes, with it
+// 0.5 (perf stat of the served process), and 4-14% less CPU per call
+// (docs/benchmarks.md). Calls one at a time do not yield: there the
+// goroutines ready to run are the call's own, and with a second processor
+// idle the yield wakes a thread for nothing, 5 µs a call in process.
 type lineFile struct {
 	path string
 	f    *os.File
@@ -77,8 +78,8 @@ func openLineFile(path string) (*lineFile, error) {
 
 var errClosed = errors.New("record file is closed")
 
-// yieldToWriters says whether a leader yields before it writes (see
-// [lineFile]); a variable for tests.
+// yieldToWriters says whether a leader asked to yield does (with more
+// than one processor; see [lineFile]); a variable for tests.
 var yieldToWriters = func() bool { return runtime.GOMAXPROCS(0) > 1 }
 
 // encodeLine is v as one line of JSON (no HTML escaping), newline included.
@@ -97,11 +98,12 @@ func (l *lineFile) writeLine(v any) error {
 	if err != nil {
 		return err
 	}
-	return l.write(line)
+	return l.write(line, false)
 }
 
 // write writes one whole line (ending in '\n'); line is not retained.
-func (l *lineFile) write(line []byte) error {
+// yield asks a leader to yield before it writes (see [lineFile]).
+func (l *lineFile) write(line []byte, yield bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -117,7 +119,7 @@ func (l *lineFile) write(line []byte) error {
 		}
 		// Lead: write everything queued so far, outside the lock.
 		l.writing = true
-		if yieldToWriters() {
+		if yield && yieldToWriters() {
 			l.mu.Unlock()
 			runtime.Gosched() // let the writers ready to run join this batch
 			l.mu.Lock()

@@ -223,8 +223,8 @@ func (r *Run) write(f *lineFile, v any) {
 }
 
 // writeBuilt writes a hand-built line and returns the builder to its pool.
-func (r *Run) writeBuilt(f *lineFile, l *line) error {
-	err := f.write(l.done())
+func (r *Run) writeBuilt(f *lineFile, l *line, yield bool) error {
+	err := f.write(l.done(), yield)
 	if err != nil {
 		r.writeErrors.Add(1)
 		r.log.Error("run archive write failed", "file", f.path, "err", err)
@@ -247,7 +247,7 @@ func (r *Run) CallStarted(call *gateway.Call) error {
 	if call.Client != "" && !r.sawClient.Load() && r.sawClient.CompareAndSwap(false, true) {
 		r.updateManifest(func(m *Manifest) { m.Client = call.Client })
 	}
-	return r.writeBuilt(r.events, l)
+	return r.writeBuilt(r.events, l, call.CallsOverlap(call.Started))
 }
 
 // CallFinished implements [gateway.Recorder]: a tool.completed or
@@ -317,10 +317,11 @@ func (r *Run) CallFinished(call *gateway.Call, res *gateway.Result, elapsed time
 		el.num("duration_ms", ms)
 	}
 
-	_ = r.writeBuilt(r.events, ev)
-	_ = r.writeBuilt(r.tools, tl)
+	yield := call.CallsOverlap(now)
+	_ = r.writeBuilt(r.events, ev, yield)
+	_ = r.writeBuilt(r.tools, tl, yield)
 	if el != nil {
-		_ = r.writeBuilt(r.errs, el)
+		_ = r.writeBuilt(r.errs, el, yield)
 	}
 }
 

@@ -157,7 +157,7 @@ func TestWritersReadyToRunShareAWrite(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				if err := l.write(fmt.Appendf(nil, "{\"i\":%d}\n", i)); err != nil {
+				if err := l.write(fmt.Appendf(nil, "{\"i\":%d}\n", i), true); err != nil {
 					t.Error(err)
 				}
 			})
@@ -210,7 +210,7 @@ func TestWriteErrorIsTheWritersOwnBatch(t *testing.T) {
 				kind = "bad"
 			}
 			lines[i] = fmt.Appendf(nil, "{\"i\":%d,\"k\":%q}\n", i, kind)
-			wg.Go(func() { errs[i] = l.write(lines[i]) })
+			wg.Go(func() { errs[i] = l.write(lines[i], i%2 == 0) })
 		}
 		wg.Wait()
 		for i := range n {
