@@ -39,18 +39,26 @@ func fixture(t *testing.T, n int, opts Options) (*Discovery, *gateway.Catalog, *
 	if err := cat.Add(ctx, ts); err != nil {
 		t.Fatal(err)
 	}
+	d := addSearch(t, cat, opts)
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat})
+	d.Bind(p)
+	return d, cat, p
+}
+
+// addSearch adds tool search (opts, over cat) to cat, closed at the
+// test's end; the caller binds it to its pipeline.
+func addSearch(t *testing.T, cat *gateway.Catalog, opts Options) *Discovery {
+	t.Helper()
 	opts.Catalog = cat
 	d, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	if err := cat.Add(ctx, d); err != nil {
+	if err := cat.Add(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	p := gateway.NewPipeline(&gateway.Options{Tools: cat})
-	d.Bind(p)
-	return d, cat, p
+	return d
 }
 
 type only map[string]bool
@@ -348,14 +356,7 @@ func TestCallToolKeepsTheToolsDeadline(t *testing.T) {
 	if err := cat.Add(context.Background(), ts); err != nil {
 		t.Fatal(err)
 	}
-	d, err := New(Options{Catalog: cat, Mode: ModeSearch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	if err := cat.Add(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	d := addSearch(t, cat, Options{Mode: ModeSearch})
 	ask := gateway.PolicyFunc(func(_ context.Context, tl *gateway.Tool) gateway.Decision {
 		if tl.Name == "asks" {
 			return gateway.Decision{Ask: true, Layer: "config", Rule: "ask"}
@@ -400,14 +401,7 @@ func TestFindToolsNamesTheToolset(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, err := New(Options{Catalog: cat, Mode: ModeSearch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	if err := cat.Add(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
+	d := addSearch(t, cat, Options{Mode: ModeSearch})
 	p := gateway.NewPipeline(&gateway.Options{Tools: cat})
 	d.Bind(p)
 	for _, q := range []string{"navigate", "chrome-devtools__navigate_page"} {
