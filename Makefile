@@ -66,6 +66,8 @@ peers:
 
 # Real programs some e2e tests use, installed from Debian's packages when
 # missing (CI runs as root on a fresh machine), as command:package pairs.
+# apt-get waits up to 5 minutes for dpkg's lock (a fresh machine's own
+# updates may hold it at boot) rather than failing at once.
 DEB_TOOLS := promtool:prometheus chromium:chromium haproxy:haproxy
 
 services:
@@ -75,7 +77,7 @@ services:
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			echo "installing Debian packages:$$missing"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+			apt-get -o DPkg::Lock::Timeout=300 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends $$missing; \
 		else \
 			echo "missing Debian packages:$$missing (install them, or the e2e tests that need them skip; they fail under REQUIRE_MCP_PEERS=1)"; \
 		fi; \
