@@ -187,6 +187,10 @@ func debounce(ctx context.Context, events <-chan struct{}, d time.Duration, f fu
 // configuration that does not load leaves everything as it was.
 func (r *reloader) reload(ctx context.Context, trigger string) {
 	res := &reloadResult{Time: time.Now().UTC(), Trigger: trigger}
+	// announce logs the outcome and records its event once /healthz and
+	// `toolgate tools` show it: whoever reads the log line and then asks
+	// sees this reload, not the one before.
+	var announce func()
 	defer func() {
 		r.last.Store(res)
 		r.a.writeLastReload(res)
@@ -195,18 +199,23 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 		} else {
 			r.a.reloadCounts.failed.Add(1)
 		}
+		if announce != nil {
+			announce()
+		}
 	}()
 	next, err := r.load()
 	if err != nil {
 		res.Error = err.Error()
-		r.a.log.Error("config reload failed; still serving with the previous configuration", "trigger", trigger, "err", err)
-		r.event(map[string]any{"trigger": trigger, "ok": false, "error": res.Error})
+		announce = func() {
+			r.a.log.Error("config reload failed; still serving with the previous configuration", "trigger", trigger, "err", err)
+			r.event(map[string]any{"trigger": trigger, "ok": false, "error": res.Error})
+		}
 		return
 	}
 	ch := config.Diff(r.cur, next)
 	res.OK, res.Changes = true, &ch
 	if ch.Empty() {
-		r.a.log.Info("config reloaded; nothing changed", "trigger", trigger)
+		announce = func() { r.a.log.Info("config reloaded; nothing changed", "trigger", trigger) }
 		return
 	}
 	if len(ch.Fixed) > 0 {
@@ -219,13 +228,15 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 		res.OK, res.Error = false, "not applied: "+err.Error()
 		r.a.log.Error("config reload: these settings could not be applied; they keep their previous values until a reload applies them", "keys", later, "err", err)
 	}
-	r.a.log.Info("config reloaded", "trigger", trigger, "ok", res.OK, "added", ch.Added, "removed", ch.Removed, "changed", ch.Changed)
-	fields := map[string]any{"trigger": trigger, "ok": res.OK, "added": ch.Added, "removed": ch.Removed,
-		"changed": ch.Changed, "settings": ch.Settings, "fixed": ch.Fixed}
-	if !res.OK {
-		fields["error"] = res.Error
+	announce = func() {
+		r.a.log.Info("config reloaded", "trigger", trigger, "ok", res.OK, "added", ch.Added, "removed", ch.Removed, "changed", ch.Changed)
+		fields := map[string]any{"trigger": trigger, "ok": res.OK, "added": ch.Added, "removed": ch.Removed,
+			"changed": ch.Changed, "settings": ch.Settings, "fixed": ch.Fixed}
+		if !res.OK {
+			fields["error"] = res.Error
+		}
+		r.event(fields)
 	}
-	r.event(fields)
 }
 
 // applyUpstreams stops removed upstreams, restarts changed ones and starts

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -554,5 +555,55 @@ func TestReloadProfilesFollowToolSearchInForce(t *testing.T) {
 	}
 	if res := callTool(a, discovery.FindTools, map[string]any{"query": "list files"}); res.IsError {
 		t.Errorf("find_tools by an identity confined to readers: %s %s", res.Kind, res.Message)
+	}
+}
+
+// seenAtLog is a log handler that, at a record whose message begins with
+// prefix, notes what at says then.
+type seenAtLog struct {
+	slog.Handler
+	prefix string
+	at     func() *reloadResult
+	seen   **reloadResult
+}
+
+func (h seenAtLog) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h seenAtLog) Handle(ctx context.Context, rec slog.Record) error {
+	if strings.HasPrefix(rec.Message, h.prefix) {
+		*h.seen = h.at()
+	}
+	return nil
+}
+
+// TestReloadLoggedOnceShown: a reload's outcome is logged once /healthz
+// (and `toolgate tools`) show it, so that whoever reads "config reload
+// failed" or "config reloaded" and then asks sees that reload, not the
+// one before (e2e TestReload read the previous result once).
+func TestReloadLoggedOnceShown(t *testing.T) {
+	dir := t.TempDir()
+	var next *config.Config
+	a, r := reloadApp(t, dir, "filesystem: {max_read_lines: 100}\n", &next)
+	for _, c := range []struct {
+		prefix string
+		load   func() (*config.Config, error)
+		wantOK bool
+	}{
+		{"config reload failed", func() (*config.Config, error) { return nil, errors.New("line 2: broken") }, false},
+		{"config reloaded", func() (*config.Config, error) {
+			return configFrom(t, dir, "filesystem: {max_read_lines: 200}\n"), nil
+		}, true},
+		{"config reloaded; nothing changed", func() (*config.Config, error) {
+			return configFrom(t, dir, "filesystem: {max_read_lines: 200}\n"), nil
+		}, true},
+	} {
+		var seen *reloadResult
+		a.log = slog.New(seenAtLog{Handler: slog.DiscardHandler, prefix: c.prefix, at: r.lastReload, seen: &seen})
+		r.load = c.load
+		before := time.Now().UTC()
+		r.reload(context.Background(), "SIGHUP")
+		if seen == nil || seen.OK != c.wantOK || seen.Time.Before(before) {
+			t.Errorf("%q logged while /healthz showed %+v, want this reload's (ok %v)", c.prefix, seen, c.wantOK)
+		}
 	}
 }
