@@ -91,16 +91,24 @@ var HTTPRefusalReasons = [nRefusals]string{
 // count counts a refusal.
 func (g *httpGuard) count(r refusal) { g.refusals[r].Add(1) }
 
-// refuse answers a request that a limit stops: HTTP status (429 or 503)
-// with Retry-After, and a JSON-RPC error naming the limit and the key
-// that raises it, with the request's id when it has one.
-func (g *httpGuard) refuse(w http.ResponseWriter, status int, id json.RawMessage, key string, max int64, what string) {
-	n := g.refused.Add(1)
+// overLimits is how many requests a limit refused (the refusedMax*
+// reasons).
+func (g *httpGuard) overLimits() int64 {
+	var n int64
 	for r := refusedMaxSessions; r < nRefusals; r++ {
-		if HTTPRefusalReasons[r] == key {
-			g.count(r)
-		}
+		n += g.refusals[r].Load()
 	}
+	return n
+}
+
+// refuse answers a request that a limit stops (limit, one of the
+// refusedMax* reasons, whose name is the setting that raises it): HTTP
+// status (429 or 503) with Retry-After, and a JSON-RPC error naming the
+// limit and the key, with the request's id when it has one.
+func (g *httpGuard) refuse(w http.ResponseWriter, status int, id json.RawMessage, limit refusal, max int64, what string) {
+	g.count(limit)
+	key := HTTPRefusalReasons[limit]
+	n := g.overLimits()
 	// One WARN a second at most: a flood of refusals must not become a
 	// flood of log lines. /healthz counts them all.
 	if now := time.Now().UnixNano(); now-g.lastRefusalLog.Load() >= int64(time.Second) {
@@ -199,7 +207,7 @@ func (g *httpGuard) serveMCP(w http.ResponseWriter, r *http.Request, next http.H
 	switch r.Method {
 	case http.MethodGet:
 		if !g.streams.acquire(1) {
-			g.refuse(w, http.StatusServiceUnavailable, nil, "http.max_streams", g.streams.max, "too many open streams")
+			g.refuse(w, http.StatusServiceUnavailable, nil, refusedMaxStreams, g.streams.max, "too many open streams")
 			return
 		}
 		defer g.streams.release(1)
@@ -257,7 +265,7 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 		held = g.opts.MaxBodyBytes
 	}
 	if !g.bodyMem.acquire(held) {
-		g.refuse(w, http.StatusServiceUnavailable, nil, "http.max_body_memory", g.bodyMem.max, "too many request bytes in flight")
+		g.refuse(w, http.StatusServiceUnavailable, nil, refusedMaxBodyMemory, g.bodyMem.max, "too many request bytes in flight")
 		return nil, false
 	}
 	// A client that sends headers and then no body would hold the
@@ -307,18 +315,18 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 	if stream {
 		slot = g.streams
 		if !slot.acquire(1) {
-			g.refuse(w, http.StatusServiceUnavailable, headOf(body).ID, "http.max_streams", slot.max, "too many open streams")
+			g.refuse(w, http.StatusServiceUnavailable, headOf(body).ID, refusedMaxStreams, slot.max, "too many open streams")
 			return refused()
 		}
 	} else if !slot.acquire(1) {
-		g.refuse(w, http.StatusTooManyRequests, headOf(body).ID, "limits.max_in_flight", slot.max, "too many requests in flight")
+		g.refuse(w, http.StatusTooManyRequests, headOf(body).ID, refusedMaxInFlight, slot.max, "too many requests in flight")
 		return refused()
 	}
 	a := &admission{g: g, r: r, bytes: held, slot: slot}
 	if sess != nil {
 		if !g.sessions.startCall(sess, g.opts.MaxInFlightPerSession) {
 			slot.release(1)
-			g.refuse(w, http.StatusTooManyRequests, headOf(body).ID, "limits.max_in_flight_per_session", int64(g.opts.MaxInFlightPerSession), "too many requests in flight on this session")
+			g.refuse(w, http.StatusTooManyRequests, headOf(body).ID, refusedMaxInFlightSession, int64(g.opts.MaxInFlightPerSession), "too many requests in flight on this session")
 			return refused()
 		}
 		a.sess = sess
@@ -335,7 +343,7 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 			evict, admitted := g.sessions.admit()
 			if !admitted {
 				a.release()
-				g.refuse(w, http.StatusServiceUnavailable, h.ID, "http.max_sessions", int64(g.sessions.max), "too many sessions in use")
+				g.refuse(w, http.StatusServiceUnavailable, h.ID, refusedMaxSessions, int64(g.sessions.max), "too many sessions in use")
 				return nil, false
 			}
 			if evict != "" {
@@ -419,7 +427,7 @@ func (g *httpGuard) Stats() HTTPStats {
 		Streams:    g.streams.n.Load(),
 		InFlight:   g.inFlight.n.Load(),
 		BodyMemory: g.bodyMem.n.Load(),
-		Refused:    g.refused.Load(),
+		Refused:    g.overLimits(),
 		Evicted:    g.evicted.Load(),
 	}
 }

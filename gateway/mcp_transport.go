@@ -208,9 +208,9 @@ type httpGuard struct {
 
 	sessions                   *sessionTable
 	streams, inFlight, bodyMem *limiter
-	refused, evicted           atomic.Int64
-	refusals                   [nRefusals]atomic.Int64
-	lastRefusalLog             atomic.Int64 // unix nanoseconds
+	evicted                    atomic.Int64
+	refusals                   [nRefusals]atomic.Int64 // by reason
+	lastRefusalLog             atomic.Int64            // unix nanoseconds
 }
 
 // BearerToken is a bearer token the HTTP transport accepts, and its name.
