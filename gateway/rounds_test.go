@@ -715,6 +715,20 @@ func TestExchangeToolEndedAllocatesNothingUnparked(t *testing.T) {
 	}
 }
 
+// askUntil asks the call's client a question from a goroutine of its
+// own, which stands until quit closes (its context then cancelled): the
+// tool goes on, or ends, while it is asked.
+func askUntil(ctx context.Context, quit <-chan struct{}) {
+	qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		<-quit
+		cancel()
+	}()
+	go func() {
+		_, _ = RequestFromClient(qctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object"}}`))
+	}()
+}
+
 // A tool that ends just as the client's repeat takes its exchange (the
 // call's deadline, say, as the repeat arrives; here a tool that ends on
 // its own while its question still stands), after the tool sent its
@@ -725,14 +739,7 @@ func TestExchangeToolEndsAsTheRepeatTakesIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		end, quit := make(chan struct{}), make(chan struct{})
 		tl, _ := NewDynamicTool(ToolDef{Name: "ends"}, func(ctx context.Context, _ map[string]any) (*Result, error) {
-			qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-			go func() {
-				<-quit
-				cancel()
-			}()
-			go func() {
-				_, _ = RequestFromClient(qctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object"}}`))
-			}()
+			askUntil(ctx, quit)
 			<-end
 			return OkText("ended"), nil
 		})
@@ -797,14 +804,7 @@ func TestExchangeKeptBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		quit := make(chan struct{})
 		tl, _ := NewDynamicTool(ToolDef{Name: "keeps"}, func(ctx context.Context, _ map[string]any) (*Result, error) {
-			qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-			go func() {
-				<-quit
-				cancel()
-			}()
-			go func() {
-				_, _ = RequestFromClient(qctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object"}}`))
-			}()
+			askUntil(ctx, quit)
 			time.Sleep(time.Millisecond) // the round ends with the question; then the tool ends by itself
 			return OkText("kept"), nil
 		})
