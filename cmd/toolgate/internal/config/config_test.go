@@ -497,12 +497,8 @@ func TestUpstreamsFromUnsetVariable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("one server needing an unset variable fails the configuration: %v", err)
 	}
-	var names []string
-	for _, u := range cfg.Upstreams {
-		names = append(names, u.Name)
-	}
-	if strings.Join(names, ",") != "plain,local" {
-		t.Errorf("upstreams %v, want plain,local", names)
+	if names := upstreamNames(cfg); names != "plain,local" {
+		t.Errorf("upstreams %s, want plain,local", names)
 	}
 	notes := strings.Join(cfg.ImportNotes, "\n")
 	for _, want := range []string{`"needs-input"`, "TOOLGATE_TEST_UNSET_KEY", `"api"`, "TOOLGATE_TEST_UNSET_TOKEN"} {
@@ -560,14 +556,19 @@ func TestUpstreamNamedAsABuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("an imported server named memory fails the configuration: %v", err)
 	}
-	var names []string
-	for _, u := range cfg.Upstreams {
-		names = append(names, u.Name)
-	}
-	if strings.Join(names, ",") != "github" {
-		t.Errorf("upstreams %v, want github", names)
+	if names := upstreamNames(cfg); names != "github" {
+		t.Errorf("upstreams %s, want github", names)
 	}
 	if notes := strings.Join(cfg.ImportNotes, "\n"); !strings.Contains(notes, `server "memory" is not served`) {
 		t.Errorf("the notes do not say why memory is not served:\n%s", notes)
 	}
+}
+
+// upstreamNames is cfg's upstreams' names, comma-separated.
+func upstreamNames(cfg *Config) string {
+	var names []string
+	for _, u := range cfg.Upstreams {
+		names = append(names, u.Name)
+	}
+	return strings.Join(names, ",")
 }
