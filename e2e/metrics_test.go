@@ -154,3 +154,75 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("metrics.addr did not count the stdio client's call")
 	}
 }
+
+// TestMetricsAcrossUpstreamReload: a reload that replaces an upstream (same
+// name, changed settings) continues its counters. The upstream's restarts
+// and failed calls are counters of the upstream by name for the life of
+// the process; they used to start again at 0 with the new toolset, which
+// Prometheus takes for a counter reset (rate() and increase() go wrong).
+func TestMetricsAcrossUpstreamReload(t *testing.T) {
+	t.Parallel()
+	inner := newInner(t)
+	e := newEnv(t, set("metrics.enabled", true), set("limits.call_timeout", "500ms"), inner.upstreamOpt(4))
+	s := e.StartHTTP(t)
+	cs := s.Connect(t, era2025, nil) // its calls go over the upstream's one connection
+	if res := call(t, cs, "inner__sleep", map[string]any{"ms": 3000}); !res.IsError {
+		t.Errorf("inner__sleep past its timeout succeeded")
+	}
+	scrape := func(cond func(body string) bool) (string, bool) {
+		var body string
+		ok := waitFor(30*time.Second, func() bool {
+			body = getMetrics(t, s.Base+"/metrics", "")
+			return cond(body)
+		})
+		return body, ok
+	}
+	has := func(want ...string) func(string) bool {
+		return func(body string) bool {
+			for _, w := range want {
+				if !strings.Contains(body, w) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	const (
+		restarted1 = `toolgate_upstream_restarts_total{upstream="inner"} 1`
+		restarted2 = `toolgate_upstream_restarts_total{upstream="inner"} 2`
+		timedOut   = `toolgate_upstream_call_errors_total{status="timeout",upstream="inner"} 1`
+		up         = `toolgate_toolset_up{toolset="inner"} 1`
+	)
+	runs := inner.runs(t)
+	if len(runs) != 1 {
+		t.Fatalf("inner runs %+v; want the upstream's one connection", runs)
+	}
+	_ = syscall.Kill(runs[0].PID, syscall.SIGKILL)
+	if body, ok := scrape(has(restarted1, timedOut, up)); !ok {
+		t.Fatalf("the restart and the timed-out call are not counted:\n%s", grepLines(body, "toolgate_", 200))
+	}
+
+	// A changed setting replaces the upstream: a new toolset, a new process.
+	e.rewriteConfig(t, func(cfg map[string]any) {
+		cfg["upstreams"].([]any)[0].(map[string]any)["max_concurrency"] = 8
+	})
+	if !waitFor(30*time.Second, func() bool { return len(inner.runs(t)) == 3 }) {
+		t.Fatalf("the reload did not start the upstream again: runs %+v\n%s", inner.runs(t), tail(s.Stderr(), 4000))
+	}
+	body, ok := scrape(has(`toolgate_config_reloads_total{result="ok"} 1`, up))
+	if !ok {
+		t.Fatalf("no reload counted or the replaced upstream is not up:\n%s", grepLines(body, "toolgate_", 200))
+	}
+	for _, want := range []string{restarted1, timedOut} {
+		if !strings.Contains(body, want) {
+			t.Errorf("after the reload that replaced the upstream, /metrics lacks %s:\n%s", want, grepLines(body, "toolgate_upstream", 50))
+		}
+	}
+
+	// The replaced upstream's restarts add to the same count.
+	runs = inner.runs(t)
+	_ = syscall.Kill(runs[len(runs)-1].PID, syscall.SIGKILL)
+	if body, ok := scrape(has(restarted2, up)); !ok {
+		t.Errorf("the replaced upstream's restart is not added to its count:\n%s", grepLines(body, "toolgate_upstream", 50))
+	}
+}

@@ -39,6 +39,13 @@ type Options struct {
 	// forward_roots. Nil answers with an empty list. It is not consulted
 	// for other upstreams, which are never offered roots.
 	Roots func(ctx context.Context) ([]Root, error)
+	// Restarts is where the upstream counts its restarts (connections lost
+	// and re-established). A caller that replaces an upstream by another of
+	// the same name (a reload that changed its settings) passes both the
+	// same counter, so that the count, reported in [Upstream.Status] and as
+	// a Prometheus counter, continues instead of starting again at 0. Nil:
+	// a counter of its own.
+	Restarts *atomic.Int64
 }
 
 // Root is a client root (a file:// URI the client works in).
@@ -106,7 +113,7 @@ type Upstream struct {
 	mu          sync.Mutex
 	state       string
 	lastErr     string
-	restarts    int
+	restarts    *atomic.Int64 // opts.Restarts or its own
 	failures    int
 	conn        *conn
 	ever        bool // connected at least once
@@ -197,6 +204,10 @@ func New(cfg Config, opts *Options) (*Upstream, error) {
 		debounce: map[listKind]*time.Timer{},
 		pending:  map[listKind]bool{},
 		subs:     map[string]bool{},
+		restarts: o.Restarts,
+	}
+	if u.restarts == nil {
+		u.restarts = new(atomic.Int64)
 	}
 	if u.timeout == 0 {
 		u.timeout = o.DefaultCallTimeout
@@ -472,10 +483,10 @@ func (u *Upstream) supervise(ctx context.Context) {
 		closing := ctx.Err() != nil
 		if !closing {
 			u.state = StateReconnecting
-			u.restarts++
+			u.restarts.Add(1)
 			u.lastErr = u.errText(err)
 		}
-		restarts := u.restarts
+		restarts := u.restarts.Load()
 		u.mu.Unlock()
 		c.close()
 		if closing {
@@ -885,7 +896,7 @@ func (u *Upstream) Status() gateway.ToolsetStatus {
 	if u.conn != nil {
 		parts = append(parts, "protocol "+u.conn.protocol)
 	}
-	parts = append(parts, fmt.Sprintf("restarts %d", u.restarts))
+	parts = append(parts, fmt.Sprintf("restarts %d", u.restarts.Load()))
 	if u.state == StateFailed && u.failures > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed attempts", u.failures))
 	}
@@ -901,15 +912,14 @@ func (u *Upstream) Status() gateway.ToolsetStatus {
 	}
 	parts = append(parts, u.notes...)
 	return gateway.ToolsetStatus{State: u.state, Detail: strings.Join(parts, "; "), Warnings: slices.Clone(u.warnings),
-		Upstream: &gateway.UpstreamStatus{Transport: u.transport(), Restarts: u.restarts}}
+		Upstream: &gateway.UpstreamStatus{Transport: u.transport(), Restarts: int(u.restarts.Load())}}
 }
 
 // Restarts is how many times the connection was lost and re-established
-// (or is being re-established).
+// (or is being re-established), counted in [Options.Restarts] when that
+// is set.
 func (u *Upstream) Restarts() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.restarts
+	return int(u.restarts.Load())
 }
 
 // target describes where the upstream is, for logs: the command, or the

@@ -91,6 +91,12 @@ type app struct {
 	// retiring are the upstreams a reload took out, until closed (once
 	// their calls in flight are done, or at shutdown).
 	retiring retiringUpstreams
+	// upRestarts counts each upstream's restarts by name, for the life of
+	// the process: a reload that replaces an upstream gives the new one
+	// the old one's counter, so that /healthz and
+	// toolgate_upstream_restarts_total continue rather than drop to 0
+	// (which Prometheus takes for a counter reset).
+	upRestarts sync.Map // name -> *atomic.Int64
 }
 
 type appOptions struct {
@@ -388,7 +394,17 @@ func (a *app) newUpstream(uc upstream.Config) (*upstream.Upstream, error) {
 		Logger:             a.log,
 		DefaultCallTimeout: a.cfg.Limits.CallTimeout,
 		Roots:              a.forwardRoots,
+		Restarts:           a.restartCounter(uc.Name),
 	})
+}
+
+// restartCounter is the restart count of the upstreams named name.
+func (a *app) restartCounter(name string) *atomic.Int64 {
+	n, ok := a.upRestarts.Load(name)
+	if !ok {
+		n, _ = a.upRestarts.LoadOrStore(name, new(atomic.Int64))
+	}
+	return n.(*atomic.Int64)
 }
 
 // mayServe says whether an upstream with this prefix may serve the tool:
