@@ -323,6 +323,48 @@ func upstreamName(name string, used map[string]bool) string {
 	return n
 }
 
+// AvoidNames gives each server whose upstream name is in taken another
+// name ("memory" becomes "memory-server") with its old name as prefix, so
+// that its tools keep their names (memory__create_entities) and the
+// policy written for them still matches; why says why a name is taken.
+// It returns what it did, one note per server, also added to Notes.
+// toolgate import passes the names of toolgate's built-in toolsets, which
+// an upstream may not have: its printed configuration then starts
+// whichever of them are on.
+func (r *Result) AvoidNames(taken []string, why func(name string) string) []string {
+	used := map[string]bool{}
+	for _, n := range taken {
+		used[n] = true
+	}
+	for _, u := range r.Upstreams {
+		used[u.Name] = true
+	}
+	var notes []string
+	for i := range r.Upstreams {
+		old := r.Upstreams[i].Name
+		if !slices.Contains(taken, old) {
+			continue
+		}
+		name := upstreamName(old+"-server", used)
+		used[name] = true
+		ups := []*upstream.Config{&r.Upstreams[i]}
+		if i < len(r.printed) {
+			ups = append(ups, &r.printed[i])
+		}
+		for _, u := range ups {
+			u.Name = name
+			if u.Prefix == nil {
+				u.Prefix = &old
+			}
+		}
+		note := fmt.Sprintf("server %q is served as upstream %q with prefix: %s, which keeps its tools' names (%s__*): %s, and an upstream may not be named so while that toolset is on",
+			old, name, old, old, why(old))
+		notes = append(notes, note)
+		r.Notes = append(r.Notes, note)
+	}
+	return notes
+}
+
 // ownEntry reports whether a client's entry is the one toolgate's rewrite
 // writes ([Rewrite]): named "toolgate", its args starting with "serve".
 func ownEntry(name string, args []string) bool {

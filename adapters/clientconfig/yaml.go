@@ -15,6 +15,7 @@ import (
 // import sets, in the order the docs use).
 type yamlUpstream struct {
 	Name      string            `yaml:"name"`
+	Prefix    *string           `yaml:"prefix,omitempty"`
 	Transport string            `yaml:"transport,omitempty"`
 	Command   string            `yaml:"command,omitempty"`
 	Args      []string          `yaml:"args,omitempty,flow"`
@@ -52,7 +53,7 @@ func (r *Result) YAML() ([]byte, error) {
 	}
 	list := make([]yamlUpstream, 0, len(ups))
 	for _, u := range ups {
-		y := yamlUpstream{Name: u.Name, Command: u.Command, Args: u.Args, Env: u.Env, Dir: u.Dir, URL: u.URL, Headers: u.Headers,
+		y := yamlUpstream{Name: u.Name, Prefix: u.Prefix, Command: u.Command, Args: u.Args, Env: u.Env, Dir: u.Dir, URL: u.URL, Headers: u.Headers,
 			Allow: u.Allow, Deny: u.Deny, Disabled: u.Disabled}
 		if u.CallTimeout > 0 {
 			y.Timeout = u.CallTimeout.String()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/adapters/clientconfig"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 )
 
 func init() {
@@ -102,6 +103,13 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 		if err := clientconfig.RewriteSupported(res.Format); err != nil {
 			return usageError{fmt.Sprintf("%s: %v", path, err)}
 		}
+	}
+	// An upstream may not be named like a built-in toolset that is on, and
+	// the printed upstreams go into a configuration this run does not know:
+	// such a server gets another name (its tools keep theirs), said here
+	// and in the YAML's comments.
+	for _, n := range res.AvoidNames(config.BuiltinToolsets, config.BuiltinNameTaken) {
+		fmt.Fprintf(e.stderr, "Note: %s.\n", n)
 	}
 	out, err := res.YAML()
 	if err != nil {

@@ -769,22 +769,28 @@ func (c *Config) EffectivePolicy() policy.Config {
 // configuration turns on has it ("" when none): the catalog serves one
 // toolset per name, so an upstream of that name would never be served.
 func (c *Config) builtinNamed(name string) string {
-	for _, b := range []struct {
-		name string
-		on   bool
-	}{
-		{"filesystem", c.Filesystem.Enabled},
-		{"diagnostics", c.Diagnostics.Enabled},
-		{"memory", c.Memory.Enabled},
-		{"skills", len(c.Skills.Dirs) > 0},
-		{"definitions", len(c.Definitions) > 0},
-		{"discovery", c.Discovery.Mode != "all"},
-	} {
-		if b.on && b.name == name {
-			return fmt.Sprintf("%q is the name of toolgate's built-in %s toolset", name, name)
-		}
+	on := map[string]bool{
+		"filesystem":  c.Filesystem.Enabled,
+		"diagnostics": c.Diagnostics.Enabled,
+		"memory":      c.Memory.Enabled,
+		"skills":      len(c.Skills.Dirs) > 0,
+		"definitions": len(c.Definitions) > 0,
+		"discovery":   c.Discovery.Mode != "all",
+	}
+	if on[name] {
+		return BuiltinNameTaken(name)
 	}
 	return ""
+}
+
+// BuiltinToolsets are the names of toolgate's built-in toolsets, which an
+// upstream may not have while that toolset is on.
+var BuiltinToolsets = []string{"filesystem", "diagnostics", "memory", "skills", "definitions", "discovery"}
+
+// BuiltinNameTaken says why an upstream may not be named name, one of
+// [BuiltinToolsets].
+func BuiltinNameTaken(name string) string {
+	return fmt.Sprintf("%q is the name of toolgate's built-in %s toolset", name, name)
 }
 
 // SkillDirs returns the configured skill directories with ~ expanded.
