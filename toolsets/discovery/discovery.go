@@ -133,6 +133,13 @@ func New(opts Options) (*Discovery, error) {
 		// tool's, else limits.call_timeout), not under call_tool's.
 		Timeout:     gateway.NoDeadline,
 		Permissions: gateway.Permissions{Hints: gateway.Hints{ReadOnly: gateway.Bool(false), Destructive: gateway.Bool(false), OpenWorld: gateway.Bool(false)}},
+		// A client may call call_tool as a task, and the named tool then
+		// runs under that task; a tool whose task support is required
+		// runs only so. For a 2026-07-28 caller of the tasks extension,
+		// call_tool decides as the named tool's direct call would be
+		// decided (see call).
+		TaskSupport:  gateway.TaskOptional,
+		TaskDirected: true,
 	}, d.call)
 	if err != nil {
 		return nil, err
@@ -245,15 +252,52 @@ func (d *Discovery) call(ctx context.Context, outer *gateway.Call) (*gateway.Res
 		// not, and are never suggested for a mistyped name.
 		view = visibleView{base: view, ctx: ctx, visible: d.opts.Visible}
 	}
+	if res := d.asTask(ctx, outer, p.Name, view); res != nil {
+		return res, nil
+	}
 	inner := &gateway.Call{Name: p.Name, Arguments: p.Arguments, Session: outer.Session, Client: outer.Client,
 		Identity: outer.Identity, Principal: outer.Principal, View: view,
-		RequestState: outer.RequestState, InputResponses: outer.InputResponses}
+		RequestState: outer.RequestState, InputResponses: outer.InputResponses, Task: outer.Task}
 	res := (*c).Call(ctx, inner)
+	if outer.Task == nil && inner.Task != nil {
+		// The named tool made the call a task (an upstream that answered
+		// with one, [gateway.BecomeTask]): call_tool's record names it too.
+		outer.Task = inner.Task
+	}
 	if res.Extras == nil {
 		res.Extras = map[string]any{}
 	}
 	res.Extras["toolgate/called"] = map[string]string{"name": p.Name, "call_id": inner.ID, "toolset": inner.Toolset}
 	return res, nil
+}
+
+// asTask makes the call of ctx (call_tool's, outer) a task where a direct
+// call of the named tool would be one, and refuses it where the tool runs
+// only as a task and the call is not one (MCP 2025-11-25, tasks: a server
+// must not run a tool whose taskSupport is required outside a task).
+// It returns nil to go on with the call. A tool the caller may not see is
+// left to the pipeline, which answers "not found" as for any.
+//
+//   - called as a task (2025-11-25, or a 2026-07-28 task's repeat): the
+//     named tool runs under that task;
+//   - a tool that decides itself ([gateway.Tool.TaskDirected], an
+//     upstream's): it gets the call as a direct call, and may make it the
+//     caller's task;
+//   - any other task-supporting tool, for a caller that can take a task
+//     (2026-07-28, tasks extension declared): the call becomes a task now,
+//     as a direct call of the tool would be one from the start.
+func (d *Discovery) asTask(ctx context.Context, outer *gateway.Call, name string, view gateway.View) *gateway.Result {
+	t, _, ok := d.opts.Catalog.Resolve(name)
+	if !ok || t.TaskSupport == "" || view != nil && !view.Admits(name) || outer.Task != nil || t.TaskDirected {
+		return nil
+	}
+	if gateway.BecomeTask(ctx) || t.TaskSupport != gateway.TaskRequired {
+		return nil
+	}
+	return gateway.Error(fmt.Sprintf("tool %q runs only as a task (its execution.taskSupport is required), and this call of call_tool is not one: "+
+		"call call_tool as a task (its taskSupport is optional; on 2026-07-28, declare the io.modelcontextprotocol/tasks extension), "+
+		"or call %q directly with tools/call as a task", name, name),
+		fmt.Sprintf("Refused: %s runs only as a task", gateway.Truncate(name, 64)))
 }
 
 // visibleView is base (nil: the whole catalog) without the tools

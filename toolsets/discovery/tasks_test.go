@@ -1,0 +1,261 @@
+package discovery
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// taskFixture: the discovery toolset beside "only" (task support
+// required: it answers with the id of the task it runs under) and "plain"
+// (no task support), served over stdio in process.
+type taskFixture struct {
+	p   *gateway.Pipeline
+	ran atomic.Int64 // calls of only's handler
+
+	mu      sync.Mutex
+	enc     *json.Encoder
+	waiting map[int64]chan map[string]any
+	id      atomic.Int64
+}
+
+func newTaskFixture(t *testing.T) *taskFixture {
+	t.Helper()
+	f := &taskFixture{waiting: map[int64]chan map[string]any{}}
+	obj := json.RawMessage(`{"type":"object"}`)
+	only, err := gateway.NewTool(gateway.ToolDef{Name: "only", InputSchema: obj, TaskSupport: gateway.TaskRequired,
+		Permissions: gateway.Permissions{Hints: gateway.ReadOnlyHints()}},
+		func(ctx context.Context, call *gateway.Call) (*gateway.Result, error) {
+			f.ran.Add(1)
+			if call.Task == nil {
+				return gateway.OkText("ran without a task"), nil
+			}
+			return gateway.OkText("ran as task " + call.Task.ID), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := gateway.NewTool(gateway.ToolDef{Name: "plain", InputSchema: obj, Permissions: gateway.Permissions{Hints: gateway.ReadOnlyHints()}},
+		func(ctx context.Context, call *gateway.Call) (*gateway.Result, error) {
+			return gateway.OkText("plain"), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := gateway.NewToolset("t", only, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := gateway.NewCatalog(nil)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	d := addSearch(t, cat, Options{Mode: ModeSearch})
+	f.p = gateway.NewPipeline(&gateway.Options{Tools: cat, CallTimeout: 20 * time.Second})
+	d.Bind(f.p)
+	m := gateway.NewMCPServer(&gateway.MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: f.p})
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = m.ServeStdio(ctx, inR, outW)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		outW.Close()
+		<-served
+	})
+	f.enc = json.NewEncoder(inW)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var msg map[string]any
+			if json.Unmarshal(sc.Bytes(), &msg) != nil {
+				continue
+			}
+			id, ok := msg["id"].(float64)
+			if !ok {
+				continue // a notification
+			}
+			f.mu.Lock()
+			ch := f.waiting[int64(id)]
+			delete(f.waiting, int64(id))
+			f.mu.Unlock()
+			if ch != nil {
+				ch <- msg
+			}
+		}
+	}()
+	return f
+}
+
+// send sends a request and returns its result, or its error.
+func (f *taskFixture) send(t *testing.T, method string, params map[string]any) (map[string]any, map[string]any) {
+	t.Helper()
+	id := f.id.Add(1)
+	ch := make(chan map[string]any, 1)
+	f.mu.Lock()
+	f.waiting[id] = ch
+	err := f.enc.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	f.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case msg := <-ch:
+		res, _ := msg["result"].(map[string]any)
+		rpcErr, _ := msg["error"].(map[string]any)
+		return res, rpcErr
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: no answer", method)
+		return nil, nil
+	}
+}
+
+// send2026 sends a 2026-07-28 request, its caller declaring caps.
+func (f *taskFixture) send2026(t *testing.T, method string, params map[string]any, caps string) (map[string]any, map[string]any) {
+	t.Helper()
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "test", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": json.RawMessage(caps),
+	}
+	return f.send(t, method, params)
+}
+
+func (f *taskFixture) initialize(t *testing.T) {
+	t.Helper()
+	if _, rpcErr := f.send(t, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "test", "version": "1"}}); rpcErr != nil {
+		t.Fatalf("initialize: %v", rpcErr)
+	}
+	f.mu.Lock()
+	_ = f.enc.Encode(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	f.mu.Unlock()
+}
+
+func textOf(res map[string]any) string {
+	var b strings.Builder
+	content, _ := res["content"].([]any)
+	for _, c := range content {
+		if m, ok := c.(map[string]any); ok {
+			s, _ := m["text"].(string)
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// TestCallToolRefusesATaskOnlyToolOutsideATask: a tool whose task support
+// is required must not be run as a plain call (MCP 2025-11-25, tasks), and
+// call_tool ran it as one. A plain call_tool of it is now a tool error that
+// names the tool and says how to call it; the tool does not run.
+func TestCallToolRefusesATaskOnlyToolOutsideATask(t *testing.T) {
+	f := newTaskFixture(t)
+	res := f.p.Call(context.Background(), &gateway.Call{Name: CallTool, Arguments: json.RawMessage(`{"name":"only"}`)})
+	if !res.IsError || !strings.Contains(res.Message, `"only"`) || !strings.Contains(res.Message, "as a task") {
+		t.Errorf("call_tool(only) outside a task: is_error=%v %q %q; want a tool error naming only and saying it runs as a task",
+			res.IsError, res.OutputText(), res.Message)
+	}
+	if n := f.ran.Load(); n != 0 {
+		t.Errorf("only ran %d times outside a task", n)
+	}
+	// A tool without task support is called as before.
+	if res := f.p.Call(context.Background(), &gateway.Call{Name: CallTool, Arguments: json.RawMessage(`{"name":"plain"}`)}); res.IsError || res.OutputText() != "plain" {
+		t.Errorf("call_tool(plain): %q %q", res.OutputText(), res.Message)
+	}
+
+	// Over MCP, from a client of either era that makes no task.
+	f.initialize(t)
+	res2025, rpcErr := f.send(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "only"}})
+	if rpcErr != nil || res2025["isError"] != true || !strings.Contains(textOf(res2025), "as a task") {
+		t.Errorf("2025-11-25 plain call_tool(only): %v %v", res2025, rpcErr)
+	}
+	res2026, rpcErr := f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "only"}}, `{}`)
+	if rpcErr != nil || res2026["isError"] != true || !strings.Contains(textOf(res2026), "as a task") {
+		t.Errorf("2026-07-28 call_tool(only) without the tasks extension: %v %v", res2026, rpcErr)
+	}
+	if n := f.ran.Load(); n != 0 {
+		t.Errorf("only ran %d times outside a task", n)
+	}
+}
+
+// TestCallToolRunsAsATask: call_tool advertises task support (optional),
+// and called as a task it runs the named tool under that task: a
+// 2025-11-25 task call, and a 2026-07-28 caller of the tasks extension,
+// whose call_tool of a task-supporting tool becomes a task as a direct
+// call of it would (and of a tool without task support stays plain).
+func TestCallToolRunsAsATask(t *testing.T) {
+	f := newTaskFixture(t)
+	f.initialize(t)
+	list, rpcErr := f.send(t, "tools/list", map[string]any{})
+	if rpcErr != nil {
+		t.Fatal(rpcErr)
+	}
+	advertised := false
+	for _, tl := range list["tools"].([]any) {
+		tool := tl.(map[string]any)
+		if tool["name"] == CallTool {
+			exec, _ := tool["execution"].(map[string]any)
+			advertised = exec["taskSupport"] == "optional"
+		}
+	}
+	if !advertised {
+		t.Errorf("call_tool does not advertise taskSupport optional: %v", list["tools"])
+	}
+
+	// 2025-11-25: tools/call with task, then tasks/result.
+	created, rpcErr := f.send(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "only"}, "task": map[string]any{"ttl": 60000}})
+	task, _ := created["task"].(map[string]any)
+	if rpcErr != nil || task == nil || task["taskId"] == "" {
+		t.Fatalf("call_tool(only) as a task: %v %v, want a CreateTaskResult", created, rpcErr)
+	}
+	id, _ := task["taskId"].(string)
+	res, rpcErr := f.send(t, "tasks/result", map[string]any{"taskId": id})
+	if rpcErr != nil || res["isError"] == true || textOf(res) != "ran as task "+id {
+		t.Errorf("the task's result: %v %v; want only's, run under task %s", res, rpcErr, id)
+	}
+
+	// 2026-07-28, the tasks extension declared: a task, polled to its end.
+	const withTasks = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	created, rpcErr = f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "only"}}, withTasks)
+	if rpcErr != nil || created["resultType"] != "task" {
+		t.Fatalf("2026-07-28 call_tool(only) with the tasks extension: %v %v, want a CreateTaskResult", created, rpcErr)
+	}
+	id, _ = created["taskId"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, rpcErr := f.send2026(t, "tasks/get", map[string]any{"taskId": id}, withTasks)
+		if rpcErr != nil {
+			t.Fatalf("tasks/get: %v", rpcErr)
+		}
+		if got["status"] == "completed" {
+			inner, _ := got["result"].(map[string]any)
+			if textOf(inner) != "ran as task "+id {
+				t.Errorf("the 2026-07-28 task's result: %v; want only's, run under task %s", got, id)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: %v", id, got)
+		}
+		time.Sleep(5 * time.Millisecond) // polling is how a task client waits
+	}
+	plainRes, rpcErr := f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "plain"}}, withTasks)
+	if rpcErr != nil || plainRes["resultType"] == "task" || textOf(plainRes) != "plain" {
+		t.Errorf("2026-07-28 call_tool(plain) with the tasks extension: %v %v, want plain's result", plainRes, rpcErr)
+	}
+}
