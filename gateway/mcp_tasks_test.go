@@ -139,9 +139,23 @@ func taskStatus(t *testing.T, c *client.Client, id string) string {
 	return g.Status
 }
 
+// patience is until when a test waits for what must come: shortly before
+// the test binary's own deadline (go test -timeout), or two minutes
+// without one. A fixed few seconds is what the tools take on an idle
+// machine, not on a loaded one (the race detector, packages tested side
+// by side on two cores), where a notification that comes has been seen
+// to come late; a test that waits to its deadline still fails, naming
+// what did not come, when it never does.
+func patience(t *testing.T) time.Time {
+	if d, ok := t.Deadline(); ok {
+		return d.Add(-time.Until(d) / 20) // room to report it
+	}
+	return time.Now().Add(2 * time.Minute)
+}
+
 func waitStatus(t *testing.T, c *client.Client, id, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := patience(t)
 	for {
 		got := taskStatus(t, c, id)
 		if got == want {
@@ -365,8 +379,12 @@ func TestTaskInputRequiredWhileTheClientIsAsked(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			<-goOn // working again, before the end
-			return OkText(string(out)), nil
+			select { // working again, before the end
+			case <-goOn:
+				return OkText(string(out)), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		})),
 	)
 	if err != nil {
@@ -376,12 +394,18 @@ func TestTaskInputRequiredWhileTheClientIsAsked(t *testing.T) {
 	if err := cat.Add(context.Background(), ts); err != nil {
 		t.Fatal(err)
 	}
-	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: newMemRecorder(), CallTimeout: 20 * time.Second})})
+	// The call's deadline is the test's patience: a fixed 20s could end
+	// the call while the test, on a loaded machine, still waits for it.
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: newMemRecorder(), CallTimeout: time.Until(patience(t))})})
 	url := serveMCP(t, m)
 	asked, answer := make(chan struct{}, 1), make(chan struct{})
-	c, notes := dialMCP(t, url, client.WithElicitationHandler(elicitFunc(func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	c, notes := dialMCP(t, url, client.WithElicitationHandler(elicitFunc(func(ctx context.Context, _ mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 		asked <- struct{}{}
-		<-answer
+		select {
+		case <-answer:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada"}}}, nil
 	})))
 	_, otherNotes := dialMCP(t, url)
@@ -397,7 +421,7 @@ func TestTaskInputRequiredWhileTheClientIsAsked(t *testing.T) {
 	}
 	waitNotified := func(id, want string) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); !slices.Contains(statuses(notes, id), want); time.Sleep(10 * time.Millisecond) {
+		for deadline := patience(t); !slices.Contains(statuses(notes, id), want); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("task %s: statuses notified %v, want %s among them", id, statuses(notes, id), want)
 			}
@@ -407,7 +431,7 @@ func TestTaskInputRequiredWhileTheClientIsAsked(t *testing.T) {
 	id := startTask(t, c, "ask")
 	select {
 	case <-asked:
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Until(patience(t))):
 		t.Fatal("the client was never asked")
 	}
 	waitStatus(t, c, id, "input_required")
