@@ -79,6 +79,7 @@ type ToolsetInfo struct {
 type snapshot struct {
 	entries   []Entry // sorted by served name
 	byName    map[string]Entry
+	byToolset map[string][]*Tool // served tools of each toolset, sorted by served name
 	conflicts []Conflict
 	unoffered map[string]string // tool name -> why it is not offered
 }
@@ -342,6 +343,10 @@ func (c *Catalog) build(prev *snapshot) *snapshot {
 		}
 	}
 	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].Tool.Name < s.entries[j].Tool.Name })
+	s.byToolset = map[string][]*Tool{}
+	for _, e := range s.entries {
+		s.byToolset[e.Toolset] = append(s.byToolset[e.Toolset], e.Tool)
+	}
 	return s
 }
 
@@ -481,6 +486,13 @@ func (c *Catalog) WhyNotFound(name string) string {
 		return ""
 	}
 	return s.unoffered[name]
+}
+
+// ToolsOf returns the tools served of the toolset named toolset (under
+// their served names), sorted by name; none for a toolset the catalog
+// does not hold. The slice is the catalog's: do not change it.
+func (c *Catalog) ToolsOf(toolset string) []*Tool {
+	return c.snap.Load().byToolset[toolset]
 }
 
 // Entries returns the tools served, sorted by name.

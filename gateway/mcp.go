@@ -224,7 +224,9 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	srvOpts = append(srvOpts,
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
-		server.WithPromptFilter(m.filterPrompts), // at prompts/get too
+		server.WithPromptFilter(m.filterPrompts),             // at prompts/get too
+		server.WithResourceFilter(m.filterResources),         // at resources/read too (mcp-go copy item 68)
+		server.WithResourceTemplateFilter(m.filterTemplates), // idem
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(completer{m}),
 		server.WithResourceCompletionProvider(completer{m}),

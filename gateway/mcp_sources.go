@@ -225,36 +225,44 @@ func templatesMoved(old, now []templateOwner) bool {
 // filterPrompts keeps the prompts the caller of ctx may reach (mcp-go's
 // prompt filter, asked at prompts/list and prompts/get): a prompt that
 // follows a tool ([Prompt.Tool]) only when the caller's view admits that
-// tool and the policy allows it, as a call of it would be.
+// tool and the policy allows it, as a call of it would be; an upstream's
+// prompt only when the caller's view admits its name and the caller
+// reaches the upstream ([reach]).
 func (m *MCPServer) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
 	m.srcMu.Lock()
-	follows := m.promptTool
+	follows, owners := m.promptTool, m.promptOwner
 	m.srcMu.Unlock()
-	if len(follows) == 0 {
+	r := m.reachOf(ctx)
+	if len(follows) == 0 && !r.narrowed {
 		return prompts
 	}
-	var who *Call
-	reach := map[string]bool{} // by tool
+	who := r.who
+	calls := map[string]bool{} // by tool
 	out := prompts[:0:0]
 	for _, p := range prompts {
 		tool := follows[p.Name]
 		if tool == "" {
-			out = append(out, p)
+			if src, ok := owners[p.Name]; !ok || r.prompt(src, p.Name) {
+				out = append(out, p)
+			}
 			continue
 		}
-		ok, known := reach[tool]
+		ok, known := calls[tool]
 		if !known {
-			if who == nil {
-				who = m.caller(ctx)
-			}
 			ok = m.mayCall(withCall(ctx, who), who, tool)
-			reach[tool] = ok
+			calls[tool] = ok
 		}
 		if ok {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// servesPrompt reports whether the caller of ctx is served the prompt of
+// that name ([MCPServer.filterPrompts]).
+func (m *MCPServer) servesPrompt(ctx context.Context, name string) bool {
+	return len(m.filterPrompts(ctx, []mcp.Prompt{{Name: name}})) == 1
 }
 
 // mayCall reports whether who (the caller of ctx) may call the tool: its
@@ -590,8 +598,35 @@ func (m *MCPServer) resourceSourceFor(uri string) (src ResourceSource, ok bool) 
 	return nil, false
 }
 
+// reachedSourceFor is [MCPServer.resourceSourceFor] for the caller of
+// ctx: the source that serves uri among those it reaches ([reach]); ok
+// is false when none does, as for a URI nothing serves.
+func (m *MCPServer) reachedSourceFor(ctx context.Context, uri string) (src ResourceSource, ok bool) {
+	r := m.reachOf(ctx)
+	if !r.narrowed {
+		return m.resourceSourceFor(uri)
+	}
+	var candidates []ResourceSource // in the order they serve it; asked with no lock held
+	m.srcMu.Lock()
+	if src, ok := m.resourceOwner[uri]; ok {
+		candidates = append(candidates, src)
+	}
+	for _, t := range m.templateOwners {
+		if t.template.Raw() == uri || t.template.Regexp().MatchString(uri) {
+			candidates = append(candidates, t.src)
+		}
+	}
+	m.srcMu.Unlock()
+	for _, src := range candidates {
+		if r.source(src) {
+			return src, true
+		}
+	}
+	return nil, false
+}
+
 func (m *MCPServer) subscribe(ctx context.Context, session, uri string) error {
-	src, ok := m.resourceSourceFor(uri)
+	src, ok := m.reachedSourceFor(ctx, uri)
 	if !ok {
 		return fmt.Errorf("resource %s not found: no resource or template served by toolgate matches it", uri)
 	}
@@ -927,7 +962,7 @@ func (c completer) CompletePromptArgument(ctx context.Context, name string, arg 
 	c.m.srcMu.Lock()
 	src, ok := c.m.promptOwner[name]
 	c.m.srcMu.Unlock()
-	if !ok {
+	if !ok || !c.m.servesPrompt(ctx, name) {
 		return nil, &RequestError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("prompt %q not found", name)}
 	}
 	pc, ok := src.(PromptCompleter)
@@ -939,7 +974,7 @@ func (c completer) CompletePromptArgument(ctx context.Context, name string, arg 
 }
 
 func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
-	src, ok := c.m.resourceSourceFor(uri)
+	src, ok := c.m.reachedSourceFor(ctx, uri)
 	if !ok {
 		return nil, &RequestError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("resource template %q not found", uri)}
 	}

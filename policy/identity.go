@@ -184,6 +184,12 @@ func (e *Effective) IdentityView(call *gateway.Call) gateway.View {
 	return v
 }
 
+// HasCallerRules implements [gateway.CallerRules]: whether a
+// policy.identities entry matches the caller of call.
+func (e *Effective) HasCallerRules(call *gateway.Call) bool {
+	return len(e.identityRules(call)) > 0
+}
+
 // identityDeny is the identity's deny rule for the tool, if any.
 func (e *Effective) identityDeny(rules []int, name string) (rule, reason string, ok bool) {
 	for _, i := range rules {

@@ -50,6 +50,13 @@ func TestIdentityRules(t *testing.T) {
 			t.Errorf("%s calling %s: allow %v rule %q (%s), want %v %q", tc.identity, tc.tool.Name, d.Allow, d.Rule, d.Reason, tc.allow, tc.rule)
 		}
 	}
+	// The MCP mirror narrows the upstreams' prompts and resources of the
+	// callers that rules single out (gateway.CallerRules), and only theirs.
+	for id, want := range map[string]bool{"token:ci": true, "token:ops": true, "token:other": false, "local": false} {
+		if got := e.HasCallerRules(&gateway.Call{Identity: id}); got != want {
+			t.Errorf("HasCallerRules(%s) = %v, want %v", id, got, want)
+		}
+	}
 	bad := Config{Identities: []Identity{{}}}
 	if _, err := New(bad, nil); err == nil || !strings.Contains(err.Error(), "policy.identities[0].match: give name") {
 		t.Errorf("an identity without a name: %v", err)

@@ -19,7 +19,10 @@ type Live struct {
 	cur atomic.Pointer[Effective]
 }
 
-var _ gateway.Policy = (*Live)(nil)
+var (
+	_ gateway.Policy      = (*Live)(nil)
+	_ gateway.CallerRules = (*Live)(nil)
+)
 
 // NewLive serves e.
 func NewLive(e *Effective) *Live {
@@ -67,6 +70,7 @@ func (l *Live) Decide(ctx context.Context, t *gateway.Tool) gateway.Decision {
 }
 func (l *Live) HideDenied() bool                          { return l.cur.Load().HideDenied() }
 func (l *Live) IdentityView(c *gateway.Call) gateway.View { return l.cur.Load().IdentityView(c) }
+func (l *Live) HasCallerRules(c *gateway.Call) bool       { return l.cur.Load().HasCallerRules(c) }
 func (l *Live) SandboxRoots() []string                    { return l.cur.Load().SandboxRoots() }
 func (l *Live) NeedsApproval() bool                       { return l.cur.Load().NeedsApproval() }
 func (l *Live) ApprovalChannel() string                   { return l.cur.Load().ApprovalChannel() }

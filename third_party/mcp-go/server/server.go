@@ -98,6 +98,20 @@ type PromptHandlerMiddleware func(PromptHandlerFunc) PromptHandlerFunc
 // off the full-list hot path.
 type PromptFilterFunc func(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt
 
+// ResourceFilterFunc filters resources based on context, as
+// PromptFilterFunc does prompts: applied when listing resources
+// (resources/list) and when reading one (resources/read, with only that
+// resource), so a resource filtered out is neither listed nor read: its
+// read is answered as a URI nothing serves (a template that matches it
+// may still serve it). toolgate patch (item 68).
+type ResourceFilterFunc func(ctx context.Context, resources []mcp.Resource) []mcp.Resource
+
+// ResourceTemplateFilterFunc filters resource templates as
+// ResourceFilterFunc does resources: at resources/templates/list, and at
+// resources/read for a template the URI matches (a template filtered out
+// serves nothing). toolgate patch (item 68).
+type ResourceTemplateFilterFunc func(ctx context.Context, templates []mcp.ResourceTemplate) []mcp.ResourceTemplate
+
 // ServerTool combines a Tool with its ToolHandlerFunc.
 type ServerTool struct {
 	Tool    mcp.Tool
@@ -225,6 +239,8 @@ type MCPServer struct {
 	toolCallFilter             func(ctx context.Context, name string) (context.Context, bool) // toolgate patch
 	rawToolArguments           bool                                                           // toolgate patch
 	promptFilters              []PromptFilterFunc
+	resourceFilters            []ResourceFilterFunc         // toolgate patch: set by options only, never after
+	resourceTemplateFilters    []ResourceTemplateFilterFunc // toolgate patch: set by options only, never after
 	notificationHandlers       map[string]NotificationHandlerFunc
 	promptCompletionProvider   PromptCompletionProvider
 	resourceCompletionProvider ResourceCompletionProvider
@@ -506,6 +522,45 @@ func WithPromptFilter(
 		s.promptFilters = append(s.promptFilters, promptFilter)
 		s.promptFiltersMu.Unlock()
 	}
+}
+
+// WithResourceFilter adds a filter that controls which resources a request
+// sees and may read ([ResourceFilterFunc]). toolgate patch (item 68).
+func WithResourceFilter(filter ResourceFilterFunc) ServerOption {
+	return func(s *MCPServer) { s.resourceFilters = append(s.resourceFilters, filter) }
+}
+
+// WithResourceTemplateFilter adds a filter that controls which resource
+// templates a request sees and may read through
+// ([ResourceTemplateFilterFunc]). toolgate patch (item 68).
+func WithResourceTemplateFilter(filter ResourceTemplateFilterFunc) ServerOption {
+	return func(s *MCPServer) { s.resourceTemplateFilters = append(s.resourceTemplateFilters, filter) }
+}
+
+// passesResourceFilters reports whether the resource filters keep r
+// (toolgate patch, item 68).
+func (s *MCPServer) passesResourceFilters(ctx context.Context, r mcp.Resource) bool {
+	rs := []mcp.Resource{r}
+	for _, f := range s.resourceFilters {
+		if rs = f(ctx, rs); len(rs) == 0 {
+			return false
+		}
+	}
+	return slices.ContainsFunc(rs, func(c mcp.Resource) bool { return c.URI == r.URI })
+}
+
+// passesResourceTemplateFilters reports whether the template filters keep
+// t (toolgate patch, item 68).
+func (s *MCPServer) passesResourceTemplateFilters(ctx context.Context, t mcp.ResourceTemplate) bool {
+	ts := []mcp.ResourceTemplate{t}
+	for _, f := range s.resourceTemplateFilters {
+		if ts = f(ctx, ts); len(ts) == 0 {
+			return false
+		}
+	}
+	return slices.ContainsFunc(ts, func(c mcp.ResourceTemplate) bool {
+		return c.URITemplate != nil && t.URITemplate != nil && c.URITemplate.Raw() == t.URITemplate.Raw()
+	})
 }
 
 // WithRecovery adds a middleware that recovers from panics in tool handlers.
@@ -1606,6 +1661,9 @@ func (s *MCPServer) handleListResources(
 	resourcesList := slices.SortedFunc(maps.Values(resourceMap), func(a, b mcp.Resource) int {
 		return cmp.Compare(a.Name, b.Name)
 	})
+	for _, f := range s.resourceFilters { // toolgate patch (item 68)
+		resourcesList = f(ctx, resourcesList)
+	}
 
 	// Apply pagination
 	resourcesToReturn, nextCursor, err := listByPagination(
@@ -1667,6 +1725,9 @@ func (s *MCPServer) handleListResourceTemplates(
 	sort.Slice(templates, func(i, j int) bool {
 		return templates[i].Name < templates[j].Name
 	})
+	for _, f := range s.resourceTemplateFilters { // toolgate patch (item 68)
+		templates = f(ctx, templates)
+	}
 	templatesToReturn, nextCursor, err := listByPagination(
 		ctx,
 		s,
@@ -1699,6 +1760,7 @@ func (s *MCPServer) handleReadResource(
 	// First check session-specific resources
 	var handler ResourceHandlerFunc
 	var ok bool
+	var direct mcp.Resource // toolgate patch (item 68): for the resource filters
 
 	session := ClientSessionFromContext(ctx)
 	if session != nil {
@@ -1708,6 +1770,7 @@ func (s *MCPServer) handleReadResource(
 				if sessionOk {
 					handler = resource.Handler
 					ok = true
+					direct = resource.Resource
 				}
 			}
 		}
@@ -1719,7 +1782,15 @@ func (s *MCPServer) handleReadResource(
 		if rok {
 			handler = globalResource.handler
 			ok = true
+			direct = globalResource.resource
 		}
+	}
+	// toolgate patch (item 68): a resource the filters hide is not served
+	// (a template may still serve its URI). Filters run with no lock held.
+	if ok && len(s.resourceFilters) > 0 {
+		s.resourcesMu.RUnlock()
+		ok = s.passesResourceFilters(ctx, direct)
+		s.resourcesMu.RLock()
 	}
 
 	// First try direct resource handlers
@@ -1770,6 +1841,7 @@ func (s *MCPServer) handleReadResource(
 	}
 
 	// If not found in session templates, check global templates
+	var candidates []resourceTemplateEntry // toolgate patch (item 68): filtered with no lock held
 	if !matched {
 		for _, entry := range s.resourceTemplates {
 			template := entry.template
@@ -1777,19 +1849,29 @@ func (s *MCPServer) handleReadResource(
 				continue
 			}
 			if matchesTemplate(request.Params.URI, template.URITemplate) {
-				matchedHandler = entry.handler
-				matched = true
-				matchedVars := template.URITemplate.Match(request.Params.URI)
-				// Convert matched variables to a map
-				request.Params.Arguments = make(map[string]any, len(matchedVars))
-				for name, value := range matchedVars {
-					request.Params.Arguments[name] = value.V
+				candidates = append(candidates, entry)
+				if len(s.resourceTemplateFilters) == 0 {
+					break
 				}
-				break
 			}
 		}
 	}
 	s.resourcesMu.RUnlock()
+	for _, entry := range candidates {
+		template := entry.template
+		if len(s.resourceTemplateFilters) > 0 && !s.passesResourceTemplateFilters(ctx, template) {
+			continue
+		}
+		matchedHandler = entry.handler
+		matched = true
+		matchedVars := template.URITemplate.Match(request.Params.URI)
+		// Convert matched variables to a map
+		request.Params.Arguments = make(map[string]any, len(matchedVars))
+		for name, value := range matchedVars {
+			request.Params.Arguments[name] = value.V
+		}
+		break
+	}
 
 	if matched {
 		// If a match is found, then we have a final handler and can

@@ -1,0 +1,239 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// reachUpstream stands for an upstream: a toolset with a namespace whose
+// prompts and resources it serves too (as adapters/upstream.Upstream).
+type reachUpstream struct {
+	ns    string
+	tools []string // tool names without the prefix
+}
+
+func (u *reachUpstream) Name() string      { return u.ns }
+func (u *reachUpstream) Namespace() string { return u.ns }
+
+func (u *reachUpstream) Tools(context.Context) ([]*Tool, error) {
+	var out []*Tool
+	for _, n := range u.tools {
+		t, err := NewDynamicTool(ToolDef{Name: u.ns + "__" + n}, func(context.Context, map[string]any) (*Result, error) { return OkText(""), nil })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func (u *reachUpstream) Prompts(context.Context) ([]Prompt, error) {
+	get := func(context.Context, map[string]string) (*PromptResult, error) {
+		return &PromptResult{Messages: []PromptMessage{{Role: "user", Content: Text(u.ns + " prompt text")}}}, nil
+	}
+	return []Prompt{{Name: u.ns + "__brief", Arguments: []PromptArgument{{Name: "topic"}}, Get: get}}, nil
+}
+
+func (u *reachUpstream) Resources(context.Context) ([]Resource, []ResourceTemplate, error) {
+	text := u.ns + " resource text"
+	read := func(context.Context) ([]ResourceContents, error) {
+		return []ResourceContents{{URI: u.ns + "://doc", Text: &text}}, nil
+	}
+	readT := func(_ context.Context, uri string) ([]ResourceContents, error) {
+		return []ResourceContents{{URI: uri, Text: &text}}, nil
+	}
+	return []Resource{{URI: u.ns + "://doc", Name: u.ns + "-doc", Read: read}},
+		[]ResourceTemplate{{URITemplate: u.ns + "://item/{id}", Name: u.ns + "-item", Read: readT}}, nil
+}
+
+func (u *reachUpstream) CompletePrompt(context.Context, string, CompletionRequest) (*Completion, error) {
+	return &Completion{Values: []string{u.ns + "-completed"}}, nil
+}
+
+func (u *reachUpstream) CompleteResource(context.Context, string, CompletionRequest) (*Completion, error) {
+	return &Completion{Values: []string{u.ns + "-completed"}}, nil
+}
+
+// globView admits the tools matching one of its globs (a profile's tools).
+type globView []string
+
+func (v globView) Name() string { return "globs" }
+func (v globView) Admits(tool string) bool {
+	return slices.ContainsFunc(v, func(g string) bool { return MatchGlob(g, tool) })
+}
+
+// reachPolicy denies the tools matching deny; callerRules says whether it
+// has rules of the caller's own (as policy.identities).
+type reachPolicy struct {
+	deny        []string
+	callerRules bool
+}
+
+func (p reachPolicy) Decide(_ context.Context, t *Tool) Decision {
+	for _, g := range p.deny {
+		if MatchGlob(g, t.Name) {
+			return Decision{Layer: "config", Rule: "test.deny:" + g}
+		}
+	}
+	return Decision{Allow: true}
+}
+
+func (p reachPolicy) HasCallerRules(*Call) bool { return p.callerRules }
+
+// newReachServer serves three upstreams: github and notion with a tool
+// each, docs with none.
+func newReachServer(t *testing.T, view View, pol Policy) *MCPServer {
+	t.Helper()
+	cat := NewCatalog(nil)
+	ups := []*reachUpstream{{ns: "github", tools: []string{"search"}}, {ns: "notion", tools: []string{"search"}}, {ns: "docs"}}
+	for _, u := range ups {
+		if err := cat.Add(context.Background(), u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, View: view, Pipeline: NewPipeline(&Options{Tools: cat, Policy: pol})})
+	for _, u := range ups {
+		m.AddPromptSource(u)
+		m.AddResourceSource(u)
+	}
+	return m
+}
+
+// rpcAs is rpcAnswer with the request made by identity.
+func rpcAs(t *testing.T, m *MCPServer, identity, msg string) (errObj *struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}, raw string) {
+	t.Helper()
+	ctx := context.WithValue(context.Background(), identityKey{}, identity)
+	b, _ := json.Marshal(m.srv.HandleMessage(ctx, json.RawMessage(msg)))
+	var resp struct {
+		Error *struct {
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(b, &resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp.Error, string(b)
+}
+
+// listed returns the values of key in the result's list member.
+func listed(t *testing.T, raw, list, key string) []string {
+	t.Helper()
+	var resp struct {
+		Result map[string][]map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(raw), &resp); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range resp.Result[list] {
+		out = append(out, fmt.Sprint(e[key]))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestUpstreamPromptsAndResourcesFollowReach: an upstream's prompts are
+// served (prompts/list, prompts/get) only to a caller whose view admits
+// the prompt's name and who reaches the upstream: its view admits one of
+// the upstream's tools and the policy lets it call that tool (an upstream
+// with no tools: the view alone decides, by its namespace). Its resources
+// and templates are served (list, read, subscribe, completion) only to a
+// caller who reaches it, and a read of one out of reach is answered as a
+// URI nothing serves. The plain endpoint, with no view and no rules for
+// its caller, serves everything, whatever the policy denies to everyone.
+func TestUpstreamPromptsAndResourcesFollowReach(t *testing.T) {
+	all := []string{"docs", "github", "notion"}
+	tests := []struct {
+		name      string
+		view      View
+		pol       reachPolicy
+		prompts   []string // upstreams whose prompt is served
+		resources []string // upstreams whose resources are served
+	}{
+		{"plain endpoint", nil, reachPolicy{}, all, all},
+		{"plain endpoint, the policy denies notion's tools to everyone", nil, reachPolicy{deny: []string{"notion__*"}}, all, all},
+		{"a profile of github", globView{"read_file", "github__*"}, reachPolicy{}, []string{"github"}, []string{"github"}},
+		{"a profile of notion and docs", globView{"notion__*", "docs__*"}, reachPolicy{}, []string{"docs", "notion"}, []string{"docs", "notion"}},
+		{"a profile admitting notion's prompt but none of its tools", globView{"github__search", "notion__brief"}, reachPolicy{}, nil, []string{"github"}},
+		{"a profile whose notion tools the policy denies", globView{"github__*", "notion__*"}, reachPolicy{deny: []string{"notion__search"}}, []string{"github"}, []string{"github"}},
+		{"an identity denied notion's tools", nil, reachPolicy{deny: []string{"notion__*"}, callerRules: true}, []string{"docs", "github"}, []string{"docs", "github"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newReachServer(t, tc.view, tc.pol)
+			const who = "token:ci"
+			var want []string
+			for _, u := range tc.prompts {
+				want = append(want, u+"__brief")
+			}
+			_, raw := rpcAs(t, m, who, `{"jsonrpc":"2.0","id":1,"method":"prompts/list"}`)
+			if got := listed(t, raw, "prompts", "name"); !slices.Equal(got, want) {
+				t.Errorf("prompts/list: %v, want %v", got, want)
+			}
+			want = nil
+			for _, u := range tc.resources {
+				want = append(want, u+"://doc")
+			}
+			_, raw = rpcAs(t, m, who, `{"jsonrpc":"2.0","id":2,"method":"resources/list"}`)
+			if got := listed(t, raw, "resources", "uri"); !slices.Equal(got, want) {
+				t.Errorf("resources/list: %v, want %v", got, want)
+			}
+			want = nil
+			for _, u := range tc.resources {
+				want = append(want, u+"://item/{id}")
+			}
+			_, raw = rpcAs(t, m, who, `{"jsonrpc":"2.0","id":3,"method":"resources/templates/list"}`)
+			if got := listed(t, raw, "resourceTemplates", "uriTemplate"); !slices.Equal(got, want) {
+				t.Errorf("resources/templates/list: %v, want %v", got, want)
+			}
+			// A URI nothing serves, for the answer a URI out of reach must get.
+			unknown, _ := rpcAs(t, m, who, `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"nothing://here"}}`)
+			if unknown == nil {
+				t.Fatal("resources/read of a URI nothing serves succeeded")
+			}
+			for _, u := range all {
+				served := slices.Contains(tc.prompts, u)
+				errObj, raw := rpcAs(t, m, who, `{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"`+u+`__brief"}}`)
+				if got := errObj == nil && strings.Contains(raw, u+" prompt text"); got != served {
+					t.Errorf("prompts/get %s__brief: %s; want it got: %v", u, raw, served)
+				}
+				errObj, raw = rpcAs(t, m, who, `{"jsonrpc":"2.0","id":6,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"`+u+`__brief"},"argument":{"name":"topic","value":"x"}}}`)
+				if got := errObj == nil && strings.Contains(raw, u+"-completed"); got != served {
+					t.Errorf("completion/complete of prompt %s__brief: %s; want it completed: %v", u, raw, served)
+				}
+
+				reached := slices.Contains(tc.resources, u)
+				for _, uri := range []string{u + "://doc", u + "://item/7"} {
+					errObj, raw := rpcAs(t, m, who, `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"`+uri+`"}}`)
+					if got := errObj == nil && strings.Contains(raw, u+" resource text"); got != reached {
+						t.Errorf("resources/read %s: %s; want it read: %v", uri, raw, reached)
+					}
+					if !reached && errObj != nil {
+						if errObj.Code != unknown.Code || strings.ReplaceAll(errObj.Message, uri, "nothing://here") != unknown.Message ||
+							strings.ReplaceAll(string(errObj.Data), uri, "nothing://here") != string(unknown.Data) {
+							t.Errorf("resources/read %s out of reach: %+v; want the answer of a URI nothing serves, %+v", uri, errObj, unknown)
+						}
+					}
+				}
+				errObj, raw = rpcAs(t, m, who, `{"jsonrpc":"2.0","id":8,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"`+u+`://item/{id}"},"argument":{"name":"id","value":"x"}}}`)
+				if got := errObj == nil && strings.Contains(raw, u+"-completed"); got != reached {
+					t.Errorf("completion/complete of template %s://item/{id}: %s; want it completed: %v", u, raw, reached)
+				}
+				ctx := context.WithValue(context.Background(), identityKey{}, who)
+				if err := m.subscribe(ctx, "s-"+u, u+"://doc"); (err == nil) != reached {
+					t.Errorf("subscribing to %s://doc: %v; want it subscribed: %v", u, err, reached)
+				}
+			}
+		})
+	}
+}
