@@ -452,6 +452,9 @@ func mcpContents(cs []ResourceContents) []mcp.ResourceContents {
 
 func (m *MCPServer) readArtifact(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
+	if err := m.mayReadArtifact(ctx, uri); err != nil {
+		return nil, err
+	}
 	data, mime, err := m.opts.Artifacts.ReadArtifact(uri)
 	if errors.Is(err, ErrNoArtifact) {
 		// Matching the template does not make it a resource: "not found",
@@ -468,6 +471,27 @@ func (m *MCPServer) readArtifact(ctx context.Context, req mcp.ReadResourceReques
 		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: mime, Text: string(data)}}, nil
 	}
 	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: mime, Blob: base64.StdEncoding.EncodeToString(data)}}, nil
+}
+
+// mayReadArtifact refuses the caller of ctx an artifact another identity's
+// call made ([ArtifactOwners]), with the answer to an artifact that does
+// not exist.
+func (m *MCPServer) mayReadArtifact(ctx context.Context, uri string) error {
+	owners, ok := m.opts.Artifacts.(ArtifactOwners)
+	if !ok {
+		return nil
+	}
+	owner, err := owners.ArtifactOwner(uri)
+	if errors.Is(err, ErrNoArtifact) {
+		return resourceNotFound(ctx, uri, err)
+	}
+	if err != nil {
+		return fmt.Errorf("reading artifact %s: %w", uri, err)
+	}
+	if owner != "" && owner != withCaller(ctx, &Call{}).Identity {
+		return resourceNotFound(ctx, uri, fmt.Errorf("%w: %q", ErrNoArtifact, uri))
+	}
+	return nil
 }
 
 // resourceNotFound is the error resources/read answers for a URI that

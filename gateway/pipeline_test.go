@@ -41,9 +41,17 @@ func (r *memRecorder) CallFinished(c *Call, res *Result, _ time.Duration) {
 
 // memArtifacts keeps artifacts in memory.
 type memArtifacts struct {
-	mu    sync.Mutex
-	saved map[string][]byte
-	fail  error
+	mu     sync.Mutex
+	saved  map[string][]byte
+	owners map[string]string // by URI: the identity of the call it was saved for
+	fail   error
+}
+
+// ArtifactOwner implements [ArtifactOwners].
+func (a *memArtifacts) ArtifactOwner(uri string) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.owners[uri], nil
 }
 
 func (a *memArtifacts) SaveArtifact(call *Call, name, mimeType string, data []byte) (Artifact, error) {
@@ -57,6 +65,10 @@ func (a *memArtifacts) SaveArtifact(call *Call, name, mimeType string, data []by
 	}
 	uri := ArtifactURIPrefix + "test/" + call.ID + "-" + name
 	a.saved[uri] = append([]byte(nil), data...)
+	if a.owners == nil {
+		a.owners = map[string]string{}
+	}
+	a.owners[uri] = call.Identity
 	return Artifact{URI: uri, Name: call.ID + "-" + name, MIMEType: mimeType, Size: int64(len(data))}, nil
 }
 
@@ -65,7 +77,7 @@ func (a *memArtifacts) ReadArtifact(uri string) ([]byte, string, error) {
 	defer a.mu.Unlock()
 	d, ok := a.saved[uri]
 	if !ok {
-		return nil, "", errors.New("no artifact")
+		return nil, "", fmt.Errorf("%w: %q", ErrNoArtifact, uri) // as the run archive says it
 	}
 	return d, "text/plain", nil
 }

@@ -30,6 +30,18 @@ type ArtifactStore interface {
 	ReadArtifact(uri string) (data []byte, mimeType string, err error)
 }
 
+// ArtifactOwners is implemented by an [ArtifactStore] that records who made
+// each artifact: the identity of the call it was saved for ([Call.Identity]).
+// ArtifactOwner returns it for the artifact at uri, "" when none was
+// recorded (an artifact saved before owners were, or for a call of no
+// identity). The MCP mirror serves an artifact that has an owner to
+// callers of that identity only; to others it is "resource not found", as
+// an artifact that does not exist (the refusal reads as the run archive's
+// ReadArtifact error for one: [ErrNoArtifact], then the URI quoted).
+type ArtifactOwners interface {
+	ArtifactOwner(uri string) (string, error)
+}
+
 // ErrNoArtifact is the error (wrapped) of an [ArtifactStore]'s ReadArtifact
 // for a URI that names no artifact: resources/read answers it as "resource
 // not found".

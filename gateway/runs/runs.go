@@ -354,6 +354,16 @@ func (r *Run) SaveArtifact(call *gateway.Call, name, mimeType string, data []byt
 	if err := os.MkdirAll(r.ArchiveDir(), 0o755); err != nil {
 		return gateway.Artifact{}, fmt.Errorf("saving artifact: %w", err)
 	}
+	if call.Identity != "" {
+		// The owner first: an artifact is never there without it.
+		owners := filepath.Join(r.ArchiveDir(), ownersDir)
+		if err := os.MkdirAll(owners, 0o755); err != nil {
+			return gateway.Artifact{}, fmt.Errorf("saving artifact: %w", err)
+		}
+		if err := writeFileSync(filepath.Join(owners, file), []byte(call.Identity)); err != nil {
+			return gateway.Artifact{}, fmt.Errorf("saving artifact: %w", err)
+		}
+	}
 	if err := writeFileSync(path, data); err != nil {
 		return gateway.Artifact{}, fmt.Errorf("saving artifact: %w", err)
 	}
@@ -375,13 +385,9 @@ var ErrNoArtifact = gateway.ErrNoArtifact
 // the file is read following no symbolic link (see [readArtifactFile]), so
 // a link planted in an archive cannot serve a file outside it either.
 func (r *Run) ReadArtifact(uri string) ([]byte, string, error) {
-	rest, ok := strings.CutPrefix(uri, gateway.ArtifactURIPrefix)
-	if !ok {
-		return nil, "", fmt.Errorf("%w: %q is not an artifact URI", ErrNoArtifact, uri)
-	}
-	run, file, ok := strings.Cut(rest, "/")
-	if !ok || !runIDRE.MatchString(run) || !artifactNameRE.MatchString(file) || strings.Contains(file, "..") {
-		return nil, "", fmt.Errorf("%w: %q", ErrNoArtifact, uri)
+	run, file, err := artifactOf(uri)
+	if err != nil {
+		return nil, "", err
 	}
 	data, err := readArtifactFile(r.runsDir, run, file)
 	if err != nil {
@@ -405,6 +411,45 @@ func (r *Run) ReadArtifact(uri string) ([]byte, string, error) {
 		}
 	}
 	return data, mt, nil
+}
+
+// artifactOf is the run ID and file name of an artifact URI, checked
+// against strict patterns ([Run.ReadArtifact]).
+func artifactOf(uri string) (run, file string, err error) {
+	rest, ok := strings.CutPrefix(uri, gateway.ArtifactURIPrefix)
+	if !ok {
+		return "", "", fmt.Errorf("%w: %q is not an artifact URI", ErrNoArtifact, uri)
+	}
+	run, file, ok = strings.Cut(rest, "/")
+	if !ok || !runIDRE.MatchString(run) || !artifactNameRE.MatchString(file) || strings.Contains(file, "..") {
+		return "", "", fmt.Errorf("%w: %q", ErrNoArtifact, uri)
+	}
+	return run, file, nil
+}
+
+// ownersDir, in a run's archive directory, holds the owner of each
+// artifact (the identity of the call it was saved for) in a file of the
+// artifact's name. No artifact URI names it: an artifact's name starts
+// with a letter or digit, and holds no '/'.
+const ownersDir = ".owners"
+
+// ArtifactOwner implements [gateway.ArtifactOwners]: the identity of the
+// call the artifact at uri was saved for, "" for an artifact saved before
+// owners were recorded (or for a call of no identity). A URI that names
+// no artifact is [ErrNoArtifact].
+func (r *Run) ArtifactOwner(uri string) (string, error) {
+	run, file, err := artifactOf(uri)
+	if err != nil {
+		return "", err
+	}
+	b, err := readArtifactFile(r.runsDir, run, ownersDir+"/"+file)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the owner of artifact %q: %w", uri, err)
+	}
+	return string(b), nil
 }
 
 // errNotArtifact: a path to an artifact holds something toolgate never
@@ -552,6 +597,7 @@ func (r *Run) closeFiles() error {
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 var (
-	_ gateway.Recorder      = (*Run)(nil)
-	_ gateway.ArtifactStore = (*Run)(nil)
+	_ gateway.Recorder       = (*Run)(nil)
+	_ gateway.ArtifactStore  = (*Run)(nil)
+	_ gateway.ArtifactOwners = (*Run)(nil)
 )

@@ -286,6 +286,51 @@ func TestInvalidSecretArgumentNotInMessage(t *testing.T) {
 	}
 }
 
+// TestArtifactOwnerRecorded: an artifact keeps the identity of the call
+// it was saved for, across a restart, for the MCP mirror to serve it to
+// that identity only (gateway.ArtifactOwners); no artifact URI names the
+// record, and a run's artifact count leaves it out.
+func TestArtifactOwnerRecorded(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	art, err := r.SaveArtifact(&gateway.Call{ID: "0193abc", Identity: "sub:alice"}, "output.txt", "text/plain; charset=utf-8", []byte("alice's"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon, err := r.SaveArtifact(&gateway.Call{ID: "0193abd"}, "output.txt", "text/plain; charset=utf-8", []byte("no one's"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	r2, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	for uri, want := range map[string]string{art.URI: "sub:alice", anon.URI: ""} {
+		if got, err := r2.ArtifactOwner(uri); err != nil || got != want {
+			t.Errorf("owner of %s: %q, %v; want %q", uri, got, err, want)
+		}
+	}
+	if _, err := r2.ArtifactOwner(gateway.ArtifactURIPrefix + r.ID() + "/../run.json"); !errors.Is(err, ErrNoArtifact) {
+		t.Errorf("owner of a URI that names no artifact: %v, want ErrNoArtifact", err)
+	}
+	for _, uri := range []string{
+		gateway.ArtifactURIPrefix + r.ID() + "/" + ownersDir + "/" + art.Name,
+		gateway.ArtifactURIPrefix + r.ID() + "/" + ownersDir,
+	} {
+		if data, _, err := r2.ReadArtifact(uri); !errors.Is(err, ErrNoArtifact) {
+			t.Errorf("ReadArtifact(%q) = %q, %v; want ErrNoArtifact", uri, data, err)
+		}
+	}
+	if s := Summarize(r.Dir()); s.Artifacts != 2 {
+		t.Errorf("the run counts %d artifacts, want 2", s.Artifacts)
+	}
+}
+
 func TestArtifactsRoundTripAndRefuseTraversal(t *testing.T) {
 	dir := t.TempDir()
 	r, err := Open(dir, nil)
