@@ -112,6 +112,9 @@ type MCPServer struct {
 
 	modernTasks *modernTasks // the 2026-07-28 tasks extension (mcp_taskext.go)
 	listing     atomic.Pointer[toolListing]
+	// reachDigest is sourceToolsDigest of the installed tools (guarded by
+	// installMu).
+	reachDigest [32]byte
 	// unserved are the catalog's tools left out of tools/list because
 	// mcp-go cannot serve them ([CheckMCPTool]), by name, with why: as of
 	// the last installed sync.
@@ -285,7 +288,13 @@ func (m *MCPServer) ClientRoots(ctx context.Context) ([]ClientRoot, error) {
 // Resync re-reads the catalog and the tools' metadata (ToolMeta, such as
 // the policy's decisions) and tells clients if the list they see changed:
 // for changes the catalog does not announce (a reloaded policy, say).
-func (m *MCPServer) Resync() { m.scheduleSync() }
+// What each caller reaches of the upstreams' prompts and resources may
+// have changed with it (a profile, an identity's rules): clients are told
+// that those lists changed too ([MCPServer.tellReachChanged]).
+func (m *MCPServer) Resync() {
+	m.scheduleSync()
+	m.tellReachChanged()
+}
 
 // scheduleSync debounces catalog changes into one sync.
 func (m *MCPServer) scheduleSync() {
@@ -337,24 +346,79 @@ func (m *MCPServer) syncTools() {
 	var digest [32]byte
 	copy(digest[:], h.Sum(nil))
 
+	reachDigest := m.sourceToolsDigest(entries)
+
 	m.installMu.Lock()
 	current, tell := m.tools.install(gen, digest)
 	var prev map[string]string
+	reachMoved := false
 	if current {
 		if p := m.unserved.Swap(&unserved); p != nil {
 			prev = *p
 		}
+		reachMoved, m.reachDigest = reachDigest != m.reachDigest, reachDigest
 	}
 	if current && tell {
 		m.srv.SetTools(tools...)
 		m.listing.Store(l)
 	}
 	m.installMu.Unlock()
+	if reachMoved {
+		m.tellReachChanged()
+	}
 	// Logged once per tool and reason, outside installMu.
 	for name, why := range unserved {
 		if current && prev[name] != why {
 			m.log.Warn("tool not served over MCP", "tool", name, "reason", why)
 		}
+	}
+}
+
+// sourceToolsDigest is a digest of the tools of the toolsets that serve
+// prompts or resources too (upstreams): what a caller reaches of those
+// follows them ([reach]), so a change of them may change the prompts and
+// resources callers are served, though the sources list the same.
+func (m *MCPServer) sourceToolsDigest(entries []Entry) [32]byte {
+	m.srcMu.Lock()
+	sources := map[string]bool{}
+	for _, s := range m.promptSources {
+		if ts, ok := s.(Toolset); ok {
+			sources[ts.Name()] = true
+		}
+	}
+	for _, s := range m.resourceSources {
+		if ts, ok := s.(Toolset); ok {
+			sources[ts.Name()] = true
+		}
+	}
+	m.srcMu.Unlock()
+	h := sha256.New()
+	for _, e := range entries {
+		if sources[e.Toolset] {
+			b, _ := json.Marshal(e.Tool.Permissions)
+			fmt.Fprintf(h, "%q %q %s\n", e.Toolset, e.Tool.Name, b)
+			h.Write(e.Tool.Annotations)
+		}
+	}
+	var d [32]byte
+	copy(d[:], h.Sum(nil))
+	return d
+}
+
+// tellReachChanged tells clients that the prompts and resources lists may
+// have changed: each caller's follow what it reaches ([reach]), which a
+// reload or an upstream's tools change without the served listing
+// changing. mcp-go sends them to every session (and 2026-07-28 listen
+// stream) as it does for a listing it installs.
+func (m *MCPServer) tellReachChanged() {
+	m.srcMu.Lock()
+	prompts, resources := len(m.promptSources) > 0, len(m.resourceSources) > 0
+	m.srcMu.Unlock()
+	if prompts {
+		m.srv.SendNotificationToAllClients(mcp.MethodNotificationPromptsListChanged, nil)
+	}
+	if resources {
+		m.srv.SendNotificationToAllClients(mcp.MethodNotificationResourcesListChanged, nil)
 	}
 }
 

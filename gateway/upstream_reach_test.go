@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // reachUpstream stands for an upstream: a toolset with a namespace whose
@@ -235,5 +239,94 @@ func TestUpstreamPromptsAndResourcesFollowReach(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// swapView is a view a test replaces, as a reload replaces a profile.
+type swapView struct{ v atomic.Pointer[globView] }
+
+func (s *swapView) Name() string            { return "swapped" }
+func (s *swapView) Admits(tool string) bool { return s.v.Load().Admits(tool) }
+
+// TestReachChangesTellClients: what a caller reaches of the upstreams'
+// prompts and resources changes with its view (a reload that changes a
+// profile or the policy, then Resync) and with the tools of the
+// upstreams (one that comes to list tools): clients are told with
+// prompts/list_changed and resources/list_changed, as the per-caller
+// lists they read may differ although the served listing did not change,
+// and then list what the new view reaches.
+func TestReachChangesTellClients(t *testing.T) {
+	view := &swapView{}
+	view.v.Store(&globView{"github__*"})
+	cat := NewCatalog(nil)
+	github := &reachUpstream{ns: "github", tools: []string{"search"}}
+	notion := &reachUpstream{ns: "notion"} // no tools yet
+	for _, u := range []*reachUpstream{github, notion} {
+		if err := cat.Add(context.Background(), u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, View: view, ListDebounce: time.Millisecond,
+		Pipeline: NewPipeline(&Options{Tools: cat, Policy: reachPolicy{deny: []string{"notion__search"}}})})
+	for _, u := range []*reachUpstream{github, notion} {
+		m.AddPromptSource(u)
+		m.AddResourceSource(u)
+	}
+	c, notes := dialMCP(t, serveMCP(t, m))
+	ctx := context.Background()
+	count := func(method mcp.MCPMethod) int {
+		n := 0
+		for _, x := range notes() {
+			if x.Method == string(method) {
+				n++
+			}
+		}
+		return n
+	}
+	told := func(what string, prompts, resources int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for (count(mcp.MethodNotificationPromptsListChanged) <= prompts || count(mcp.MethodNotificationResourcesListChanged) <= resources) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if count(mcp.MethodNotificationPromptsListChanged) <= prompts || count(mcp.MethodNotificationResourcesListChanged) <= resources {
+			t.Fatalf("%s: clients were not told that prompts and resources changed", what)
+		}
+	}
+	uris := func() []string {
+		t.Helper()
+		lr, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range lr.Resources {
+			out = append(out, r.URI)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := uris(); !slices.Equal(got, []string{"github://doc"}) {
+		t.Fatalf("resources before: %v", got)
+	}
+
+	p, r := count(mcp.MethodNotificationPromptsListChanged), count(mcp.MethodNotificationResourcesListChanged)
+	view.v.Store(&globView{"notion__*"}) // the profile is reloaded...
+	m.Resync()                           // ...and the server told
+	told("a reloaded profile", p, r)
+	if got := uris(); !slices.Equal(got, []string{"notion://doc"}) {
+		t.Errorf("resources after the profile changed: %v, want notion's (no tools: its namespace is admitted)", got)
+	}
+
+	// notion comes to list a tool, which the policy denies: it is out of
+	// reach now.
+	p, r = count(mcp.MethodNotificationPromptsListChanged), count(mcp.MethodNotificationResourcesListChanged)
+	notion.tools = []string{"search"}
+	if err := cat.Refresh(ctx, "notion"); err != nil {
+		t.Fatal(err)
+	}
+	told("an upstream's new tools", p, r)
+	if got := uris(); len(got) != 0 {
+		t.Errorf("resources once notion's only tool is denied: %v, want none", got)
 	}
 }
