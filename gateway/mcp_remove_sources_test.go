@@ -24,15 +24,7 @@ func TestRemoveSources(t *testing.T) {
 	m.AddPromptSource(stay)
 	c, notes := dialMCP(t, serveMCP(t, m))
 	ctx := context.Background()
-	count := func(method mcp.MCPMethod) int {
-		n := 0
-		for _, x := range notes() {
-			if x.Method == string(method) {
-				n++
-			}
-		}
-		return n
-	}
+	count := func(method mcp.MCPMethod) int { return countNotified(notes, method) }
 	waitFor := func(method mcp.MCPMethod, n int) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)

@@ -233,6 +233,18 @@ func (f elicitFunc) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.
 // dialMCP connects a 2025-era mcp-go client (with the GET stream, which
 // mcp-go's server uses for sampling requests) and collects its
 // notifications.
+// countNotified is how many of the notifications a client got so far
+// (dialMCP's notes) are of method.
+func countNotified(notes func() []mcp.JSONRPCNotification, method mcp.MCPMethod) int {
+	n := 0
+	for _, x := range notes() {
+		if x.Method == string(method) {
+			n++
+		}
+	}
+	return n
+}
+
 func dialMCP(t *testing.T, url string, opts ...client.ClientOption) (*client.Client, func() []mcp.JSONRPCNotification) {
 	t.Helper()
 	tr, err := transport.NewStreamableHTTP(url, transport.WithContinuousListening(),

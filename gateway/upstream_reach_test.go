@@ -274,15 +274,7 @@ func TestReachChangesTellClients(t *testing.T) {
 	}
 	c, notes := dialMCP(t, serveMCP(t, m))
 	ctx := context.Background()
-	count := func(method mcp.MCPMethod) int {
-		n := 0
-		for _, x := range notes() {
-			if x.Method == string(method) {
-				n++
-			}
-		}
-		return n
-	}
+	count := func(method mcp.MCPMethod) int { return countNotified(notes, method) }
 	told := func(what string, prompts, resources int) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
