@@ -80,8 +80,6 @@ type Call struct {
 	sessionRef string
 }
 
-// SessionRef is [SessionRef] of the call's session.
-
 // overlapWindow is how long after calls last overlapped in the pipeline
 // [Call.CallsOverlap] still says they do.
 const overlapWindow = 100 * time.Millisecond
@@ -95,6 +93,7 @@ func (c *Call) CallsOverlap(t time.Time) bool {
 	return p != nil && t.UnixNano()-p.overlapAt.Load() < int64(overlapWindow)
 }
 
+// SessionRef is [SessionRef] of the call's session.
 func (c *Call) SessionRef() string {
 	if c.sessionRef != "" || c.Session == "" {
 		return c.sessionRef
