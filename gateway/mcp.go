@@ -112,9 +112,6 @@ type MCPServer struct {
 
 	modernTasks *modernTasks // the 2026-07-28 tasks extension (mcp_taskext.go)
 	listing     atomic.Pointer[toolListing]
-	// reachDigest is sourceToolsDigest of the installed tools (guarded by
-	// installMu).
-	reachDigest [32]byte
 	// unserved are the catalog's tools left out of tools/list because
 	// mcp-go cannot serve them ([CheckMCPTool]), by name, with why: as of
 	// the last installed sync.
@@ -346,24 +343,22 @@ func (m *MCPServer) syncTools() {
 	var digest [32]byte
 	copy(digest[:], h.Sum(nil))
 
-	reachDigest := m.sourceToolsDigest(entries)
-
 	m.installMu.Lock()
 	current, tell := m.tools.install(gen, digest)
 	var prev map[string]string
-	reachMoved := false
 	if current {
 		if p := m.unserved.Swap(&unserved); p != nil {
 			prev = *p
 		}
-		reachMoved, m.reachDigest = reachDigest != m.reachDigest, reachDigest
 	}
 	if current && tell {
 		m.srv.SetTools(tools...)
 		m.listing.Store(l)
 	}
 	m.installMu.Unlock()
-	if reachMoved {
+	if current && tell {
+		// What callers reach of the upstreams' prompts and resources
+		// follows the tools ([reach]): a change of them may change it.
 		m.tellReachChanged()
 	}
 	// Logged once per tool and reason, outside installMu.
@@ -372,37 +367,6 @@ func (m *MCPServer) syncTools() {
 			m.log.Warn("tool not served over MCP", "tool", name, "reason", why)
 		}
 	}
-}
-
-// sourceToolsDigest is a digest of the tools of the toolsets that serve
-// prompts or resources too (upstreams): what a caller reaches of those
-// follows them ([reach]), so a change of them may change the prompts and
-// resources callers are served, though the sources list the same.
-func (m *MCPServer) sourceToolsDigest(entries []Entry) [32]byte {
-	m.srcMu.Lock()
-	sources := map[string]bool{}
-	for _, s := range m.promptSources {
-		if ts, ok := s.(Toolset); ok {
-			sources[ts.Name()] = true
-		}
-	}
-	for _, s := range m.resourceSources {
-		if ts, ok := s.(Toolset); ok {
-			sources[ts.Name()] = true
-		}
-	}
-	m.srcMu.Unlock()
-	h := sha256.New()
-	for _, e := range entries {
-		if sources[e.Toolset] {
-			b, _ := json.Marshal(e.Tool.Permissions)
-			fmt.Fprintf(h, "%q %q %s\n", e.Toolset, e.Tool.Name, b)
-			h.Write(e.Tool.Annotations)
-		}
-	}
-	var d [32]byte
-	copy(d[:], h.Sum(nil))
-	return d
 }
 
 // tellReachChanged tells clients that the prompts and resources lists may
