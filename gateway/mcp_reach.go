@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -93,47 +94,38 @@ func (r *reach) toolset(ts Toolset) bool {
 	if ok, known := r.toolsets[name]; known {
 		return ok
 	}
-	ok := false
+	var ok bool
 	v := r.who.View
-	tools := r.m.opts.Catalog.ToolsOf(name)
-	if len(tools) == 0 {
-		ok = v == nil
-		if !ok {
-			if ns := namespaceOf(ts); ns != "" && v.Admits(ns+"__") {
-				ok = true
-			}
-		}
-		if !ok {
-			r.m.srcMu.Lock()
-			for p, owner := range r.m.promptOwner {
-				if sameSource(owner, ts) && v.Admits(p) {
-					ok = true
-					break
-				}
-			}
-			r.m.srcMu.Unlock()
-		}
-	} else {
-		pol := r.m.opts.Pipeline.opts.Policy
-		for _, t := range tools {
-			if v != nil && !v.Admits(t.Name) {
-				continue
-			}
-			if pol == nil {
-				ok = true
-				break
-			}
-			if d := pol.Decide(r.ctx, t); d.Allow || d.Ask {
-				ok = true
-				break
-			}
-		}
+	switch tools := r.m.opts.Catalog.ToolsOf(name); {
+	case len(tools) > 0:
+		ok = slices.ContainsFunc(tools, func(t *Tool) bool { return r.m.allows(r.ctx, r.who, t, true) })
+	case v == nil:
+		ok = true
+	default:
+		ok = r.m.viewAdmitsSource(v, ts)
 	}
 	if r.toolsets == nil {
 		r.toolsets = map[string]bool{}
 	}
 	r.toolsets[name] = ok
 	return ok
+}
+
+// viewAdmitsSource reports whether v admits the namespace of ts, a
+// toolset that serves no tools (a glob such as github__* admits
+// "github__"), or one of its prompts.
+func (m *MCPServer) viewAdmitsSource(v View, ts Toolset) bool {
+	if ns := namespaceOf(ts); ns != "" && v.Admits(ns+"__") {
+		return true
+	}
+	m.srcMu.Lock()
+	defer m.srcMu.Unlock()
+	for p, owner := range m.promptOwner {
+		if sameSource(owner, ts) && v.Admits(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // filterResources is mcp-go's resource filter (resources/list, and

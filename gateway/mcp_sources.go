@@ -268,15 +268,23 @@ func (m *MCPServer) servesPrompt(ctx context.Context, name string) bool {
 // mayCall reports whether who (the caller of ctx) may call the tool: its
 // view admits it, and the policy allows it without asking anyone.
 func (m *MCPServer) mayCall(ctx context.Context, who *Call, tool string) bool {
-	if who.View != nil && !who.View.Admits(tool) {
-		return false
-	}
 	t, _, ok := m.opts.Catalog.Resolve(tool)
-	if !ok {
+	return ok && m.allows(ctx, who, t, false)
+}
+
+// allows reports whether who (the caller of ctx) reaches t: its view
+// admits it and the policy allows it, or, with orAsk, asks a person for
+// it.
+func (m *MCPServer) allows(ctx context.Context, who *Call, t *Tool, orAsk bool) bool {
+	if who.View != nil && !who.View.Admits(t.Name) {
 		return false
 	}
 	pol := m.opts.Pipeline.opts.Policy
-	return pol == nil || pol.Decide(ctx, t).Allow
+	if pol == nil {
+		return true
+	}
+	d := pol.Decide(ctx, t)
+	return d.Allow || orAsk && d.Ask
 }
 
 func (m *MCPServer) promptHandler(p Prompt) server.PromptHandlerFunc {
@@ -609,17 +617,7 @@ func (m *MCPServer) listen(ctx context.Context, id any, message json.RawMessage)
 // resourceSourceFor returns the source that serves uri (a resource's URI
 // or one matching a template); ok is false when nothing serves it.
 func (m *MCPServer) resourceSourceFor(uri string) (src ResourceSource, ok bool) {
-	m.srcMu.Lock()
-	defer m.srcMu.Unlock()
-	if src, ok := m.resourceOwner[uri]; ok {
-		return src, true
-	}
-	for _, t := range m.templateOwners {
-		if t.template.Raw() == uri || t.template.Regexp().MatchString(uri) {
-			return t.src, true
-		}
-	}
-	return nil, false
+	return m.sourceFor(uri, nil)
 }
 
 // reachedSourceFor is [MCPServer.resourceSourceFor] for the caller of
@@ -628,21 +626,32 @@ func (m *MCPServer) resourceSourceFor(uri string) (src ResourceSource, ok bool) 
 func (m *MCPServer) reachedSourceFor(ctx context.Context, uri string) (src ResourceSource, ok bool) {
 	r := m.reachOf(ctx)
 	if !r.narrowed {
-		return m.resourceSourceFor(uri)
+		return m.sourceFor(uri, nil)
 	}
-	var candidates []ResourceSource // in the order they serve it; asked with no lock held
+	return m.sourceFor(uri, r.source)
+}
+
+// sourceFor returns the first source, in the order they serve it, that
+// serves uri (its resource's owner, then the templates' in order) and
+// that keep keeps (nil: any). keep is asked with no lock held: it may
+// ask the policy.
+func (m *MCPServer) sourceFor(uri string, keep func(any) bool) (src ResourceSource, ok bool) {
+	var candidates []ResourceSource
 	m.srcMu.Lock()
 	if src, ok := m.resourceOwner[uri]; ok {
 		candidates = append(candidates, src)
 	}
 	for _, t := range m.templateOwners {
+		if keep == nil && len(candidates) > 0 {
+			break // the first is the one
+		}
 		if t.template.Raw() == uri || t.template.Regexp().MatchString(uri) {
 			candidates = append(candidates, t.src)
 		}
 	}
 	m.srcMu.Unlock()
 	for _, src := range candidates {
-		if r.source(src) {
+		if keep == nil || keep(src) {
 			return src, true
 		}
 	}
