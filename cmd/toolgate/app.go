@@ -400,10 +400,7 @@ func (a *app) newUpstream(uc upstream.Config) (*upstream.Upstream, error) {
 
 // restartCounter is the restart count of the upstreams named name.
 func (a *app) restartCounter(name string) *atomic.Int64 {
-	n, ok := a.upRestarts.Load(name)
-	if !ok {
-		n, _ = a.upRestarts.LoadOrStore(name, new(atomic.Int64))
-	}
+	n, _ := a.upRestarts.LoadOrStore(name, new(atomic.Int64))
 	return n.(*atomic.Int64)
 }
 

@@ -108,7 +108,7 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 	// the printed upstreams go into a configuration this run does not know:
 	// such a server gets another name (its tools keep theirs), said here
 	// and in the YAML's comments.
-	for _, n := range res.AvoidNames(config.BuiltinToolsets, config.BuiltinNameTaken) {
+	for _, n := range res.AvoidNames(config.BuiltinToolsets(), config.BuiltinNameTaken) {
 		fmt.Fprintf(e.stderr, "Note: %s.\n", n)
 	}
 	out, err := res.YAML()

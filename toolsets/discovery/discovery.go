@@ -288,11 +288,15 @@ func (d *Discovery) call(ctx context.Context, outer *gateway.Call) (*gateway.Res
 //     as a direct call of the tool would be one from the start.
 func (d *Discovery) asTask(ctx context.Context, outer *gateway.Call, name string, view gateway.View) *gateway.Result {
 	t, _, ok := d.opts.Catalog.Resolve(name)
-	if !ok || t.TaskSupport == "" || view != nil && !view.Admits(name) || outer.Task != nil || t.TaskDirected {
-		return nil
-	}
-	if gateway.BecomeTask(ctx) || t.TaskSupport != gateway.TaskRequired {
-		return nil
+	switch {
+	case !ok || view != nil && !view.Admits(name):
+		return nil // not found, said by the pipeline
+	case t.TaskSupport == "" || outer.Task != nil || t.TaskDirected:
+		return nil // a plain call, one under the caller's task, or the tool's decision
+	case gateway.BecomeTask(ctx):
+		return nil // a task now, as a direct call would be
+	case t.TaskSupport != gateway.TaskRequired:
+		return nil // a plain call: the caller cannot take a task
 	}
 	return gateway.Error(fmt.Sprintf("tool %q runs only as a task (its execution.taskSupport is required), and this call of call_tool is not one: "+
 		"call call_tool as a task (its taskSupport is optional; on 2026-07-28, declare the io.modelcontextprotocol/tasks extension), "+

@@ -769,23 +769,37 @@ func (c *Config) EffectivePolicy() policy.Config {
 // configuration turns on has it ("" when none): the catalog serves one
 // toolset per name, so an upstream of that name would never be served.
 func (c *Config) builtinNamed(name string) string {
-	on := map[string]bool{
-		"filesystem":  c.Filesystem.Enabled,
-		"diagnostics": c.Diagnostics.Enabled,
-		"memory":      c.Memory.Enabled,
-		"skills":      len(c.Skills.Dirs) > 0,
-		"definitions": len(c.Definitions) > 0,
-		"discovery":   c.Discovery.Mode != "all",
-	}
-	if on[name] {
-		return BuiltinNameTaken(name)
+	for _, b := range builtins {
+		if b.name == name && b.on(c) {
+			return BuiltinNameTaken(name)
+		}
 	}
 	return ""
 }
 
-// BuiltinToolsets are the names of toolgate's built-in toolsets, which an
-// upstream may not have while that toolset is on.
-var BuiltinToolsets = []string{"filesystem", "diagnostics", "memory", "skills", "definitions", "discovery"}
+// builtins are toolgate's built-in toolsets, with when a configuration
+// turns each on.
+var builtins = []struct {
+	name string
+	on   func(*Config) bool
+}{
+	{"filesystem", func(c *Config) bool { return c.Filesystem.Enabled }},
+	{"diagnostics", func(c *Config) bool { return c.Diagnostics.Enabled }},
+	{"memory", func(c *Config) bool { return c.Memory.Enabled }},
+	{"skills", func(c *Config) bool { return len(c.Skills.Dirs) > 0 }},
+	{"definitions", func(c *Config) bool { return len(c.Definitions) > 0 }},
+	{"discovery", func(c *Config) bool { return c.Discovery.Mode != "all" }},
+}
+
+// BuiltinToolsets returns the names of toolgate's built-in toolsets,
+// which an upstream may not have while that toolset is on.
+func BuiltinToolsets() []string {
+	names := make([]string, len(builtins))
+	for i, b := range builtins {
+		names[i] = b.name
+	}
+	return names
+}
 
 // BuiltinNameTaken says why an upstream may not be named name, one of
 // [BuiltinToolsets].
