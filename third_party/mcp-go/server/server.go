@@ -540,27 +540,27 @@ func WithResourceTemplateFilter(filter ResourceTemplateFilterFunc) ServerOption 
 // passesResourceFilters reports whether the resource filters keep r
 // (toolgate patch, item 68).
 func (s *MCPServer) passesResourceFilters(ctx context.Context, r mcp.Resource) bool {
-	rs := []mcp.Resource{r}
-	for _, f := range s.resourceFilters {
-		if rs = f(ctx, rs); len(rs) == 0 {
-			return false
-		}
-	}
-	return slices.ContainsFunc(rs, func(c mcp.Resource) bool { return c.URI == r.URI })
+	return passesFilters(ctx, s.resourceFilters, r, func(c mcp.Resource) bool { return c.URI == r.URI })
 }
 
 // passesResourceTemplateFilters reports whether the template filters keep
 // t (toolgate patch, item 68).
 func (s *MCPServer) passesResourceTemplateFilters(ctx context.Context, t mcp.ResourceTemplate) bool {
-	ts := []mcp.ResourceTemplate{t}
-	for _, f := range s.resourceTemplateFilters {
-		if ts = f(ctx, ts); len(ts) == 0 {
+	return passesFilters(ctx, s.resourceTemplateFilters, t, func(c mcp.ResourceTemplate) bool {
+		return c.URITemplate != nil && t.URITemplate != nil && c.URITemplate.Raw() == t.URITemplate.Raw()
+	})
+}
+
+// passesFilters reports whether every filter keeps x, given alone: one
+// of what they return is x (same). toolgate patch (item 68).
+func passesFilters[T any, F ~func(context.Context, []T) []T](ctx context.Context, filters []F, x T, same func(T) bool) bool {
+	xs := []T{x}
+	for _, f := range filters {
+		if xs = f(ctx, xs); len(xs) == 0 {
 			return false
 		}
 	}
-	return slices.ContainsFunc(ts, func(c mcp.ResourceTemplate) bool {
-		return c.URITemplate != nil && t.URITemplate != nil && c.URITemplate.Raw() == t.URITemplate.Raw()
-	})
+	return slices.ContainsFunc(xs, same)
 }
 
 // WithRecovery adds a middleware that recovers from panics in tool handlers.
