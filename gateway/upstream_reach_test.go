@@ -176,29 +176,22 @@ func TestUpstreamPromptsAndResourcesFollowReach(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newReachServer(t, tc.view, tc.pol)
 			const who = "token:ci"
-			var want []string
-			for _, u := range tc.prompts {
-				want = append(want, u+"__brief")
-			}
-			_, raw := rpcAs(t, m, who, `{"jsonrpc":"2.0","id":1,"method":"prompts/list"}`)
-			if got := listed(t, raw, "prompts", "name"); !slices.Equal(got, want) {
-				t.Errorf("prompts/list: %v, want %v", got, want)
-			}
-			want = nil
-			for _, u := range tc.resources {
-				want = append(want, u+"://doc")
-			}
-			_, raw = rpcAs(t, m, who, `{"jsonrpc":"2.0","id":2,"method":"resources/list"}`)
-			if got := listed(t, raw, "resources", "uri"); !slices.Equal(got, want) {
-				t.Errorf("resources/list: %v, want %v", got, want)
-			}
-			want = nil
-			for _, u := range tc.resources {
-				want = append(want, u+"://item/{id}")
-			}
-			_, raw = rpcAs(t, m, who, `{"jsonrpc":"2.0","id":3,"method":"resources/templates/list"}`)
-			if got := listed(t, raw, "resourceTemplates", "uriTemplate"); !slices.Equal(got, want) {
-				t.Errorf("resources/templates/list: %v, want %v", got, want)
+			for i, l := range []struct {
+				method, key, field, suffix string
+				upstreams                  []string
+			}{
+				{"prompts/list", "prompts", "name", "__brief", tc.prompts},
+				{"resources/list", "resources", "uri", "://doc", tc.resources},
+				{"resources/templates/list", "resourceTemplates", "uriTemplate", "://item/{id}", tc.resources},
+			} {
+				var want []string
+				for _, u := range l.upstreams {
+					want = append(want, u+l.suffix)
+				}
+				_, raw := rpcAs(t, m, who, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, i+1, l.method))
+				if got := listed(t, raw, l.key, l.field); !slices.Equal(got, want) {
+					t.Errorf("%s: %v, want %v", l.method, got, want)
+				}
 			}
 			// A URI nothing serves, for the answer a URI out of reach must get.
 			unknown, _ := rpcAs(t, m, who, `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"nothing://here"}}`)

@@ -45,6 +45,20 @@ func fixture(t *testing.T, n int, opts Options) (*Discovery, *gateway.Catalog, *
 	return d, cat, p
 }
 
+// catalogOf is a catalog of one toolset, named name, of tools.
+func catalogOf(t *testing.T, name string, tools ...*gateway.Tool) *gateway.Catalog {
+	t.Helper()
+	ts, err := gateway.NewToolset(name, tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := gateway.NewCatalog(nil)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
 // addSearch adds tool search (opts, over cat) to cat, closed at the
 // test's end; the caller binds it to its pipeline.
 func addSearch(t *testing.T, cat *gateway.Catalog, opts Options) *Discovery {
@@ -348,14 +362,7 @@ func TestCallToolKeepsTheToolsDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := gateway.NewToolset("work", slow, quick)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := gateway.NewCatalog(nil)
-	if err := cat.Add(context.Background(), ts); err != nil {
-		t.Fatal(err)
-	}
+	cat := catalogOf(t, "work", slow, quick)
 	d := addSearch(t, cat, Options{Mode: ModeSearch})
 	ask := gateway.PolicyFunc(func(_ context.Context, tl *gateway.Tool) gateway.Decision {
 		if tl.Name == "asks" {

@@ -50,14 +50,7 @@ func newTaskFixture(t *testing.T) *taskFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := gateway.NewToolset("t", only, plain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := gateway.NewCatalog(nil)
-	if err := cat.Add(context.Background(), ts); err != nil {
-		t.Fatal(err)
-	}
+	cat := catalogOf(t, "t", only, plain)
 	d := addSearch(t, cat, Options{Mode: ModeSearch})
 	f.p = gateway.NewPipeline(&gateway.Options{Tools: cat, CallTimeout: 20 * time.Second})
 	d.Bind(f.p)
