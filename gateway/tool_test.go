@@ -267,6 +267,59 @@ func TestCatalogRefreshOnChange(t *testing.T) {
 	}
 }
 
+// brokenToolset is a toolset whose listing fails.
+type brokenToolset struct{ name string }
+
+func (b brokenToolset) Name() string { return b.name }
+func (b brokenToolset) Tools(context.Context) ([]*Tool, error) {
+	return nil, errors.New("not connected")
+}
+
+// TestCatalogAddAll: toolsets added together are served as if added one by
+// one in order (the first keeps a contested name), each with its own error,
+// in one rebuild the listeners hear of once, and each is followed after.
+func TestCatalogAddAll(t *testing.T) {
+	mk := func(name string) *Tool {
+		return Must(NewTool(ToolDef{Name: name}, func(context.Context, *Call) (*Result, error) { return OkText(name), nil }))
+	}
+	a, _ := NewToolset("a", mk("read"), mk("only_a"))
+	b, _ := NewToolset("b", mk("read"))
+	one, _ := NewToolset("a", mk("other"))
+	cat := NewCatalog(nil)
+	changed := 0
+	cat.OnChange(func() { changed++ })
+	errs := cat.AddAll(context.Background(), []Toolset{a, brokenToolset{"down"}, b, one})
+	if len(errs) != 4 || errs[0] != nil || errs[2] != nil {
+		t.Fatalf("errors %v, want nil for a and b", errs)
+	}
+	if errs[1] == nil || !strings.Contains(errs[1].Error(), `listing tools of "down": not connected`) {
+		t.Errorf("the broken toolset's error: %v", errs[1])
+	}
+	if errs[3] == nil || !strings.Contains(errs[3].Error(), `toolset "a" added twice`) {
+		t.Errorf("the second toolset named a: %v", errs[3])
+	}
+	if changed != 1 {
+		t.Errorf("%d change notifications, want 1 for the whole batch", changed)
+	}
+	if _, ts, _ := cat.Resolve("read"); ts != "a" {
+		t.Errorf("read served by %q, want a (added first)", ts)
+	}
+	if _, ts, ok := cat.Resolve(conflictName("b", "read")); !ok || ts != "b" {
+		t.Errorf("b's read not served under its conflict name")
+	}
+	if _, _, ok := cat.Resolve("other"); ok {
+		t.Errorf("the tool of a toolset refused as a duplicate is served")
+	}
+	infos := cat.Toolsets()
+	if len(infos) != 3 || infos[1].Name != "down" || infos[1].Status.State != "failed" {
+		t.Errorf("toolsets %+v, want a, down (failed), b", infos)
+	}
+	_ = b.Add(mk("late"))
+	if _, ts, ok := cat.Resolve("late"); !ok || ts != "b" {
+		t.Errorf("a toolset added with others is not followed: late not served")
+	}
+}
+
 // closeRecorder is a toolset that records whether it was closed and
 // whether its tools were still resolvable then.
 type closeRecorder struct {

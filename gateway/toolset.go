@@ -24,7 +24,8 @@ type Toolset interface {
 // (an upstream that sent tools/list_changed). The catalog registers a
 // callback and refreshes that toolset when it fires; the MCP mirror tells
 // clients of every call of it, so a toolset calls it when its tools
-// changed or its own source said they did, not to be safe.
+// changed or its own source said they did, not to be safe. It is never
+// called from within OnToolsChanged itself.
 type ChangeNotifier interface {
 	OnToolsChanged(func())
 }

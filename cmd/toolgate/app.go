@@ -336,12 +336,18 @@ func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
 		}()
 	}
 	wg.Wait()
-	for _, u := range ups {
+	toolsets := make([]gateway.Toolset, len(ups))
+	for i, u := range ups {
 		if u.Status().State == upstream.StateStarting {
 			a.log.Info("upstream still starting; its tools will be added when it connects", "upstream", u.Name())
 		}
-		if err := a.catalog.Add(ctx, u); err != nil {
-			a.log.Info("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", err)
+		toolsets[i] = u
+	}
+	// All at once: one rebuild of the catalog for all of them.
+	errs := a.catalog.AddAll(ctx, toolsets)
+	for i, u := range ups {
+		if errs[i] != nil {
+			a.log.Info("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", errs[i])
 		}
 		a.addUpstreamSource(u)
 		a.promptSources = append(a.promptSources, u)
