@@ -37,7 +37,6 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	hup := notifySIGHUP()
 	defer signal.Stop(hup)
-	defer keepHeapFloor(serveHeapFloor)()
 	keys := withKeys(map[string]string{"http": "http.addr"})
 	cfg, err := loadConfig(fs, keys)
 	if err != nil {
@@ -121,6 +120,14 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		a.log.Warn("config file changes will not be picked up; SIGHUP still reloads", "err", err)
 	}
 	defer controlProcs(e.ctx, a.pipeline.Overlaps(), a.log)() // Go's default back before serve returns
+	// The heap floor is for serving, so it starts here. Start-up (listing
+	// the upstreams, building the catalog) makes garbage: Go's default
+	// collects it and reuses its pages, where the floor would let the heap
+	// grow to 16 MiB first, each page new to the process and faulted in.
+	// With 20 upstreams of 100 tools that was 3,300 more page faults, and
+	// page faults are half of start-up's CPU on a paravirtualized machine
+	// (docs/benchmarks.md).
+	defer keepHeapFloor(serveHeapFloor)()
 	a.log.Info("toolgate starting", "version", version(), "run_dir", a.run.Dir(), "tools", len(a.catalog.Entries()), "sandbox", a.sandbox.Roots())
 
 	if cfg.HTTP.Addr == "" {
