@@ -35,8 +35,8 @@ type rawTool struct {
 	Description  string                     `json:"description"`
 	InputSchema  json.RawMessage            `json:"inputSchema"`
 	OutputSchema json.RawMessage            `json:"outputSchema"`
-	Annotations  *rawAnnotations            `json:"annotations"`
-	RawAnnots    json.RawMessage            `json:"-"`
+	RawAnnots    json.RawMessage            `json:"annotations"`
+	Annotations  *rawAnnotations            `json:"-"` // decoded from RawAnnots
 	Icons        json.RawMessage            `json:"icons"`
 	Meta         map[string]json.RawMessage `json:"_meta"`
 	Execution    *struct {
@@ -130,15 +130,14 @@ func (u *Upstream) buildTools(raws []json.RawMessage) ([]*gateway.Tool, map[stri
 	seen := map[string]bool{}
 	for i, b := range raws {
 		var rt rawTool
-		if err := json.Unmarshal(b, &rt); err != nil {
+		err := json.Unmarshal(b, &rt)
+		if err == nil && !isNull(rt.RawAnnots) {
+			err = json.Unmarshal(rt.RawAnnots, &rt.Annotations)
+		}
+		if err != nil {
 			unoffered[fmt.Sprintf("%s#%d", u.prefix, i)] = "malformed tools/list entry: " + err.Error()
 			continue
 		}
-		var annots struct {
-			Annotations json.RawMessage `json:"annotations"`
-		}
-		_ = json.Unmarshal(b, &annots)
-		rt.RawAnnots = annots.Annotations
 		if rt.Name == "" {
 			unoffered[fmt.Sprintf("%s#%d", u.prefix, i)] = "tools/list entry without a name"
 			continue

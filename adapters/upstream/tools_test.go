@@ -3,11 +3,14 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/gateway"
 )
 
 // TestDeepSchemaNotOffered: a tool whose input or output schema nests
@@ -45,6 +48,44 @@ func TestDeepSchemaNotOffered(t *testing.T) {
 		if why := unoffered[name]; !strings.Contains(why, what+" schema nests objects and arrays more than 128 levels deep") {
 			t.Errorf("%s not offered because %q; want its %s schema's depth", name, why, what)
 		}
+	}
+}
+
+// TestAnnotationsDecodedOnce: a tool's annotations are advertised as the
+// upstream sent them and read for the policy's hints from one decoding of
+// the entry; annotations that are not an object leave the tool out, saying
+// why, and null or absent ones leave the hints to the MCP defaults.
+func TestAnnotationsDecodedOnce(t *testing.T) {
+	u, err := New(Config{Name: "a", Command: "x"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, unoffered, _, _ := u.buildTools([]json.RawMessage{
+		json.RawMessage(`{"name":"ro","annotations":{"readOnlyHint":true, "x-extra":1}}`),
+		json.RawMessage(`{"name":"plain","annotations":null}`),
+		json.RawMessage(`{"name":"bad","annotations":"read-only"}`),
+	})
+	byName := map[string]int{}
+	for i, tl := range tools {
+		byName[tl.Name] = i
+	}
+	ro, ok := byName["a__ro"]
+	if !ok {
+		t.Fatalf("a__ro not offered (unoffered %v)", unoffered)
+	}
+	if h := tools[ro].Permissions.Hints; h.ReadOnly == nil || !*h.ReadOnly || h.Destructive != nil {
+		t.Errorf("a__ro hints %+v, want read-only and nothing else said", h)
+	}
+	if got := string(tools[ro].Annotations); got != `{"readOnlyHint":true, "x-extra":1}` {
+		t.Errorf("a__ro advertises annotations %s, want them as sent", got)
+	}
+	if i, ok := byName["a__plain"]; !ok {
+		t.Errorf("a__plain not offered (unoffered %v)", unoffered)
+	} else if tools[i].Annotations != nil || tools[i].Permissions.Hints != (gateway.Hints{}) {
+		t.Errorf("a__plain: annotations %s, hints %+v; want none", tools[i].Annotations, tools[i].Permissions.Hints)
+	}
+	if why := unoffered["a#2"]; !strings.Contains(why, "malformed tools/list entry") {
+		t.Errorf("the tool with string annotations: unoffered %q, want it malformed", why)
 	}
 }
 
@@ -90,4 +131,26 @@ func decodeNumbers(t *testing.T, b []byte) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// BenchmarkBuildTools: turning one upstream's tools/list of 100 tools
+// (small object schemas, annotations) into gateway tools, which start-up
+// does for every upstream.
+func BenchmarkBuildTools(b *testing.B) {
+	u, err := New(Config{Name: "a", Command: "x"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raws := make([]json.RawMessage, 100)
+	for i := range raws {
+		raws[i] = json.RawMessage(fmt.Sprintf(`{"name":"tool_%d","description":"Does thing %d.","inputSchema":{"type":"object",`+
+			`"properties":{"path":{"type":"string","description":"where"},"limit":{"type":"integer","minimum":1,"maximum":1000},`+
+			`"mode":{"type":"string","enum":["a","b","c"]}},"required":["path"]},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`, i, i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if tools, _, _, _ := u.buildTools(raws); len(tools) != len(raws) {
+			b.Fatalf("%d tools built, want %d", len(tools), len(raws))
+		}
+	}
 }
