@@ -19,7 +19,11 @@ func TestTwoChildrenOneListing(t *testing.T) {
 	g := newGW(t, u)
 	legacy := context.Background()
 	modern := gateway.WithClient(context.Background(), modernClient{})
-	listed := func(name string) func() bool { return func() bool { return findTool(u, name) != nil } }
+	// Listed where calls look it up: the catalog, which refreshes after
+	// the upstream has installed its new listing.
+	listed := func(name string) func() bool {
+		return func() bool { _, _, ok := g.cat.Resolve(name); return ok }
+	}
 
 	// The main child (2025-11-25) gains added_1 and added_2.
 	if got := mustOK(t, g.call(legacy, "s__add_tool", `{"n":2}`)); got != "added_1,added_2" {
