@@ -53,8 +53,10 @@ COPY_FUZZ_TARGETS := \
 run:
 	$(GO) run ./cmd/toolgate serve --http 127.0.0.1:8765
 
+# A static binary (no cgo: net and os/user in pure Go): no libc to match
+# where it runs, and it starts sooner (docs/benchmarks.md).
 build:
-	$(GO) build -o bin/toolgate ./cmd/toolgate
+	CGO_ENABLED=0 $(GO) build -o bin/toolgate ./cmd/toolgate
 
 # Everything: peers installed from the lock file, vet, unit and e2e tests
 # with the race detector, and short fuzz runs.

@@ -84,6 +84,7 @@ func testMain(m *testing.M) int {
 	defer cancel()
 	build := exec.CommandContext(ctx, goTool(), "build", "-o", toolgateBin, "./cmd/toolgate")
 	build.Dir = repoRoot
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as `make build` builds it
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: building toolgate: %v\n%s", err, out)
 		return 1

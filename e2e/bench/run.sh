@@ -24,6 +24,8 @@ set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 GO=${GO:-go}
+# Every program here is built as `make build` builds toolgate: static.
+export CGO_ENABLED=0
 OUT=${BENCH_OUT:-$(mktemp -d /tmp/toolgate-bench-XXXXXX)}
 COUNT=${BENCH_COUNT:-5}
 E2E_DURATION=${BENCH_E2E_DURATION:-10s}
