@@ -132,6 +132,9 @@ func (c *Catalog) AddAll(ctx context.Context, tss []Toolset) []error {
 		c.namespaces[ts.Name()] = nss[i]
 	}
 	c.mu.Unlock()
+	if !slices.ContainsFunc(rmus, func(m *sync.Mutex) bool { return m != nil }) {
+		return errs // nothing added: nothing changed
+	}
 
 	type listing struct {
 		tools     []*Tool

@@ -318,6 +318,10 @@ func TestCatalogAddAll(t *testing.T) {
 	if _, ts, ok := cat.Resolve("late"); !ok || ts != "b" {
 		t.Errorf("a toolset added with others is not followed: late not served")
 	}
+	changed = 0
+	if err := cat.Add(context.Background(), one); err == nil || changed != 0 {
+		t.Errorf("adding a name taken again: error %v, %d change notifications; want an error and none", err, changed)
+	}
 }
 
 // closeRecorder is a toolset that records whether it was closed and
