@@ -58,6 +58,12 @@ func newLineLimiter(r io.Reader, max int64, upstream string, onRefuse func(size 
 	return &lineLimiter{r: bufio.NewReaderSize(r, 64<<10), max: max, upstream: upstream, onRefuse: onRefuse}
 }
 
+// lineKeep bounds the line buffer a lineLimiter keeps between messages.
+// A larger message gets a buffer of its own, let go once it has been
+// passed on: one large result (up to max_result_bytes, 16 MiB by default)
+// does not keep its size in memory for the life of the connection.
+const lineKeep = 64 << 10
+
 func (l *lineLimiter) Read(p []byte) (int, error) {
 	for len(l.out) == 0 {
 		if err := l.next(); err != nil {
@@ -66,6 +72,9 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 	}
 	n := copy(p, l.out)
 	l.out = l.out[n:]
+	if len(l.out) == 0 && cap(l.line) > lineKeep {
+		l.line = nil
+	}
 	return n, nil
 }
 

@@ -61,6 +61,32 @@ func TestLineLimiter(t *testing.T) {
 	}
 }
 
+// A large message, once passed on, does not keep its buffer: what the
+// limiter holds between messages is bounded by lineKeep, not by the
+// largest message the upstream ever sent (up to max_result_bytes, 16 MiB
+// by default, for the life of the connection).
+func TestLineLimiterLetsGoOfALargeLine(t *testing.T) {
+	in := `{"id":1,"result":"` + strings.Repeat("x", 4<<20) + "\"}\n{\"id\":2}\n"
+	l := newLineLimiter(strings.NewReader(in), 16<<20, "up", nil)
+	p := make([]byte, 32<<10)
+	var got int
+	for got < len(in) {
+		n, err := l.Read(p)
+		got += n
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", got, err)
+		}
+		if got == len(in)-len("{\"id\":2}\n") { // the large line passed on whole
+			if c := cap(l.line); c > lineKeep {
+				t.Fatalf("after the 4 MiB line the limiter keeps a %d-byte buffer, want at most %d", c, lineKeep)
+			}
+		}
+	}
+	if c := cap(l.line); c > lineKeep {
+		t.Errorf("after a small line the limiter keeps a %d-byte buffer, want at most %d", c, lineKeep)
+	}
+}
+
 func TestLimitedBodyStream(t *testing.T) {
 	ev := func(n int) string { return "event: message\ndata: " + strings.Repeat("d", n) + "\n\n" }
 	for _, tc := range []struct {
