@@ -1024,14 +1024,20 @@ func rawArguments(req mcp.CallToolRequest) json.RawMessage {
 	return b
 }
 
+// callerIdentity is the identity of the caller of ctx: its bearer token's
+// or OAuth subject's, or "local" on stdio (the user's own client).
+func callerIdentity(ctx context.Context) string {
+	if id := identityFrom(ctx); id != "" {
+		return id
+	}
+	return "local"
+}
+
 // withCaller sets call's caller from the request's context: its session,
 // client (name/version), identity and OAuth principal, when known; it
 // returns call.
 func withCaller(ctx context.Context, call *Call) *Call {
-	call.Identity = identityFrom(ctx)
-	if call.Identity == "" {
-		call.Identity = "local" // stdio: the user's own client
-	}
+	call.Identity = callerIdentity(ctx)
 	call.Principal = principalFrom(ctx)
 	var info *mcp.Implementation
 	if s := server.ClientSessionFromContext(ctx); s != nil {

@@ -496,7 +496,7 @@ func (m *MCPServer) mayReadArtifact(ctx context.Context, uri string) error {
 	if err != nil {
 		return fmt.Errorf("reading artifact %s: %w", uri, err)
 	}
-	if owner != "" && owner != withCaller(ctx, &Call{}).Identity {
+	if owner != "" && owner != callerIdentity(ctx) {
 		return resourceNotFound(ctx, uri, fmt.Errorf("%w: %q", ErrNoArtifact, uri))
 	}
 	return nil
