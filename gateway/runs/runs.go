@@ -351,15 +351,12 @@ func (r *Run) SaveArtifact(call *gateway.Call, name, mimeType string, data []byt
 		return gateway.Artifact{}, fmt.Errorf("artifact name %q is not allowed", file)
 	}
 	path := filepath.Join(r.ArchiveDir(), file)
-	if err := os.MkdirAll(r.ArchiveDir(), 0o755); err != nil {
+	owners := filepath.Join(r.ArchiveDir(), ownersDir)
+	if err := os.MkdirAll(owners, 0o755); err != nil { // and the archive directory with it
 		return gateway.Artifact{}, fmt.Errorf("saving artifact: %w", err)
 	}
 	if call.Identity != "" {
 		// The owner first: an artifact is never there without it.
-		owners := filepath.Join(r.ArchiveDir(), ownersDir)
-		if err := os.MkdirAll(owners, 0o755); err != nil {
-			return gateway.Artifact{}, fmt.Errorf("saving artifact: %w", err)
-		}
 		if err := writeFileSync(filepath.Join(owners, file), []byte(call.Identity)); err != nil {
 			return gateway.Artifact{}, fmt.Errorf("saving artifact: %w", err)
 		}
