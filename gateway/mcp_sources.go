@@ -527,10 +527,18 @@ func isTextMIME(mime string) bool {
 // src is the source that serves the URI; it changes (under both subMu and
 // io) when another source comes to serve it ([MCPServer.rebind]), and only
 // its updates are passed on.
+//
+// Each session is held with its subscriber: the context of the request
+// that subscribed, without its cancellation, which says who the caller is
+// and which endpoint it came through. An update goes to the sessions whose
+// caller reaches src at that moment ([MCPServer.reaching]): a reload that
+// takes an upstream out of a caller's reach (its profile, the policy's
+// rules for it) stops its updates, and one that gives it back resumes
+// them, as for the caller's next resources/read.
 type subscription struct {
 	src      ResourceSource // nil: the artifact template (never changes), or orphan
 	orphan   bool           // no source serves the URI now; its sessions wait for one
-	sessions map[string]bool
+	sessions map[string]context.Context
 	pending  int // subscribe/unsubscribe/rebind calls under way; the entry stays while > 0
 	io       sync.Mutex
 	active   bool // the source is subscribed
@@ -666,10 +674,10 @@ func (m *MCPServer) subscribe(ctx context.Context, session, uri string) error {
 	m.subMu.Lock()
 	st := m.subs[uri]
 	if st == nil {
-		st = &subscription{src: src, sessions: map[string]bool{}}
+		st = &subscription{src: src, sessions: map[string]context.Context{}}
 		m.subs[uri] = st
 	}
-	if st.sessions[session] {
+	if _, ok := st.sessions[session]; ok {
 		m.subMu.Unlock()
 		return nil
 	}
@@ -721,7 +729,7 @@ func (m *MCPServer) subscribe(ctx context.Context, session, uri string) error {
 		m.release(ctx, uri, st)
 		return nil
 	default:
-		st.sessions[session] = true
+		st.sessions[session] = context.WithoutCancel(ctx)
 		if m.sessSubs[session] == nil {
 			m.sessSubs[session] = map[string]bool{}
 		}
@@ -743,7 +751,7 @@ type subscribing struct {
 func (m *MCPServer) unsubscribe(ctx context.Context, session, uri string) {
 	m.subMu.Lock()
 	st := m.subs[uri]
-	if st == nil || !st.sessions[session] {
+	if _, ok := st.sessions[session]; st == nil || !ok {
 		m.subMu.Unlock()
 		return
 	}
@@ -804,7 +812,7 @@ func (m *MCPServer) dropSubscriptions(session string) {
 	}
 	var drops []drop
 	for uri := range set {
-		if st := m.subs[uri]; st != nil && st.sessions[session] {
+		if st := m.subs[uri]; st != nil && st.sessions[session] != nil {
 			delete(st.sessions, session)
 			st.pending++
 			drops = append(drops, drop{uri, st})
@@ -906,16 +914,14 @@ func (m *MCPServer) rebind(uri string, st *subscription) {
 	}
 	m.subMu.Lock()
 	st.pending--
-	var sessions []string
+	var sessions map[string]context.Context
 	if tell {
-		for s := range st.sessions {
-			sessions = append(sessions, s)
-		}
+		sessions = maps.Clone(st.sessions)
 	}
 	m.forgetIfIdle(uri, st)
 	m.subMu.Unlock()
 	st.io.Unlock()
-	m.sendUpdated(uri, map[string]any{"uri": uri}, sessions)
+	m.sendUpdated(uri, map[string]any{"uri": uri}, m.reaching(src, sessions))
 }
 
 // resourceUpdated passes an update of uri by src to the sessions
@@ -924,14 +930,26 @@ func (m *MCPServer) rebind(uri string, st *subscription) {
 // loops).
 func (m *MCPServer) resourceUpdated(src ResourceSource, uri string, params map[string]any) {
 	m.subMu.Lock()
-	var sessions []string
-	if st := m.subs[uri]; st != nil && !st.orphan && sameSource(st.src, src) {
-		for s := range st.sessions {
-			sessions = append(sessions, s)
-		}
+	var sessions map[string]context.Context
+	if st := m.subs[uri]; st != nil && !st.orphan && sameSource(st.src, src) && len(st.sessions) > 0 {
+		sessions = maps.Clone(st.sessions)
 	}
 	m.subMu.Unlock()
-	m.sendUpdated(uri, params, sessions)
+	m.sendUpdated(uri, params, m.reaching(src, sessions))
+}
+
+// reaching returns the sessions (subscribers by session, as held in a
+// [subscription]) whose caller reaches src now: what a reload changed of
+// a caller's view or of the policy's rules for it applies to the updates
+// it is sent. It asks the policy, so it runs with no lock held.
+func (m *MCPServer) reaching(src ResourceSource, sessions map[string]context.Context) []string {
+	out := make([]string, 0, len(sessions))
+	for s, ctx := range sessions {
+		if m.reachOf(ctx).source(src) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // sendUpdated sends notifications/resources/updated of uri to sessions.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -313,5 +314,90 @@ func TestReachChangesTellClients(t *testing.T) {
 	told("an upstream's new tools", p, r)
 	if got := uris(); len(got) != 0 {
 		t.Errorf("resources once notion's only tool is denied: %v, want none", got)
+	}
+}
+
+// watchedUpstream is a reachUpstream whose resources can be watched: the
+// test reports an update with its listener.
+type watchedUpstream struct {
+	*reachUpstream
+	mu       sync.Mutex
+	listener func(uri string, params map[string]any)
+}
+
+func (u *watchedUpstream) SubscribeResource(context.Context, string) error   { return nil }
+func (u *watchedUpstream) UnsubscribeResource(context.Context, string) error { return nil }
+func (u *watchedUpstream) OnResourceUpdated(f func(string, map[string]any)) {
+	u.mu.Lock()
+	u.listener = f
+	u.mu.Unlock()
+}
+
+func (u *watchedUpstream) updated(uri string) {
+	u.mu.Lock()
+	f := u.listener
+	u.mu.Unlock()
+	f(uri, map[string]any{"uri": uri})
+}
+
+// TestSubscriptionFollowsReach: a session subscribed to an upstream's
+// resource is sent its updates while its caller reaches the upstream. A
+// reload that takes the upstream out of its reach (its profile edited,
+// then Resync) stops them, though the subscription stays; one that gives
+// it back resumes them.
+func TestSubscriptionFollowsReach(t *testing.T) {
+	view := &swapView{}
+	view.v.Store(&globView{"github__*", "docs__*"})
+	cat := NewCatalog(nil)
+	github := &watchedUpstream{reachUpstream: &reachUpstream{ns: "github", tools: []string{"search"}}}
+	docs := &watchedUpstream{reachUpstream: &reachUpstream{ns: "docs"}}
+	for _, u := range []*watchedUpstream{github, docs} {
+		if err := cat.Add(context.Background(), u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, View: view, ListDebounce: time.Millisecond,
+		Pipeline: NewPipeline(&Options{Tools: cat})})
+	for _, u := range []*watchedUpstream{github, docs} {
+		m.AddPromptSource(u)
+		m.AddResourceSource(u)
+	}
+	c, notes := dialMCP(t, serveMCP(t, m))
+	ctx := context.Background()
+	for _, uri := range []string{"github://doc", "docs://doc"} {
+		//lint:ignore SA1019 resources/subscribe of the 2025 revisions, where it is current
+		if err := c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}); err != nil {
+			t.Fatalf("subscribing to %s: %v", uri, err)
+		}
+	}
+	// updates sends github's update and then docs' (in reach throughout),
+	// waits for docs' n-th, and returns the updates the client was sent
+	// by then: the session's notifications arrive in the order sent.
+	updates := func(n int) []string {
+		t.Helper()
+		github.updated("github://doc")
+		docs.updated("docs://doc")
+		var got []string
+		eventually(t, "docs' update", func() bool {
+			got = updatesOf(notes())
+			return slices.Contains(got, "docs://doc") && len(slices.DeleteFunc(slices.Clone(got), func(u string) bool { return u != "docs://doc" })) == n
+		})
+		return got
+	}
+	countOf := func(got []string, uri string) int {
+		return len(slices.DeleteFunc(slices.Clone(got), func(u string) bool { return u != uri }))
+	}
+	if got := updates(1); countOf(got, "github://doc") != 1 {
+		t.Fatalf("updates in reach: %v, want github's", got)
+	}
+	view.v.Store(&globView{"docs__*"}) // a reload takes github out of the profile...
+	m.Resync()
+	if got := updates(2); countOf(got, "github://doc") != 1 {
+		t.Errorf("updates after github left the caller's reach: %v, want no new one of github's", got)
+	}
+	view.v.Store(&globView{"github__*", "docs__*"}) // ...and the next gives it back
+	m.Resync()
+	if got := updates(3); countOf(got, "github://doc") != 2 {
+		t.Errorf("updates after github came back in reach: %v, want github's again", got)
 	}
 }

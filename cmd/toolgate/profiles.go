@@ -114,6 +114,9 @@ func viewLists(v gateway.View, tool string) (admitted, listed bool) {
 type viewSet struct {
 	plain gateway.View
 	named map[string]gateway.View
+	// live is a [liveView] of each profile in named, made once: what HTTP's
+	// /mcp/NAME serves through.
+	live map[string]gateway.View
 }
 
 // setViews builds the views of cfg and puts them in force.
@@ -122,17 +125,25 @@ func (a *app) setViews(cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	a.liveViews.Store(&viewSet{plain: plain, named: named})
+	live := make(map[string]gateway.View, len(named))
+	for name := range named {
+		live[name] = liveView{a: a, name: name}
+	}
+	a.liveViews.Store(&viewSet{plain: plain, named: named, live: live})
 	return nil
 }
 
-// profileLookup finds a profile's view in force, for HTTP's /mcp/NAME.
+// profileLookup finds a profile in force, for HTTP's /mcp/NAME. Its view
+// is a [liveView], not the profile's view of the moment: what a request
+// keeps of it (a resource subscription, which outlives the request) then
+// follows a later reload's edit of the profile, and its removal, which
+// admits nothing.
 func (a *app) profileLookup(name string) (gateway.View, bool) {
 	vs := a.liveViews.Load()
 	if vs == nil {
 		return nil, false
 	}
-	v, ok := vs.named[name]
+	v, ok := vs.live[name]
 	return v, ok
 }
 

@@ -524,6 +524,43 @@ func TestReloadKeepsServedProfile(t *testing.T) {
 	}
 }
 
+// The view HTTP's /mcp/NAME serves through follows reloads: what a
+// request keeps of it (a resource subscription, which outlives the
+// request) sees a later edit of the profile, and its removal admits
+// nothing.
+func TestProfileLookupFollowsReload(t *testing.T) {
+	dir := t.TempDir()
+	var next *config.Config
+	a, r := reloadApp(t, dir, "profiles:\n  readers: {tools: [read_file]}\n", &next)
+	r.srv = gateway.NewMCPServer(&gateway.MCPOptions{Name: "t", Catalog: a.catalog, Pipeline: a.pipeline})
+	if err := a.setViews(a.cfg); err != nil {
+		t.Fatal(err)
+	}
+	v, ok := a.profileLookup("readers")
+	if !ok || !v.Admits("read_file") || v.Admits("list_files") {
+		t.Fatalf("profile readers before the reload: found %v", ok)
+	}
+	next = configFrom(t, dir, "profiles:\n  readers: {tools: [list_files]}\n")
+	r.reload(context.Background(), "SIGHUP")
+	if res := r.last.Load(); !res.OK {
+		t.Fatalf("reload: %+v", res)
+	}
+	if v.Admits("read_file") || !v.Admits("list_files") {
+		t.Error("a view of readers taken before the reload does not follow its edit")
+	}
+	next = configFrom(t, dir, "profiles:\n  writers: {tools: [write_file]}\n")
+	r.reload(context.Background(), "SIGHUP")
+	if res := r.last.Load(); !res.OK {
+		t.Fatalf("reload: %+v", res)
+	}
+	if _, ok := a.profileLookup("readers"); ok {
+		t.Error("profile readers still found after a reload removed it")
+	}
+	if v.Admits("list_files") || v.Admits("write_file") {
+		t.Error("a view of readers taken before a reload that removed it still admits tools")
+	}
+}
+
 // A reload that changes profiles (or the policy) together with
 // discovery.mode, which waits for a restart, builds the profiles for tool
 // search as it stays in force: a profile keeps find_tools and call_tool
