@@ -333,13 +333,20 @@ func (m *MCPServer) syncResources() {
 	resourceOwner := map[string]ResourceSource{}
 	var templateOwners []templateOwner
 	h := sha256.New()
+	// A URI two sources serve is served by the first (in the order they
+	// were added): a resource's, or a template's of the same string, is
+	// kept and the conflict logged; among templates that match a URI,
+	// mcp-go reads through the first added (its copy's item 69), as
+	// sourceFor finds its source for subscriptions.
+	seen := map[string]bool{}
+	seenTemplates := map[string]bool{}
 	if m.opts.Artifacts != nil {
 		at := mcp.NewResourceTemplate(ArtifactURIPrefix+"{run}/{file}", "artifact",
 			mcp.WithTemplateDescription("A tool output too large to return, saved whole in the run archive"))
 		templates = append(templates, server.ServerResourceTemplate{Template: at, Handler: m.readArtifact})
 		templateOwners = append(templateOwners, templateOwner{template: at.URITemplate})
+		seenTemplates[at.URITemplate.Raw()] = true
 	}
-	seen := map[string]bool{}
 	for _, src := range sources {
 		rs, ts, err := src.Resources(context.Background())
 		if err != nil {
@@ -365,6 +372,12 @@ func (m *MCPServer) syncResources() {
 				m.log.Warn("resource template not served: its URI template does not parse", "template", t.URITemplate, "err", err)
 				continue
 			}
+			raw := mt.URITemplate.Raw()
+			if seenTemplates[raw] {
+				m.log.Warn("resource template conflict; first source kept", "template", raw)
+				continue
+			}
+			seenTemplates[raw] = true
 			mt.Description, mt.MIMEType = t.Description, t.MIMEType
 			mt.Title, mt.Meta = t.Title, metaOf(t.Meta)
 			b, _ := json.Marshal(mt)

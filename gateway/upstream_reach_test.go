@@ -401,3 +401,74 @@ func TestSubscriptionFollowsReach(t *testing.T) {
 		t.Errorf("updates after github came back in reach: %v, want github's again", got)
 	}
 }
+
+// templateSource serves resource templates whose reads answer with its
+// name, and counts the URIs it is asked to watch.
+type templateSource struct {
+	name      string
+	templates []string
+	mu        sync.Mutex
+	watched   []string
+}
+
+func (s *templateSource) Resources(context.Context) ([]Resource, []ResourceTemplate, error) {
+	var ts []ResourceTemplate
+	for _, tpl := range s.templates {
+		ts = append(ts, ResourceTemplate{URITemplate: tpl, Name: s.name + " " + tpl, Read: func(_ context.Context, uri string) ([]ResourceContents, error) {
+			text := s.name
+			return []ResourceContents{{URI: uri, Text: &text}}, nil
+		}})
+	}
+	return nil, ts, nil
+}
+
+func (s *templateSource) SubscribeResource(_ context.Context, uri string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watched = append(s.watched, uri)
+	return nil
+}
+func (s *templateSource) UnsubscribeResource(context.Context, string) error { return nil }
+func (s *templateSource) OnResourceUpdated(func(string, map[string]any))    {}
+
+func (s *templateSource) watching() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.watched)
+}
+
+// TestTemplatesServeInOrder: a URI that templates of two sources match,
+// or that the same template of both does, is read through the first
+// source added, every time, and subscribed to at that source: mcp-go
+// picked among matching templates in its map's order (at random), and
+// kept the last of two equal ones, where subscriptions went to the first.
+func TestTemplatesServeInOrder(t *testing.T) {
+	first := &templateSource{name: "first", templates: []string{"x://item/{id}", "y://{id}"}}
+	second := &templateSource{name: "second", templates: []string{"x://{+path}", "y://{id}"}}
+	cat := NewCatalog(nil)
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat})})
+	m.AddResourceSource(first)
+	m.AddResourceSource(second)
+	_, raw := rpcAs(t, m, "local", `{"jsonrpc":"2.0","id":1,"method":"resources/templates/list"}`)
+	if got := listed(t, raw, "resourceTemplates", "name"); !slices.Equal(got, []string{"first x://item/{id}", "first y://{id}", "second x://{+path}"}) {
+		t.Errorf("templates listed: %v; want y://{id} once, first's", got)
+	}
+	for _, uri := range []string{"x://item/7", "y://7"} {
+		for i := range 40 {
+			errObj, raw := rpcAs(t, m, "local", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":%q}}`, i+2, uri))
+			if errObj != nil || !strings.Contains(raw, `"text":"first"`) {
+				t.Fatalf("read %d of %s: %s; want it read through the first source's template", i+1, uri, raw)
+			}
+		}
+		if err := m.subscribe(context.Background(), "s", uri); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := first.watching(); !slices.Equal(got, []string{"x://item/7", "y://7"}) {
+		t.Errorf("first source watching %v, second %v; want the first both", got, second.watching())
+	}
+	// What only the second's template matches is still its own.
+	if _, raw := rpcAs(t, m, "local", `{"jsonrpc":"2.0","id":99,"method":"resources/read","params":{"uri":"x://docs/a"}}`); !strings.Contains(raw, `"text":"second"`) {
+		t.Errorf("read of x://docs/a: %s; want the second source's", raw)
+	}
+}

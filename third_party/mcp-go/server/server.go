@@ -228,6 +228,7 @@ type MCPServer struct {
 	instructions               string
 	resources                  map[string]resourceEntry
 	resourceTemplates          map[string]resourceTemplateEntry
+	resourceTemplateOrder      []string // toolgate patch (item 69): resourceTemplates' keys in the order added
 	prompts                    map[string]mcp.Prompt
 	promptHandlers             map[string]PromptHandlerFunc
 	tools                      map[string]ServerTool
@@ -978,7 +979,11 @@ func (s *MCPServer) AddResourceTemplates(resourceTemplates ...ServerResourceTemp
 
 	s.resourcesMu.Lock()
 	for _, entry := range resourceTemplates {
-		s.resourceTemplates[entry.Template.URITemplate.Raw()] = resourceTemplateEntry{
+		key := entry.Template.URITemplate.Raw()
+		if _, ok := s.resourceTemplates[key]; !ok { // toolgate patch (item 69)
+			s.resourceTemplateOrder = append(s.resourceTemplateOrder, key)
+		}
+		s.resourceTemplates[key] = resourceTemplateEntry{
 			template: entry.Template,
 			handler:  entry.Handler,
 		}
@@ -996,6 +1001,7 @@ func (s *MCPServer) AddResourceTemplates(resourceTemplates ...ServerResourceTemp
 func (s *MCPServer) SetResourceTemplates(templates ...ServerResourceTemplate) {
 	s.resourcesMu.Lock()
 	s.resourceTemplates = make(map[string]resourceTemplateEntry, len(templates))
+	s.resourceTemplateOrder = nil // toolgate patch (item 69)
 	s.resourcesMu.Unlock()
 	s.AddResourceTemplates(templates...)
 }
@@ -1843,7 +1849,11 @@ func (s *MCPServer) handleReadResource(
 	// If not found in session templates, check global templates
 	var candidates []resourceTemplateEntry // toolgate patch (item 68): filtered with no lock held
 	if !matched {
-		for _, entry := range s.resourceTemplates {
+		// toolgate patch (item 69): in the order the templates were
+		// added, not the map's (random), so that a URI several templates
+		// match is always read through the same one, the first.
+		for _, key := range s.resourceTemplateOrder {
+			entry := s.resourceTemplates[key]
 			template := entry.template
 			if template.URITemplate == nil {
 				continue
