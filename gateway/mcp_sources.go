@@ -764,7 +764,7 @@ type subscribing struct {
 func (m *MCPServer) unsubscribe(ctx context.Context, session, uri string) {
 	m.subMu.Lock()
 	st := m.subs[uri]
-	if _, ok := st.sessions[session]; st == nil || !ok {
+	if st == nil || st.sessions[session] == nil {
 		m.subMu.Unlock()
 		return
 	}

@@ -508,6 +508,16 @@ func TestResourceSubscriptions(t *testing.T) {
 	if err := unsub(a, "fake://watched"); err != nil {
 		t.Fatal(err)
 	}
+	// Unsubscribing from what the session is not subscribed to, or what
+	// no one is, is answered and changes nothing.
+	for _, uri := range []string{"fake://watched", "fake://nowhere"} {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := a.Unsubscribe(ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: uri}})
+		cancel()
+		if err != nil {
+			t.Fatalf("unsubscribing again from %s: %v", uri, err)
+		}
+	}
 	if n := src.count("fake://watched"); n != 1 {
 		t.Errorf("after one of two unsubscribed: source count %d, want 1", n)
 	}
