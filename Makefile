@@ -43,6 +43,7 @@ COPY_FUZZ_TARGETS := \
 	./mcp:FuzzToolgateCallToolParams \
 	./mcp:FuzzToolgateHeaderName \
 	./mcp:FuzzToolgateMetaUnmarshal \
+	./mcp:FuzzToolgateContainsFold \
 	./mcp:FuzzToolgateAppendPlain \
 	./jsonscan:FuzzToolgateElements \
 	./client/transport:FuzzToolgateJSONResponse \

@@ -303,6 +303,13 @@ func TestToolEncodesAsBefore(t *testing.T) {
 		{"both input schemas", mcp.Tool{Name: "c", InputSchema: mcp.ToolInputSchema{Type: "object"}, RawInputSchema: json.RawMessage(`{}`)}},
 		{"both output schemas", mcp.Tool{Name: "c", OutputSchema: mcp.ToolOutputSchema{Type: "object"}, RawOutputSchema: json.RawMessage(`{}`)}},
 		{"invalid raw schema", mcp.Tool{Name: "c", RawInputSchema: json.RawMessage(`{"type":`)}},
+		// Item 70: compact schemas are written as they are; not those
+		// with what json escapes, nor two values, nor an empty one.
+		{"compact raw schemas", mcp.Tool{Name: "c", RawInputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","description":"a \"q\"\\"}}}`), RawOutputSchema: json.RawMessage(`{"type":"object"}`)}},
+		{"compact raw schema with HTML", mcp.Tool{Name: "c", RawInputSchema: json.RawMessage(`{"description":"<b>&"}`)}},
+		{"compact raw schema with U+2028", mcp.Tool{Name: "c", RawInputSchema: json.RawMessage("{\"description\":\"a\u2028b\"}")}},
+		{"two raw values", mcp.Tool{Name: "c", RawInputSchema: json.RawMessage(`{}{}`)}},
+		{"empty raw schema", mcp.Tool{Name: "c", RawInputSchema: json.RawMessage{}}},
 	} {
 		checkToolEncoding(t, c.name, c.tool)
 	}
@@ -319,6 +326,7 @@ func TestToolEncodesAsBefore(t *testing.T) {
 func FuzzToolEncoding(f *testing.F) {
 	f.Add("search", "Find <things>", "T", []byte(` {"type": "object"} `), true)
 	f.Add("\u2028", "\xff\x00", "", []byte(`{"type":`), false)
+	f.Add("q", "", "", []byte(`{"type":"object","properties":{"q":{"type":"string"}}}`), false)
 	f.Fuzz(func(t *testing.T, name, description, title string, schema []byte, meta bool) {
 		tool := mcp.Tool{Name: name, Description: description, Title: title, RawInputSchema: schema, Annotations: mcp.ToolAnnotation{Title: title}}
 		if meta {

@@ -383,11 +383,31 @@ func schemaHeaderProperties(schema any) (map[string]headerSchemaProperty, error)
 // containsFold reports whether b holds word in any ASCII case (toolgate
 // patch). word is lower-case ASCII without k or s, the letters Unicode
 // also folds from non-ASCII ones, so no other spelling matches it.
+//
+// It looks for the first byte of word that has no case ('-' in
+// x-mcp-header) with bytes.IndexByte, which skips the bytes in between
+// many at a time, and compares word around each one found (item 70: the
+// byte-by-byte loop was 8% of installing 2,000 tools).
 func containsFold(b []byte, word string) bool {
-	for i := 0; i+len(word) <= len(b); i++ {
-		if b[i]|0x20 == word[0] && bytes.EqualFold(b[i:i+len(word)], []byte(word)) {
+	k := strings.IndexFunc(word, func(r rune) bool { return r < 'a' || r > 'z' })
+	if k < 0 {
+		for i := 0; i+len(word) <= len(b); i++ {
+			if b[i]|0x20 == word[0] && bytes.EqualFold(b[i:i+len(word)], []byte(word)) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := k; i < len(b); {
+		j := bytes.IndexByte(b[i:], word[k])
+		if j < 0 {
+			return false
+		}
+		start := i + j - k
+		if start+len(word) <= len(b) && bytes.EqualFold(b[start:start+len(word)], []byte(word)) {
 			return true
 		}
+		i += j + 1
 	}
 	return false
 }

@@ -115,6 +115,15 @@ func appendJSONMember(b []byte, name string, v any) ([]byte, error) {
 	return append(b, enc...), nil
 }
 
+// appendRawMember is appendJSONMember of a json.RawMessage, by
+// AppendJSONRaw (toolgate patch, item 70).
+func appendRawMember(b []byte, name string, raw json.RawMessage) ([]byte, error) {
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return AppendJSONRaw(b, raw)
+}
+
 // AppendJSONRaw appends raw as encoding/json writes a json.RawMessage
 // (HTML escaping on): as it is when it is one valid value with no
 // whitespace outside its strings and nothing json escapes (writtenAsIs),

@@ -4,6 +4,7 @@ package mcp
 // (third_party/README.md); see server/toolgate_patch_test.go.
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -207,6 +208,29 @@ func FuzzToolgateAppendPlain(f *testing.F) {
 		}
 		if _, ok := appendPlain(nil, int64(12)); !ok {
 			t.Fatal("an integer ID left to json.Marshal")
+		}
+	})
+}
+
+// FuzzToolgateContainsFold: containsFold (item 70) finds a word where a
+// comparison at every offset does, for words with and without a byte
+// that has no case.
+func FuzzToolgateContainsFold(f *testing.F) {
+	for _, s := range []string{`{"X-MCP-Header":"a"}`, `x-mcp-heade`, `-x-mcp-header`, `--x-mcp-header-`, `x-mcp-headeR`, `date-time`, ``, `-`, `Xx-Mcp-HEADER`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, word := range []string{"x-mcp-header", "header", "-a-"} {
+			want := false
+			for i := 0; i+len(word) <= len(b); i++ {
+				if bytes.EqualFold(b[i:i+len(word)], []byte(word)) {
+					want = true
+					break
+				}
+			}
+			if got := containsFold(b, word); got != want {
+				t.Fatalf("containsFold(%q, %q) = %v, want %v", b, word, got, want)
+			}
 		}
 	})
 }
