@@ -370,6 +370,9 @@ func TestSubscriptionFollowsReach(t *testing.T) {
 			t.Fatalf("subscribing to %s: %v", uri, err)
 		}
 	}
+	countOf := func(got []string, uri string) int {
+		return len(slices.DeleteFunc(slices.Clone(got), func(u string) bool { return u != uri }))
+	}
 	// updates sends github's update and then docs' (in reach throughout),
 	// waits for docs' n-th, and returns the updates the client was sent
 	// by then: the session's notifications arrive in the order sent.
@@ -380,12 +383,9 @@ func TestSubscriptionFollowsReach(t *testing.T) {
 		var got []string
 		eventually(t, "docs' update", func() bool {
 			got = updatesOf(notes())
-			return slices.Contains(got, "docs://doc") && len(slices.DeleteFunc(slices.Clone(got), func(u string) bool { return u != "docs://doc" })) == n
+			return countOf(got, "docs://doc") == n
 		})
 		return got
-	}
-	countOf := func(got []string, uri string) int {
-		return len(slices.DeleteFunc(slices.Clone(got), func(u string) bool { return u != uri }))
 	}
 	if got := updates(1); countOf(got, "github://doc") != 1 {
 		t.Fatalf("updates in reach: %v, want github's", got)
