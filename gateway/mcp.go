@@ -283,12 +283,17 @@ func (m *MCPServer) ClientRoots(ctx context.Context) ([]ClientRoot, error) {
 }
 
 // Resync re-reads the catalog and the tools' metadata (ToolMeta, such as
-// the policy's decisions) and tells clients if the list they see changed:
-// for changes the catalog does not announce (a reloaded policy, say).
-// What each caller reaches of the upstreams' prompts and resources may
-// have changed with it (a profile, an identity's rules): clients are told
-// that those lists changed too ([MCPServer.tellReachChanged]).
+// the policy's decisions) for changes the catalog does not announce (a
+// reloaded policy or profile), and tells clients that their lists may
+// have changed. The tools each caller lists follow its view and the
+// policy's rules for it, which the served listing's digest does not cover
+// (a profile that swaps one upstream's tools for another's leaves it the
+// same), so clients are sent tools/list_changed whether or not the served
+// listing changed; likewise prompts/list_changed and
+// resources/list_changed for what they reach of the upstreams' prompts
+// and resources ([MCPServer.tellReachChanged]).
 func (m *MCPServer) Resync() {
+	m.tools.announce()
 	m.scheduleSync()
 	m.tellReachChanged()
 }

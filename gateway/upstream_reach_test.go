@@ -248,7 +248,9 @@ func (s *swapView) Admits(tool string) bool { return s.v.Load().Admits(tool) }
 // upstreams (one that comes to list tools): clients are told with
 // prompts/list_changed and resources/list_changed, as the per-caller
 // lists they read may differ although the served listing did not change,
-// and then list what the new view reaches.
+// and then list what the new view reaches. The tools they list follow
+// their view too: a Resync tells them with tools/list_changed, though the
+// served listing is the same.
 func TestReachChangesTellClients(t *testing.T) {
 	view := &swapView{}
 	view.v.Store(&globView{"github__*"})
@@ -297,9 +299,11 @@ func TestReachChangesTellClients(t *testing.T) {
 	}
 
 	p, r := count(mcp.MethodNotificationPromptsListChanged), count(mcp.MethodNotificationResourcesListChanged)
+	tl := count(mcp.MethodNotificationToolsListChanged)
 	view.v.Store(&globView{"notion__*"}) // the profile is reloaded...
 	m.Resync()                           // ...and the server told
 	told("a reloaded profile", p, r)
+	eventually(t, "tools/list_changed after the profile changed", func() bool { return count(mcp.MethodNotificationToolsListChanged) > tl })
 	if got := uris(); !slices.Equal(got, []string{"notion://doc"}) {
 		t.Errorf("resources after the profile changed: %v, want notion's (no tools: its namespace is admitted)", got)
 	}
