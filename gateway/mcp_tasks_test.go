@@ -157,9 +157,20 @@ func waitStatus(t *testing.T, c *client.Client, id, want string) {
 	t.Helper()
 	deadline := patience(t)
 	for {
-		got := taskStatus(t, c, id)
+		raw, err := request(t, c, "tasks/get", map[string]any{"taskId": id})
+		if err != nil {
+			t.Fatalf("tasks/get: %v", err)
+		}
+		var g wireTask
+		_ = json.Unmarshal(raw, &g)
+		got := g.Status
 		if got == want {
 			return
+		}
+		// A task that ended otherwise will not come to want: say how it
+		// ended, rather than poll until it expires.
+		if got == "completed" || got == "failed" || got == "cancelled" {
+			t.Fatalf("task %s ended %s, want %s: %s", id, got, want, raw)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("task %s status %q, want %q", id, got, want)

@@ -2481,6 +2481,13 @@ func (s *MCPServer) handleTaskAugmentedToolCall(
 
 	// Execute tool asynchronously
 	// For regular tools being used as tasks, we need different execution logic
+	// toolgate patch (item 72): the task's handler does not send its
+	// requests to the client (elicitation, sampling, roots) on this POST's
+	// stream, which ends with the CreateTaskResult below: one it accepted
+	// just before was lost with it, and the task waited in input_required
+	// for an answer to a request its client never saw. They go to the
+	// session's GET stream, as every request outside a POST does.
+	ctx = offPOSTStream{ctx}
 	if hasTaskHandler {
 		go s.executeTaskTool(ctx, entry, toolToUse, request)
 	} else {

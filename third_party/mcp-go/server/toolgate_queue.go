@@ -131,3 +131,15 @@ func sendServerRequest[T queuedServerRequest](ctx context.Context, req mcp.JSONR
 	}
 	return nil
 }
+
+// offPOSTStream is a context without the originating POST's stream
+// (requestScopedSSEKey): a task's handler runs past the POST that created
+// it (toolgate patch, item 72).
+type offPOSTStream struct{ context.Context }
+
+func (c offPOSTStream) Value(key any) any {
+	if _, ok := key.(requestScopedSSEKey); ok {
+		return nil
+	}
+	return c.Context.Value(key)
+}
