@@ -19,12 +19,12 @@ type Profile struct {
 
 // profileNameRE is the syntax of profile names: they are URL path segments
 // (/mcp/NAME) and command-line values.
-var profileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+var profileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`) // and up to 64 bytes, checked apart
 
 // NewProfile checks a profile's name and globs (the same tool-name glob
 // syntax as every other policy key).
 func NewProfile(name string, allow, deny []string) (*Profile, error) {
-	if !profileNameRE.MatchString(name) {
+	if len(name) > 64 || !profileNameRE.MatchString(name) {
 		return nil, fmt.Errorf("profiles: name %q: use 1-64 characters of [A-Za-z0-9_-], starting with a letter or digit", name)
 	}
 	for _, g := range append(append([]string{}, allow...), deny...) {

@@ -112,7 +112,11 @@ const (
 	defaultStartupTimeout = 30 * time.Second
 )
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// validName reports whether s is an upstream name or prefix: 1 to 32
+// characters of [A-Za-z0-9_-].
+func validName(s string) bool { return len(s) <= 32 && nameRE.MatchString(s) }
 
 // EffectiveTransport is the transport the upstream uses: Transport, or
 // stdio when Command is set, else http.
@@ -146,10 +150,10 @@ func (c *Config) Validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", who, fmt.Sprintf(format, args...)))
 	}
-	if !nameRE.MatchString(c.Name) {
+	if !validName(c.Name) {
 		bad("name: must be 1-32 characters of [A-Za-z0-9_-]")
 	}
-	if c.Prefix != nil && *c.Prefix != "" && !nameRE.MatchString(*c.Prefix) {
+	if c.Prefix != nil && *c.Prefix != "" && !validName(*c.Prefix) {
 		bad("prefix %q: must be empty or 1-32 characters of [A-Za-z0-9_-]", *c.Prefix)
 	}
 	switch c.Transport {

@@ -122,11 +122,11 @@ func ClampLimit(limit int) int {
 	return limit
 }
 
-var scopeRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+var scopeRE = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`) // and up to 64 bytes, checked apart
 
 // ValidScope reports whether s is a valid scope: 1 to 64 characters of
 // [A-Za-z0-9._:-].
-func ValidScope(s string) bool { return scopeRE.MatchString(s) }
+func ValidScope(s string) bool { return len(s) <= 64 && scopeRE.MatchString(s) }
 
 // ErrInvalidScope is returned for a scope that [ValidScope] refuses.
 var ErrInvalidScope = errors.New("invalid scope: must be 1-64 characters of [A-Za-z0-9._:-]")

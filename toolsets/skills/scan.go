@@ -22,10 +22,15 @@ import (
 const skillFile = "SKILL.md"
 
 var (
-	nameRE       = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
-	capabilityRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	// Both names are up to 64 bytes, checked apart (validName): a counted
+	// repetition compiles to a copy of its class per count.
+	nameRE       = regexp.MustCompile(`^[a-z0-9-]+$`)
+	capabilityRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 	yamlLineRE   = regexp.MustCompile(`line (\d+)`)
 )
+
+// validName reports whether s matches re and is at most 64 bytes.
+func validName(re *regexp.Regexp, s string) bool { return len(s) <= 64 && re.MatchString(s) }
 
 // fingerprint hashes what a change check looks at: each directory, the
 // non-hidden entries in it, and each entry's SKILL.md (mode, size and
@@ -108,7 +113,7 @@ func (t *Toolset) scan() *state {
 // taken, else as a problem.
 func (t *Toolset) add(s *state, sk *skill) {
 	s.problems = append(s.problems, sk.problems...)
-	if !nameRE.MatchString(sk.name) {
+	if !validName(nameRE, sk.name) {
 		// No usable name: load_skill can still explain, by folder name
 		// or by the name as written.
 		probs := sk.problems
@@ -309,7 +314,7 @@ func (t *Toolset) parse(sk *skill, data []byte, problem func(string, string, ...
 				continue
 			}
 			for _, c := range list {
-				if !capabilityRE.MatchString(c) {
+				if !validName(capabilityRE, c) {
 					problem(sk.file, "front matter line %d: capability %q is not a capability name (such as net or fs.write)", v.Line+1, c)
 					continue
 				}
@@ -329,7 +334,7 @@ func (t *Toolset) parse(sk *skill, data []byte, problem func(string, string, ...
 	switch {
 	case !nameSet || sk.name == "":
 		problem(sk.file, "front matter has no name")
-	case !nameRE.MatchString(sk.name):
+	case !validName(nameRE, sk.name):
 		problem(sk.file, "name %q is invalid: use 1 to 64 characters of a-z, 0-9 and -", sk.name)
 	}
 	switch n := utf8.RuneCountInString(sk.description); {
