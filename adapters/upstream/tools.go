@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/jsonscan"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -111,6 +112,60 @@ func (rt rawTool) tooDeep() string {
 	return ""
 }
 
+// toolMembers are the JSON names of rawTool's fields, in order.
+var toolMembers = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta", "execution"}
+
+// decodeTool decodes one tools/list entry as json.Unmarshal into a rawTool
+// does, with its annotations. The entry is read in one pass with jsonscan:
+// the raw members are b's own bytes (NewTool copies what it keeps), and
+// only what needs decoding is decoded (a string with escapes, _meta,
+// execution). Where jsonscan does not read the entry as encoding/json
+// would, or a member does not decode, the entry is left to json.Unmarshal
+// whole, which also words the error.
+func decodeTool(b []byte) (rawTool, error) {
+	var rt rawTool
+	ok := jsonscan.Fields(b, toolMembers, func(i, start, end int) bool {
+		v := json.RawMessage(b[start:end:end])
+		switch i {
+		case 0, 1, 2:
+			s, ok := jsonscan.PlainString(v)
+			if !ok && json.Unmarshal(v, &s) != nil { // null leaves it empty, as in a struct
+				return false
+			}
+			switch i {
+			case 0:
+				rt.Name = s
+			case 1:
+				rt.Title = s
+			default:
+				rt.Description = s
+			}
+		case 3:
+			rt.InputSchema = v
+		case 4:
+			rt.OutputSchema = v
+		case 5:
+			rt.RawAnnots = v
+		case 6:
+			rt.Icons = v
+		case 7:
+			return json.Unmarshal(v, &rt.Meta) == nil
+		case 8:
+			return json.Unmarshal(v, &rt.Execution) == nil
+		}
+		return true
+	})
+	var err error
+	if !ok {
+		rt = rawTool{}
+		err = json.Unmarshal(b, &rt)
+	}
+	if err == nil && !isNull(rt.RawAnnots) {
+		err = json.Unmarshal(rt.RawAnnots, &rt.Annotations)
+	}
+	return rt, err
+}
+
 func isNull(b json.RawMessage) bool {
 	b = bytes.TrimSpace(b)
 	return len(b) == 0 || string(b) == "null"
@@ -129,11 +184,7 @@ func (u *Upstream) buildTools(raws []json.RawMessage) ([]*gateway.Tool, map[stri
 	var defs []rawTool
 	seen := map[string]bool{}
 	for i, b := range raws {
-		var rt rawTool
-		err := json.Unmarshal(b, &rt)
-		if err == nil && !isNull(rt.RawAnnots) {
-			err = json.Unmarshal(rt.RawAnnots, &rt.Annotations)
-		}
+		rt, err := decodeTool(b)
 		if err != nil {
 			unoffered[fmt.Sprintf("%s#%d", u.prefix, i)] = "malformed tools/list entry: " + err.Error()
 			continue
