@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/toolgate/toolgate/gateway"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -76,6 +77,30 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 		l.line = nil
 	}
 	return n, nil
+}
+
+var _ transport.LineReader = (*lineLimiter)(nil)
+
+// ReadLine implements mcp-go's transport.LineReader (third_party item
+// 73): the next line, in a slice of its own. The transport reads lines
+// this way: a line is copied once more here at most, where a
+// bufio.Reader on top of Read copied it three times. A line in a buffer
+// too large to keep is handed over as it is.
+func (l *lineLimiter) ReadLine() ([]byte, error) {
+	for len(l.out) == 0 {
+		if err := l.next(); err != nil {
+			return nil, err
+		}
+	}
+	line := l.out
+	l.out = nil
+	switch {
+	case cap(l.line) > lineKeep:
+		l.line = nil
+	case len(l.line) > 0 && &line[0] == &l.line[0]: // the kept buffer
+		line = bytes.Clone(line)
+	}
+	return line, nil
 }
 
 // next reads the next line into l.out.

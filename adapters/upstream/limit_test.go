@@ -35,30 +35,66 @@ func TestLineLimiter(t *testing.T) {
 		{"last line without newline", "{\"id\":1}", 100, []string{"{\"id\":1}"}},
 		{"oversized last line without newline", `{"id":5,"r":"` + strings.Repeat("q", 100) + `"}`, 50, []string{"ERR:5"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			l := newLineLimiter(strings.NewReader(tc.in), tc.max, "up", nil)
-			l.r = bufioSmall(tc.in) // small buffer: lines span several reads
-			var got []string
-			for _, line := range readAllLines(t, l) {
-				if line == "" {
-					continue
+		// Read is how a reader sees it; ReadLine how the stdio transport
+		// reads it (third_party item 73).
+		for _, how := range []string{"Read", "ReadLine"} {
+			t.Run(tc.name+"/"+how, func(t *testing.T) {
+				l := newLineLimiter(strings.NewReader(tc.in), tc.max, "up", nil)
+				l.r = bufioSmall(tc.in) // small buffer: lines span several reads
+				var lines []string
+				if how == "Read" {
+					lines = readAllLines(t, l)
+				} else {
+					lines = readEachLine(t, l)
 				}
-				if strings.Contains(line, "max_result_bytes") {
-					var m struct {
-						ID json.RawMessage `json:"id"`
+				var got []string
+				for _, line := range lines {
+					if line == "" {
+						continue
 					}
-					if err := json.Unmarshal([]byte(line), &m); err != nil {
-						t.Fatalf("refusal line is not JSON: %v %s", err, line)
+					if strings.Contains(line, "max_result_bytes") {
+						var m struct {
+							ID json.RawMessage `json:"id"`
+						}
+						if err := json.Unmarshal([]byte(line), &m); err != nil {
+							t.Fatalf("refusal line is not JSON: %v %s", err, line)
+						}
+						line = "ERR:" + string(m.ID)
 					}
-					line = "ERR:" + string(m.ID)
+					got = append(got, line)
 				}
-				got = append(got, line)
-			}
-			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
-				t.Errorf("got %q, want %q", got, tc.want)
-			}
-		})
+				if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+					t.Errorf("got %q, want %q", got, tc.want)
+				}
+			})
+		}
 	}
+}
+
+// readEachLine reads l's lines with ReadLine until it fails, and checks
+// that each line is a slice of its own: the transport keeps parts of one
+// (a response's result) while it reads the next.
+func readEachLine(t *testing.T, l *lineLimiter) []string {
+	t.Helper()
+	var lines [][]byte
+	var kept []string
+	for {
+		line, err := l.ReadLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, line)
+		kept = append(kept, string(line))
+	}
+	for i, line := range lines {
+		if string(line) != kept[i] {
+			t.Fatalf("line %d changed to %q after later reads, was %q", i, line, kept[i])
+		}
+	}
+	return kept
 }
 
 // A large message, once passed on, does not keep its buffer: what the
@@ -84,6 +120,17 @@ func TestLineLimiterLetsGoOfALargeLine(t *testing.T) {
 	}
 	if c := cap(l.line); c > lineKeep {
 		t.Errorf("after a small line the limiter keeps a %d-byte buffer, want at most %d", c, lineKeep)
+	}
+
+	// Read by lines, as the stdio transport reads: the large line is
+	// handed over, not kept, and stays as it was while the next is read.
+	l = newLineLimiter(strings.NewReader(in), 16<<20, "up", nil)
+	lines := readEachLine(t, l)
+	if len(lines) != 2 || len(lines[0]) != len(in)-len("{\"id\":2}\n") {
+		t.Fatalf("read %d lines, want the large one and a small one", len(lines))
+	}
+	if c := cap(l.line); c > lineKeep {
+		t.Errorf("after ReadLine the limiter keeps a %d-byte buffer, want at most %d", c, lineKeep)
 	}
 }
 

@@ -44,6 +44,7 @@ type Stdio struct {
 	stdin            io.WriteCloser
 	stdinMu          sync.Mutex
 	stdout           *bufio.Reader
+	lines            LineReader // toolgate patch (item 73): when set, read instead of stdout
 	stderr           io.ReadCloser
 	stderrWriter     io.Writer
 	stderrRing       *stderrBuffer
@@ -231,10 +232,12 @@ func NewStdioWithOptions(
 // NewIO returns a new stdio-based transport using existing input, output, and
 // logging streams instead of spawning a subprocess.
 // This is useful for testing and simulating client behavior.
+//
+// toolgate patch (item 73): when input is a [LineReader], its lines are
+// read as it gives them.
 func NewIO(input io.Reader, output io.WriteCloser, logging io.ReadCloser) *Stdio {
-	return &Stdio{
+	s := &Stdio{
 		stdin:  output,
-		stdout: bufio.NewReader(input),
 		stderr: logging,
 
 		responses: make(map[string]chan *JSONRPCResponse),
@@ -242,6 +245,32 @@ func NewIO(input io.Reader, output io.WriteCloser, logging io.ReadCloser) *Stdio
 		ctx:       context.Background(),
 		logger:    slog.Default(),
 	}
+	if lr, ok := input.(LineReader); ok {
+		s.lines = lr
+	} else {
+		s.stdout = bufio.NewReader(input)
+	}
+	return s
+}
+
+// LineReader is an input that reads whole lines itself: toolgate patch
+// (item 73). ReadLine returns the next line (its newline, if any,
+// included) in a slice of its own, which the transport keeps parts of, and
+// an error only when there is no line. A reader that already holds each
+// line whole (one that bounds a line's size, say) hands it over at the
+// cost of one copy, where a bufio.Reader on top of it copied it into its
+// buffer and then, for a line longer than the buffer, into a fragment per
+// buffer's worth and again into the line it returned.
+type LineReader interface {
+	ReadLine() ([]byte, error)
+}
+
+// readLine reads the next line from the child's output.
+func (c *Stdio) readLine() ([]byte, error) {
+	if c.lines != nil {
+		return c.lines.ReadLine()
+	}
+	return c.stdout.ReadBytes('\n')
 }
 
 func (c *Stdio) Start(ctx context.Context) error {
@@ -535,7 +564,7 @@ func (c *Stdio) readResponses(ready chan struct{}) {
 			// toolgate patch, for speed (item 32): the line is read as
 			// bytes, one allocation of its own, where it was read as a
 			// string and copied to bytes for each decoding.
-			line, err := c.stdout.ReadBytes('\n')
+			line, err := c.readLine() // toolgate patch (item 73)
 			if err != nil {
 				if err != io.EOF && !errors.Is(err, context.Canceled) && !errors.Is(err, fs.ErrClosed) {
 					c.logger.Error("Error reading from stdout", "err", err)
