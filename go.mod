@@ -90,3 +90,5 @@ require (
 tool honnef.co/go/tools/cmd/staticcheck
 
 replace github.com/mark3labs/mcp-go => ./third_party/mcp-go
+
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
