@@ -30,6 +30,8 @@ FUZZ_TARGETS := \
 	./gateway/runs:FuzzAppendString \
 	./adapters/upstream:FuzzLineLimiter \
 	./adapters/upstream:FuzzCallParamsAppendJSON \
+	./adapters/upstream:FuzzDecodeTool \
+	./adapters/upstream:FuzzAppendPage \
 	./toolsets/filesystem:FuzzMatcher \
 	./adapters/clientconfig:FuzzParse \
 	./cmd/toolgate/internal/config:FuzzLoadConfigFile

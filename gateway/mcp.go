@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/jsonscan"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -549,10 +550,11 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 	if len(t.Annotations) > 0 {
 		// An upstream's annotations go out as it sent them (the five
 		// MCP-defined members; mcp-go's type has no room for others).
-		mt.Annotations = mcp.ToolAnnotation{}
-		if err := json.Unmarshal(t.Annotations, &mt.Annotations); err != nil {
+		a, err := DecodeToolAnnotations(t.Annotations)
+		if err != nil {
 			m.log.Warn("tool annotations do not decode; sent without them", "tool", t.Name, "err", err)
 		}
+		mt.Annotations = a
 	}
 	if len(t.Icons) > 0 {
 		if err := json.Unmarshal(t.Icons, &mt.Icons); err != nil {
@@ -575,6 +577,60 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 		mt.Meta = &mcp.Meta{AdditionalFields: meta}
 	}
 	return mt
+}
+
+// annotationMembers are the JSON names of mcp.ToolAnnotation's fields.
+var annotationMembers = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+
+// DecodeToolAnnotations decodes MCP tool annotations (JSON) as
+// json.Unmarshal into an mcp.ToolAnnotation does. The common form, plain
+// title and hints true, false or null, is read in one pass with jsonscan
+// (an upstream's 2,000 tools are decoded twice at start-up: for the
+// policy's hints and for the listing); any other is left to
+// json.Unmarshal, which also words the error. On an error the
+// annotations are empty.
+func DecodeToolAnnotations(b []byte) (mcp.ToolAnnotation, error) {
+	var a mcp.ToolAnnotation
+	ok := jsonscan.Fields(b, annotationMembers, func(i, start, end int) bool {
+		v := b[start:end]
+		if i == 0 {
+			if string(v) == "null" {
+				return true
+			}
+			title, plain := jsonscan.PlainString(v)
+			a.Title = title
+			return plain
+		}
+		var hint *bool
+		switch string(v) {
+		case "true":
+			hint = Bool(true)
+		case "false":
+			hint = Bool(false)
+		case "null":
+		default:
+			return false
+		}
+		switch i {
+		case 1:
+			a.ReadOnlyHint = hint
+		case 2:
+			a.DestructiveHint = hint
+		case 3:
+			a.IdempotentHint = hint
+		default:
+			a.OpenWorldHint = hint
+		}
+		return true
+	})
+	if ok {
+		return a, nil
+	}
+	a = mcp.ToolAnnotation{}
+	if err := json.Unmarshal(b, &a); err != nil {
+		return mcp.ToolAnnotation{}, err
+	}
+	return a, nil
 }
 
 // filterTools is tools/list's filter (and, through [MCPServer.admitsCall],

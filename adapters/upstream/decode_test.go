@@ -52,6 +52,12 @@ var toolEntries = []string{
 	"{\"name\":\"bad utf8 \xff\"}",      // replaced by U+FFFD
 	`{"name":7}`,                        // the wrong type: an error
 	`{"name":"x","annotations":{"readOnlyHint":"yes"}}`,
+	`{"name":"x","annotations":{"title":"T","readOnlyHint":false,"destructiveHint":true,"idempotentHint":null,"openWorldHint":true,"other":[1]}}`,
+	`{"name":"x","annotations":{"title":"tab\there","readOnlyHint":true}}`,
+	`{"name":"x","annotations":{"title":null,"ReadOnlyHint":true}}`,
+	`{"name":"x","annotations":{"readOnlyHint":true,"readOnlyHint":false}}`,
+	`{"name":"x","annotations":{"title":3}}`,
+	`{"name":"x","annotations":[]}`,
 	`{"name":"x","_meta":[1]}`,
 	`{"name":"x","execution":{"taskSupport":5}}`,
 	`{"name":"x","unknown":{"deep":[1,2,{"a":null}]},"inputSchema":{"type":"object"}}`,

@@ -37,20 +37,12 @@ type rawTool struct {
 	InputSchema  json.RawMessage            `json:"inputSchema"`
 	OutputSchema json.RawMessage            `json:"outputSchema"`
 	RawAnnots    json.RawMessage            `json:"annotations"`
-	Annotations  *rawAnnotations            `json:"-"` // decoded from RawAnnots
+	Annotations  *mcp.ToolAnnotation        `json:"-"` // decoded from RawAnnots
 	Icons        json.RawMessage            `json:"icons"`
 	Meta         map[string]json.RawMessage `json:"_meta"`
 	Execution    *struct {
 		TaskSupport string `json:"taskSupport"`
 	} `json:"execution"`
-}
-
-type rawAnnotations struct {
-	Title           string `json:"title"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint"`
-	DestructiveHint *bool  `json:"destructiveHint"`
-	IdempotentHint  *bool  `json:"idempotentHint"`
-	OpenWorldHint   *bool  `json:"openWorldHint"`
 }
 
 // taskSupport is the tool's execution.taskSupport: "optional",
@@ -161,7 +153,9 @@ func decodeTool(b []byte) (rawTool, error) {
 		err = json.Unmarshal(b, &rt)
 	}
 	if err == nil && !isNull(rt.RawAnnots) {
-		err = json.Unmarshal(rt.RawAnnots, &rt.Annotations)
+		var a mcp.ToolAnnotation
+		a, err = gateway.DecodeToolAnnotations(rt.RawAnnots)
+		rt.Annotations = &a
 	}
 	return rt, err
 }
