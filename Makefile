@@ -90,10 +90,10 @@ services:
 
 # staticcheck is pinned in go.mod (`tool` directive); a finding that is
 # wrong for this code gets a narrow //lint:ignore with the reason. The
-# patched mcp-go copy (third_party/mcp-go, a module of its own reached
-# through go.mod's replace) is vetted and checked too, but for U1000: its
-# upstream code keeps helpers that only upstream's tests, not carried here,
-# use.
+# patched copies of mcp-go and jsonschema (third_party/, modules of their
+# own reached through go.mod's replace) are vetted and checked too, but for
+# U1000: their upstream code keeps helpers that only upstream's tests, not
+# carried here, use.
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@# Every fuzz target is listed, so that make test runs it (one left out
@@ -104,9 +104,9 @@ vet:
 		done; \
 	done; \
 	test -z "$$missing" || { echo "fuzz targets in neither FUZZ_TARGETS nor COPY_FUZZ_TARGETS (make test would never run them):$$missing"; exit 1; }
-	$(GO) vet ./... github.com/mark3labs/mcp-go/...
+	$(GO) vet ./... github.com/mark3labs/mcp-go/... github.com/santhosh-tekuri/jsonschema/v6/...
 	$(GO) tool staticcheck ./...
-	$(GO) tool staticcheck -checks=inherit,-U1000 github.com/mark3labs/mcp-go/...
+	$(GO) tool staticcheck -checks=inherit,-U1000 github.com/mark3labs/mcp-go/... github.com/santhosh-tekuri/jsonschema/v6/...
 	@# The binary builds for the desktops its clients run on, not only Linux
 	@# (a Unix-only system call once broke the Windows build unnoticed).
 	for os in darwin windows; do GOOS=$$os GOARCH=amd64 $(GO) build -o /dev/null ./cmd/toolgate || exit 1; done
@@ -114,6 +114,7 @@ vet:
 unit:
 	REQUIRE_MCP_PEERS=1 $(GO) test -race -count=1 -timeout 20m ./...
 	cd third_party/mcp-go && $(GO) test -race -count=1 -run '^(Test|Fuzz)Toolgate' ./server ./mcp ./client/transport ./jsonscan
+	cd third_party/jsonschema && $(GO) test -race -count=1 -run '^TestToolgate' .
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
