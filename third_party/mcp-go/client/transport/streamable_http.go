@@ -994,8 +994,19 @@ func (c *StreamableHTTP) handleSSEResponse(ctx context.Context, reader io.ReadCl
 				if _, hasMethod := rawMessage["method"]; hasMethod && !message.ID.IsNil() {
 					var request JSONRPCRequest
 					if err := json.Unmarshal([]byte(data), &request); err == nil {
-						// This is a request from the server
-						c.handleIncomingRequest(ctx, request)
+						// This is a request from the server. toolgate patch
+						// (item 74): one that came on the GET stream is the
+						// session's, not the stream's, and outlives it (the
+						// transport's Close still ends it): v1.2.1 cancelled
+						// it, and the POST of its answer, when the stream
+						// ended or reconnected while a person was still
+						// answering. One on a POST's stream still ends with
+						// that POST, whose request it belongs to.
+						rctx := ctx
+						if ignoreResponse {
+							rctx = context.WithoutCancel(ctx)
+						}
+						c.handleIncomingRequest(rctx, request)
 						return
 					}
 				}
@@ -1456,8 +1467,15 @@ func (c *StreamableHTTP) handleIncomingRequest(ctx context.Context, request JSON
 				}()
 			}
 		}()
-		// Create a new context with timeout for request handling, respecting parent context
-		requestCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		// toolgate patch (item 74): no time limit of its own. v1.2.1 gave
+		// the handler 30 s, and the POST of its answer the same context:
+		// an elicitation a person took longer to answer was cancelled, or
+		// its answer not sent at all, and the server waited for one that
+		// never came. The handler ends with its stream's context (a
+		// POST's, or the session's for the GET stream's) or the
+		// transport's Close; a handler that must not wait longer bounds
+		// itself (toolgate's relay ends with the call it was asked for).
+		requestCtx, cancel := c.contextAwareOfClientClose(ctx)
 		defer cancel()
 
 		response, err := handler(requestCtx, request)
