@@ -10,18 +10,29 @@ import (
 func TestFloorPercent(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
-		live, floor uint64
-		want        int
+		live, roots, floor uint64
+		want               int
 	}{
-		{0, 16 * mib, 100},
-		{2 * mib, 16 * mib, 700},
-		{8 * mib, 16 * mib, 100},
-		{100 * mib, 16 * mib, 100},
-		{4 * mib, 16 * mib, 300},
-		{10 << 10, 16 * mib, 100_000},
+		{0, 0, 16 * mib, 100},
+		{2 * mib, 0, 16 * mib, 700},
+		{8 * mib, 0, 16 * mib, 100},
+		{100 * mib, 0, 16 * mib, 100},
+		{4 * mib, 0, 16 * mib, 300},
+		{10 << 10, 0, 16 * mib, 100_000},
+		// The roots count as the runtime counts them: the goal,
+		// live + (live + roots) × p/100, is the floor.
+		{1 * mib, 1 * mib, 16 * mib, 750},
+		{2 * mib, mib / 2, 16 * mib, 560},
+		{8 * mib, 1 * mib, 16 * mib, 100},
 	} {
-		if got := floorPercent(c.live, c.floor); got != c.want {
-			t.Errorf("floorPercent(%d, %d) = %d, want %d", c.live, c.floor, got, c.want)
+		if got := floorPercent(c.live, c.roots, c.floor); got != c.want {
+			t.Errorf("floorPercent(%d, %d, %d) = %d, want %d", c.live, c.roots, c.floor, got, c.want)
+		}
+		if c.want != 100 && c.want != 100_000 {
+			goal := c.live + (c.live+c.roots)*uint64(c.want)/100
+			if goal > c.floor || c.floor-goal > c.floor/100 {
+				t.Errorf("live %d, roots %d: the goal at %d%% is %d, want the floor %d", c.live, c.roots, c.want, goal, c.floor)
+			}
 		}
 	}
 }
