@@ -112,11 +112,10 @@ const (
 	defaultStartupTimeout = 30 * time.Second
 )
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
 // validName reports whether s is an upstream name or prefix: 1 to 32
-// characters of [A-Za-z0-9_-].
-func validName(s string) bool { return len(s) <= 32 && nameRE.MatchString(s) }
+// characters of [A-Za-z0-9_-], the characters of a tool name (the prefix
+// begins the served names, "<prefix>__<tool>").
+func validName(s string) bool { return len(s) <= 32 && gateway.ValidToolName(s) }
 
 // EffectiveTransport is the transport the upstream uses: Transport, or
 // stdio when Command is set, else http.
