@@ -141,6 +141,17 @@ func TestCallToolResultEncodesAsBefore(t *testing.T) {
 			"t": true, "f": false, "n": nil, "i": 42, "fl": 1.5, "num": json.Number("12e3"), "raw": json.RawMessage(` { "a" : [1, 2] } `),
 			"obj": map[string]any{"z": 1, "a": "<"}, "list": []any{"x", 1}, "empty": "",
 		})}}},
+		// Item 75: maps and []string members are encoded in place.
+		{"meta maps and string lists", &mcp.CallToolResult{Result: mcp.Result{Meta: meta(map[string]any{
+			"toolgate/decision":     map[string]any{"allow": true, "layer": "runtime", "rule": "runtime.no_capabilities"},
+			"toolgate/capabilities": []string{"fs.read", "<a>&", "\u2028\xff"},
+			"nested":                map[string]any{"b": map[string]any{"z": nil, "a": []string{}}, "a": map[string]any{}},
+			"nil map":               map[string]any(nil), "nil list": []string(nil),
+			"deep": map[string]any{"1": map[string]any{"2": map[string]any{"3": map[string]any{"4": map[string]any{"5": map[string]any{"6": "<deep>"}}}}}},
+		})}}},
+		{"meta map holding what json cannot encode", &mcp.CallToolResult{Result: mcp.Result{Meta: meta(map[string]any{
+			"m": map[string]any{"ok": "x", "f": func() {}},
+		})}}},
 		{"many meta members", &mcp.CallToolResult{Result: mcp.Result{Meta: meta(map[string]any{
 			"k1": "1", "k2": "2", "k3": "3", "k4": "4", "k5": "5", "k6": "6", "k7": "7", "k8": "8", "k9": "9", "k10": "10",
 		})}}},
@@ -170,6 +181,13 @@ func TestCallToolResultEncodesAsBefore(t *testing.T) {
 		{"no content, not nil", &mcp.CallToolResult{Content: []mcp.Content{}}},
 	} {
 		checkResultEncoding(t, c.name, c.r)
+	}
+	// A map that holds itself: json.Marshal refuses it, and so must the
+	// encoding in place (not recurse until the stack runs out).
+	cycle := map[string]any{"a": "x"}
+	cycle["self"] = map[string]any{"again": cycle}
+	if _, err := (&mcp.CallToolResult{Result: mcp.Result{Meta: meta(cycle)}}).MarshalJSON(); err == nil {
+		t.Fatal("a _meta map that holds itself encoded")
 	}
 }
 
@@ -330,7 +348,8 @@ func FuzzToolEncoding(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name, description, title string, schema []byte, meta bool) {
 		tool := mcp.Tool{Name: name, Description: description, Title: title, RawInputSchema: schema, Annotations: mcp.ToolAnnotation{Title: title}}
 		if meta {
-			tool.Meta = &mcp.Meta{AdditionalFields: map[string]any{name: description}}
+			tool.Meta = &mcp.Meta{AdditionalFields: map[string]any{name: description,
+				"toolgate/decision": map[string]any{"allow": schema == nil, "rule": title, name: map[string]any{description: []string{title, name}}}}}
 		}
 		checkToolEncoding(t, "fuzzed", tool)
 	})

@@ -16,12 +16,22 @@ import (
 // json.Marshal(fields): keys in sorted order, and each value as
 // encoding/json writes it. A key or string value made only of printable
 // ASCII that JSON need not escape (encoding/json escapes <, > and & too)
-// is written as it is, true, false and null as themselves; any other value
-// is encoded by json.Marshal. toolgate's gateway/mcpgo_patch_test.go
+// is written as it is, true, false and null as themselves, a
+// map[string]any (item 75: toolgate's tools/list _meta carries the
+// policy's decision as one) and a []string member by the same rules, a
+// few levels deep; any other value is encoded by json.Marshal. toolgate's gateway/mcpgo_patch_test.go
 // compares the results and tools encoded with it to mcp-go v1.2.1's
 // encodings (TestCallToolResultEncodesAsBefore, TestToolEncodesAsBefore
 // and their fuzz targets).
 func appendMetaMembers(b []byte, fields map[string]any) ([]byte, error) {
+	return appendMetaObject(b, fields, 0)
+}
+
+// metaDepth is how deep appendMetaObject encodes maps itself; a deeper one
+// goes to json.Marshal, which also refuses a map that holds itself.
+const metaDepth = 4
+
+func appendMetaObject(b []byte, fields map[string]any, depth int) ([]byte, error) {
 	var room [8]string
 	keys := room[:0]
 	for k := range fields {
@@ -48,6 +58,32 @@ func appendMetaMembers(b []byte, fields map[string]any) ([]byte, error) {
 			continue
 		case nil:
 			b = append(b, "null"...)
+			continue
+		case map[string]any:
+			if v == nil {
+				b = append(b, "null"...)
+				continue
+			}
+			if depth < metaDepth {
+				var err error
+				if b, err = appendMetaObject(b, v, depth+1); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		case []string:
+			if v == nil {
+				b = append(b, "null"...)
+				continue
+			}
+			b = append(b, '[')
+			for i, s := range v {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = AppendJSONString(b, s)
+			}
+			b = append(b, ']')
 			continue
 		}
 		enc, err := json.Marshal(fields[k])
