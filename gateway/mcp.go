@@ -66,7 +66,9 @@ type MCPOptions struct {
 	// example its permission decision). It is called with a context
 	// carrying no call when the list is built, and again per tools/list
 	// with the caller's session (as a [Call] in the context) for sessions
-	// SessionMeta says differ.
+	// SessionMeta says differ. The mirror only reads the map, and may
+	// keep it as a tool's _meta: ToolMeta may return one map for many
+	// tools, and must not change a map it returned.
 	ToolMeta func(ctx context.Context, t *Tool) map[string]any
 	// SessionMeta, if set, says whether a session's ToolMeta may differ
 	// from the one built with no caller (a skill granted it capabilities,
@@ -318,9 +320,10 @@ func (m *MCPServer) syncTools() {
 	gen := m.tools.begin(m.opts.Catalog.Announcements())
 	entries := m.opts.Catalog.Entries()
 	tools := make([]server.ServerTool, 0, len(entries))
-	l := &toolListing{}
+	l := &toolListing{tools: make([]encodedTool, 0, len(entries))}
 	h := sha256.New()
 	unserved := map[string]string{}
+	handler := m.handleCall // one method value, not one per tool
 	for _, e := range entries {
 		t := m.mcpTool(e.Tool)
 		// mcp-go panics on a tool it refuses (SetTools, here on the
@@ -338,7 +341,7 @@ func (m *MCPServer) syncTools() {
 			continue
 		}
 		h.Write(b)
-		tools = append(tools, server.ServerTool{Tool: t, Handler: m.handleCall})
+		tools = append(tools, server.ServerTool{Tool: t, Handler: handler})
 		l.tools = append(l.tools, encodedTool{name: t.Name, json: b})
 		l.size += len(b) + 1
 		if e.Tool.TaskSupport != "" {
@@ -557,19 +560,29 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 		mt.Annotations = a
 	}
 	if len(t.Icons) > 0 {
-		if err := json.Unmarshal(t.Icons, &mt.Icons); err != nil {
+		// Decoded apart: &mt.Icons would put every tool's mt on the heap.
+		var icons []mcp.Icon
+		if err := json.Unmarshal(t.Icons, &icons); err != nil {
 			m.log.Warn("tool icons do not decode; sent without them", "tool", t.Name, "err", err)
 		}
+		mt.Icons = icons
 	}
-	meta := map[string]any{}
-	for k, v := range t.Meta {
-		meta[k] = v
-	}
-	if len(t.Permissions.Capabilities) > 0 {
-		meta["toolgate/capabilities"] = t.Permissions.Capabilities
-	}
+	var extra map[string]any
 	if m.opts.ToolMeta != nil {
-		for k, v := range m.opts.ToolMeta(context.Background(), t) {
+		extra = m.opts.ToolMeta(context.Background(), t)
+	}
+	var meta map[string]any
+	if len(t.Meta) == 0 && len(t.Permissions.Capabilities) == 0 {
+		meta = extra // ToolMeta's own map, only read: no copy per tool
+	} else {
+		meta = make(map[string]any, len(t.Meta)+1+len(extra))
+		for k, v := range t.Meta {
+			meta[k] = v
+		}
+		if len(t.Permissions.Capabilities) > 0 {
+			meta["toolgate/capabilities"] = t.Permissions.Capabilities
+		}
+		for k, v := range extra {
 			meta[k] = v
 		}
 	}

@@ -608,6 +608,46 @@ func TestPreEncodedListingEncodesAsEncodingJSON(t *testing.T) {
 	}
 }
 
+// ToolMeta may return one map for many tools (toolgate serve returns one
+// per decision): each listed tool carries its members, a tool with
+// members of its own (capabilities) gets them merged into a map of its
+// own, and the shared map is never written.
+func TestToolMetaSharedMapIsOnlyRead(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	shared := map[string]any{"x/decision": map[string]any{"allow": true}}
+	calls := 0
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p,
+		ToolMeta: func(context.Context, *Tool) map[string]any { calls++; return shared }})
+	b, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)))
+	var list struct {
+		Result mcp.ListToolsResult `json:"result"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatal(err)
+	}
+	withCaps := 0
+	for _, tool := range list.Result.Tools {
+		entry, _, _ := p.opts.Tools.(*Catalog).Resolve(tool.Name)
+		if tool.Meta == nil || !reflect.DeepEqual(tool.Meta.AdditionalFields["x/decision"], map[string]any{"allow": true}) {
+			t.Errorf("%s: _meta %+v, want the shared decision", tool.Name, tool.Meta)
+			continue
+		}
+		caps, _ := tool.Meta.AdditionalFields["toolgate/capabilities"].([]any)
+		if len(caps) != len(entry.Permissions.Capabilities) {
+			t.Errorf("%s: capabilities %v, want %v", tool.Name, caps, entry.Permissions.Capabilities)
+		}
+		if len(caps) > 0 {
+			withCaps++
+		}
+	}
+	if calls == 0 || withCaps == 0 || withCaps == len(list.Result.Tools) {
+		t.Fatalf("ToolMeta called %d times, %d of %d tools with capabilities: the test needs both kinds", calls, withCaps, len(list.Result.Tools))
+	}
+	if len(shared) != 1 {
+		t.Errorf("the shared map was written: %v", shared)
+	}
+}
+
 // namesView admits the tools it names.
 type namesView map[string]bool
 

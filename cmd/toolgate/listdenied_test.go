@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -31,4 +33,42 @@ func TestHideDeniedKeepsToolsThatAsk(t *testing.T) {
 	if !strings.Contains(res.OutputText(), `"read_file"`) {
 		t.Errorf("find_tools leaves out read_file, which asks for approval: %s %s", res.OutputText(), res.Message)
 	}
+}
+
+// TestToolMetaIsTheDecision: each listed tool's _meta is the policy's
+// decision for it, and tools of one decision share one map (made once:
+// decisionMetas), which starts over past its bound and still answers.
+func TestToolMetaIsTheDecision(t *testing.T) {
+	dir := t.TempDir()
+	var next = configFrom(t, dir, "")
+	a, _ := reloadApp(t, dir, "policy:\n  tools: {deny: [grep_files]}\n", &next)
+	ctx := context.Background()
+	meta := func(name string) map[string]any {
+		t.Helper()
+		tl, _, ok := a.catalog.Resolve(name)
+		if !ok {
+			t.Fatalf("%s not served", name)
+		}
+		m := a.toolMeta(ctx, tl)
+		d := a.policy.Decide(ctx, tl)
+		want := map[string]any{"toolgate/decision": map[string]any{"allow": d.Allow, "layer": d.Layer, "rule": d.Rule}}
+		if !reflect.DeepEqual(m, want) {
+			t.Fatalf("%s: _meta %v, want %v", name, m, want)
+		}
+		return m
+	}
+	read, list, grep := meta("read_file"), meta("list_files"), meta("grep_files")
+	if reflect.ValueOf(read).Pointer() != reflect.ValueOf(list).Pointer() {
+		t.Error("two tools of one decision got a map each")
+	}
+	if d := grep["toolgate/decision"].(map[string]any); d["allow"] != false || d["rule"] != "policy.tools.deny:grep_files" {
+		t.Errorf("grep_files: %v, want denied by its glob", d)
+	}
+	for i := range maxDecisionMetas + 1 {
+		a.decisionMetas.get(gateway.Decision{Rule: fmt.Sprintf("rule-%d", i)})
+	}
+	if n := len(a.decisionMetas.m); n > maxDecisionMetas {
+		t.Errorf("%d maps kept, more than %d", n, maxDecisionMetas)
+	}
+	meta("read_file")
 }
