@@ -299,6 +299,7 @@ func runsPrune(e *env, fs *pflag.FlagSet, dir string) error {
 		return nil
 	}
 	for _, s := range gone {
+		s.Calls = runs.Summarize(s.Dir).Calls // Prunable does not count them
 		if !yes {
 			fmt.Fprintf(e.stdout, "would remove %s (%d calls)\n", s.ID, s.Calls)
 			continue

@@ -52,8 +52,12 @@ func (s Summary) Duration(now time.Time) time.Duration {
 // (memory.CandidatesFile; named here to keep this package free of it).
 const candidatesFile = "memory-candidates.jsonl"
 
-// List returns the runs under runsDir, newest first.
-func List(runsDir string) ([]Summary, error) {
+// List returns the runs under runsDir, newest first, with their records
+// counted ([Summarize]).
+func List(runsDir string) ([]Summary, error) { return list(runsDir, Summarize) }
+
+// list returns the runs under runsDir, newest first, each read by read.
+func list(runsDir string, read func(dir string) Summary) ([]Summary, error) {
 	ents, err := os.ReadDir(runsDir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -66,7 +70,7 @@ func List(runsDir string) ([]Summary, error) {
 		if !e.IsDir() || !runIDRE.MatchString(e.Name()) {
 			continue
 		}
-		out = append(out, Summarize(filepath.Join(runsDir, e.Name())))
+		out = append(out, read(filepath.Join(runsDir, e.Name())))
 	}
 	// Newest first by start time (to the nanosecond: run IDs have seconds,
 	// and two runs may start in one), then by ID.
@@ -93,9 +97,7 @@ func startKey(s Summary) string {
 
 // Summarize reads one run directory.
 func Summarize(dir string) Summary {
-	s := Summary{Dir: dir}
-	s.ID = filepath.Base(dir)
-	s.Manifest, s.Live = Live(dir)
+	s := head(dir)
 	var skipped int
 	s.Calls, s.Skipped = countRecords(filepath.Join(dir, "logs", "tools.jsonl"))
 	s.Errors, skipped = countRecords(filepath.Join(dir, "logs", "errors.jsonl"))
@@ -107,6 +109,20 @@ func Summarize(dir string) Summary {
 				s.Artifacts++
 			}
 		}
+	}
+	return s
+}
+
+// head reads what ordering runs and choosing among them needs: the
+// manifest and whether the run is live. Its records are not counted
+// (Calls, Errors, Skipped, Artifacts and Candidates are zero): that reads
+// every line of every run, and retention runs at every start of serve and
+// call, over up to runs.keep runs (200 by default).
+func head(dir string) Summary {
+	s := Summary{Dir: dir}
+	s.Manifest, s.Live = Live(dir)
+	if s.ID == "" { // no manifest, or none readable: the run is still named
+		s.ID = filepath.Base(dir)
 	}
 	return s
 }
@@ -148,7 +164,7 @@ func countLines(path string) int {
 
 // Resolve finds a run by id, unique id prefix, or "latest".
 func Resolve(runsDir, ref string) (string, error) {
-	list, err := List(runsDir)
+	list, err := list(runsDir, head)
 	if err != nil {
 		return "", err
 	}
@@ -360,15 +376,16 @@ func scanReader(r io.Reader, fn func(line []byte, tooLong, last bool, n int64) b
 
 // Prunable lists the runs retention removes: beyond the keep newest
 // (keep >= 0; negative turns it off), or started longer than maxAge ago
-// (maxAge > 0). A live run is never among them, nor counted.
+// (maxAge > 0). A live run is never among them, nor counted. Their records
+// are not read (see [head]): [Summarize] counts them.
 func Prunable(runsDir string, keep int, maxAge time.Duration, now time.Time) ([]Summary, error) {
-	list, err := List(runsDir)
+	runs, err := list(runsDir, head)
 	if err != nil {
 		return nil, err
 	}
 	var out []Summary
 	i := -1
-	for _, s := range list {
+	for _, s := range runs {
 		if s.Live {
 			continue
 		}
