@@ -558,9 +558,10 @@ func (a *app) toolMeta(ctx context.Context, t *gateway.Tool) map[string]any {
 // decisionMetas are toolMeta's maps, one per decision. A catalog of 2,000
 // tools has a handful of decisions; two new maps per tool were a sixth of
 // the bytes the MCP mirror allocated to install them at start-up, where
-// fresh memory is paid in page faults (docs/benchmarks.md). A decision's rule names a configured glob or
-// capability, so the set is the configuration's; it starts over past
-// maxDecisionMetas, should reloads bring many.
+// fresh memory is paid in page faults (docs/benchmarks.md). A decision's
+// rule names a configured glob or capability, so the set is the
+// configuration's; it starts over past maxDecisionMetas, should reloads
+// bring many.
 type decisionMetas struct {
 	mu sync.Mutex
 	m  map[decisionMetaKey]map[string]any

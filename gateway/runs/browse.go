@@ -164,18 +164,18 @@ func countLines(path string) int {
 
 // Resolve finds a run by id, unique id prefix, or "latest".
 func Resolve(runsDir, ref string) (string, error) {
-	list, err := list(runsDir, head)
+	all, err := list(runsDir, head)
 	if err != nil {
 		return "", err
 	}
-	if len(list) == 0 {
+	if len(all) == 0 {
 		return "", fmt.Errorf("no runs in %s", runsDir)
 	}
 	if ref == "" || ref == "latest" {
-		return list[0].Dir, nil
+		return all[0].Dir, nil
 	}
 	var found []string
-	for _, s := range list {
+	for _, s := range all {
 		if s.ID == ref {
 			return s.Dir, nil
 		}
@@ -379,13 +379,13 @@ func scanReader(r io.Reader, fn func(line []byte, tooLong, last bool, n int64) b
 // (maxAge > 0). A live run is never among them, nor counted. Their records
 // are not read (see [head]): [Summarize] counts them.
 func Prunable(runsDir string, keep int, maxAge time.Duration, now time.Time) ([]Summary, error) {
-	runs, err := list(runsDir, head)
+	all, err := list(runsDir, head)
 	if err != nil {
 		return nil, err
 	}
 	var out []Summary
 	i := -1
-	for _, s := range runs {
+	for _, s := range all {
 		if s.Live {
 			continue
 		}

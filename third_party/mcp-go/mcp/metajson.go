@@ -19,10 +19,10 @@ import (
 // is written as it is, true, false and null as themselves, a
 // map[string]any (item 75: toolgate's tools/list _meta carries the
 // policy's decision as one) and a []string member by the same rules, a
-// few levels deep; any other value is encoded by json.Marshal. toolgate's gateway/mcpgo_patch_test.go
-// compares the results and tools encoded with it to mcp-go v1.2.1's
-// encodings (TestCallToolResultEncodesAsBefore, TestToolEncodesAsBefore
-// and their fuzz targets).
+// few levels deep; any other value is encoded by json.Marshal. toolgate's
+// gateway/mcpgo_patch_test.go compares the results and tools encoded with
+// it to mcp-go v1.2.1's encodings (TestCallToolResultEncodesAsBefore,
+// TestToolEncodesAsBefore and their fuzz targets).
 func appendMetaMembers(b []byte, fields map[string]any) ([]byte, error) {
 	return appendMetaObject(b, fields, 0)
 }
