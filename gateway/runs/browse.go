@@ -99,8 +99,12 @@ func startKey(s Summary) string {
 func Summarize(dir string) Summary {
 	s := head(dir)
 	var skipped int
-	s.Calls, s.Skipped = countRecords(filepath.Join(dir, "logs", "tools.jsonl"))
-	s.Errors, skipped = countRecords(filepath.Join(dir, "logs", "errors.jsonl"))
+	var kept Counted
+	if s.Counted != nil && s.Stopped != "" {
+		kept = *s.Counted
+	}
+	s.Calls, s.Skipped = countOf(kept.Tools, filepath.Join(dir, "logs", "tools.jsonl"))
+	s.Errors, skipped = countOf(kept.Errors, filepath.Join(dir, "logs", "errors.jsonl"))
 	s.Skipped += skipped
 	s.Candidates = countLines(filepath.Join(dir, "archive", candidatesFile))
 	if ents, err := os.ReadDir(filepath.Join(dir, "archive")); err == nil {
@@ -301,6 +305,15 @@ func (f *Follower) Next(final bool) (recs []map[string]any, restarted bool, err 
 		return true
 	})
 	return recs, restarted, err
+}
+
+// countOf is countRecords of path, or the count kept in the manifest when
+// the run closed, while the file is still the one counted then.
+func countOf(kept *FileRecords, path string) (records, skipped int) {
+	if kept.matches(path) {
+		return kept.Records, 0
+	}
+	return countRecords(path)
 }
 
 // countRecords counts the records of a JSON lines file as [Records] reads

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -254,4 +255,104 @@ func TestFollower(t *testing.T) {
 	write(os.O_APPEND, `{"id":"g"}`)
 	next(false, "", false)
 	next(true, "g", false)
+}
+
+// A run that closes keeps its records' counts in run.json, and `runs
+// list` (Summarize) takes them from there while each file is the one
+// counted: the same size, modified at the same time. A file changed since
+// is counted again.
+func TestClosedRunKeepsItsCounts(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, &Options{Version: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		call := &gateway.Call{ID: fmt.Sprintf("c%d", i), Name: "echo", Arguments: json.RawMessage(`{"text":"x"}`), Started: time.Now()}
+		_ = r.CallStarted(call)
+		res := gateway.OkText("x")
+		if i%2 == 0 {
+			res = gateway.Errorf("boom")
+		}
+		r.CallFinished(call, res, time.Millisecond)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := Live(r.Dir())
+	if m.Counted == nil || m.Counted.Tools == nil || m.Counted.Tools.Records != 5 || m.Counted.Errors == nil || m.Counted.Errors.Records != 3 {
+		t.Fatalf("run.json counts: %+v", m.Counted)
+	}
+	if s := Summarize(r.Dir()); s.Calls != 5 || s.Errors != 3 || s.Skipped != 0 {
+		t.Errorf("summary: %d calls, %d errors, %d skipped; want 5, 3, 0", s.Calls, s.Errors, s.Skipped)
+	}
+
+	// The kept count is used, not the file: the same size and time with
+	// other bytes (no record at all) still reads 5.
+	tools := filepath.Join(r.Dir(), "logs", "tools.jsonl")
+	b, err := os.ReadFile(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tools, []byte(strings.Repeat(" ", len(b))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kept := time.Unix(0, m.Counted.Tools.Modified)
+	if err := os.Chtimes(tools, kept, kept); err != nil {
+		t.Fatal(err)
+	}
+	if s := Summarize(r.Dir()); s.Calls != 5 {
+		t.Errorf("with the kept count: %d calls, want 5", s.Calls)
+	}
+
+	// A file changed since is counted: one record appended to the
+	// original lines reads 6.
+	if err := os.WriteFile(tools, append(b, `{"call_id":"by-hand"}`+"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := Summarize(r.Dir()); s.Calls != 6 {
+		t.Errorf("after an edit: %d calls, want 6", s.Calls)
+	}
+	if recs, _ := Records(tools); len(recs) != 6 {
+		t.Errorf("Records reads %d, want 6", len(recs))
+	}
+}
+
+// BenchmarkSummarize: `runs list` of a closed run of 4,000 calls, with the
+// counts kept in run.json (kept) and counted from the files (counted: a
+// run closed by a version that kept none, or killed).
+func BenchmarkSummarize(b *testing.B) {
+	dir := b.TempDir()
+	r, err := Open(dir, &Options{Version: "v1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 4000 {
+		call := &gateway.Call{ID: fmt.Sprintf("c%d", i), Name: "echo", Arguments: json.RawMessage(`{"text":"hello, toolgate"}`), Started: time.Now()}
+		_ = r.CallStarted(call)
+		r.CallFinished(call, gateway.OkText("hello, toolgate").WithBrief("Echoed 15 bytes"), time.Millisecond)
+	}
+	if err := r.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("kept", func(b *testing.B) {
+		for b.Loop() {
+			if s := Summarize(r.Dir()); s.Calls != 4000 {
+				b.Fatalf("%d calls", s.Calls)
+			}
+		}
+	})
+	b.Run("counted", func(b *testing.B) {
+		m, _ := Live(r.Dir())
+		m.Counted = nil
+		buf, _ := json.Marshal(m)
+		if err := os.WriteFile(filepath.Join(r.Dir(), "run.json"), buf, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if s := Summarize(r.Dir()); s.Calls != 4000 {
+				b.Fatalf("%d calls", s.Calls)
+			}
+		}
+	})
 }

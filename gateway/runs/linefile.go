@@ -49,6 +49,14 @@ type lineFile struct {
 	writing bool   // a leader is writing
 	closed  bool
 
+	// lines and size are the lines and bytes whose writes succeeded; at
+	// close, a file of exactly size bytes holds exactly those lines, all
+	// records (see [lineFile.close]).
+	lines uint64
+	size  int64
+	// final, set by close, is what the file holds when it is that file.
+	final *FileRecords
+
 	// failed holds the batches whose write failed until each of their
 	// writers has taken the error: a writer returns its own batch's
 	// result, never a later batch's (a start record said written when it
@@ -140,6 +148,10 @@ func (l *lineFile) write(line []byte, yield bool) error {
 		l.spare = batch
 		l.writing = false
 		l.written = upto
+		if werr == nil {
+			l.lines += upto - from + 1
+			l.size += int64(n)
+		}
 		if werr != nil {
 			l.failed = append(l.failed, failedBatch{from: from, upto: upto, err: werr, left: upto - from + 1})
 		}
@@ -187,6 +199,13 @@ func (l *lineFile) close() error {
 	}
 	l.closed = true
 	err := l.f.Sync()
+	// A file of exactly the bytes written holds exactly the lines written
+	// (each a record): what a reader would count, kept in run.json so that
+	// `runs list` need not read it. Anything else (a partial write not cut
+	// off, a hand edit while the run was live) leaves it to be counted.
+	if fi, serr := l.f.Stat(); err == nil && serr == nil && fi.Size() == l.size {
+		l.final = &FileRecords{Records: int(l.lines), Size: fi.Size(), Modified: fi.ModTime().UnixNano()}
+	}
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}

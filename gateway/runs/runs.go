@@ -79,6 +79,37 @@ type Manifest struct {
 	// is live, or ended without closing (killed).
 	Stopped string `json:"stopped,omitempty"`
 	Status  string `json:"status,omitempty"`
+	// Counted, set when the run closes, counts the records of its files;
+	// nil for a run that did not close (killed), or closed by a version
+	// without it.
+	Counted *Counted `json:"counted,omitempty"`
+}
+
+// Counted is how many records a run's logs/tools.jsonl and
+// logs/errors.jsonl held when the run closed, with each file's size and
+// modification time then: [Summarize] takes a count from here while the
+// file is still that size with that modification time, instead of reading
+// it (a file not known to hold only the lines written is left out).
+type Counted struct {
+	Tools  *FileRecords `json:"tools,omitempty"`
+	Errors *FileRecords `json:"errors,omitempty"`
+}
+
+// FileRecords is how many records a closed run's JSON lines file holds,
+// and the file's size and modification time (ns since the epoch) then.
+type FileRecords struct {
+	Records  int   `json:"records"`
+	Size     int64 `json:"size"`
+	Modified int64 `json:"modified_ns"`
+}
+
+// matches says whether the file at path is still the one counted.
+func (c *FileRecords) matches(path string) bool {
+	if c == nil {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == c.Size && fi.ModTime().UnixNano() == c.Modified
 }
 
 // Options configure [Open].
@@ -523,6 +554,9 @@ func (r *Run) Close() error {
 		r.Event("run.stopped", map[string]any{"write_errors": r.writeErrors.Load()})
 		err = r.closeFiles()
 		r.updateManifest(func(m *Manifest) {
+			if r.tools.final != nil || r.errs.final != nil {
+				m.Counted = &Counted{Tools: r.tools.final, Errors: r.errs.final}
+			}
 			m.Stopped = stamp(time.Now())
 			if m.Status == "" {
 				m.Status = "stopped"

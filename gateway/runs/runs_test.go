@@ -711,3 +711,47 @@ func TestHugeNamesAreCutInTheRecord(t *testing.T) {
 		}
 	}
 }
+
+// The count a closed file keeps (for run.json) is of the lines whose
+// writes succeeded, and only when the file holds exactly those bytes: a
+// batch that failed, or failed part way and was cut off, is not counted;
+// bytes the writer did not write (here a line added behind its back)
+// leave the file to be counted by a reader.
+func TestFileCountIsOfTheLinesWritten(t *testing.T) {
+	errFull := errors.New("no space left on device")
+	for _, behind := range []bool{false, true} {
+		l, err := openLineFile(filepath.Join(t.TempDir(), "r.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.testWrite = func(b []byte) (int, error) {
+			switch {
+			case bytes.Contains(b, []byte("bad")):
+				return 0, errFull
+			case bytes.Contains(b, []byte("half")):
+				n, _ := l.f.Write(b[:len(b)/2]) // part of it, then the disk is full
+				return n, errFull
+			}
+			return l.f.Write(b)
+		}
+		for i, kind := range []string{"ok", "bad", "ok", "half", "ok"} {
+			_ = l.write(fmt.Appendf(nil, "{\"i\":%d,\"k\":%q}\n", i, kind), false)
+		}
+		if behind {
+			if _, err := l.f.Write([]byte("{\"by\":\"hand\"}\n")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := l.close(); err != nil {
+			t.Fatal(err)
+		}
+		recs, _ := Records(l.path)
+		fi, _ := os.Stat(l.path)
+		switch {
+		case behind && l.final != nil:
+			t.Errorf("a line written behind the writer's back: count kept %+v", l.final)
+		case !behind && (l.final == nil || l.final.Records != 3 || len(recs) != 3 || l.final.Size != fi.Size()):
+			t.Errorf("count kept %+v, file %d bytes with %d records; want 3 records", l.final, fi.Size(), len(recs))
+		}
+	}
+}
