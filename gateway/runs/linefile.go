@@ -202,8 +202,11 @@ func (l *lineFile) close() error {
 	// A file of exactly the bytes written holds exactly the lines written
 	// (each a record): what a reader would count, kept in run.json so that
 	// `runs list` need not read it. Anything else (a partial write not cut
-	// off, a hand edit while the run was live) leaves it to be counted.
-	if fi, serr := l.f.Stat(); err == nil && serr == nil && fi.Size() == l.size {
+	// off, a hand edit while the run was live, another file at the path)
+	// leaves it to be counted.
+	fi, serr := l.f.Stat()
+	onDisk, derr := os.Lstat(l.path)
+	if err == nil && serr == nil && derr == nil && os.SameFile(fi, onDisk) && fi.Size() == l.size {
 		l.final = &FileRecords{Records: int(l.lines), Size: fi.Size(), Modified: fi.ModTime().UnixNano()}
 	}
 	if cerr := l.f.Close(); err == nil {

@@ -715,11 +715,13 @@ func TestHugeNamesAreCutInTheRecord(t *testing.T) {
 // The count a closed file keeps (for run.json) is of the lines whose
 // writes succeeded, and only when the file holds exactly those bytes: a
 // batch that failed, or failed part way and was cut off, is not counted;
-// bytes the writer did not write (here a line added behind its back)
-// leave the file to be counted by a reader.
+// bytes the writer did not write (here a line added behind its back), or
+// another file put at its path (a copy of the same bytes), leave the file
+// to be counted by a reader.
 func TestFileCountIsOfTheLinesWritten(t *testing.T) {
 	errFull := errors.New("no space left on device")
-	for _, behind := range []bool{false, true} {
+	for _, how := range []string{"written", "behind", "replaced"} {
+		behind := how != "written"
 		l, err := openLineFile(filepath.Join(t.TempDir(), "r.jsonl"))
 		if err != nil {
 			t.Fatal(err)
@@ -737,8 +739,20 @@ func TestFileCountIsOfTheLinesWritten(t *testing.T) {
 		for i, kind := range []string{"ok", "bad", "ok", "half", "ok"} {
 			_ = l.write(fmt.Appendf(nil, "{\"i\":%d,\"k\":%q}\n", i, kind), false)
 		}
-		if behind {
+		switch how {
+		case "behind":
 			if _, err := l.f.Write([]byte("{\"by\":\"hand\"}\n")); err != nil {
+				t.Fatal(err)
+			}
+		case "replaced":
+			b, err := os.ReadFile(l.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(l.path+".new", b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(l.path+".new", l.path); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -749,7 +763,7 @@ func TestFileCountIsOfTheLinesWritten(t *testing.T) {
 		fi, _ := os.Stat(l.path)
 		switch {
 		case behind && l.final != nil:
-			t.Errorf("a line written behind the writer's back: count kept %+v", l.final)
+			t.Errorf("%s: count kept %+v", how, l.final)
 		case !behind && (l.final == nil || l.final.Records != 3 || len(recs) != 3 || l.final.Size != fi.Size()):
 			t.Errorf("count kept %+v, file %d bytes with %d records; want 3 records", l.final, fi.Size(), len(recs))
 		}
