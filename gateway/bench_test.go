@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -493,21 +492,14 @@ func listMCPOptions(b *testing.B, n int) *gateway.MCPOptions {
 	}
 	r := benchRun(b)
 	pol := benchPolicy(b)
-	var metas sync.Map // [3]string -> map[string]any
 	return &gateway.MCPOptions{
 		Name: "toolgate", Version: "bench", Catalog: cat,
 		Pipeline: gateway.NewPipeline(&gateway.Options{Tools: cat, Policy: pol, Recorder: r, Artifacts: r}), Artifacts: r,
 		ToolFilter: func(ctx context.Context, t *gateway.Tool) bool { return true },
 		// As toolgate serve's (cmd/toolgate, app.toolMeta): every tool
-		// listed with the policy's decision, one map per decision.
+		// listed with the policy's decision.
 		ToolMeta: func(ctx context.Context, t *gateway.Tool) map[string]any {
-			d := pol.Decide(ctx, t)
-			k := [3]string{strconv.FormatBool(d.Allow), d.Layer, d.Rule}
-			if v, ok := metas.Load(k); ok {
-				return v.(map[string]any)
-			}
-			v, _ := metas.LoadOrStore(k, map[string]any{"toolgate/decision": map[string]any{"allow": d.Allow, "layer": d.Layer, "rule": d.Rule}})
-			return v.(map[string]any)
+			return gateway.DecisionMeta(pol.Decide(ctx, t))
 		},
 	}
 }

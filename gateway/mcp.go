@@ -592,6 +592,47 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 	return mt
 }
 
+// DecisionMeta is a tool's _meta member for the policy's decision, as
+// toolgate serve lists each tool ([MCPOptions.ToolMeta]):
+// {"toolgate/decision": {"allow", "layer", "rule"}}. The map is shared by
+// every tool of the same decision and must only be read: a catalog of
+// 2,000 tools has a handful of decisions, and two new maps per tool were a
+// sixth of the bytes the mirror allocated to install them at start-up,
+// where fresh memory is paid in page faults (docs/benchmarks.md).
+func DecisionMeta(d Decision) map[string]any { return decisionMetas.get(d) }
+
+// decisionMetas are DecisionMeta's maps. A decision's rule names a
+// configured glob or capability, so the set is the configuration's; it
+// starts over past maxDecisionMetas, should reloads bring many.
+var decisionMetas decisionMetaCache
+
+const maxDecisionMetas = 1024
+
+type decisionMetaCache struct {
+	mu sync.Mutex
+	m  map[decisionMetaKey]map[string]any
+}
+
+type decisionMetaKey struct {
+	allow       bool
+	layer, rule string
+}
+
+func (c *decisionMetaCache) get(d Decision) map[string]any {
+	k := decisionMetaKey{d.Allow, d.Layer, d.Rule}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.m[k]; ok {
+		return v
+	}
+	if c.m == nil || len(c.m) >= maxDecisionMetas {
+		c.m = map[decisionMetaKey]map[string]any{}
+	}
+	v := map[string]any{"toolgate/decision": map[string]any{"allow": d.Allow, "layer": d.Layer, "rule": d.Rule}}
+	c.m[k] = v
+	return v
+}
+
 // annotationMembers are the JSON names of mcp.ToolAnnotation's fields.
 var annotationMembers = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
 

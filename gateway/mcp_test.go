@@ -648,6 +648,29 @@ func TestToolMetaSharedMapIsOnlyRead(t *testing.T) {
 	}
 }
 
+// DecisionMeta's maps, shared by decision, start over past their bound
+// and still answer each decision with its own members.
+func TestDecisionMetaIsBounded(t *testing.T) {
+	d := Decision{Allow: true, Layer: "runtime", Rule: "runtime.no_capabilities"}
+	first := DecisionMeta(d)
+	if reflect.ValueOf(first).Pointer() != reflect.ValueOf(DecisionMeta(d)).Pointer() {
+		t.Error("one decision got two maps")
+	}
+	for i := range maxDecisionMetas + 1 {
+		DecisionMeta(Decision{Rule: fmt.Sprintf("rule-%d", i)})
+	}
+	decisionMetas.mu.Lock()
+	n := len(decisionMetas.m)
+	decisionMetas.mu.Unlock()
+	if n > maxDecisionMetas {
+		t.Errorf("%d maps kept, more than %d", n, maxDecisionMetas)
+	}
+	want := map[string]any{"toolgate/decision": map[string]any{"allow": true, "layer": "runtime", "rule": "runtime.no_capabilities"}}
+	if got := DecisionMeta(d); !reflect.DeepEqual(got, want) {
+		t.Errorf("after starting over: %v, want %v", got, want)
+	}
+}
+
 // namesView admits the tools it names.
 type namesView map[string]bool
 

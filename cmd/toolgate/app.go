@@ -44,9 +44,7 @@ type app struct {
 	// and find_tools are built with it or without it, so a reload cannot
 	// change it (it logs so); the filter itself asks the policy in force.
 	hideDenied bool
-	// decisionMetas are toolMeta's maps, one per decision.
-	decisionMetas decisionMetas
-	pipeline      *gateway.Pipeline
+	pipeline   *gateway.Pipeline
 	// metrics, when enabled, observes every call (nil when off).
 	metrics *telemetry.Metrics
 	// traceShutdown flushes and closes the trace provider (nil when traces are off).
@@ -548,45 +546,10 @@ func (a *app) toolFilter() func(context.Context, *gateway.Tool) bool {
 func listable(d gateway.Decision) bool { return d.Allow || d.Ask }
 
 // toolMeta marks each listed tool with the policy's decision, so clients
-// can show which tools will be refused. The map is shared by every tool
-// of the same decision (see [decisionMetas]); the MCP mirror only reads
-// it.
+// can show which tools will be refused (one map per decision, shared:
+// [gateway.DecisionMeta]).
 func (a *app) toolMeta(ctx context.Context, t *gateway.Tool) map[string]any {
-	return a.decisionMetas.get(a.policy.Decide(ctx, t))
-}
-
-// decisionMetas are toolMeta's maps, one per decision. A catalog of 2,000
-// tools has a handful of decisions; two new maps per tool were a sixth of
-// the bytes the MCP mirror allocated to install them at start-up, where
-// fresh memory is paid in page faults (docs/benchmarks.md). A decision's
-// rule names a configured glob or capability, so the set is the
-// configuration's; it starts over past maxDecisionMetas, should reloads
-// bring many.
-type decisionMetas struct {
-	mu sync.Mutex
-	m  map[decisionMetaKey]map[string]any
-}
-
-type decisionMetaKey struct {
-	allow       bool
-	layer, rule string
-}
-
-const maxDecisionMetas = 1024
-
-func (c *decisionMetas) get(d gateway.Decision) map[string]any {
-	k := decisionMetaKey{d.Allow, d.Layer, d.Rule}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if v, ok := c.m[k]; ok {
-		return v
-	}
-	if c.m == nil || len(c.m) >= maxDecisionMetas {
-		c.m = map[decisionMetaKey]map[string]any{}
-	}
-	v := map[string]any{"toolgate/decision": map[string]any{"allow": d.Allow, "layer": d.Layer, "rule": d.Rule}}
-	c.m[k] = v
-	return v
+	return gateway.DecisionMeta(a.policy.Decide(ctx, t))
 }
 
 // describeOnly is the artifact store of commands that run no call.

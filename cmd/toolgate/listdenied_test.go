@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -36,8 +35,8 @@ func TestHideDeniedKeepsToolsThatAsk(t *testing.T) {
 }
 
 // TestToolMetaIsTheDecision: each listed tool's _meta is the policy's
-// decision for it, and tools of one decision share one map (made once:
-// decisionMetas), which starts over past its bound and still answers.
+// decision for it, and tools of one decision share one map (made once by
+// gateway.DecisionMeta; TestDecisionMetaIsBounded checks its bound).
 func TestToolMetaIsTheDecision(t *testing.T) {
 	dir := t.TempDir()
 	var next = configFrom(t, dir, "")
@@ -64,11 +63,4 @@ func TestToolMetaIsTheDecision(t *testing.T) {
 	if d := grep["toolgate/decision"].(map[string]any); d["allow"] != false || d["rule"] != "policy.tools.deny:grep_files" {
 		t.Errorf("grep_files: %v, want denied by its glob", d)
 	}
-	for i := range maxDecisionMetas + 1 {
-		a.decisionMetas.get(gateway.Decision{Rule: fmt.Sprintf("rule-%d", i)})
-	}
-	if n := len(a.decisionMetas.m); n > maxDecisionMetas {
-		t.Errorf("%d maps kept, more than %d", n, maxDecisionMetas)
-	}
-	meta("read_file")
 }

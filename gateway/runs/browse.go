@@ -99,8 +99,8 @@ func startKey(s Summary) string {
 func Summarize(dir string) Summary {
 	s := head(dir)
 	var skipped int
-	var kept Counted
-	if s.Counted != nil && s.Stopped != "" {
+	var kept Counted // set by Close only
+	if s.Counted != nil {
 		kept = *s.Counted
 	}
 	s.Calls, s.Skipped = countOf(kept.Tools, filepath.Join(dir, "logs", "tools.jsonl"))

@@ -262,23 +262,7 @@ func TestFollower(t *testing.T) {
 // counted: the same size, modified at the same time. A file changed since
 // is counted again.
 func TestClosedRunKeepsItsCounts(t *testing.T) {
-	dir := t.TempDir()
-	r, err := Open(dir, &Options{Version: "v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		call := &gateway.Call{ID: fmt.Sprintf("c%d", i), Name: "echo", Arguments: json.RawMessage(`{"text":"x"}`), Started: time.Now()}
-		_ = r.CallStarted(call)
-		res := gateway.OkText("x")
-		if i%2 == 0 {
-			res = gateway.Errorf("boom")
-		}
-		r.CallFinished(call, res, time.Millisecond)
-	}
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
+	r := closedRun(t, t.TempDir(), 5, func(i int) bool { return i%2 == 0 })
 	m, _ := Live(r.Dir())
 	if m.Counted == nil || m.Counted.Tools == nil || m.Counted.Tools.Records != 5 || m.Counted.Errors == nil || m.Counted.Errors.Records != 3 {
 		t.Fatalf("run.json counts: %+v", m.Counted)
@@ -322,19 +306,7 @@ func TestClosedRunKeepsItsCounts(t *testing.T) {
 // counts kept in run.json (kept) and counted from the files (counted: a
 // run closed by a version that kept none, or killed).
 func BenchmarkSummarize(b *testing.B) {
-	dir := b.TempDir()
-	r, err := Open(dir, &Options{Version: "v1"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := range 4000 {
-		call := &gateway.Call{ID: fmt.Sprintf("c%d", i), Name: "echo", Arguments: json.RawMessage(`{"text":"hello, toolgate"}`), Started: time.Now()}
-		_ = r.CallStarted(call)
-		r.CallFinished(call, gateway.OkText("hello, toolgate").WithBrief("Echoed 15 bytes"), time.Millisecond)
-	}
-	if err := r.Close(); err != nil {
-		b.Fatal(err)
-	}
+	r := closedRun(b, b.TempDir(), 4000, nil)
 	b.Run("kept", func(b *testing.B) {
 		for b.Loop() {
 			if s := Summarize(r.Dir()); s.Calls != 4000 {
@@ -355,4 +327,27 @@ func BenchmarkSummarize(b *testing.B) {
 			}
 		}
 	})
+}
+
+// closedRun opens a run in dir, records calls calls of echo (those failed
+// says failed as errors) and closes it.
+func closedRun(tb testing.TB, dir string, calls int, failed func(i int) bool) *Run {
+	tb.Helper()
+	r, err := Open(dir, &Options{Version: "v1"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range calls {
+		call := &gateway.Call{ID: fmt.Sprintf("c%d", i), Name: "echo", Arguments: json.RawMessage(`{"text":"hello, toolgate"}`), Started: time.Now()}
+		_ = r.CallStarted(call)
+		res := gateway.OkText("hello, toolgate").WithBrief("Echoed 15 bytes")
+		if failed != nil && failed(i) {
+			res = gateway.Errorf("boom")
+		}
+		r.CallFinished(call, res, time.Millisecond)
+	}
+	if err := r.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return r
 }

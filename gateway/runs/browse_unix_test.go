@@ -19,14 +19,8 @@ func TestPruneAndResolveReadNoRecords(t *testing.T) {
 	dir := t.TempDir()
 	var ids []string
 	for range 2 {
-		r, err := Open(dir, &Options{Version: "v1"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := closedRun(t, dir, 0, nil)
 		ids = append(ids, r.ID())
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
 		for _, name := range []string{"tools.jsonl", "errors.jsonl"} {
 			path := filepath.Join(dir, r.ID(), "logs", name)
 			if err := os.Remove(path); err != nil {

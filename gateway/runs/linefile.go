@@ -151,8 +151,7 @@ func (l *lineFile) write(line []byte, yield bool) error {
 		if werr == nil {
 			l.lines += upto - from + 1
 			l.size += int64(n)
-		}
-		if werr != nil {
+		} else {
 			l.failed = append(l.failed, failedBatch{from: from, upto: upto, err: werr, left: upto - from + 1})
 		}
 		l.cond.Broadcast()
