@@ -16,6 +16,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -115,6 +117,39 @@ func BenchmarkPipeline(b *testing.B) {
 		reportBaseline(b, "pipeline")
 	})
 
+	// records-floor is the three appends a recorded call makes (its
+	// tool.started and tool.completed events, its tools.jsonl line), with
+	// lines of the same sizes, and nothing else: the part of +recording and
+	// full that is the kernel's, which no code of ours can take away while a
+	// call's records are in their files before it runs and before its answer.
+	b.Run("records-floor", func(b *testing.B) {
+		lines := recordedLines(b, cat)
+		dir := b.TempDir()
+		open := func(name string) *os.File {
+			f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { f.Close() })
+			return f
+		}
+		events, tools := open("events.jsonl"), open("tools.jsonl")
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			for _, w := range []struct {
+				f    *os.File
+				line []byte
+			}{{events, lines.started}, {events, lines.completed}, {tools, lines.tool}} {
+				if _, err := w.f.Write(w.line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.StopTimer()
+		reportRatio(b, "pipeline")
+	})
+
 	variants := []struct {
 		name string
 		opts func(b *testing.B) gateway.Options
@@ -167,6 +202,43 @@ func BenchmarkPipeline(b *testing.B) {
 			reportRatio(b, "pipeline")
 		})
 	}
+}
+
+// callLines are the record lines of one call, as a run archive writes them.
+type callLines struct{ started, completed, tool []byte }
+
+// recordedLines makes one echo call through a recording pipeline and returns
+// its three record lines, read back from the run's files.
+func recordedLines(tb testing.TB, cat *gateway.Catalog) callLines {
+	tb.Helper()
+	r := benchRun(tb)
+	p := gateway.NewPipeline(&gateway.Options{Tools: cat, Recorder: r})
+	if res := p.Call(context.Background(), &gateway.Call{Name: "echo", Arguments: benchArgs}); res.IsError {
+		tb.Fatal(res.Message)
+	}
+	read := func(name string) [][]byte {
+		data, err := os.ReadFile(filepath.Join(r.Dir(), name))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return bytes.SplitAfter(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	}
+	var lines callLines
+	for _, l := range read("events.jsonl") {
+		switch {
+		case bytes.Contains(l, []byte(`"type":"tool.started"`)):
+			lines.started = l
+		case bytes.Contains(l, []byte(`"type":"tool.completed"`)):
+			lines.completed = l
+		}
+	}
+	if tl := read(filepath.Join("logs", "tools.jsonl")); len(tl) == 1 {
+		lines.tool = tl[0]
+	}
+	if lines.started == nil || lines.completed == nil || lines.tool == nil {
+		tb.Fatalf("the call's record lines were not found in %s", r.Dir())
+	}
+	return lines
 }
 
 // BenchmarkPipelineParallel is the bare handler and the full pipeline with
