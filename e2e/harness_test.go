@@ -539,6 +539,11 @@ type ConnectOptions struct {
 	Client *mcp.ClientOptions
 	// HTTPHeader is added to every HTTP request (e.g. Authorization).
 	HTTPHeader http.Header
+	// Roots are the client's roots, given before it connects (so that it
+	// sends no roots/list_changed). The SDK's client declares the roots
+	// capability whether it has any or not.
+	//lint:ignore SA1019 roots are deprecated in 2026-07-28 (SEP-2577) but still in it, and 2025-11-25 clients have them
+	Roots []*mcp.Root
 	// Reconnect keeps the SDK's default reconnection of a broken stream
 	// (5 attempts), as a real client has; without it a broken stream ends
 	// the session at once, so that a test sees every failure.
@@ -570,6 +575,10 @@ func (s *Server) Connect(t *testing.T, era string, opts *ConnectOptions) *mcp.Cl
 		transport = st
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate-e2e", Version: "1.0.0"}, opts.Client)
+	if len(opts.Roots) > 0 {
+		//lint:ignore SA1019 as Roots above
+		client.AddRoots(opts.Roots...)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: era})

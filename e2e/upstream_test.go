@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -791,5 +792,57 @@ func TestUpstreamCLI(t *testing.T) {
 	out, err = cmd.Output()
 	if code := cmd.ProcessState.ExitCode(); code != 1 || strings.Contains(string(out), "Echo: hi") || !strings.Contains(string(out), "destructive") {
 		t.Errorf("toolgate call of a denied upstream tool: exit %d (%v), output:\n%s\nwant exit 1 and a refusal naming the destructive policy", code, err, out)
+	}
+}
+
+// An upstream with forward_roots gets the roots of a client that connects
+// after it started. The reference filesystem server asks for roots once,
+// when it starts (toolgate has no client then, and says so), and again only
+// when told the roots changed; until then it keeps the directories of its
+// command line. toolgate tells it when a client that declared roots can be
+// asked: over stdio once the client is initialized, over streamable HTTP
+// once it opened its GET stream. The client sends no roots/list_changed.
+func TestForwardRootsReachAnUpstreamStartedBeforeTheClient(t *testing.T) {
+	t.Parallel()
+	requirePeers(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(jsDir, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			started, client := t.TempDir(), t.TempDir() // its command line's directory; the client's root
+			e := newEnv(t, upstreams(map[string]any{
+				"name": "fs", "command": node, "args": []string{script, started},
+				"forward_roots": true, "startup_timeout": "20s",
+			}))
+			var s *Server
+			if transport == "stdio" {
+				s = e.StartStdio(t)
+			} else {
+				s = e.StartHTTP(t)
+			}
+			// The client connects after the upstream has asked and been
+			// told there is no client (its stderr, in toolgate's log).
+			if !waitFor(30*time.Second, func() bool { return strings.Contains(s.Stderr(), "Failed to request initial roots from client") }) {
+				t.Fatalf("the upstream did not ask for roots at its start:\n%s", tail(s.Stderr(), 3000))
+			}
+			//lint:ignore SA1019 roots are deprecated in 2026-07-28 (SEP-2577) but still in it, and forwarded to 2025-11-25 upstreams
+			cs := s.Connect(t, era2025, &ConnectOptions{Roots: []*mcp.Root{{URI: "file://" + client, Name: "project"}}})
+			var last string
+			if !waitFor(30*time.Second, func() bool {
+				res, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: "fs__list_allowed_directories", Arguments: map[string]any{}})
+				if err != nil {
+					last = err.Error()
+					return false
+				}
+				last = textOf(res)
+				return strings.Contains(last, client) && !strings.Contains(last, started)
+			}) {
+				t.Fatalf("the upstream never took the client's root %s for its own %s; list_allowed_directories said: %s", client, started, last)
+			}
+		})
 	}
 }

@@ -586,14 +586,15 @@ func (c *Catalog) Toolsets() []ToolsetInfo {
 
 // RootsFollower is a toolset that passes the client's roots on (an
 // upstream with forward_roots): it is told when the client says its roots
-// changed, to tell those it passed them to.
+// changed, or the client whose roots are passed on changed
+// ([MCPServer.ClientRoots]), to tell those it passed them to.
 type RootsFollower interface {
 	RootsChanged()
 }
 
 // RootsChanged tells every toolset that follows the client's roots that
-// they changed (notifications/roots/list_changed from a client). The
-// toolsets are told outside c.mu.
+// they changed (notifications/roots/list_changed from a client, or another
+// client to ask). The toolsets are told outside c.mu.
 func (c *Catalog) RootsChanged() {
 	c.mu.Lock()
 	toolsets := slices.Clone(c.toolsets)

@@ -211,6 +211,11 @@ func (g *httpGuard) serveMCP(w http.ResponseWriter, r *http.Request, next http.H
 			return
 		}
 		defer g.streams.release(1)
+		if sess != nil && g.onListen != nil {
+			// mcp-go's handler serves the stream from here; a request
+			// already waiting for it goes out on it.
+			g.onListen(r.Header.Get("Mcp-Session-Id"))
+		}
 	case http.MethodPost:
 		// A 2026-07-28 subscriptions/listen is the era's GET stream, open
 		// for as long as the client likes: it takes a stream, not a call's

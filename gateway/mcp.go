@@ -122,6 +122,12 @@ type MCPServer struct {
 
 	sessMu   sync.Mutex
 	sessions []server.ClientSession // registered, oldest first
+	// askable are the registered sessions that can be sent a request of
+	// the server's own, outside any request of theirs, by ID: a session
+	// over stdio (or in process) once its client sent initialized, one
+	// over streamable HTTP once its client opened the GET stream (where
+	// such a request goes). See [MCPServer.ClientRoots].
+	askable map[string]bool
 
 	srcMu           sync.Mutex // guards the sources and owner maps; never held while calling out
 	promptSources   []PromptSource
@@ -196,7 +202,12 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 				break
 			}
 		}
+		wasAskable := m.askable[s.SessionID()]
+		delete(m.askable, s.SessionID())
 		m.sessMu.Unlock()
+		if wasAskable && declaresRoots(s) {
+			go opts.Catalog.RootsChanged() // another client's roots, or none, from now on
+		}
 		m.dropSubscriptions(s.SessionID())
 		if opts.OnSessionEnd != nil {
 			opts.OnSessionEnd(s.SessionID())
@@ -241,6 +252,14 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	m.srv.AddNotificationHandler(mcp.MethodNotificationRootsListChanged, func(context.Context, mcp.JSONRPCNotification) {
 		go opts.Catalog.RootsChanged()
 	})
+	// A client over stdio can be asked once it said it is initialized; one
+	// over streamable HTTP once it opens its GET stream (the guard's
+	// onListen).
+	m.srv.AddNotificationHandler(string(mcp.MethodNotificationInitialized), func(ctx context.Context, _ mcp.JSONRPCNotification) {
+		if s := server.ClientSessionFromContext(ctx); s != nil && !overHTTP(s) {
+			m.becameAskable(s.SessionID())
+		}
+	})
 	m.syncTools()
 	m.syncResources()
 	opts.Catalog.OnChange(m.scheduleSync)
@@ -258,20 +277,53 @@ type ClientRoot struct {
 var ErrNoClient = errors.New("no client session")
 
 // ClientRoots asks the most recently connected client that is still
-// connected for its roots (roots/list). With stdio there is one client;
-// over HTTP, the latest session answers, so operators only forward roots
-// upstream where that is what they want (upstreams' forward_roots).
+// connected, declared the roots capability and can be asked now for its
+// roots (roots/list). With stdio there is one client; over HTTP, the latest
+// such session answers, so operators only forward roots upstream where
+// that is what they want (upstreams' forward_roots).
+//
+// A client that did not declare the capability is never asked (MCP: a
+// client that supports roots declares it), nor a 2025-11-25 client over
+// streamable HTTP that has not opened its GET stream: this request comes
+// outside any request of the client's, and only that stream could carry
+// it. Asked anyway, either would have kept the upstream waiting to its
+// deadline. With no such client the error wraps [ErrClientCannot] at
+// once. Upstreams are told the roots changed when the client that would
+// be asked does ([MCPServer.becameAskable], and a session's end).
 func (m *MCPServer) ClientRoots(ctx context.Context) ([]ClientRoot, error) {
+	type candidate struct {
+		s       server.ClientSession
+		askable bool
+	}
 	m.sessMu.Lock()
+	cands := make([]candidate, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		cands = append(cands, candidate{s, m.askable[s.SessionID()]})
+	}
+	m.sessMu.Unlock()
+	// The sessions' own methods are called outside the lock.
 	var s server.ClientSession
-	for i := len(m.sessions) - 1; i >= 0; i-- {
-		if _, ok := m.sessions[i].(server.SessionWithRoots); ok && m.sessions[i].Initialized() {
-			s = m.sessions[i]
+	connected, declared := false, false
+	for _, c := range slices.Backward(cands) {
+		if _, ok := c.s.(server.SessionWithRoots); !ok || !c.s.Initialized() {
+			continue
+		}
+		connected = true
+		if !declaresRoots(c.s) {
+			continue
+		}
+		declared = true
+		if c.askable {
+			s = c.s
 			break
 		}
 	}
-	m.sessMu.Unlock()
-	if s == nil {
+	switch {
+	case s == nil && declared:
+		return nil, fmt.Errorf("no client that declared the roots capability can be asked yet (over streamable HTTP a client is asked on its GET stream, and none has opened one): %w", ErrClientCannot)
+	case s == nil && connected:
+		return nil, fmt.Errorf("no connected client declared the roots capability: %w", ErrClientCannot)
+	case s == nil:
 		return nil, ErrNoClient
 	}
 	res, err := m.srv.RequestRoots(m.srv.WithContext(ctx, s), mcp.ListRootsRequest{})
@@ -283,6 +335,47 @@ func (m *MCPServer) ClientRoots(ctx context.Context) ([]ClientRoot, error) {
 		roots = append(roots, ClientRoot{URI: r.URI, Name: r.Name})
 	}
 	return roots, nil
+}
+
+// declaresRoots says whether the client of s declared the roots
+// capability when it initialized.
+func declaresRoots(s server.ClientSession) bool {
+	ci, ok := s.(server.SessionWithClientInfo)
+	return ok && ci.GetClientCapabilities().Roots != nil
+}
+
+// overHTTP says whether s is a session of the streamable HTTP transport.
+func overHTTP(s server.ClientSession) bool {
+	_, ok := s.(server.SessionWithStreamableHTTPConfig)
+	return ok
+}
+
+// becameAskable notes that the registered session id can now be sent a
+// request of the server's own (see askable) and, if its client declared
+// roots, tells the catalog's followers that the roots to forward changed:
+// it is now the client [MCPServer.ClientRoots] asks. An upstream that asked
+// before any client could answer (at its own start, say) asks again.
+func (m *MCPServer) becameAskable(id string) {
+	m.sessMu.Lock()
+	var s server.ClientSession
+	if !m.askable[id] {
+		for _, have := range m.sessions {
+			if have.SessionID() == id {
+				s = have
+				break
+			}
+		}
+		if s != nil {
+			if m.askable == nil {
+				m.askable = map[string]bool{}
+			}
+			m.askable[id] = true
+		}
+	}
+	m.sessMu.Unlock()
+	if s != nil && declaresRoots(s) {
+		go m.opts.Catalog.RootsChanged()
+	}
 }
 
 // Resync re-reads the catalog and the tools' metadata (ToolMeta, such as

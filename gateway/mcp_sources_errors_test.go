@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -144,20 +143,7 @@ func (f rootsFollower) RootsChanged() { f.told <- struct{}{} }
 // notifications/roots/list_changed reaches the toolsets that pass its
 // roots on (upstreams with forward_roots), which tell theirs.
 func TestRootsListChangedReachesFollowers(t *testing.T) {
-	ts, err := NewToolset("up")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := rootsFollower{Toolset: ts, told: make(chan struct{}, 1)}
-	cat := NewCatalog(nil)
-	if err := cat.Add(context.Background(), f); err != nil {
-		t.Fatal(err)
-	}
-	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat})})
+	m, f, _ := rootsServer(t)
 	m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`))
-	select {
-	case <-f.told:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the toolset that follows the client's roots was not told they changed")
-	}
+	f.waitTold(t, "a client's notifications/roots/list_changed")
 }

@@ -150,6 +150,7 @@ func (m *MCPServer) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Co
 		streams:  &limiter{max: int64(opts.MaxStreams)},
 		inFlight: &limiter{max: int64(opts.MaxInFlight)},
 		bodyMem:  &limiter{max: opts.MaxBodyMemory},
+		onListen: m.becameAskable,
 	}
 	streamable := server.NewStreamableHTTPServer(m.srv,
 		server.WithStateful(true),
@@ -205,6 +206,8 @@ type httpGuard struct {
 	tokens     [][32]byte
 	tokenNames []string     // of tokens, index for index
 	mcp        http.Handler // mcp-go's transport
+	// onListen, if set, is told a 2025-era session's GET stream opens.
+	onListen func(sessionID string)
 
 	sessions                   *sessionTable
 	streams, inFlight, bodyMem *limiter

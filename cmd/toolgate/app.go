@@ -417,11 +417,15 @@ func mayServe(prefix, tool string) bool {
 }
 
 // forwardRoots answers an upstream's roots/list (only upstreams with
-// forward_roots ask) with the roots of the connected client.
+// forward_roots ask) with the roots of the connected client. Before serve
+// has an MCP server there is no client: an error, as later with none
+// connected, not an empty list, which would say the client has no roots.
+// The upstream is told the roots changed once a client can be asked
+// ([gateway.MCPServer.ClientRoots]).
 func (a *app) forwardRoots(ctx context.Context) ([]upstream.Root, error) {
 	f := a.clientRoots.Load()
 	if f == nil {
-		return nil, nil
+		return nil, gateway.ErrNoClient
 	}
 	roots, err := (*f)(ctx)
 	if err != nil {
