@@ -216,12 +216,13 @@ func recordedLines(tb testing.TB, cat *gateway.Catalog) callLines {
 	if res := p.Call(context.Background(), &gateway.Call{Name: "echo", Arguments: benchArgs}); res.IsError {
 		tb.Fatal(res.Message)
 	}
-	read := func(name string) [][]byte {
+	read := func(name string) [][]byte { // its lines, each with its '\n'
 		data, err := os.ReadFile(filepath.Join(r.Dir(), name))
 		if err != nil {
 			tb.Fatal(err)
 		}
-		return bytes.SplitAfter(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+		lines := bytes.SplitAfter(data, []byte("\n"))
+		return lines[:len(lines)-1] // after the last '\n', nothing
 	}
 	var lines callLines
 	for _, l := range read("events.jsonl") {
