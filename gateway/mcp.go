@@ -121,13 +121,7 @@ type MCPServer struct {
 	unserved atomic.Pointer[map[string]string]
 
 	sessMu   sync.Mutex
-	sessions []server.ClientSession // registered, oldest first
-	// askable are the registered sessions that can be sent a request of
-	// the server's own, outside any request of theirs, by ID: a session
-	// over stdio (or in process) once its client sent initialized, one
-	// over streamable HTTP once its client opened the GET stream (where
-	// such a request goes). See [MCPServer.ClientRoots].
-	askable map[string]bool
+	sessions []clientSession // registered, oldest first
 
 	srcMu           sync.Mutex // guards the sources and owner maps; never held while calling out
 	promptSources   []PromptSource
@@ -190,20 +184,19 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 		res.Capabilities.Extensions = nil
 	})
 	hooks.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
+		id := s.SessionID()
 		m.sessMu.Lock()
-		m.sessions = append(m.sessions, s)
+		m.sessions = append(m.sessions, clientSession{ClientSession: s, id: id})
 		m.sessMu.Unlock()
 	})
 	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+		id := s.SessionID()
 		m.sessMu.Lock()
-		for i, have := range m.sessions {
-			if have.SessionID() == s.SessionID() {
-				m.sessions = append(m.sessions[:i], m.sessions[i+1:]...)
-				break
-			}
+		wasAskable := false
+		if i := m.sessionIndex(id); i >= 0 {
+			wasAskable = m.sessions[i].askable
+			m.sessions = slices.Delete(m.sessions, i, i+1)
 		}
-		wasAskable := m.askable[s.SessionID()]
-		delete(m.askable, s.SessionID())
 		m.sessMu.Unlock()
 		if wasAskable && declaresRoots(s) {
 			go opts.Catalog.RootsChanged() // another client's roots, or none, from now on
@@ -291,30 +284,22 @@ var ErrNoClient = errors.New("no client session")
 // once. Upstreams are told the roots changed when the client that would
 // be asked does ([MCPServer.becameAskable], and a session's end).
 func (m *MCPServer) ClientRoots(ctx context.Context) ([]ClientRoot, error) {
-	type candidate struct {
-		s       server.ClientSession
-		askable bool
-	}
 	m.sessMu.Lock()
-	cands := make([]candidate, 0, len(m.sessions))
-	for _, s := range m.sessions {
-		cands = append(cands, candidate{s, m.askable[s.SessionID()]})
-	}
+	sessions := slices.Clone(m.sessions) // their methods are called outside the lock
 	m.sessMu.Unlock()
-	// The sessions' own methods are called outside the lock.
 	var s server.ClientSession
 	connected, declared := false, false
-	for _, c := range slices.Backward(cands) {
-		if _, ok := c.s.(server.SessionWithRoots); !ok || !c.s.Initialized() {
+	for _, c := range slices.Backward(sessions) {
+		if _, ok := c.ClientSession.(server.SessionWithRoots); !ok || !c.Initialized() {
 			continue
 		}
 		connected = true
-		if !declaresRoots(c.s) {
+		if !declaresRoots(c.ClientSession) {
 			continue
 		}
 		declared = true
 		if c.askable {
-			s = c.s
+			s = c.ClientSession
 			break
 		}
 	}
@@ -337,6 +322,24 @@ func (m *MCPServer) ClientRoots(ctx context.Context) ([]ClientRoot, error) {
 	return roots, nil
 }
 
+// clientSession is a registered session and whether it can be sent a
+// request of the server's own, outside any request of its client's: over
+// stdio (or in process) once its client sent initialized, over streamable
+// HTTP once its client opened the GET stream, where such a request goes
+// ([MCPServer.becameAskable]). Type assertions take the embedded
+// session: the struct itself has only ClientSession's methods.
+type clientSession struct {
+	server.ClientSession
+	id      string // its SessionID, read once (not called under m.sessMu)
+	askable bool
+}
+
+// sessionIndex is the index in m.sessions of the session id, or -1.
+// Called with m.sessMu held.
+func (m *MCPServer) sessionIndex(id string) int {
+	return slices.IndexFunc(m.sessions, func(c clientSession) bool { return c.id == id })
+}
+
 // declaresRoots says whether the client of s declared the roots
 // capability when it initialized.
 func declaresRoots(s server.ClientSession) bool {
@@ -351,26 +354,16 @@ func overHTTP(s server.ClientSession) bool {
 }
 
 // becameAskable notes that the registered session id can now be sent a
-// request of the server's own (see askable) and, if its client declared
+// request of the server's own (see [clientSession]) and, if its client declared
 // roots, tells the catalog's followers that the roots to forward changed:
 // it is now the client [MCPServer.ClientRoots] asks. An upstream that asked
 // before any client could answer (at its own start, say) asks again.
 func (m *MCPServer) becameAskable(id string) {
 	m.sessMu.Lock()
 	var s server.ClientSession
-	if !m.askable[id] {
-		for _, have := range m.sessions {
-			if have.SessionID() == id {
-				s = have
-				break
-			}
-		}
-		if s != nil {
-			if m.askable == nil {
-				m.askable = map[string]bool{}
-			}
-			m.askable[id] = true
-		}
+	if i := m.sessionIndex(id); i >= 0 && !m.sessions[i].askable {
+		m.sessions[i].askable = true
+		s = m.sessions[i].ClientSession
 	}
 	m.sessMu.Unlock()
 	if s != nil && declaresRoots(s) {

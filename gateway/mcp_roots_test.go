@@ -177,20 +177,7 @@ func TestClientRootsAskTheLatestClientThatCanAnswer(t *testing.T) {
 // upstreams that follow its roots are told then.
 func TestClientRootsOverStdio(t *testing.T) {
 	m, follower, ask := rootsServer(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = m.ServeStdio(ctx, inR, outW)
-		_ = outW.Close()
-	}()
-	t.Cleanup(func() {
-		stop()
-		_ = inW.Close()
-		<-served
-	})
+	inW, outR := serveMCPStdio(t, m)
 	rc := rootsClient{root: "file:///work/stdio", declare: true}
 	rc.start(t, client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))), client.WithRootsHandler(rc.root)))
 	follower.waitTold(t, "the stdio client is initialized")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http/httptest"
 	"reflect"
@@ -214,6 +215,28 @@ func serveMCP(t *testing.T, m *MCPServer) string {
 		ts.Close()
 	})
 	return ts.URL + "/mcp"
+}
+
+// serveMCPStdio serves m over stdio on a pair of pipes for the test and
+// returns the client's ends: what it writes to m, and m's output. The
+// serve is stopped, and waited for, at the test's cleanup.
+func serveMCPStdio(t *testing.T, m *MCPServer) (*io.PipeWriter, *io.PipeReader) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = m.ServeStdio(ctx, inR, outW)
+		_ = outW.Close()
+	}()
+	t.Cleanup(func() {
+		stop()
+		_ = inW.Close()
+		<-served
+	})
+	return inW, outR
 }
 
 type samplingFunc func(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)

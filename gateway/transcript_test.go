@@ -3,9 +3,7 @@ package gateway
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -83,16 +81,7 @@ func replay(t *testing.T, requests []byte) []byte {
 	t.Helper()
 	p := newTestPipeline(t, newMemRecorder(), nil)
 	m := NewMCPServer(&MCPOptions{Name: "toolgate-test", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = m.ServeStdio(ctx, inR, outW)
-		outW.Close()
-	}()
+	inW, outR := serveMCPStdio(t, m)
 	lines := make(chan []byte)
 	go func() {
 		sc := bufio.NewScanner(outR)
@@ -143,8 +132,5 @@ func replay(t *testing.T, requests []byte) []byte {
 			break
 		}
 	}
-	inW.Close()
-	cancel()
-	<-done
 	return out.Bytes()
 }
