@@ -268,26 +268,37 @@ func (st *resumableStream) serve(w HTTPResponseWriter, r *HTTPRequest, conn *res
 	}
 }
 
-// ensureListeningStream returns the session's standalone listening stream,
-// creating it, along with the pump that feeds it, on first use.
-func (s *StreamableHTTPServer) ensureListeningStream(sessionID string, session *streamableHttpSession) *resumableStream {
+// attachListeningStream attaches a new connection to the session's
+// standalone listening stream, creating the stream, along with the pump that
+// feeds it, on first use. toolgate patch, item 76: the pump starts with the
+// first connection already attached. v1.2.1 started it before the GET that
+// created the stream attached, so what the session had queued for its GET
+// stream before the first one opened (a server-to-client request, a
+// notification) could be taken by the pump in between, recorded with nothing
+// attached, and never reach that GET, which has no Last-Event-ID to replay
+// it from.
+func (s *StreamableHTTPServer) attachListeningStream(sessionID string, session *streamableHttpSession) (*resumableStream, *resumableConn) {
 	if v, ok := s.listeningStreams.Load(sessionID); ok {
-		return v.(*resumableStream)
+		st := v.(*resumableStream)
+		return st, st.attach()
 	}
+	conn := newResumableConn()
 	st := &resumableStream{
 		server:    s,
 		sessionID: sessionID,
 		id:        uuid.NewString(),
+		conn:      conn, // shared by nothing yet: no lock needed
 	}
 	actual, loaded := s.listeningStreams.LoadOrStore(sessionID, st)
 	if loaded {
-		return actual.(*resumableStream)
+		st = actual.(*resumableStream)
+		return st, st.attach()
 	}
 	s.resumableStreams.Store(st.id, st)
 	stop := make(chan struct{})
 	s.listeningPumpStops.Store(sessionID, stop)
 	s.startListeningPump(session, st, stop)
-	return st
+	return st, conn
 }
 
 // startListeningPump moves messages bound for the session's listening stream
@@ -357,12 +368,10 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 // store is configured: it attaches the connection to the session's listening
 // stream, superseding any previous one.
 func (s *StreamableHTTPServer) serveListeningStream(w HTTPResponseWriter, r *HTTPRequest, sessionID string, session *streamableHttpSession) {
-	st := s.ensureListeningStream(sessionID, session)
-
 	// Attach before writing headers: anything delivered from now on queues on
 	// the connection and is written once serve starts, so a message can't
 	// slip through unseen between the response starting and the attach.
-	conn := st.attach()
+	st, conn := s.attachListeningStream(sessionID, session)
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no") // toolgate patch, item 47

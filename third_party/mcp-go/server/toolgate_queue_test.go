@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -212,4 +213,62 @@ func TestToolgateRequestQueueKeepsLiveRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestToolgateFirstListeningStreamCarriesWhatWasQueued (item 76): with an
+// event store, a request queued before the session's first GET stream
+// reaches that stream. The pump that feeds the stream starts when the
+// first GET creates it; when it started before that GET's connection was
+// attached, it could take the request in between and record it for a
+// replay the client had no event ID to ask for. The window is narrow, so
+// the test opens the first stream of 300 sessions: without the patch,
+// under the race detector, about one in fifty lost its request.
+func TestToolgateFirstListeningStreamCarriesWhatWasQueued(t *testing.T) {
+	h := NewStreamableHTTPServer(NewMCPServer("t", "1"), WithEventStore(NewInMemoryEventStore()))
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 300 {
+		sessionID := initializeSession(t, h)
+		v, _ := h.activeSessions.Load(sessionID)
+		session := v.(*streamableHttpSession)
+		go func() { _, _ = session.ListRoots(ctx, mcp.ListRootsRequest{}) }()
+		for deadline := time.Now().Add(5 * time.Second); queuedRequests(session, mcp.MethodListRoots) != 1; time.Sleep(100 * time.Microsecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the request was not queued")
+			}
+		}
+		get, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
+		get.Header.Set("Accept", "text/event-stream")
+		get.Header.Set("Mcp-Session-Id", sessionID)
+		get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(get)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case line := <-firstData(resp):
+			if !strings.Contains(line, `"method":"roots/list"`) {
+				t.Fatalf("session %d: the first GET stream's first message is %s; want roots/list", i, line)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("session %d: the first GET stream carried nothing within 10 s; want the queued roots/list", i)
+		}
+		resp.Body.Close()
+	}
+}
+
+// firstData sends the first data line of resp's event stream, if any.
+func firstData(resp *http.Response) <-chan string {
+	first := make(chan string, 1)
+	go func() {
+		for line := range lineStream(resp.Body) {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				first <- data
+				break
+			}
+		}
+	}()
+	return first
 }
