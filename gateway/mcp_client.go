@@ -184,6 +184,9 @@ func (c *mcpClient) Request(ctx context.Context, method string, params json.RawM
 		if !c.canRequest(method, req.Params.Mode) {
 			return nil, fmt.Errorf("%s: %w", method, ErrClientCannot)
 		}
+		if id := c.taskID(); id != "" {
+			req.Params.Meta = relatedTask(req.Params.Meta, id)
+		}
 		var res *mcp.ElicitationResult
 		resume := c.awaitingInput()
 		res, err = c.m.srv.RequestElicitation(rctx, req)
@@ -211,10 +214,35 @@ func (c *mcpClient) Request(ctx context.Context, method string, params json.RawM
 // task's session is told of each change (mcp-go copy, item 62). A request
 // of no task costs nothing.
 func (c *mcpClient) awaitingInput() (resume func()) {
-	if c.call == nil || c.call.Task == nil || c.call.Task.ID == "" {
+	id := c.taskID()
+	if id == "" {
 		return func() {}
 	}
-	return c.m.srv.TaskAwaitsInput(c.ctx, c.call.Task.ID)
+	return c.m.srv.TaskAwaitsInput(c.ctx, id)
+}
+
+// taskID is the 2025-11-25 task the request is asked for, or "".
+func (c *mcpClient) taskID() string {
+	if c.call == nil || c.call.Task == nil {
+		return ""
+	}
+	return c.call.Task.ID
+}
+
+// relatedTask is meta with the related-task member naming the task id
+// (MCP 2025-11-25, tasks: a request associated with a task MUST carry
+// it). One an upstream sent, naming its own task, is replaced: the
+// client knows toolgate's task only. Sampling requests go without it:
+// mcp-go's CreateMessageParams has no _meta.
+func relatedTask(meta *mcp.Meta, id string) *mcp.Meta {
+	if meta == nil {
+		return mcp.WithRelatedTask(id)
+	}
+	if meta.AdditionalFields == nil {
+		meta.AdditionalFields = map[string]any{}
+	}
+	meta.AdditionalFields[mcp.RelatedTaskMetaKey] = mcp.RelatedTaskMeta(id)
+	return meta
 }
 
 // record writes relay.sampling or relay.elicitation to the run archive.

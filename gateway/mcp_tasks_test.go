@@ -382,33 +382,15 @@ func TestTaskEndEventsNameTheCaller(t *testing.T) {
 // each change is told to the task's session (notifications/tasks/status),
 // and to no other.
 func TestTaskInputRequiredWhileTheClientIsAsked(t *testing.T) {
-	obj := json.RawMessage(`{"type":"object"}`)
 	goOn := make(chan struct{})
-	ts, err := NewToolset("t",
-		Must(NewTool(ToolDef{Name: "ask", InputSchema: obj, TaskSupport: TaskOptional}, func(ctx context.Context, call *Call) (*Result, error) {
-			out, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`))
-			if err != nil {
-				return nil, err
-			}
-			select { // working again, before the end
-			case <-goOn:
-				return OkText(string(out)), nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		})),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := NewCatalog(nil)
-	if err := cat.Add(context.Background(), ts); err != nil {
-		t.Fatal(err)
-	}
-	// The call's deadline is the test's patience: a fixed 20s could end
-	// the call while the test, on a loaded machine, still waits for it.
-	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: newMemRecorder(), CallTimeout: time.Until(patience(t))})})
-	url := serveMCP(t, m)
+	url := serveAskingTask(t, func(ctx context.Context) error {
+		select { // working again, before the end
+		case <-goOn:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
 	asked, answer := make(chan struct{}, 1), make(chan struct{})
 	c, notes := dialMCP(t, url, client.WithElicitationHandler(elicitFunc(func(ctx context.Context, _ mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 		asked <- struct{}{}
@@ -459,4 +441,75 @@ func TestTaskInputRequiredWhileTheClientIsAsked(t *testing.T) {
 	if got := statuses(otherNotes, id); len(got) != 0 {
 		t.Errorf("another session was told of the task: %v", got)
 	}
+}
+
+// TestTaskInputOnTasksResult: a 2025-11-25 client that opens no GET stream
+// (mcp-go's opens none by default) and, finding its task input_required,
+// calls tasks/result, as MCP 2025-11-25 asks of it, is asked there (mcp-go
+// copy, item 77), with the request's related-task naming the task; its
+// answer reaches the task, whose result tasks/result then returns. Before, the request waited for a GET stream, and the task
+// in input_required until its deadline.
+func TestTaskInputOnTasksResult(t *testing.T) {
+	url := serveAskingTask(t, nil)
+	related := make(chan any, 1)
+	c, _ := dialMCPStream(t, url, false, client.WithElicitationHandler(elicitFunc(func(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		if req.Params.Meta != nil {
+			related <- req.Params.Meta.AdditionalFields[mcp.RelatedTaskMetaKey]
+		}
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada"}}}, nil
+	})))
+
+	id := startTask(t, c, "ask")
+	waitStatus(t, c, id, "input_required")
+	ctx, cancel := context.WithDeadline(context.Background(), patience(t))
+	defer cancel()
+	res, err := c.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: id}})
+	if err != nil {
+		t.Fatalf("tasks/result: %v", err)
+	}
+	if len(res.Content) != 1 || res.IsError || !strings.Contains(fmt.Sprint(res.Content[0]), "Ada") {
+		t.Fatalf("tasks/result answered %+v; want the call's result with the client's answer", res)
+	}
+	waitStatus(t, c, id, "completed")
+	select {
+	case got := <-related:
+		if b, _ := json.Marshal(got); string(b) != `{"taskId":"`+id+`"}` {
+			t.Errorf("the request's related-task is %s; want the task %s", b, id)
+		}
+	default:
+		t.Error("the request carried no _meta; want its related-task")
+	}
+}
+
+// serveAskingTask serves, over streamable HTTP, the task-capable tool
+// "ask", which asks its client for a name with an elicitation, then, given
+// the answer, waits for then (if not nil) and returns the answer; it
+// returns the server's URL. The call's deadline is the test's patience: a
+// fixed one could end the call while the test, on a loaded machine, still
+// waits for it.
+func serveAskingTask(t *testing.T, then func(context.Context) error) string {
+	t.Helper()
+	ts, err := NewToolset("t",
+		Must(NewTool(ToolDef{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`), TaskSupport: TaskOptional}, func(ctx context.Context, call *Call) (*Result, error) {
+			out, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`))
+			if err != nil {
+				return nil, err
+			}
+			if then != nil {
+				if err := then(ctx); err != nil {
+					return nil, err
+				}
+			}
+			return OkText(string(out)), nil
+		})),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := NewCatalog(nil)
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: newMemRecorder(), CallTimeout: time.Until(patience(t))})})
+	return serveMCP(t, m)
 }

@@ -253,9 +253,6 @@ func (f elicitFunc) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.
 
 //lint:file-ignore SA1019 these tests are clients on the 2025 protocol revisions (GET stream, logging, subscriptions), which the mirror serves
 
-// dialMCP connects a 2025-era mcp-go client (with the GET stream, which
-// mcp-go's server uses for sampling requests) and collects its
-// notifications.
 // countNotified is how many of the notifications a client got so far
 // (dialMCP's notes) are of method.
 func countNotified(notes func() []mcp.JSONRPCNotification, method mcp.MCPMethod) int {
@@ -268,10 +265,23 @@ func countNotified(notes func() []mcp.JSONRPCNotification, method mcp.MCPMethod)
 	return n
 }
 
+// dialMCP connects a 2025-era mcp-go client (with the GET stream, which
+// mcp-go's server uses for requests outside a call) and collects its
+// notifications.
 func dialMCP(t *testing.T, url string, opts ...client.ClientOption) (*client.Client, func() []mcp.JSONRPCNotification) {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url, transport.WithContinuousListening(),
-		transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))
+	return dialMCPStream(t, url, true, opts...)
+}
+
+// dialMCPStream is dialMCP, with the GET stream only if listen (mcp-go's
+// client opens none by default).
+func dialMCPStream(t *testing.T, url string, listen bool, opts ...client.ClientOption) (*client.Client, func() []mcp.JSONRPCNotification) {
+	t.Helper()
+	topts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(slog.New(slog.DiscardHandler))}
+	if listen {
+		topts = append(topts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(url, topts...)
 	if err != nil {
 		t.Fatal(err)
 	}

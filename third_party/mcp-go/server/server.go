@@ -46,6 +46,7 @@ type taskEntry struct {
 	completed  bool               // Whether the task has been completed (guards done channel closure)
 	expiry     *time.Timer        // removes the task at its TTL (toolgate patch, item 55)
 	awaiting   int                // requests to the requestor waiting for input (toolgate patch, item 62)
+	route      taskRoute          // where the task's requests to its client go (toolgate patch, item 77)
 }
 
 // maxKeptTasks bounds the tasks kept at once, running or ended (toolgate
@@ -2486,8 +2487,9 @@ func (s *MCPServer) handleTaskAugmentedToolCall(
 	// stream, which ends with the CreateTaskResult below: one it accepted
 	// just before was lost with it, and the task waited in input_required
 	// for an answer to a request its client never saw. They go to the
-	// session's GET stream, as every request outside a POST does.
-	ctx = offPOSTStream{ctx}
+	// session's GET stream, as every request outside a POST does, or to a
+	// tasks/result waiting for the task (item 77).
+	ctx = taskContext{ctx, &entry.route}
 	if hasTaskHandler {
 		go s.executeTaskTool(ctx, entry, toolToUse, request)
 	} else {
@@ -2839,6 +2841,11 @@ func (s *MCPServer) handleTaskResult(
 
 	// Wait for task completion if not terminal
 	if !task.Status.IsTerminal() {
+		// toolgate patch, item 77: meanwhile the task's requests to its
+		// client come on this request's stream.
+		if entry, err := s.getTaskEntry(ctx, request.Params.TaskId); err == nil {
+			defer waitForTaskInput(ctx, entry)()
+		}
 		select {
 		case <-done:
 			// Task completed

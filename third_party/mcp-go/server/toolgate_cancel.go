@@ -28,10 +28,18 @@ const (
 	claimAbandoned
 )
 
-// send claims the request for sending; false: it was abandoned, skip it.
-// A nil claim is always sent.
+// send claims the request for sending; false: it was abandoned, or sent
+// by another stream already (item 77: a task's request is offered to the
+// GET stream and to a tasks/result stream), skip it. A nil claim is
+// always sent.
 func (c *serverRequestClaim) send() bool {
-	return c == nil || c.state.CompareAndSwap(claimQueued, claimSent) || c.state.Load() == claimSent
+	return c == nil || c.state.CompareAndSwap(claimQueued, claimSent)
+}
+
+// pending reports whether the request may still be sent: no stream has
+// sent it and its waiter has not given it up. A nil claim is pending.
+func (c *serverRequestClaim) pending() bool {
+	return c == nil || c.state.Load() == claimQueued
 }
 
 // abandon marks the request abandoned, and reports whether it had been

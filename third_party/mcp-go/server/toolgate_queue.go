@@ -33,11 +33,6 @@ func (i samplingRequestItem) queuedClaim() *serverRequestClaim    { return i.cla
 func (i elicitationRequestItem) queuedClaim() *serverRequestClaim { return i.claim }
 func (i rootsRequestItem) queuedClaim() *serverRequestClaim       { return i.claim }
 
-// abandoned reports whether the request's waiter gave it up unsent.
-func (c *serverRequestClaim) abandoned() bool {
-	return c != nil && c.state.Load() == claimAbandoned
-}
-
 // serverRequestQueue is a session's queue of one kind of server-to-client
 // request for its GET stream. A reader selects on ready and then calls pop;
 // a writer calls push. Neither calls out while holding mu.
@@ -56,14 +51,15 @@ func newServerRequestQueue[T queuedServerRequest]() *serverRequestQueue[T] {
 	return &serverRequestQueue[T]{ready: make(chan struct{}, 1)}
 }
 
-// push queues item, first dropping the abandoned requests when the queue
-// is full; false: it holds serverRequestQueueCap live requests.
+// push queues item, first dropping the requests abandoned, or sent by
+// another route (item 77), when the queue is full; false: it holds
+// serverRequestQueueCap live requests.
 func (q *serverRequestQueue[T]) push(item T) bool {
 	q.mu.Lock()
 	if len(q.items) >= serverRequestQueueCap {
 		live := q.items[:0]
 		for _, it := range q.items {
-			if !it.queuedClaim().abandoned() {
+			if it.queuedClaim().pending() {
 				live = append(live, it)
 			}
 		}
@@ -100,7 +96,8 @@ func (q *serverRequestQueue[T]) pop() (item T, ok bool) {
 	return item, ok
 }
 
-// len is how many requests the queue holds, abandoned ones included.
+// len is how many requests the queue holds, abandoned and sent ones
+// included.
 func (q *serverRequestQueue[T]) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -116,7 +113,8 @@ func (q *serverRequestQueue[T]) signal() {
 
 // sendServerRequest sends a server-to-client request (kind names it in
 // errors) on the stream of the POST being served when there is one (items
-// 40 and 65), else queues item for the session's GET stream (item 67),
+// 40 and 65), else, for a task, on a tasks/result's stream (item 77),
+// else queues item for the session's GET stream (item 67),
 // without waiting: a request whose context already ended is not queued,
 // and a queue of live requests that is full refuses it.
 func sendServerRequest[T queuedServerRequest](ctx context.Context, req mcp.JSONRPCRequest, claim *serverRequestClaim, q *serverRequestQueue[T], item T, kind string) error {
@@ -126,20 +124,14 @@ func sendServerRequest[T queuedServerRequest](ctx context.Context, req mcp.JSONR
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !q.push(item) {
-		return fmt.Errorf("%s request queue is full - server overloaded", kind)
-	}
-	return nil
-}
-
-// offPOSTStream is a context without the originating POST's stream
-// (requestScopedSSEKey): a task's handler runs past the POST that created
-// it (toolgate patch, item 72).
-type offPOSTStream struct{ context.Context }
-
-func (c offPOSTStream) Value(key any) any {
-	if _, ok := key.(requestScopedSSEKey); ok {
+	queue := func() error {
+		if !q.push(item) {
+			return fmt.Errorf("%s request queue is full - server overloaded", kind)
+		}
 		return nil
 	}
-	return c.Context.Value(key)
+	if route, ok := ctx.Value(taskRouteKey{}).(*taskRoute); ok {
+		return route.send(ctx, req, claim, queue) // item 77
+	}
+	return queue()
 }
