@@ -21,6 +21,10 @@ type taskRun struct {
 		TaskID string `json:"taskId"`
 		Status string `json:"status"`
 	} `json:"listed"`
+	Asked []struct {
+		Message string `json:"message"`
+		Task    string `json:"task"`
+	} `json:"asked"`
 	Error  string `json:"error"`
 	Result *struct {
 		IsError bool `json:"isError"`
@@ -51,7 +55,9 @@ func TestTasksThroughToolgate(t *testing.T) {
 func testTasks(t *testing.T, transport string) {
 	const tool = "everything__simulate-research-query"
 	run := func(arg map[string]any, out *taskRun) *Env {
-		e := newEnv(t, upstreams(everythingStdio(t, "everything")), everythingPolicy)
+		up := everythingStdio(t, "everything")
+		up["relay_elicitation"] = true
+		e := newEnv(t, upstreams(up), everythingPolicy)
 		arg["tool"], arg["ttl"] = tool, 60000
 		if transport == "stdio" {
 			arg["transport"], arg["bin"], arg["config"], arg["cwd"] = "stdio", toolgateBin, e.ConfigPath, e.Dir
@@ -87,6 +93,21 @@ func testTasks(t *testing.T, transport string) {
 	}
 	if n := countEvents(e.liveEvents(t), "task.completed", tool); n < 1 {
 		t.Errorf("no task.completed event")
+	}
+
+	// An ambiguous topic: the upstream's task asks its client which
+	// meaning is meant. The SDK's task stream calls tasks/result when it
+	// sees input_required, and is asked there (or on its GET stream); the
+	// request names toolgate's task, not the upstream's, and the answer
+	// reaches the upstream's report.
+	var asked taskRun
+	run(map[string]any{"arguments": map[string]any{"topic": "rivers", "ambiguous": true}, "elicit": map[string]any{"interpretation": "technical"}}, &asked)
+	if len(asked.Asked) != 1 || asked.Asked[0].Task != asked.TaskID {
+		t.Errorf("elicitations the client got: %+v; want one, naming task %s", asked.Asked, asked.TaskID)
+	}
+	if asked.Result == nil || asked.Result.IsError || len(asked.Result.Content) == 0 ||
+		!strings.Contains(strings.ToLower(asked.Result.Content[0].Text), "technical") {
+		t.Fatalf("ambiguous task run: %+v; want the upstream's report on the technical meaning", asked)
 	}
 
 	var cancelled taskRun

@@ -11,16 +11,26 @@
 // created, polled until the gateway has been working on it for
 // "cancelAfterMs", cancelled with tasks/cancel, and read back.
 //
+// With "elicit" (an object): the client declares elicitation and accepts
+// every elicitation/create with that content, noting each one's message and
+// the task its related-task _meta names in "asked".
+//
 // Prints one JSON object: {"taskSupport", "taskId", "statuses", "result",
-// "before", "after", "listed", "error"}.
+// "asked", "before", "after", "listed", "error"}.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const opts = JSON.parse(process.argv[2] ?? '{}');
-const out = { statuses: [] };
-const client = new Client({ name: 'toolgate-e2e-ts-tasks', version: '1.0.0' }, { capabilities: {} });
+const out = { statuses: [], asked: [] };
+const client = new Client({ name: 'toolgate-e2e-ts-tasks', version: '1.0.0' }, { capabilities: opts.elicit ? { elicitation: {} } : {} });
+if (opts.elicit) {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    out.asked.push({ message: req.params.message, task: req.params._meta?.['io.modelcontextprotocol/related-task']?.taskId ?? null });
+    return { action: 'accept', content: opts.elicit };
+  });
+}
 const tasks = () => client.experimental.tasks;
 try {
   const transport = opts.transport === 'stdio'
