@@ -167,6 +167,9 @@ func (c *mcpClient) Request(ctx context.Context, method string, params json.RawM
 		if req, err = samplingRequest(params); err != nil {
 			return nil, err
 		}
+		if id := c.taskID(); id != "" {
+			req.CreateMessageParams.Meta = relatedTask(nil, id)
+		}
 		var res *mcp.CreateMessageResult
 		resume := c.awaitingInput()
 		//lint:ignore SA1019 sampling is relayed for clients on the 2025 revisions, where it is current
@@ -232,8 +235,7 @@ func (c *mcpClient) taskID() string {
 // relatedTask is meta with the related-task member naming the task id
 // (MCP 2025-11-25, tasks: a request associated with a task MUST carry
 // it). One an upstream sent, naming its own task, is replaced: the
-// client knows toolgate's task only. Sampling requests go without it:
-// mcp-go's CreateMessageParams has no _meta.
+// client knows toolgate's task only.
 func relatedTask(meta *mcp.Meta, id string) *mcp.Meta {
 	if meta == nil {
 		return mcp.WithRelatedTask(id)
@@ -290,6 +292,10 @@ func samplingRequest(params json.RawMessage) (mcp.CreateMessageRequest, error) {
 		return req, fmt.Errorf("%s: decoding params: %w", MethodSampling, err)
 	}
 	p := &req.CreateMessageParams
+	// The asker's own _meta is not passed on, as before the mcp-go copy's
+	// type had one (item 78): its progress token and related-task name
+	// things of the upstream's, which the client cannot use.
+	p.Meta = nil
 	for i := range p.Messages {
 		if i < len(raw.Messages) && len(raw.Messages[i].Content) > 0 {
 			p.Messages[i].Content = raw.Messages[i].Content

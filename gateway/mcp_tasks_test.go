@@ -446,52 +446,63 @@ func TestTaskInputRequiredWhileTheClientIsAsked(t *testing.T) {
 // TestTaskInputOnTasksResult: a 2025-11-25 client that opens no GET stream
 // (mcp-go's opens none by default) and, finding its task input_required,
 // calls tasks/result, as MCP 2025-11-25 asks of it, is asked there (mcp-go
-// copy, item 77), with the request's related-task naming the task; its
-// answer reaches the task, whose result tasks/result then returns. Before, the request waited for a GET stream, and the task
-// in input_required until its deadline.
+// copy, item 77), an elicitation or a sampling request, whose related-task
+// names the task (item 78 for sampling's _meta); its answer reaches the
+// task, whose result tasks/result then returns. Before, the request waited
+// for a GET stream, and the task in input_required until its deadline.
 func TestTaskInputOnTasksResult(t *testing.T) {
 	url := serveAskingTask(t, nil)
-	related := make(chan any, 1)
-	c, _ := dialMCPStream(t, url, false, client.WithElicitationHandler(elicitFunc(func(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-		if req.Params.Meta != nil {
-			related <- req.Params.Meta.AdditionalFields[mcp.RelatedTaskMetaKey]
-		}
-		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada"}}}, nil
-	})))
+	related := make(chan *mcp.Meta, 1)
+	c, _ := dialMCPStream(t, url, false,
+		client.WithElicitationHandler(elicitFunc(func(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			related <- req.Params.Meta
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada"}}}, nil
+		})),
+		client.WithSamplingHandler(samplingFunc(func(_ context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			related <- req.CreateMessageParams.Meta
+			return &mcp.CreateMessageResult{SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("Ada")}, Model: "m1"}, nil
+		})))
 
-	id := startTask(t, c, "ask")
-	waitStatus(t, c, id, "input_required")
-	ctx, cancel := context.WithDeadline(context.Background(), patience(t))
-	defer cancel()
-	res, err := c.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: id}})
-	if err != nil {
-		t.Fatalf("tasks/result: %v", err)
-	}
-	if len(res.Content) != 1 || res.IsError || !strings.Contains(fmt.Sprint(res.Content[0]), "Ada") {
-		t.Fatalf("tasks/result answered %+v; want the call's result with the client's answer", res)
-	}
-	waitStatus(t, c, id, "completed")
-	select {
-	case got := <-related:
-		if b, _ := json.Marshal(got); string(b) != `{"taskId":"`+id+`"}` {
-			t.Errorf("the request's related-task is %s; want the task %s", b, id)
+	for _, tool := range []string{"ask", "sample"} {
+		id := startTask(t, c, tool)
+		waitStatus(t, c, id, "input_required")
+		ctx, cancel := context.WithDeadline(context.Background(), patience(t))
+		res, err := c.TaskResult(ctx, mcp.TaskResultRequest{Params: mcp.TaskResultParams{TaskId: id}})
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: tasks/result: %v", tool, err)
 		}
-	default:
-		t.Error("the request carried no _meta; want its related-task")
+		if len(res.Content) != 1 || res.IsError || !strings.Contains(fmt.Sprint(res.Content[0]), "Ada") {
+			t.Fatalf("%s: tasks/result answered %+v; want the call's result with the client's answer", tool, res)
+		}
+		waitStatus(t, c, id, "completed")
+		select {
+		case meta := <-related:
+			var got any
+			if meta != nil {
+				got = meta.AdditionalFields[mcp.RelatedTaskMetaKey]
+			}
+			if b, _ := json.Marshal(got); string(b) != `{"taskId":"`+id+`"}` {
+				t.Errorf("%s: the request's related-task is %s; want the task %s", tool, b, id)
+			}
+		default:
+			t.Fatalf("%s: the client was not asked", tool)
+		}
 	}
 }
 
-// serveAskingTask serves, over streamable HTTP, the task-capable tool
-// "ask", which asks its client for a name with an elicitation, then, given
-// the answer, waits for then (if not nil) and returns the answer; it
-// returns the server's URL. The call's deadline is the test's patience: a
-// fixed one could end the call while the test, on a loaded machine, still
-// waits for it.
+// serveAskingTask serves, over streamable HTTP, the task-capable tools
+// "ask", which asks its client for a name with an elicitation, and
+// "sample", which asks with a sampling request; each then, given the
+// answer, waits for then (if not nil) and returns the answer. It returns
+// the server's URL. The call's deadline is the test's patience: a fixed
+// one could end the call while the test, on a loaded machine, still waits
+// for it.
 func serveAskingTask(t *testing.T, then func(context.Context) error) string {
 	t.Helper()
-	ts, err := NewToolset("t",
-		Must(NewTool(ToolDef{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`), TaskSupport: TaskOptional}, func(ctx context.Context, call *Call) (*Result, error) {
-			out, err := RequestFromClient(ctx, MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`))
+	asking := func(name, method, params string) *Tool {
+		return Must(NewTool(ToolDef{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`), TaskSupport: TaskOptional}, func(ctx context.Context, call *Call) (*Result, error) {
+			out, err := RequestFromClient(ctx, method, json.RawMessage(params))
 			if err != nil {
 				return nil, err
 			}
@@ -501,7 +512,11 @@ func serveAskingTask(t *testing.T, then func(context.Context) error) string {
 				}
 			}
 			return OkText(string(out)), nil
-		})),
+		}))
+	}
+	ts, err := NewToolset("t",
+		asking("ask", MethodElicitation, `{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`),
+		asking("sample", MethodSampling, `{"messages":[{"role":"user","content":{"type":"text","text":"name?"}}],"maxTokens":10}`),
 	)
 	if err != nil {
 		t.Fatal(err)

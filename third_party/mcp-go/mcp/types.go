@@ -1207,6 +1207,9 @@ type CreateMessageRequest struct {
 }
 
 type CreateMessageParams struct {
+	// toolgate patch, item 78: a sampling request's _meta, which MCP
+	// allows on every request's params (a task's carries its related-task).
+	Meta             *Meta             `json:"_meta,omitempty"`
 	Messages         []SamplingMessage `json:"messages"`
 	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
 	SystemPrompt     string            `json:"systemPrompt,omitempty"`
