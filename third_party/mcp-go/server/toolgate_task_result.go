@@ -28,7 +28,7 @@ import (
 type taskRoute struct {
 	mu      sync.Mutex
 	streams []*requestScopedSSE // of the tasks/result POSTs waiting for the task, in arrival order
-	parked  []scopedRequest     // queued for the GET stream, perhaps not yet claimed
+	parked  []scopedRequest     // the task's requests, also queued for the GET stream; dropped once sent or abandoned
 }
 
 // taskRouteKey is the context key of a task's route.
