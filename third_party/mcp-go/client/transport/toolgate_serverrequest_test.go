@@ -26,6 +26,7 @@ type askingServer struct {
 	gets     atomic.Int32
 	reopened chan struct{} // closed when the second GET arrives
 	answers  chan map[string]json.RawMessage
+	p1       chan struct{} // p1's answer came (the tools/call's own signal: answers is the test's)
 }
 
 func (s *askingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -63,15 +64,20 @@ func (s *askingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p1\",\"method\":\"elicitation/create\",\"params\":{}}\n\n")
 		w.(http.Flusher).Flush()
 		select {
-		case a := <-s.answers: // the test reads p1's answer from here; wait for it to be read back
-			s.answers <- a
+		case <-s.p1:
 		case <-r.Context().Done():
 			return
 		}
 		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", msg["id"])
 		w.(http.Flusher).Flush()
 	case method == "":
-		s.answers <- msg // an answer to one of the server's requests
+		// An answer to one of the server's requests. (The tools/call once
+		// took p1's from answers and put it back, racing the test for it:
+		// when the test took it first, the call was never answered.)
+		if string(msg["id"]) == `"p1"` {
+			s.p1 <- struct{}{}
+		}
+		s.answers <- msg
 		w.WriteHeader(http.StatusAccepted)
 	default:
 		w.WriteHeader(http.StatusAccepted)
@@ -88,7 +94,7 @@ type asked struct {
 
 func startAsked(t *testing.T) (*StreamableHTTP, *askingServer, chan asked) {
 	t.Helper()
-	srv := &askingServer{reopened: make(chan struct{}), answers: make(chan map[string]json.RawMessage, 1)}
+	srv := &askingServer{reopened: make(chan struct{}), answers: make(chan map[string]json.RawMessage, 1), p1: make(chan struct{}, 1)}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	c, err := NewStreamableHTTP(hs.URL, WithContinuousListening())
