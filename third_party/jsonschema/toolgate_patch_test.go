@@ -7,6 +7,10 @@ import (
 	"testing"
 )
 
+// metaschemasChecked: TestToolgateMetaschemasOnFirstUse has run in this
+// process.
+var metaschemasChecked bool
+
 // TestToolgateMetaschemasOnFirstUse checks toolgate's patch (a
 // draft's metaschema compiled when first needed, not at init): nothing is
 // compiled before a schema is, each draft's metaschema is compiled by the
@@ -15,8 +19,13 @@ import (
 // invalid one is refused.
 //
 // It must stay the only test in this package that compiles a schema: the
-// drafts are package state.
+// drafts are package state. For the same reason it runs once per process:
+// with -count above 1, the later runs are skipped.
 func TestToolgateMetaschemasOnFirstUse(t *testing.T) {
+	if metaschemasChecked {
+		t.Skip("the drafts' metaschemas were compiled by an earlier run in this process")
+	}
+	metaschemasChecked = true
 	drafts := map[string]*Draft{"draft-04": Draft4, "draft-06": Draft6, "draft-07": Draft7, "2019-09": Draft2019, "2020-12": Draft2020}
 	for name, d := range drafts {
 		if d.sch != nil || d.vocabs != nil {
