@@ -113,10 +113,10 @@ func (q *serverRequestQueue[T]) signal() {
 
 // sendServerRequest sends a server-to-client request (kind names it in
 // errors) on the stream of the POST being served when there is one (items
-// 40 and 65), else, for a task, on a tasks/result's stream (item 77),
-// else queues item for the session's GET stream (item 67),
-// without waiting: a request whose context already ended is not queued,
-// and a queue of live requests that is full refuses it.
+// 40 and 65), else queues item for the session's GET stream (item 67)
+// and, for a task, also offers it to a tasks/result waiting for the task
+// (item 77), without waiting: a request whose context already ended is
+// not queued, and a queue of live requests that is full refuses it.
 func sendServerRequest[T queuedServerRequest](ctx context.Context, req mcp.JSONRPCRequest, claim *serverRequestClaim, q *serverRequestQueue[T], item T, kind string) error {
 	if scoped, ok := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE); ok && scoped.trySend(ctx, req, claim) {
 		return nil
