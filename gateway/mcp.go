@@ -201,9 +201,9 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 		if wasAskable && declaresRoots(s) {
 			go opts.Catalog.RootsChanged() // another client's roots, or none, from now on
 		}
-		m.dropSubscriptions(s.SessionID())
+		m.dropSubscriptions(id)
 		if opts.OnSessionEnd != nil {
-			opts.OnSessionEnd(s.SessionID())
+			opts.OnSessionEnd(id)
 		}
 	})
 	srvOpts := []server.ServerOption{

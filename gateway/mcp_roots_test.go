@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -21,55 +20,6 @@ type rootsAnswer string
 
 func (r rootsAnswer) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
 	return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: string(r), Name: "project"}}}, nil
-}
-
-// rootsClient is how a test client takes part in roots: whether it
-// declares the capability (mcp-go's client does when it has a roots
-// handler, which answers with root) and whether it opens the GET stream
-// (mcp-go's client opens none by default).
-type rootsClient struct {
-	root    rootsAnswer
-	declare bool
-	listen  bool
-}
-
-// dial connects a 2025-11-25 client to url over streamable HTTP.
-func (rc rootsClient) dial(t *testing.T, url string) *client.Client {
-	t.Helper()
-	opts := []transport.StreamableHTTPCOption{transport.WithHTTPLogger(slog.New(slog.DiscardHandler))}
-	if rc.listen {
-		opts = append(opts, transport.WithContinuousListening())
-	}
-	tr, err := transport.NewStreamableHTTP(url, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copts := []client.ClientOption{client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION)}
-	if rc.declare {
-		copts = append(copts, client.WithRootsHandler(rc.root))
-	}
-	return rc.start(t, client.NewClient(tr, copts...))
-}
-
-// start starts and initializes c.
-func (rc rootsClient) start(t *testing.T, c *client.Client) *client.Client {
-	t.Helper()
-	if err := c.Start(context.Background()); err != nil { // the GET stream's context
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	params := mcp.InitializeParams{ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}
-	if rc.declare {
-		params.Capabilities.Roots = &struct {
-			ListChanged bool `json:"listChanged,omitempty"`
-		}{}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: params}); err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // rootsServer is an MCP server whose catalog holds a toolset that follows
@@ -124,7 +74,8 @@ func TestClientRootsAskTheLatestClientThatCanAnswer(t *testing.T) {
 		t.Fatalf("no client connected: %v, want ErrNoClient", err)
 	}
 
-	first := rootsClient{root: "file:///work/first", declare: true, listen: true}.dial(t, url)
+	// A client declares roots when it has a roots handler (mcp-go's does).
+	first, _ := dialMCPStream(t, url, true, client.WithRootsHandler(rootsAnswer("file:///work/first")))
 	follower.waitTold(t, "a client that declared roots opened its GET stream")
 	want := func(uri string) {
 		t.Helper()
@@ -137,8 +88,8 @@ func TestClientRootsAskTheLatestClientThatCanAnswer(t *testing.T) {
 
 	// Later clients that cannot be asked: one that declared nothing, one
 	// that declared roots but opened no GET stream.
-	silent := rootsClient{}.dial(t, url)
-	streamless := rootsClient{root: "file:///work/streamless", declare: true}.dial(t, url)
+	silent, _ := dialMCPStream(t, url, false)
+	streamless, _ := dialMCPStream(t, url, false, client.WithRootsHandler(rootsAnswer("file:///work/streamless")))
 	want("file:///work/first")
 
 	// The only askable client leaves: the roots change (to none).
@@ -178,8 +129,7 @@ func TestClientRootsAskTheLatestClientThatCanAnswer(t *testing.T) {
 func TestClientRootsOverStdio(t *testing.T) {
 	m, follower, ask := rootsServer(t)
 	inW, outR := serveMCPStdio(t, m)
-	rc := rootsClient{root: "file:///work/stdio", declare: true}
-	rc.start(t, client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))), client.WithRootsHandler(rc.root)))
+	startMCPClient(t, transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))), client.WithRootsHandler(rootsAnswer("file:///work/stdio")))
 	follower.waitTold(t, "the stdio client is initialized")
 	roots, err := ask()
 	if err != nil || len(roots) != 1 || roots[0].URI != "file:///work/stdio" {

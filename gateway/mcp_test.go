@@ -218,8 +218,12 @@ func serveMCP(t *testing.T, m *MCPServer) string {
 }
 
 // serveMCPStdio serves m over stdio on a pair of pipes for the test and
-// returns the client's ends: what it writes to m, and m's output. The
-// serve is stopped, and waited for, at the test's cleanup.
+// returns the client's ends: what it writes to m, and m's output. At the
+// test's cleanup the serve is stopped, both ends are closed (a serve
+// blocked writing an answer nobody reads returns) and it is waited for.
+// (BenchmarkStdioCall, in the external test package, sets up its pipes
+// itself: it serves bare mcp-go too, and stops each serve at the end of
+// its round, not at the benchmark's cleanup.)
 func serveMCPStdio(t *testing.T, m *MCPServer) (*io.PipeWriter, *io.PipeReader) {
 	t.Helper()
 	inR, inW := io.Pipe()
@@ -234,6 +238,7 @@ func serveMCPStdio(t *testing.T, m *MCPServer) (*io.PipeWriter, *io.PipeReader) 
 	t.Cleanup(func() {
 		stop()
 		_ = inW.Close()
+		_ = outR.Close()
 		<-served
 	})
 	return inW, outR
@@ -285,6 +290,13 @@ func dialMCPStream(t *testing.T, url string, listen bool, opts ...client.ClientO
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startMCPClient(t, tr, opts...)
+}
+
+// startMCPClient starts a 2025-era mcp-go client on tr, initializes it and
+// collects its notifications; it is closed at the test's cleanup.
+func startMCPClient(t *testing.T, tr transport.Interface, opts ...client.ClientOption) (*client.Client, func() []mcp.JSONRPCNotification) {
+	t.Helper()
 	c := client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION)}, opts...)...)
 	var mu sync.Mutex
 	var got []mcp.JSONRPCNotification
