@@ -303,8 +303,16 @@ func TestToolgateServerRequestsOnThePOSTStream(t *testing.T) {
 	sessionID := initializeSession(t, h)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// One channel for every POST's stream, as a client reads all of its
+	// session's streams: a notification (the cancellation) goes to
+	// whichever stream of the session takes it, and the previous tool's
+	// POST, if it is still finishing its answer, can take it. (The test
+	// once missed a cancellation under load; this is the one path to that
+	// found by reading, not seen.) A request can only come on its own
+	// POST's stream: no GET stream is open, and the earlier POSTs' tools
+	// have returned.
+	lines := make(chan string, 64)
 	for tool, method := range map[string]mcp.MCPMethod{"sample": mcp.MethodSamplingCreateMessage, "roots": mcp.MethodListRoots, "elicit": mcp.MethodElicitationCreate} {
-		lines := make(chan string, 64)
 		postInto(ctx, ts.URL, sessionID, tool, lines)
 		asked := nextMessage(t, lines, string(method))
 		stop <- struct{}{}
