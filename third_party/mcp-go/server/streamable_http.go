@@ -1105,7 +1105,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 					Params: samplingReq.request.CreateMessageParams,
 				}
 				select {
-				case writeChan <- jsonrpcRequest:
+				case writeChan <- scopedRequest{jsonrpcRequest, samplingReq.claim}: // toolgate patch, item 79: with its claim
 				case <-done:
 					return
 				}
@@ -1124,7 +1124,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 					Params: elicitationReq.request.Params,
 				}
 				select {
-				case writeChan <- jsonrpcRequest:
+				case writeChan <- scopedRequest{jsonrpcRequest, elicitationReq.claim}: // toolgate patch, item 79: with its claim
 				case <-done:
 					return
 				}
@@ -1142,7 +1142,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 					},
 				}
 				select {
-				case writeChan <- jsonrpcRequest:
+				case writeChan <- scopedRequest{jsonrpcRequest, rootsReq.claim}: // toolgate patch, item 79: with its claim
 				case <-done:
 					return
 				}
@@ -1196,11 +1196,16 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 			if data == nil {
 				continue
 			}
+			sr, isRequest := data.(scopedRequest) // toolgate patch, item 79
+			if isRequest {
+				data = sr.req
+			}
 			if err := writeSSEEvent(w, data); err != nil {
 				s.logger.Error("Failed to write SSE event", "err", err)
 				return
 			}
 			w.Flush()
+			sr.claim.written() // a cancellation waiting for the request follows it
 			s.touchSession(sessionID)
 		case <-ctx.Done():
 			return
@@ -1717,8 +1722,10 @@ type rootsRequestItem struct {
 // message handler whose response supports SSE.
 type requestScopedSSEKey struct{}
 
-// scopedRequest is a server request for a POST's stream, with its claim
-// (toolgate patch, item 61): the stream sends only what it claims.
+// scopedRequest is a server request on its way to a stream (a POST's, or
+// the GET stream's writer), with its claim (toolgate patch, item 61): the
+// stream sends only what it claims, and tells the claim once it has
+// written it (item 79).
 type scopedRequest struct {
 	req   mcp.JSONRPCRequest
 	claim *serverRequestClaim
@@ -2085,8 +2092,17 @@ func (p *postState) sendLocked(msg any) {
 	}
 }
 
-// deliverRequest writes a server request the forwarder took.
+// deliverRequest writes a server request the forwarder took, if it can
+// claim it, and then tells the claim (item 79), with p.mu released.
 func (p *postState) deliverRequest(sr scopedRequest) {
+	if p.writeRequest(sr) {
+		sr.claim.written()
+	}
+}
+
+// writeRequest is deliverRequest's part under p.mu; it reports whether it
+// claimed the request.
+func (p *postState) writeRequest(sr scopedRequest) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	select {
@@ -2095,13 +2111,16 @@ func (p *postState) deliverRequest(sr scopedRequest) {
 		// must still be recorded so a resuming client sees it.
 		if p.resumable && sr.claim.send() {
 			p.deliverResumable(sr.req, false)
+			return true
 		}
-		return
+		return false
 	default:
 	}
 	if sr.claim.send() { // toolgate patch, item 61: not if abandoned
 		p.sendLocked(sr.req)
+		return true
 	}
+	return false
 }
 
 // postSessionContext is a POST's session and the transport's protocol
@@ -2288,10 +2307,9 @@ func (s *streamableHttpSession) RequestSampling(ctx context.Context, request mcp
 		return &result, nil
 	case <-ctx.Done():
 		// toolgate patch, item 61: a request a stream sent is cancelled at
-		// the client; one still queued is never sent.
-		if claim.abandon() {
-			cancelAtClient(ctx, s, requestID)
-		}
+		// the client, once written (item 79); one still queued is never
+		// sent.
+		claim.abandonAt(ctx, s, requestID)
 		return nil, ctx.Err()
 	}
 }
@@ -2347,10 +2365,9 @@ func (s *streamableHttpSession) ListRoots(ctx context.Context, request mcp.ListR
 		return &result, nil
 	case <-ctx.Done():
 		// toolgate patch, item 61: a request a stream sent is cancelled at
-		// the client; one still queued is never sent.
-		if claim.abandon() {
-			cancelAtClient(ctx, s, requestID)
-		}
+		// the client, once written (item 79); one still queued is never
+		// sent.
+		claim.abandonAt(ctx, s, requestID)
 		return nil, ctx.Err()
 	}
 }
@@ -2408,10 +2425,9 @@ func (s *streamableHttpSession) RequestElicitation(ctx context.Context, request 
 		return &result, nil
 	case <-ctx.Done():
 		// toolgate patch, item 61: a request a stream sent is cancelled at
-		// the client; one still queued is never sent.
-		if claim.abandon() {
-			cancelAtClient(ctx, s, requestID)
-		}
+		// the client, once written (item 79); one still queued is never
+		// sent.
+		claim.abandonAt(ctx, s, requestID)
 		return nil, ctx.Err()
 	}
 }

@@ -332,6 +332,7 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 					},
 					Params: samplingReq.request.CreateMessageParams,
 				}, false)
+				samplingReq.claim.written() // toolgate patch, item 79
 			case <-queues.elicitation.ready: // toolgate patch, item 67
 				elicitationReq, ok := queues.elicitation.pop()
 				if !ok || !elicitationReq.claim.send() {
@@ -345,6 +346,7 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 					},
 					Params: elicitationReq.request.Params,
 				}, false)
+				elicitationReq.claim.written() // toolgate patch, item 79
 			case <-queues.roots.ready: // toolgate patch, item 67
 				rootsReq, ok := queues.roots.pop()
 				if !ok || !rootsReq.claim.send() {
@@ -357,6 +359,7 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 						Method: string(mcp.MethodListRoots),
 					},
 				}, false)
+				rootsReq.claim.written() // toolgate patch, item 79
 			case <-stop:
 				return
 			}

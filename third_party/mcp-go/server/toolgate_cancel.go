@@ -11,6 +11,7 @@ package server
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -20,7 +21,20 @@ import (
 // sent (by the stream that takes it) or abandoned (by its waiter): the
 // stream sends only what it claimed, the waiter cancels at the client only
 // what was sent.
-type serverRequestClaim struct{ state atomic.Int32 }
+//
+// Item 79: the cancellation of a request a stream claimed but has not
+// written yet waits until it has ([serverRequestClaim.written]). Sent at
+// once, it went to the session's notifications, which another of the
+// session's streams (a POST's) could take and write first: the client got
+// the cancellation of a request it had not seen (and ignored it, as MCP
+// lets it), then the request, and kept it open for nobody.
+type serverRequestClaim struct {
+	state atomic.Int32
+
+	mu      sync.Mutex
+	wrote   bool   // the claiming stream has written the request, or tried to
+	onWrite func() // the cancellation that waits for that
+}
 
 const (
 	claimQueued int32 = iota
@@ -46,6 +60,49 @@ func (c *serverRequestClaim) pending() bool {
 // sent (then the client must be told).
 func (c *serverRequestClaim) abandon() (sent bool) {
 	return !c.state.CompareAndSwap(claimQueued, claimAbandoned) && c.state.Load() == claimSent
+}
+
+// written is called by the stream that claimed the request once it has
+// written it (or failed to): a cancellation waiting for that is sent now.
+// Not with a lock of the stream's held: the cancellation is sent on the
+// session's notifications. A nil claim has nothing waiting.
+func (c *serverRequestClaim) written() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.wrote = true
+	cancel := c.onWrite
+	c.onWrite = nil
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// abandonAt is the waiter's side over streamable HTTP, its context ctx
+// ended: the request the session sent with id is abandoned, and cancelled
+// at the client if a stream sent it, after that stream wrote it.
+func (c *serverRequestClaim) abandonAt(ctx context.Context, session ClientSession, id int64) {
+	if c.abandon() {
+		c.cancelWhenWritten(func() { cancelAtClient(ctx, session, id) })
+	}
+}
+
+// cancelWhenWritten runs cancel, the cancellation of a request abandon
+// found sent, once the stream that claimed it has written it: at once if
+// it has, else from [serverRequestClaim.written]. A stream that ends
+// before it writes the request never runs it: the client never got the
+// request.
+func (c *serverRequestClaim) cancelWhenWritten(cancel func()) {
+	c.mu.Lock()
+	if !c.wrote {
+		c.onWrite = cancel
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	cancel()
 }
 
 // abandonedReason says why the server stopped waiting: the cause its

@@ -11,9 +11,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -320,5 +322,234 @@ func TestToolgateServerRequestsOnThePOSTStream(t *testing.T) {
 			t.Fatalf("%s: the wait ended without an error", tool)
 		}
 		checkCancelled(t, tool, nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
+	}
+}
+
+// smallBuffers makes the connections it is given small buffers, so that
+// a stream whose client does not read it stalls after a few kilobytes,
+// and gives them large ones again at grow.
+type smallBuffers struct {
+	mu    sync.Mutex
+	conns []*net.TCPConn
+}
+
+// add gives c small buffers, until grow.
+func (b *smallBuffers) add(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+		b.mu.Lock()
+		b.conns = append(b.conns, tc)
+		b.mu.Unlock()
+	}
+}
+
+// grow gives the connections added large buffers.
+func (b *smallBuffers) grow() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.conns {
+		_ = c.SetWriteBuffer(1 << 20)
+	}
+}
+
+// smallBufferListener gives the connections it accepts small buffers.
+type smallBufferListener struct {
+	net.Listener
+	bufs *smallBuffers
+}
+
+func (l smallBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.bufs.add(c)
+	}
+	return c, err
+}
+
+// TestToolgateCancellationFollowsItsRequest (item 79): the cancellation
+// of a request that the GET stream claimed but has not written yet waits
+// until the request is written. Sent at once, it went to the session's
+// notifications, where another of the session's streams (a POST's) took it
+// and wrote it first: the client was told to cancel a request it had not
+// seen, which it ignores, and then got the request.
+//
+// The GET stream's writer is stalled on a message larger than the
+// connection's buffers, which the client does not read yet. A sampling
+// request is claimed by the stream behind it; messages fill the stream's
+// queue after it, so that only the POSTs in flight take the session's
+// notifications. The request is abandoned, and a marker notification
+// follows: the POSTs' streams must carry the marker, and no cancellation
+// before it or before the asking tool's answer. Once the client reads the GET stream, the request comes, and
+// its cancellation after it.
+func TestToolgateCancellationFollowsItsRequest(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false))
+	stop, errs := askingTools(s)
+	held := make(chan struct{})
+	release := make(chan struct{})
+	s.AddTool(mcp.NewTool("hold"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(held)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return mcp.NewToolResultText("released"), nil
+	})
+	h := NewStreamableHTTPServer(s)
+	ts := httptest.NewUnstartedServer(h)
+	bufs := &smallBuffers{}
+	ts.Listener = smallBufferListener{ts.Listener, bufs}
+	ts.Start()
+	defer ts.Close()
+	sessionID := initializeSession(t, h)
+	v, _ := h.activeSessions.Load(sessionID)
+	session := v.(*streamableHttpSession)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+		}
+	}
+	notify := func(method string, params map[string]any) {
+		session.notificationChannel <- mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
+			Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}}
+	}
+
+	// The GET stream, not read, with a small receive buffer.
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			bufs.add(c)
+		}
+		return c, err
+	}}}
+	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sessionID)
+	get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	getResp, err := client.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer getResp.Body.Close()
+	notify("toolgate/large", map[string]any{"data": strings.Repeat("x", 4<<20)})
+	waitFor("the GET stream did not take the large message", func() bool { return len(session.notificationChannel) == 0 })
+
+	// A POST in flight, whose stream can take the session's notifications.
+	lines := make(chan string, 256)
+	postInto(ctx, ts.URL, sessionID, "hold", lines)
+	<-held
+
+	// The sampling request, claimed by the GET stream behind the large
+	// message; then the stream's queue filled (16 messages, one more
+	// held by its forwarder), leaving four notifications on the session.
+	postInto(ctx, ts.URL, sessionID, "sample_detached", lines)
+	waitFor("the GET stream did not take the sampling request", func() bool {
+		asked := 0
+		session.samplingRequests.Range(func(any, any) bool { asked++; return true })
+		return asked == 1 && session.requestQueues().sampling.len() == 0
+	})
+	for i := range 20 {
+		notify("toolgate/filler", map[string]any{"n": i})
+	}
+	waitFor("the GET stream's queue did not fill behind its stalled writer", func() bool { return len(session.notificationChannel) == 4 })
+
+	stop <- struct{}{}
+	if err := <-errs; err == nil {
+		t.Fatal("sampling: the wait ended without an error")
+	}
+	session.UpgradeToSSEWhenReceiveNotification() // the POSTs' forwarders start
+	notify("toolgate/marker", nil)
+	// Either POST's forwarder may take a notification: read until the
+	// marker and the answer of sample_detached's POST, which ends its
+	// stream, have come.
+	for marker, answer, timeout := false, false, time.After(10*time.Second); !marker || !answer; {
+		select {
+		case l := <-lines:
+			var m wireMessage
+			_ = json.Unmarshal([]byte(strings.TrimPrefix(l, "data: ")), &m)
+			switch {
+			case m.Method == string(mcp.MethodNotificationCancelled):
+				t.Fatalf("a POST's stream carried the cancellation of request %s, which the GET stream had not written yet", m.Params.RequestID)
+			case m.Method == "toolgate/marker":
+				marker = true
+			case strings.Contains(l, "stopped waiting"):
+				answer = true
+			}
+		case <-timeout:
+			t.Fatalf("within 10 s, the marker came: %v; sample_detached's answer: %v", marker, answer)
+		}
+	}
+
+	// The client reads the GET stream: the request comes. Its cancellation
+	// follows, on either stream: it is sent once the request is written to
+	// the GET stream's connection, and the client reads its two
+	// connections each at its own pace.
+	bufs.grow()
+	getLines := make(chan string, 64)
+	go func() {
+		defer close(getLines)
+		sc := bufio.NewScanner(getResp.Body)
+		sc.Buffer(make([]byte, 64*1024), 8<<20)
+		for sc.Scan() {
+			getLines <- sc.Text()
+		}
+	}()
+	asked := nextMessage(t, getLines, string(mcp.MethodSamplingCreateMessage), string(mcp.MethodNotificationCancelled))
+	if asked.Method != string(mcp.MethodSamplingCreateMessage) {
+		t.Fatalf("the GET stream carried the cancellation of request %s before the request", asked.Params.RequestID)
+	}
+	go func() {
+		for l := range getLines {
+			lines <- l
+		}
+	}()
+	checkCancelled(t, "GET-stream sampling", nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
+	close(release)
+}
+
+// TestToolgateClaimCancelsAfterTheWrite (item 79): a request abandoned
+// while queued is never cancelled; one abandoned after its stream claimed
+// it is cancelled once that stream has written it (at once if it has), and
+// only once.
+func TestToolgateClaimCancelsAfterTheWrite(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		claimed, wroteFirst bool
+		wantBefore, want    int // cancellations before the stream's write, and in all
+	}{
+		{name: "queued", want: 0},
+		{name: "claimed, not written", claimed: true, wantBefore: 0, want: 1},
+		{name: "written", claimed: true, wroteFirst: true, wantBefore: 1, want: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var claim serverRequestClaim
+			if c.claimed && !claim.send() {
+				t.Fatal("a queued request could not be claimed")
+			}
+			if c.wroteFirst {
+				claim.written()
+			}
+			cancels := 0
+			if claim.abandon() {
+				claim.cancelWhenWritten(func() { cancels++ })
+			}
+			if cancels != c.wantBefore {
+				t.Errorf("cancellations on abandon: %d, want %d", cancels, c.wantBefore)
+			}
+			if c.claimed && !c.wroteFirst {
+				claim.written()
+			}
+			claim.written() // a second call sends nothing more
+			if cancels != c.want {
+				t.Errorf("cancellations in all: %d, want %d", cancels, c.want)
+			}
+			if claim.send() {
+				t.Error("an abandoned request was claimed")
+			}
+		})
 	}
 }
