@@ -1090,62 +1090,6 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 				case <-done:
 					return
 				}
-			case <-queues.sampling.ready: // toolgate patch, item 67
-				samplingReq, ok := queues.sampling.pop()
-				if !ok || !samplingReq.claim.send() {
-					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
-				}
-				// Send sampling request to client via SSE
-				jsonrpcRequest := mcp.JSONRPCRequest{
-					JSONRPC: "2.0",
-					ID:      mcp.NewRequestId(samplingReq.requestID),
-					Request: mcp.Request{
-						Method: string(mcp.MethodSamplingCreateMessage),
-					},
-					Params: samplingReq.request.CreateMessageParams,
-				}
-				select {
-				case writeChan <- scopedRequest{jsonrpcRequest, samplingReq.claim}: // toolgate patch, item 79: with its claim
-				case <-done:
-					return
-				}
-			case <-queues.elicitation.ready: // toolgate patch, item 67
-				elicitationReq, ok := queues.elicitation.pop()
-				if !ok || !elicitationReq.claim.send() {
-					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
-				}
-				// Send elicitation request to client via SSE
-				jsonrpcRequest := mcp.JSONRPCRequest{
-					JSONRPC: "2.0",
-					ID:      mcp.NewRequestId(elicitationReq.requestID),
-					Request: mcp.Request{
-						Method: string(mcp.MethodElicitationCreate),
-					},
-					Params: elicitationReq.request.Params,
-				}
-				select {
-				case writeChan <- scopedRequest{jsonrpcRequest, elicitationReq.claim}: // toolgate patch, item 79: with its claim
-				case <-done:
-					return
-				}
-			case <-queues.roots.ready: // toolgate patch, item 67
-				rootsReq, ok := queues.roots.pop()
-				if !ok || !rootsReq.claim.send() {
-					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
-				}
-				// Send list roots request to client via SSE
-				jsonrpcRequest := mcp.JSONRPCRequest{
-					JSONRPC: "2.0",
-					ID:      mcp.NewRequestId(rootsReq.requestID),
-					Request: mcp.Request{
-						Method: string(mcp.MethodListRoots),
-					},
-				}
-				select {
-				case writeChan <- scopedRequest{jsonrpcRequest, rootsReq.claim}: // toolgate patch, item 79: with its claim
-				case <-done:
-					return
-				}
 			case <-done:
 				return
 			}
@@ -1196,17 +1140,46 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 			if data == nil {
 				continue
 			}
-			sr, isRequest := data.(scopedRequest) // toolgate patch, item 79
-			if isRequest {
-				data = sr.req
-			}
 			if err := writeSSEEvent(w, data); err != nil {
 				s.logger.Error("Failed to write SSE event", "err", err)
 				return
 			}
 			w.Flush()
-			sr.claim.written() // a cancellation waiting for the request follows it
 			s.touchSession(sessionID)
+		// toolgate patch, item 80: the writer takes a queued request
+		// itself, right before it writes it. v1.2.1's notification
+		// goroutine took it off the queue into writeChan, where a stream
+		// that ended (its client gone, to reconnect) lost it: the
+		// request was never sent, on this stream or the next, and its
+		// waiter waited to its deadline. Left on the queue, it goes out
+		// on the next GET stream; and one abandoned meanwhile is dropped
+		// there unsent (item 61), so it needs no cancellation.
+		case <-queues.sampling.ready:
+			if req, ok := queues.sampling.pop(); ok && !s.writeQueuedRequest(w, sessionID, req.claim, mcp.JSONRPCRequest{
+				JSONRPC: "2.0",
+				ID:      mcp.NewRequestId(req.requestID),
+				Request: mcp.Request{Method: string(mcp.MethodSamplingCreateMessage)},
+				Params:  req.request.CreateMessageParams,
+			}) {
+				return
+			}
+		case <-queues.elicitation.ready:
+			if req, ok := queues.elicitation.pop(); ok && !s.writeQueuedRequest(w, sessionID, req.claim, mcp.JSONRPCRequest{
+				JSONRPC: "2.0",
+				ID:      mcp.NewRequestId(req.requestID),
+				Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+				Params:  req.request.Params,
+			}) {
+				return
+			}
+		case <-queues.roots.ready:
+			if req, ok := queues.roots.pop(); ok && !s.writeQueuedRequest(w, sessionID, req.claim, mcp.JSONRPCRequest{
+				JSONRPC: "2.0",
+				ID:      mcp.NewRequestId(req.requestID),
+				Request: mcp.Request{Method: string(mcp.MethodListRoots)},
+			}) {
+				return
+			}
 		case <-ctx.Done():
 			return
 		case <-session.done:
@@ -1722,10 +1695,9 @@ type rootsRequestItem struct {
 // message handler whose response supports SSE.
 type requestScopedSSEKey struct{}
 
-// scopedRequest is a server request on its way to a stream (a POST's, or
-// the GET stream's writer), with its claim (toolgate patch, item 61): the
-// stream sends only what it claims, and tells the claim once it has
-// written it (item 79).
+// scopedRequest is a server request for a POST's stream, with its claim
+// (toolgate patch, item 61): the stream sends only what it claims, and
+// tells the claim once it has written it (item 79).
 type scopedRequest struct {
 	req   mcp.JSONRPCRequest
 	claim *serverRequestClaim

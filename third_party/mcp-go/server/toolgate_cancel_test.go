@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,6 +61,15 @@ func askingTools(s *MCPServer) (stop chan struct{}, errs chan error) {
 	}))
 	s.AddTool(mcp.NewTool("roots"), ask(func(ctx context.Context) error {
 		_, err := s.RequestRoots(ctx, mcp.ListRootsRequest{})
+		return err
+	}))
+	// sample_large asks with a message of 4 MiB, more than a connection's
+	// buffers hold.
+	s.AddTool(mcp.NewTool("sample_large"), ask(func(ctx context.Context) error {
+		_, err := s.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
+			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(strings.Repeat("x", 4<<20))}},
+			MaxTokens: 10,
+		}})
 		return err
 	}))
 	// sample_detached asks in the session from outside its POST (as a
@@ -325,67 +333,39 @@ func TestToolgateServerRequestsOnThePOSTStream(t *testing.T) {
 	}
 }
 
-// smallBuffers makes the connections it is given small buffers, so that
-// a stream whose client does not read it stalls after a few kilobytes,
-// and gives them large ones again at grow.
-type smallBuffers struct {
-	mu    sync.Mutex
-	conns []*net.TCPConn
-}
-
-// add gives c small buffers, until grow.
-func (b *smallBuffers) add(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetWriteBuffer(4096)
-		b.mu.Lock()
-		b.conns = append(b.conns, tc)
-		b.mu.Unlock()
-	}
-}
-
-// grow gives the connections added large buffers.
-func (b *smallBuffers) grow() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, c := range b.conns {
-		_ = c.SetWriteBuffer(1 << 20)
-	}
-}
-
-// smallBufferListener gives the connections it accepts small buffers.
-type smallBufferListener struct {
-	net.Listener
-	bufs *smallBuffers
-}
+// smallBufferListener gives each connection it accepts a small send
+// buffer, so that a stream whose client does not read it stalls after a
+// few hundred kilobytes (the client's receive window).
+type smallBufferListener struct{ net.Listener }
 
 func (l smallBufferListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
-	if err == nil {
-		l.bufs.add(c)
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
 	}
 	return c, err
 }
 
 // TestToolgateCancellationFollowsItsRequest (item 79): the cancellation
-// of a request that the GET stream claimed but has not written yet waits
-// until the request is written. Sent at once, it went to the session's
-// notifications, where another of the session's streams (a POST's) took it
-// and wrote it first: the client was told to cancel a request it had not
-// seen, which it ignores, and then got the request.
+// of a request that a stream claimed but has not written yet waits until
+// the request is written. Sent at once, it went to the session's
+// notifications, where another of the session's streams took it and wrote
+// it first: the client was told to cancel a request it had not seen,
+// which it ignores, and then got the request.
 //
-// The GET stream's writer is stalled on a message larger than the
-// connection's buffers, which the client does not read yet. A sampling
-// request is claimed by the stream behind it; messages fill the stream's
-// queue after it, so that only the POSTs in flight take the session's
-// notifications. The request is abandoned, and a marker notification
-// follows: the POSTs' streams must carry the marker, and no cancellation
-// before it or before the asking tool's answer. Once the client reads the GET stream, the request comes, and
-// its cancellation after it.
+// A tool asks the client with a sampling request larger than the
+// connection's buffers, on its POST's stream, which the client does not
+// read yet: the stream's writer has claimed the request and is stuck
+// writing it. The request is abandoned while another POST is in flight,
+// and a marker notification follows: that POST's stream must carry the
+// marker and no cancellation before it. Once the client reads the first
+// POST's stream, the request comes, and its cancellation after it.
 func TestToolgateCancellationFollowsItsRequest(t *testing.T) {
 	s := NewMCPServer("t", "1", WithToolCapabilities(false))
 	stop, errs := askingTools(s)
 	held := make(chan struct{})
 	release := make(chan struct{})
+	defer close(release)
 	s.AddTool(mcp.NewTool("hold"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		close(held)
 		select {
@@ -396,8 +376,7 @@ func TestToolgateCancellationFollowsItsRequest(t *testing.T) {
 	})
 	h := NewStreamableHTTPServer(s)
 	ts := httptest.NewUnstartedServer(h)
-	bufs := &smallBuffers{}
-	ts.Listener = smallBufferListener{ts.Listener, bufs}
+	ts.Listener = smallBufferListener{ts.Listener}
 	ts.Start()
 	defer ts.Close()
 	sessionID := initializeSession(t, h)
@@ -405,6 +384,107 @@ func TestToolgateCancellationFollowsItsRequest(t *testing.T) {
 	session := v.(*streamableHttpSession)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+
+	// A POST in flight, whose stream can take the session's notifications.
+	lines := make(chan string, 256)
+	postInto(ctx, ts.URL, sessionID, "hold", lines)
+	<-held
+
+	// The large request, on a POST's stream that the client does not read
+	// yet. Its answer's headers come with the request's first bytes.
+	body, header := toolCall(sessionID, "sample_large")
+	large, err := http.DefaultClient.Do(mcpPost(ctx, ts.URL, body, header))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer large.Body.Close()
+
+	stop <- struct{}{}
+	if err := <-errs; err == nil {
+		t.Fatal("sampling: the wait ended without an error")
+	}
+	session.UpgradeToSSEWhenReceiveNotification() // the hold POST's forwarder starts
+	session.notificationChannel <- mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: "toolgate/marker"}}
+	m := nextMessage(t, lines, "toolgate/marker", string(mcp.MethodNotificationCancelled))
+	if m.Method == string(mcp.MethodNotificationCancelled) {
+		t.Fatalf("another POST's stream carried the cancellation of request %s, which its own stream had not written yet", m.Params.RequestID)
+	}
+
+	// The client reads the large request's stream: the request comes. Its
+	// cancellation follows, on either stream: it is sent once the request
+	// is written to its connection, and the client reads its connections
+	// each at its own pace.
+	largeLines := make(chan string, 64)
+	go func() {
+		defer close(largeLines)
+		sc := bufio.NewScanner(large.Body)
+		sc.Buffer(make([]byte, 64*1024), 8<<20)
+		for sc.Scan() {
+			largeLines <- sc.Text()
+		}
+	}()
+	asked := nextMessage(t, largeLines, string(mcp.MethodSamplingCreateMessage), string(mcp.MethodNotificationCancelled))
+	if asked.Method != string(mcp.MethodSamplingCreateMessage) {
+		t.Fatalf("the stream carried the cancellation of request %s before the request", asked.Params.RequestID)
+	}
+	go func() {
+		for l := range largeLines {
+			lines <- l
+		}
+	}()
+	checkCancelled(t, "large sampling", nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
+}
+
+// TestToolgateQueuedRequestOutlivesItsGETStream (item 80): a request
+// queued for the GET stream that the stream has not written when it ends
+// (its client went away, to reconnect) goes out on the next GET stream.
+// v1.2.1's stream took it off the queue as soon as it could, into a
+// channel for its writer, and lost it there when it ended: the request
+// was never sent, and its waiter waited to its deadline.
+//
+// The first GET stream's writer is stalled on a message larger than the
+// connection's buffers, which the client does not read; the request is
+// queued behind it, and notifications after it, which the stream takes;
+// the client closes the stream; the next one carries the request, and the
+// client's answer reaches the tool.
+func TestToolgateQueuedRequestOutlivesItsGETStream(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false))
+	answered := make(chan error, 1)
+	s.AddTool(mcp.NewTool("sample_detached"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		dctx, cancel := context.WithTimeout(s.WithContext(context.Background(), ClientSessionFromContext(ctx)), 20*time.Second)
+		defer cancel()
+		_, err := s.RequestSampling(dctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
+			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hi")}},
+			MaxTokens: 10,
+		}})
+		answered <- err
+		return mcp.NewToolResultText("done"), nil
+	})
+	h := NewStreamableHTTPServer(s)
+	ts := httptest.NewUnstartedServer(h)
+	ts.Listener = smallBufferListener{ts.Listener}
+	ts.Start()
+	defer ts.Close()
+	sessionID := initializeSession(t, h)
+	v, _ := h.activeSessions.Load(sessionID)
+	session := v.(*streamableHttpSession)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	notify := func(method string, params map[string]any) {
+		session.notificationChannel <- mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
+			Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}}
+	}
+	openGET := func(ctx context.Context) *http.Response {
+		get, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
+		get.Header.Set("Accept", "text/event-stream")
+		get.Header.Set("Mcp-Session-Id", sessionID)
+		get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(get)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
@@ -413,102 +493,51 @@ func TestToolgateCancellationFollowsItsRequest(t *testing.T) {
 			}
 		}
 	}
-	notify := func(method string, params map[string]any) {
-		session.notificationChannel <- mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
-			Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}}
-	}
 
-	// The GET stream, not read, with a small receive buffer.
-	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err == nil {
-			bufs.add(c)
-		}
-		return c, err
-	}}}
-	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL, nil)
-	get.Header.Set("Accept", "text/event-stream")
-	get.Header.Set("Mcp-Session-Id", sessionID)
-	get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	getResp, err := client.Do(get)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer getResp.Body.Close()
+	getCtx, closeGET := context.WithCancel(ctx)
+	first := openGET(getCtx)
 	notify("toolgate/large", map[string]any{"data": strings.Repeat("x", 4<<20)})
 	waitFor("the GET stream did not take the large message", func() bool { return len(session.notificationChannel) == 0 })
 
-	// A POST in flight, whose stream can take the session's notifications.
-	lines := make(chan string, 256)
-	postInto(ctx, ts.URL, sessionID, "hold", lines)
-	<-held
-
-	// The sampling request, claimed by the GET stream behind the large
-	// message; then the stream's queue filled (16 messages, one more
-	// held by its forwarder), leaving four notifications on the session.
-	postInto(ctx, ts.URL, sessionID, "sample_detached", lines)
-	waitFor("the GET stream did not take the sampling request", func() bool {
-		asked := 0
-		session.samplingRequests.Range(func(any, any) bool { asked++; return true })
-		return asked == 1 && session.requestQueues().sampling.len() == 0
+	postInto(ctx, ts.URL, sessionID, "sample_detached", make(chan string, 64))
+	waitFor("the sampling request was not made", func() bool {
+		n := 0
+		session.samplingRequests.Range(func(any, any) bool { n++; return true })
+		return n == 1
 	})
-	for i := range 20 {
-		notify("toolgate/filler", map[string]any{"n": i})
+	// Ten notifications after it, taken by the stream: v1.2.1's took the
+	// request too, choosing at random between its ready channels, all but
+	// surely within these ten turns.
+	for i := range 10 {
+		notify("toolgate/after", map[string]any{"n": i})
 	}
-	waitFor("the GET stream's queue did not fill behind its stalled writer", func() bool { return len(session.notificationChannel) == 4 })
+	waitFor("the GET stream did not take the notifications", func() bool { return len(session.notificationChannel) == 0 })
+	closeGET()
+	first.Body.Close()
 
-	stop <- struct{}{}
-	if err := <-errs; err == nil {
-		t.Fatal("sampling: the wait ended without an error")
-	}
-	session.UpgradeToSSEWhenReceiveNotification() // the POSTs' forwarders start
-	notify("toolgate/marker", nil)
-	// Either POST's forwarder may take a notification: read until the
-	// marker and the answer of sample_detached's POST, which ends its
-	// stream, have come.
-	for marker, answer, timeout := false, false, time.After(10*time.Second); !marker || !answer; {
-		select {
-		case l := <-lines:
-			var m wireMessage
-			_ = json.Unmarshal([]byte(strings.TrimPrefix(l, "data: ")), &m)
-			switch {
-			case m.Method == string(mcp.MethodNotificationCancelled):
-				t.Fatalf("a POST's stream carried the cancellation of request %s, which the GET stream had not written yet", m.Params.RequestID)
-			case m.Method == "toolgate/marker":
-				marker = true
-			case strings.Contains(l, "stopped waiting"):
-				answer = true
-			}
-		case <-timeout:
-			t.Fatalf("within 10 s, the marker came: %v; sample_detached's answer: %v", marker, answer)
-		}
-	}
-
-	// The client reads the GET stream: the request comes. Its cancellation
-	// follows, on either stream: it is sent once the request is written to
-	// the GET stream's connection, and the client reads its two
-	// connections each at its own pace.
-	bufs.grow()
-	getLines := make(chan string, 64)
+	second := openGET(ctx)
+	defer second.Body.Close()
+	lines := make(chan string, 64)
 	go func() {
-		defer close(getLines)
-		sc := bufio.NewScanner(getResp.Body)
+		defer close(lines)
+		sc := bufio.NewScanner(second.Body)
 		sc.Buffer(make([]byte, 64*1024), 8<<20)
 		for sc.Scan() {
-			getLines <- sc.Text()
+			lines <- sc.Text()
 		}
 	}()
-	asked := nextMessage(t, getLines, string(mcp.MethodSamplingCreateMessage), string(mcp.MethodNotificationCancelled))
-	if asked.Method != string(mcp.MethodSamplingCreateMessage) {
-		t.Fatalf("the GET stream carried the cancellation of request %s before the request", asked.Params.RequestID)
+	asked := nextMessage(t, lines, string(mcp.MethodSamplingCreateMessage))
+	answer := `{"jsonrpc":"2.0","id":` + string(asked.ID) + `,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`
+	resp := postMCP(t, ts.URL, answer, http.Header{"Mcp-Session-Id": {sessionID}, "Mcp-Protocol-Version": {"2025-11-25"}})
+	resp.Body.Close()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatalf("the tool got no answer: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client's answer did not reach the tool within 10 s")
 	}
-	go func() {
-		for l := range getLines {
-			lines <- l
-		}
-	}()
-	checkCancelled(t, "GET-stream sampling", nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
-	close(release)
 }
 
 // TestToolgateClaimCancelsAfterTheWrite (item 79): a request abandoned

@@ -135,3 +135,21 @@ func sendServerRequest[T queuedServerRequest](ctx context.Context, req mcp.JSONR
 	}
 	return queue()
 }
+
+// writeQueuedRequest writes req, a request the GET stream's writer took
+// off the session's queue (item 80), if it can claim it, and tells the
+// claim once it is written (item 79); false: the write failed, and the
+// stream ends.
+func (s *StreamableHTTPServer) writeQueuedRequest(w HTTPResponseWriter, sessionID string, claim *serverRequestClaim, req mcp.JSONRPCRequest) bool {
+	if !claim.send() {
+		return true // taken by another route, or abandoned unsent (item 61)
+	}
+	if err := writeSSEEvent(w, req); err != nil {
+		s.logger.Error("Failed to write SSE event", "err", err)
+		return false
+	}
+	w.Flush()
+	claim.written()
+	s.touchSession(sessionID)
+	return true
+}
