@@ -167,9 +167,7 @@ func (c *mcpClient) Request(ctx context.Context, method string, params json.RawM
 		if req, err = samplingRequest(params); err != nil {
 			return nil, err
 		}
-		if id := c.taskID(); id != "" {
-			req.CreateMessageParams.Meta = relatedTask(nil, id)
-		}
+		req.CreateMessageParams.Meta = relayedMeta(req.CreateMessageParams.Meta, c.taskID())
 		var res *mcp.CreateMessageResult
 		resume := c.awaitingInput()
 		//lint:ignore SA1019 sampling is relayed for clients on the 2025 revisions, where it is current
@@ -187,9 +185,7 @@ func (c *mcpClient) Request(ctx context.Context, method string, params json.RawM
 		if !c.canRequest(method, req.Params.Mode) {
 			return nil, fmt.Errorf("%s: %w", method, ErrClientCannot)
 		}
-		if id := c.taskID(); id != "" {
-			req.Params.Meta = relatedTask(req.Params.Meta, id)
-		}
+		req.Params.Meta = relayedMeta(req.Params.Meta, c.taskID())
 		var res *mcp.ElicitationResult
 		resume := c.awaitingInput()
 		res, err = c.m.srv.RequestElicitation(rctx, req)
@@ -232,19 +228,29 @@ func (c *mcpClient) taskID() string {
 	return c.call.Task.ID
 }
 
-// relatedTask is meta with the related-task member naming the task id
-// (MCP 2025-11-25, tasks: a request associated with a task MUST carry
-// it). One an upstream sent, naming its own task, is replaced: the
-// client knows toolgate's task only.
-func relatedTask(meta *mcp.Meta, id string) *mcp.Meta {
-	if meta == nil {
-		return mcp.WithRelatedTask(id)
+// relayedMeta is the _meta of a request passed on to the client, meta
+// being the asker's: its members, but for the two that name things of the
+// asker's, which the client cannot use: its progress token (toolgate does
+// not relay progress of these requests) and its related-task (an
+// upstream's own task). When the request is asked for a 2025-11-25 task of
+// toolgate's (taskID), related-task names that task: MCP 2025-11-25
+// (tasks) says such a request MUST carry it. Nil when nothing is left.
+func relayedMeta(meta *mcp.Meta, taskID string) *mcp.Meta {
+	fields := map[string]any{}
+	if meta != nil {
+		for k, v := range meta.AdditionalFields {
+			if k != mcp.RelatedTaskMetaKey {
+				fields[k] = v
+			}
+		}
 	}
-	if meta.AdditionalFields == nil {
-		meta.AdditionalFields = map[string]any{}
+	if taskID != "" {
+		fields[mcp.RelatedTaskMetaKey] = mcp.RelatedTaskMeta(taskID)
 	}
-	meta.AdditionalFields[mcp.RelatedTaskMetaKey] = mcp.RelatedTaskMeta(id)
-	return meta
+	if len(fields) == 0 {
+		return nil
+	}
+	return &mcp.Meta{AdditionalFields: fields}
 }
 
 // record writes relay.sampling or relay.elicitation to the run archive.
@@ -292,10 +298,6 @@ func samplingRequest(params json.RawMessage) (mcp.CreateMessageRequest, error) {
 		return req, fmt.Errorf("%s: decoding params: %w", MethodSampling, err)
 	}
 	p := &req.CreateMessageParams
-	// The asker's own _meta is not passed on, as before the mcp-go copy's
-	// type had one (item 78): its progress token and related-task name
-	// things of the upstream's, which the client cannot use.
-	p.Meta = nil
 	for i := range p.Messages {
 		if i < len(raw.Messages) && len(raw.Messages[i].Content) > 0 {
 			p.Messages[i].Content = raw.Messages[i].Content

@@ -447,7 +447,8 @@ func TestTaskInputRequiredWhileTheClientIsAsked(t *testing.T) {
 // (mcp-go's opens none by default) and, finding its task input_required,
 // calls tasks/result, as MCP 2025-11-25 asks of it, is asked there (mcp-go
 // copy, item 77), an elicitation or a sampling request, whose related-task
-// names the task (item 78 for sampling's _meta); its answer reaches the
+// names the task (item 78 for sampling's _meta), not the asker's (see
+// askerMeta); its answer reaches the
 // task, whose result tasks/result then returns. Before, the request waited
 // for a GET stream, and the task in input_required until its deadline.
 func TestTaskInputOnTasksResult(t *testing.T) {
@@ -478,12 +479,11 @@ func TestTaskInputOnTasksResult(t *testing.T) {
 		waitStatus(t, c, id, "completed")
 		select {
 		case meta := <-related:
-			var got any
-			if meta != nil {
-				got = meta.AdditionalFields[mcp.RelatedTaskMetaKey]
-			}
-			if b, _ := json.Marshal(got); string(b) != `{"taskId":"`+id+`"}` {
-				t.Errorf("%s: the request's related-task is %s; want the task %s", tool, b, id)
+			// The asker's related-task is replaced and its progress
+			// token dropped; its own member passes.
+			b, _ := json.Marshal(meta)
+			if want := `{"example.com/hint":"short","io.modelcontextprotocol/related-task":{"taskId":"` + id + `"}}`; string(b) != want {
+				t.Errorf("%s: the request's _meta is %s; want %s", tool, b, want)
 			}
 		default:
 			t.Fatalf("%s: the client was not asked", tool)
@@ -491,9 +491,14 @@ func TestTaskInputOnTasksResult(t *testing.T) {
 	}
 }
 
+// askerMeta is the _meta of the requests serveAskingTask's tools make, as
+// an upstream's relayed request carries it: a progress token and a
+// related-task of the upstream's own, and a member of its own.
+const askerMeta = `"_meta":{"progressToken":"upstream-7","io.modelcontextprotocol/related-task":{"taskId":"upstream-task"},"example.com/hint":"short"}`
+
 // serveAskingTask serves, over streamable HTTP, the task-capable tools
 // "ask", which asks its client for a name with an elicitation, and
-// "sample", which asks with a sampling request; each then, given the
+// "sample", which asks with a sampling request (both with askerMeta); each then, given the
 // answer, waits for then (if not nil) and returns the answer. It returns
 // the server's URL. The call's deadline is the test's patience: a fixed
 // one could end the call while the test, on a loaded machine, still waits
@@ -515,8 +520,8 @@ func serveAskingTask(t *testing.T, then func(context.Context) error) string {
 		}))
 	}
 	ts, err := NewToolset("t",
-		asking("ask", MethodElicitation, `{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`),
-		asking("sample", MethodSampling, `{"messages":[{"role":"user","content":{"type":"text","text":"name?"}}],"maxTokens":10}`),
+		asking("ask", MethodElicitation, `{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}},`+askerMeta+`}`),
+		asking("sample", MethodSampling, `{"messages":[{"role":"user","content":{"type":"text","text":"name?"}}],"maxTokens":10,`+askerMeta+`}`),
 	)
 	if err != nil {
 		t.Fatal(err)
