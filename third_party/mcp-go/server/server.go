@@ -2489,7 +2489,14 @@ func (s *MCPServer) handleTaskAugmentedToolCall(
 	// for an answer to a request its client never saw. They go to the
 	// session's GET stream, as every request outside a POST does, or to a
 	// tasks/result waiting for the task (item 77).
-	ctx = taskContext{ctx, &entry.route}
+	//
+	// toolgate patch (item 81): nor does the POST's end (or a stdio
+	// request's) cancel the task: v1.2.1 ran it under the creating
+	// request's context, which net/http cancels once the CreateTaskResult
+	// is written, so a handler that honoured its context ended (or its
+	// requests to the client failed) as soon as the task was made. A task
+	// ends by its handler, by tasks/cancel or by its TTL (entry.cancelFunc).
+	ctx = taskContext{context.WithoutCancel(ctx), &entry.route}
 	if hasTaskHandler {
 		go s.executeTaskTool(ctx, entry, toolToUse, request)
 	} else {

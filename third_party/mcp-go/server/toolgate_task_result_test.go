@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,9 +29,8 @@ func TestToolgateTaskRequestsOnTasksResult(t *testing.T) {
 			s := NewMCPServer("t", "1", WithToolCapabilities(false), WithTaskCapabilities(true, true, true), WithElicitation())
 			ask := make(chan struct{})
 			s.AddTool(mcp.NewTool("ask", mcp.WithTaskSupport(mcp.TaskSupportOptional)), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				// The task outlives the POST that created it, whose end
-				// cancels ctx (toolgate's handlers detach as this one does).
-				ctx = context.WithoutCancel(ctx)
+				// The task outlives the POST that created it (item 81):
+				// ctx is not cancelled by the POST's end.
 				<-ask
 				res, err := s.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
 					Message:         "name?",
@@ -144,8 +144,8 @@ func waitingResults(entry *taskEntry) int {
 	return len(entry.route.streams)
 }
 
-// answerOf is the JSON-RPC message of a POST's answer, as JSON or as the
-// first data line of an event stream.
+// answerOf is the JSON-RPC answer of a POST, as JSON or as the first data
+// line of an event stream that is no notification.
 func answerOf(t *testing.T, resp *http.Response) []byte {
 	t.Helper()
 	defer resp.Body.Close()
@@ -154,9 +154,99 @@ func answerOf(t *testing.T, resp *http.Response) []byte {
 		t.Fatal(err)
 	}
 	for line := range strings.SplitSeq(string(body), "\n") {
-		if data, ok := strings.CutPrefix(line, "data: "); ok {
+		var m struct {
+			Method string `json:"method"`
+		}
+		// The answer, not a notification of the session's that the
+		// stream carried before it.
+		if data, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(data), &m) == nil && m.Method == "" {
 			return []byte(data)
 		}
 	}
 	return body
+}
+
+// TestToolgateTaskOutlivesItsRequest (item 81): a 2025-11-25 task's
+// handler runs on after the POST that created it is answered, with its
+// context live, until it returns; tasks/cancel still cancels it. v1.2.1
+// ran it under the POST's context, which ended with the answer.
+func TestToolgateTaskOutlivesItsRequest(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithTaskCapabilities(true, true, true))
+	proceed := make(chan struct{})
+	seen := make(chan error, 2)
+	s.AddTool(mcp.NewTool("wait", mcp.WithTaskSupport(mcp.TaskSupportOptional)), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-proceed:
+			seen <- ctx.Err()
+			return mcp.NewToolResultText("done"), nil
+		case <-ctx.Done():
+			seen <- ctx.Err()
+			return nil, ctx.Err()
+		}
+	})
+	h := NewStreamableHTTPServer(s)
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	sessionID := initializeSession(t, h)
+	header := http.Header{"Mcp-Session-Id": {sessionID}, "Mcp-Protocol-Version": {"2025-11-25"}}
+	start := func(id int) string {
+		t.Helper()
+		resp := postMCP(t, ts.URL, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"wait","task":{"ttl":60000}}}`, id), header)
+		var created struct {
+			Result struct {
+				Task struct {
+					TaskID string `json:"taskId"`
+				} `json:"task"`
+			} `json:"result"`
+		}
+		if body := answerOf(t, resp); json.Unmarshal(body, &created) != nil || created.Result.Task.TaskID == "" {
+			t.Fatalf("the task call answered %s", body)
+		}
+		return created.Result.Task.TaskID
+	}
+	status := func(taskID string) string {
+		t.Helper()
+		body := answerOf(t, postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":9,"method":"tasks/get","params":{"taskId":"`+taskID+`"}}`, header))
+		var got struct {
+			Result struct {
+				Status string `json:"status"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(body, &got) != nil || got.Result.Status == "" {
+			return "(tasks/get answered " + string(body) + ")"
+		}
+		return got.Result.Status
+	}
+	waitStatus := func(taskID, want string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); status(taskID) != want; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("task %s: status %q, want %q", taskID, status(taskID), want)
+			}
+		}
+	}
+
+	// The POST is answered (answerOf read it to its end): the task works on.
+	first := start(1)
+	if got := status(first); got != string(mcp.TaskStatusWorking) {
+		t.Fatalf("after its POST was answered the task is %q; want working", got)
+	}
+	proceed <- struct{}{}
+	if err := <-seen; err != nil {
+		t.Fatalf("the task's context ended with its POST: %v", err)
+	}
+	waitStatus(first, string(mcp.TaskStatusCompleted))
+
+	// tasks/cancel still ends it.
+	second := start(2)
+	answerOf(t, postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"`+second+`"}}`, header))
+	select {
+	case err := <-seen:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("tasks/cancel: the task's context ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("tasks/cancel did not cancel the task's context")
+	}
+	waitStatus(second, string(mcp.TaskStatusCancelled))
 }
