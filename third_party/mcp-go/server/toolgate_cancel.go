@@ -63,7 +63,8 @@ func (c *serverRequestClaim) abandon() (sent bool) {
 }
 
 // written is called by the stream that claimed the request once it has
-// written it (or failed to): a cancellation waiting for that is sent now.
+// written it (or tried to, where a failed write does not end the stream):
+// a cancellation waiting for that is sent now.
 // Not with a lock of the stream's held: the cancellation is sent on the
 // session's notifications. A nil claim has nothing waiting.
 func (c *serverRequestClaim) written() {
