@@ -533,3 +533,67 @@ func serveAskingTask(t *testing.T, then func(context.Context) error) string {
 	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: newMemRecorder(), CallTimeout: time.Until(patience(t))})})
 	return serveMCP(t, m)
 }
+
+// TestTaskNotificationsNameTheirTask: the progress reports and log
+// messages of a 2025-11-25 task's call carry the task's related-task, as
+// MCP 2025-11-25 (tasks) asks of every notification related to a task; a
+// call made without a task sends them without one.
+func TestTaskNotificationsNameTheirTask(t *testing.T) {
+	report := Must(NewTool(ToolDef{Name: "report", InputSchema: json.RawMessage(`{"type":"object"}`), TaskSupport: TaskOptional}, func(ctx context.Context, _ *Call) (*Result, error) {
+		ReportProgress(ctx, Progress{Progress: 1, Total: 2, Message: "half"})
+		ReportLog(ctx, "error", "report", "halfway")
+		return OkText("done"), nil
+	}))
+	cat := catalogOf("t", report)
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: newMemRecorder()})})
+	c, notes := dialMCPStream(t, serveMCP(t, m), true)
+
+	// relatedOf is the related-task of the notifications of method whose
+	// params carry token (progress) or data (a log message), once both
+	// have come.
+	relatedOf := func(token string) map[string]string {
+		t.Helper()
+		for deadline := time.Now().Add(time.Until(patience(t))); ; time.Sleep(5 * time.Millisecond) {
+			got := map[string]string{}
+			for _, n := range notes() {
+				p := n.Params.AdditionalFields
+				if n.Method == string(mcp.MethodNotificationProgress) && p["progressToken"] == token ||
+					n.Method == string(mcp.MethodNotificationMessage) && p["data"] == "halfway" && p["logger"] == "report" {
+					b, _ := json.Marshal(n.Params.Meta[mcp.RelatedTaskMetaKey])
+					got[n.Method] = string(b)
+				}
+			}
+			if len(got) == 2 {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the call's notifications did not all come: %v", got)
+			}
+		}
+	}
+
+	raw, err := request(t, c, "tools/call", map[string]any{"name": "report", "arguments": map[string]any{}, "task": map[string]any{"ttl": 60000}, "_meta": map[string]any{"progressToken": "in-task"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cr wireTask
+	if err := json.Unmarshal(raw, &cr); err != nil || cr.Task.TaskID == "" {
+		t.Fatalf("task call answered %s (%v), want a CreateTaskResult", raw, err)
+	}
+	for method, related := range relatedOf("in-task") {
+		if want := `{"taskId":"` + cr.Task.TaskID + `"}`; related != want {
+			t.Errorf("the task's %s carries related-task %s; want %s", method, related, want)
+		}
+	}
+	// Drained before the next call, whose notifications read alike.
+	notes()
+
+	if _, err := request(t, c, "tools/call", map[string]any{"name": "report", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "no-task"}}); err != nil {
+		t.Fatal(err)
+	}
+	for method, related := range relatedOf("no-task") {
+		if related != "null" {
+			t.Errorf("a call of no task: its %s carries related-task %s", method, related)
+		}
+	}
+}

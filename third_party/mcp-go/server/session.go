@@ -188,6 +188,9 @@ func (s *MCPServer) buildLogNotification(notification mcp.LoggingMessageNotifica
 		Notification: mcp.Notification{
 			Method: notification.Method,
 			Params: mcp.NotificationParams{
+				// toolgate patch, item 82: the notification's _meta (a
+				// task's related-task) is sent; v1.2.1 dropped it.
+				Meta: notification.Notification.Params.Meta,
 				AdditionalFields: map[string]any{
 					"level":  notification.Params.Level,
 					"logger": notification.Params.Logger,
