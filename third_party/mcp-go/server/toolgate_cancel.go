@@ -59,7 +59,18 @@ func (c *serverRequestClaim) pending() bool {
 // abandon marks the request abandoned, and reports whether it had been
 // sent (then the client must be told).
 func (c *serverRequestClaim) abandon() (sent bool) {
-	return !c.state.CompareAndSwap(claimQueued, claimAbandoned) && c.state.Load() == claimSent
+	for {
+		if c.state.CompareAndSwap(claimQueued, claimAbandoned) {
+			return false
+		}
+		switch c.state.Load() {
+		case claimSent:
+			return true
+		case claimAbandoned:
+			return false
+		}
+		// Queued again: a stream gave its claim back (unsend) meanwhile.
+	}
 }
 
 // written is called by the stream that claimed the request once it has
@@ -81,22 +92,39 @@ func (c *serverRequestClaim) written() {
 	}
 }
 
+// unsend gives back the claim of a request its stream could not write
+// (item 83), so that another stream may send it; false: its waiter
+// abandoned it meanwhile, and the client, which never got it, needs no
+// cancellation either.
+func (c *serverRequestClaim) unsend() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.onWrite != nil {
+		c.onWrite = nil
+		return false
+	}
+	return c.state.CompareAndSwap(claimSent, claimQueued)
+}
+
 // abandonAt is the waiter's side over streamable HTTP, its context ctx
 // ended: the request the session sent with id is abandoned, and cancelled
 // at the client if a stream sent it, after that stream wrote it.
 func (c *serverRequestClaim) abandonAt(ctx context.Context, session ClientSession, id int64) {
-	if c.abandon() {
-		c.cancelWhenWritten(func() { cancelAtClient(ctx, session, id) })
-	}
+	c.abandonThen(func() { cancelAtClient(ctx, session, id) })
 }
 
-// cancelWhenWritten runs cancel, the cancellation of a request abandon
-// found sent, once the stream that claimed it has written it: at once if
-// it has, else from [serverRequestClaim.written]. A stream that ends
-// before it writes the request never runs it: the client never got the
-// request.
-func (c *serverRequestClaim) cancelWhenWritten(cancel func()) {
+// abandonThen abandons the request and, if a stream sent it, runs cancel
+// (its cancellation at the client) once that stream has written it: at
+// once if it has, else from [serverRequestClaim.written]. A stream that
+// ends before it writes the request never runs it: the client never got
+// the request. Under c.mu, so that a stream's unsend comes wholly before
+// (the request is then abandoned unsent) or after (it is then dropped).
+func (c *serverRequestClaim) abandonThen(cancel func()) {
 	c.mu.Lock()
+	if !c.abandon() {
+		c.mu.Unlock()
+		return
+	}
 	if !c.wrote {
 		c.onWrite = cancel
 		c.mu.Unlock()

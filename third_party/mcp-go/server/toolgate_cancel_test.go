@@ -435,26 +435,44 @@ func TestToolgateCancellationFollowsItsRequest(t *testing.T) {
 	checkCancelled(t, "large sampling", nextMessage(t, lines, string(mcp.MethodNotificationCancelled)), asked.ID)
 }
 
-// TestToolgateQueuedRequestOutlivesItsGETStream (item 80): a request
-// queued for the GET stream that the stream has not written when it ends
-// (its client went away, to reconnect) goes out on the next GET stream.
-// v1.2.1's stream took it off the queue as soon as it could, into a
-// channel for its writer, and lost it there when it ended: the request
-// was never sent, and its waiter waited to its deadline.
+// TestToolgateQueuedRequestOutlivesItsGETStream (items 80 and 83): a
+// request queued for the GET stream that the stream has not written when
+// it ends (its client went away, to reconnect) goes out on the next GET
+// stream. v1.2.1's stream took it off the queue as soon as it could, into
+// a channel for its writer, and lost it there when it ended (item 80); and
+// one whose own write failed, cut short by the connection's end, was lost
+// too (item 83): never sent, and its waiter waited to its deadline.
 //
-// The first GET stream's writer is stalled on a message larger than the
-// connection's buffers, which the client does not read; the request is
-// queued behind it, and notifications after it, which the stream takes;
-// the client closes the stream; the next one carries the request, and the
-// client's answer reaches the tool.
+// The first GET stream's writer is stalled, on a message larger than the
+// connection's buffers before the request, or on the request itself,
+// larger than them; the client does not read it; notifications follow,
+// which the stream takes; the client closes the stream; the next one
+// carries the request, and the client's answer reaches the tool.
 func TestToolgateQueuedRequestOutlivesItsGETStream(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		before, text string
+	}{
+		{name: "behind a large message", before: strings.Repeat("x", 4<<20), text: "hi"},
+		{name: "being written", text: strings.Repeat("x", 4<<20)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			testRequestOutlivesGETStream(t, c.before, c.text)
+		})
+	}
+}
+
+// testRequestOutlivesGETStream is TestToolgateQueuedRequestOutlivesItsGETStream
+// with a notification carrying before ahead of the request (none if
+// empty), and a sampling request of text.
+func testRequestOutlivesGETStream(t *testing.T, before, text string) {
 	s := NewMCPServer("t", "1", WithToolCapabilities(false))
 	answered := make(chan error, 1)
 	s.AddTool(mcp.NewTool("sample_detached"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		dctx, cancel := context.WithTimeout(s.WithContext(context.Background(), ClientSessionFromContext(ctx)), 20*time.Second)
 		defer cancel()
 		_, err := s.RequestSampling(dctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
-			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("hi")}},
+			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(text)}},
 			MaxTokens: 10,
 		}})
 		answered <- err
@@ -496,8 +514,10 @@ func TestToolgateQueuedRequestOutlivesItsGETStream(t *testing.T) {
 
 	getCtx, closeGET := context.WithCancel(ctx)
 	first := openGET(getCtx)
-	notify("toolgate/large", map[string]any{"data": strings.Repeat("x", 4<<20)})
-	waitFor("the GET stream did not take the large message", func() bool { return len(session.notificationChannel) == 0 })
+	if before != "" {
+		notify("toolgate/large", map[string]any{"data": before})
+		waitFor("the GET stream did not take the large message", func() bool { return len(session.notificationChannel) == 0 })
+	}
 
 	postInto(ctx, ts.URL, sessionID, "sample_detached", make(chan string, 64))
 	waitFor("the sampling request was not made", func() bool {
@@ -563,9 +583,7 @@ func TestToolgateClaimCancelsAfterTheWrite(t *testing.T) {
 				claim.written()
 			}
 			cancels := 0
-			if claim.abandon() {
-				claim.cancelWhenWritten(func() { cancels++ })
-			}
+			claim.abandonThen(func() { cancels++ })
 			if cancels != c.wantBefore {
 				t.Errorf("cancellations on abandon: %d, want %d", cancels, c.wantBefore)
 			}
@@ -580,5 +598,38 @@ func TestToolgateClaimCancelsAfterTheWrite(t *testing.T) {
 				t.Error("an abandoned request was claimed")
 			}
 		})
+	}
+}
+
+// TestToolgateClaimGivenBack (item 83): a request whose stream gave its
+// claim back can be claimed again, and abandoned unsent, with no
+// cancellation; one abandoned while its stream held the claim is not given
+// back, and never cancelled.
+func TestToolgateClaimGivenBack(t *testing.T) {
+	var claim serverRequestClaim
+	if !claim.send() || !claim.unsend() {
+		t.Fatal("a claimed request could not be given back")
+	}
+	if !claim.send() {
+		t.Fatal("a request given back could not be claimed again")
+	}
+	if !claim.unsend() {
+		t.Fatal("a request claimed again could not be given back")
+	}
+	cancels := 0
+	claim.abandonThen(func() { cancels++ })
+	if cancels != 0 || claim.send() {
+		t.Fatalf("abandoned after it was given back: %d cancellations, claimable %v; want none, and not", cancels, !claim.pending())
+	}
+
+	var held serverRequestClaim
+	held.send()
+	held.abandonThen(func() { cancels++ })
+	if held.unsend() {
+		t.Error("a request abandoned while claimed was given back")
+	}
+	held.written()
+	if cancels != 0 {
+		t.Errorf("%d cancellations of a request never written; want none", cancels)
 	}
 }

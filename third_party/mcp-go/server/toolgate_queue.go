@@ -15,6 +15,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -96,6 +97,17 @@ func (q *serverRequestQueue[T]) pop() (item T, ok bool) {
 	return item, ok
 }
 
+// putBack returns item, which pop took, to the front of the queue, where
+// it was (item 83): its stream could not write it. It may hold one more
+// than serverRequestQueueCap for a while: a push that came meanwhile took
+// the place it had.
+func (q *serverRequestQueue[T]) putBack(item T) {
+	q.mu.Lock()
+	q.items = slices.Insert(q.items, 0, item)
+	q.mu.Unlock()
+	q.signal()
+}
+
 // len is how many requests the queue holds, abandoned and sent ones
 // included.
 func (q *serverRequestQueue[T]) len() int {
@@ -136,16 +148,23 @@ func sendServerRequest[T queuedServerRequest](ctx context.Context, req mcp.JSONR
 	return queue()
 }
 
-// writeQueuedRequest writes req, a request the GET stream's writer took
-// off the session's queue (item 80), if it can claim it, and tells the
-// claim once it is written (item 79); false: the write failed, and the
-// stream ends.
-func (s *StreamableHTTPServer) writeQueuedRequest(w HTTPResponseWriter, sessionID string, claim *serverRequestClaim, req mcp.JSONRPCRequest) bool {
+// writeQueuedRequest writes req, the request item a GET stream's writer
+// took off the session's queue q (item 80), if it can claim it, and tells
+// the claim once it is written (item 79); false: the write failed, and the
+// stream ends. A request it claimed but could not write goes back to the
+// front of the queue for the session's next GET stream (item 83): the
+// connection failed, and the client, which discards an event cut short,
+// never got it.
+func writeQueuedRequest[T queuedServerRequest](s *StreamableHTTPServer, w HTTPResponseWriter, sessionID string, q *serverRequestQueue[T], item T, req mcp.JSONRPCRequest) bool {
+	claim := item.queuedClaim()
 	if !claim.send() {
 		return true // taken by another route, or abandoned unsent (item 61)
 	}
 	if err := writeSSEEvent(w, req); err != nil {
 		s.logger.Error("Failed to write SSE event", "err", err)
+		if claim.unsend() {
+			q.putBack(item)
+		}
 		return false
 	}
 	w.Flush()
