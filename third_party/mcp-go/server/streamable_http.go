@@ -1155,7 +1155,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 		// on the next GET stream; and one abandoned meanwhile is dropped
 		// there unsent (item 61), so it needs no cancellation.
 		case <-queues.sampling.ready:
-			if req, ok := queues.sampling.pop(); ok && !writeQueuedRequest(s, w, sessionID, queues.sampling, req, mcp.JSONRPCRequest{
+			if req, ok := queues.sampling.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.sampling, req, mcp.JSONRPCRequest{
 				JSONRPC: "2.0",
 				ID:      mcp.NewRequestId(req.requestID),
 				Request: mcp.Request{Method: string(mcp.MethodSamplingCreateMessage)},
@@ -1164,7 +1164,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 				return
 			}
 		case <-queues.elicitation.ready:
-			if req, ok := queues.elicitation.pop(); ok && !writeQueuedRequest(s, w, sessionID, queues.elicitation, req, mcp.JSONRPCRequest{
+			if req, ok := queues.elicitation.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.elicitation, req, mcp.JSONRPCRequest{
 				JSONRPC: "2.0",
 				ID:      mcp.NewRequestId(req.requestID),
 				Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
@@ -1173,7 +1173,7 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 				return
 			}
 		case <-queues.roots.ready:
-			if req, ok := queues.roots.pop(); ok && !writeQueuedRequest(s, w, sessionID, queues.roots, req, mcp.JSONRPCRequest{
+			if req, ok := queues.roots.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.roots, req, mcp.JSONRPCRequest{
 				JSONRPC: "2.0",
 				ID:      mcp.NewRequestId(req.requestID),
 				Request: mcp.Request{Method: string(mcp.MethodListRoots)},

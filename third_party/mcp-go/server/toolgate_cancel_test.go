@@ -633,3 +633,26 @@ func TestToolgateClaimGivenBack(t *testing.T) {
 		t.Errorf("%d cancellations of a request never written; want none", cancels)
 	}
 }
+
+// TestToolgateGoneStreamLeavesTheRequestQueued (item 83): a GET stream
+// whose request has ended (its client is gone) but whose writer took a
+// queued request anyway leaves it queued and unclaimed, for the next
+// stream, and writes nothing.
+func TestToolgateGoneStreamLeavesTheRequestQueued(t *testing.T) {
+	s := NewStreamableHTTPServer(NewMCPServer("t", "1"))
+	q := newServerRequestQueue[rootsRequestItem]()
+	q.push(rootsRequestItem{requestID: 1, claim: &serverRequestClaim{}})
+	item, _ := q.pop()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	if writeQueuedRequest(ctx, s, newHTTPResponseWriterAdapter(rec), "s", q, item, mcp.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(int64(1))}) {
+		t.Error("the writer of a stream whose client is gone goes on")
+	}
+	if rec.Body.Len() != 0 {
+		t.Errorf("it wrote %q", rec.Body)
+	}
+	if back, ok := q.pop(); !ok || back.requestID != 1 || !back.claim.pending() {
+		t.Errorf("the queue holds %+v (%v); want request 1, unclaimed", back, ok)
+	}
+}

@@ -155,7 +155,16 @@ func sendServerRequest[T queuedServerRequest](ctx context.Context, req mcp.JSONR
 // front of the queue for the session's next GET stream (item 83): the
 // connection failed, and the client, which discards an event cut short,
 // never got it.
-func writeQueuedRequest[T queuedServerRequest](s *StreamableHTTPServer, w HTTPResponseWriter, sessionID string, q *serverRequestQueue[T], item T, req mcp.JSONRPCRequest) bool {
+//
+// One taken when the stream's request has ended already (the writer's
+// select chose the queue over ctx.Done: both were ready) goes back
+// unclaimed: the client is gone, and a write to its connection could
+// still succeed (TCP takes the first write after the peer closed).
+func writeQueuedRequest[T queuedServerRequest](ctx context.Context, s *StreamableHTTPServer, w HTTPResponseWriter, sessionID string, q *serverRequestQueue[T], item T, req mcp.JSONRPCRequest) bool {
+	if ctx.Err() != nil {
+		q.putBack(item)
+		return false
+	}
 	claim := item.queuedClaim()
 	if !claim.send() {
 		return true // taken by another route, or abandoned unsent (item 61)
