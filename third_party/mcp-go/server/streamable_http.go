@@ -1090,6 +1090,8 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 				case <-done:
 					return
 				}
+			// toolgate patch, item 80: the queued requests' cases moved
+			// to the writer's loop below.
 			case <-done:
 				return
 			}
