@@ -1030,7 +1030,7 @@ func (m *MCPServer) runCall(ctx context.Context, req mcp.CallToolRequest, call *
 		defer stop()
 	case req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil:
 		var stop func()
-		ctx, stop = WithProgress(ctx, &mcpProgress{ctx: reqCtx, srv: m.srv, token: req.Params.Meta.ProgressToken, sent: &client.lastSent, meta: relatedTaskMeta(client.taskID())})
+		ctx, stop = WithProgress(ctx, &mcpProgress{ctx: reqCtx, srv: m.srv, token: req.Params.Meta.ProgressToken, sent: &client.lastSent})
 		defer stop()
 	}
 	res := m.opts.Pipeline.Call(ctx, call)
@@ -1272,8 +1272,7 @@ type mcpProgress struct {
 	ctx   context.Context
 	srv   *server.MCPServer
 	token mcp.ProgressToken
-	sent  *atomic.Int64  // unix nanoseconds of the last notification queued (shared with the request's client)
-	meta  map[string]any // the reports' _meta: a 2025-11-25 task's related-task, or nil
+	sent  *atomic.Int64 // unix nanoseconds of the last notification queued (shared with the request's client)
 }
 
 // settle holds a request's response back until the notifications it sent
@@ -1316,9 +1315,6 @@ func (p *mcpProgress) Report(pr Progress) {
 	}
 	if pr.Message != "" {
 		params["message"] = pr.Message
-	}
-	if p.meta != nil {
-		params["_meta"] = p.meta
 	}
 	if p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params) == nil {
 		p.sent.Store(time.Now().UnixNano())

@@ -49,9 +49,7 @@ func (c *mcpClient) Log(level, logger string, data any) error {
 	if !logLevels[level] {
 		level = string(mcp.LoggingLevelInfo)
 	}
-	n := mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), logger, data)
-	n.Notification.Params.Meta = relatedTaskMeta(c.taskID())
-	err := c.m.srv.SendLogMessageToClient(c.ctx, n)
+	err := c.m.srv.SendLogMessageToClient(c.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), logger, data))
 	if err == nil {
 		c.lastSent.Store(time.Now().UnixNano())
 	}
@@ -228,17 +226,6 @@ func (c *mcpClient) taskID() string {
 		return ""
 	}
 	return c.call.Task.ID
-}
-
-// relatedTaskMeta is the _meta members of a notification sent for the
-// 2025-11-25 task id (a log message, a progress report): MCP 2025-11-25
-// (tasks) says every notification related to a task MUST carry its
-// related-task. Nil for no task.
-func relatedTaskMeta(id string) map[string]any {
-	if id == "" {
-		return nil
-	}
-	return map[string]any{mcp.RelatedTaskMetaKey: mcp.RelatedTaskMeta(id)}
 }
 
 // relayedMeta is the _meta of a request passed on to the client, meta

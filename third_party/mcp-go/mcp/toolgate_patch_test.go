@@ -234,24 +234,3 @@ func FuzzToolgateContainsFold(f *testing.F) {
 		}
 	})
 }
-
-// TestToolgateNotificationMetaAmongItsFields (item 82): a notification's
-// _meta given among its params' fields (as a params map handed to
-// SendNotificationToClient has it) is encoded when Meta is not set, and
-// Meta wins when it is; v1.2.1 dropped the first.
-func TestToolgateNotificationMetaAmongItsFields(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		params NotificationParams
-		want   string
-	}{
-		{"among the fields", NotificationParams{AdditionalFields: map[string]any{"_meta": map[string]any{"k": "field"}, "progress": 1}}, `{"_meta":{"k":"field"},"progress":1}`},
-		{"Meta", NotificationParams{Meta: map[string]any{"k": "meta"}, AdditionalFields: map[string]any{"progress": 1}}, `{"_meta":{"k":"meta"},"progress":1}`},
-		{"both", NotificationParams{Meta: map[string]any{"k": "meta"}, AdditionalFields: map[string]any{"_meta": map[string]any{"k": "field"}}}, `{"_meta":{"k":"meta"}}`},
-	} {
-		got, err := json.Marshal(c.params)
-		if err != nil || string(got) != c.want {
-			t.Errorf("%s: encoded %s (%v); want %s", c.name, got, err, c.want)
-		}
-	}
-}

@@ -299,11 +299,8 @@ func (p NotificationParams) MarshalJSON() ([]byte, error) {
 
 	// Add all additional fields
 	for k, v := range p.AdditionalFields {
-		// Ensure we don't override the _meta field (toolgate patch,
-		// item 82: one given among the fields, as a params map given to
-		// SendNotificationToClient has it, is sent when Meta is not set;
-		// v1.2.1 dropped it)
-		if k != "_meta" || p.Meta == nil {
+		// Ensure we don't override the _meta field
+		if k != "_meta" {
 			m[k] = v
 		}
 	}

@@ -2496,7 +2496,7 @@ func (s *MCPServer) handleTaskAugmentedToolCall(
 	// is written, so a handler that honoured its context ended (or its
 	// requests to the client failed) as soon as the task was made. A task
 	// ends by its handler, by tasks/cancel or by its TTL (entry.cancelFunc).
-	ctx = taskContext{context.WithoutCancel(ctx), &entry.route}
+	ctx = taskContext{context.WithoutCancel(ctx), &entry.route, taskID}
 	if hasTaskHandler {
 		go s.executeTaskTool(ctx, entry, toolToUse, request)
 	} else {

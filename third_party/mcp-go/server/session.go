@@ -188,9 +188,6 @@ func (s *MCPServer) buildLogNotification(notification mcp.LoggingMessageNotifica
 		Notification: mcp.Notification{
 			Method: notification.Method,
 			Params: mcp.NotificationParams{
-				// toolgate patch, item 82: the notification's _meta (a
-				// task's related-task) is sent; v1.2.1 dropped it.
-				Meta: notification.Notification.Params.Meta,
 				AdditionalFields: map[string]any{
 					"level":  notification.Params.Level,
 					"logger": notification.Params.Logger,
@@ -367,6 +364,7 @@ func (s *MCPServer) sendNotificationCore(
 	session ClientSession,
 	notification mcp.JSONRPCNotification,
 ) error {
+	notification = withTaskMeta(ctx, notification) // toolgate patch, item 82
 	// upgrades the client-server communication to SSE stream when the server sends notifications to the client
 	if sessionWithStreamableHTTPConfig, ok := session.(SessionWithStreamableHTTPConfig); ok {
 		sessionWithStreamableHTTPConfig.UpgradeToSSEWhenReceiveNotification()

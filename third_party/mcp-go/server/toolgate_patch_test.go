@@ -1824,17 +1824,3 @@ func TestToolgateStdioResponseIsNeverAnswered(t *testing.T) {
 		t.Fatalf("answers:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
-
-// TestToolgateLogMessageKeepsItsMeta (item 82): a log message's _meta (a
-// task's related-task) is in the notification sent; v1.2.1 dropped it.
-func TestToolgateLogMessageKeepsItsMeta(t *testing.T) {
-	n := mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, "l", "hello")
-	n.Notification.Params.Meta = map[string]any{mcp.RelatedTaskMetaKey: mcp.RelatedTaskMeta("t1")}
-	got, err := json.Marshal(NewMCPServer("t", "1").buildLogNotification(n))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := `{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}},"data":"hello","level":"info","logger":"l"}}`; string(got) != want {
-		t.Errorf("sent %s; want %s", got, want)
-	}
-}

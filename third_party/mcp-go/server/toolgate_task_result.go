@@ -18,6 +18,7 @@ package server
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 
@@ -31,15 +32,20 @@ type taskRoute struct {
 	parked  []scopedRequest     // the task's requests, also queued for the GET stream; dropped once sent or abandoned
 }
 
-// taskRouteKey is the context key of a task's route.
-type taskRouteKey struct{}
+// taskRouteKey and taskIDKey are the context keys of a task's route and
+// id.
+type (
+	taskRouteKey struct{}
+	taskIDKey    struct{}
+)
 
 // taskContext is a task's context: without the originating POST's stream
 // (requestScopedSSEKey), which ends with the CreateTaskResult it carries
-// (item 72), and with the task's route.
+// (item 72), and with the task's route and id (item 82).
 type taskContext struct {
 	context.Context
 	route *taskRoute
+	id    string
 }
 
 func (c taskContext) Value(key any) any {
@@ -48,8 +54,30 @@ func (c taskContext) Value(key any) any {
 		return nil
 	case taskRouteKey:
 		return c.route
+	case taskIDKey:
+		return c.id
 	}
 	return c.Context.Value(key)
+}
+
+// withTaskMeta is notification as sent from ctx: from a 2025-11-25 task's
+// context (its handler's, or one derived from it), with the task's
+// related-task in _meta (toolgate patch, item 82). MCP 2025-11-25 (tasks):
+// every notification related to a task MUST carry it; v1.2.1 sent a
+// task's progress and log messages without it. The notification's own
+// _meta map is copied, not changed.
+func withTaskMeta(ctx context.Context, notification mcp.JSONRPCNotification) mcp.JSONRPCNotification {
+	id, _ := ctx.Value(taskIDKey{}).(string)
+	if id == "" {
+		return notification
+	}
+	meta := maps.Clone(notification.Params.Meta)
+	if meta == nil {
+		meta = make(map[string]any, 1)
+	}
+	meta[mcp.RelatedTaskMetaKey] = mcp.RelatedTaskMeta(id)
+	notification.Params.Meta = meta
+	return notification
 }
 
 // send parks req on the task, queues it for the GET stream (queue), and

@@ -250,3 +250,45 @@ func TestToolgateTaskOutlivesItsRequest(t *testing.T) {
 	}
 	waitStatus(second, string(mcp.TaskStatusCancelled))
 }
+
+// TestToolgateTaskNotificationsNameTheirTask (item 82): a notification
+// sent from a 2025-11-25 task's context (a progress report, a log message)
+// carries the task's related-task beside its own _meta, which is copied,
+// not changed; one sent from another context carries none.
+func TestToolgateTaskNotificationsNameTheirTask(t *testing.T) {
+	s := NewMCPServer("t", "1", WithLogging())
+	session := NewInProcessSession("s", nil)
+	session.Initialize()
+	ctx := s.WithContext(context.Background(), session)
+	task, cancel := context.WithCancel(taskContext{ctx, &taskRoute{}, "t1"}) // derived, as a handler's is
+	defer cancel()
+	own := map[string]any{"example.com/k": "v"}
+	sent := func(ctx context.Context) []string {
+		t.Helper()
+		if err := s.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{"progressToken": "p", "progress": 1}); err != nil {
+			t.Fatal(err)
+		}
+		log := mcp.NewLoggingMessageNotification(mcp.LoggingLevelError, "l", "hello")
+		if err := s.SendLogMessageToClient(ctx, log); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for range 2 {
+			n := <-session.ClientNotifications()
+			b, _ := json.Marshal(n.Params.Meta)
+			got = append(got, n.Method+" "+string(b))
+		}
+		return got
+	}
+	want := `{"io.modelcontextprotocol/related-task":{"taskId":"t1"}}`
+	if got := sent(task); got[0] != "notifications/progress "+want || got[1] != "notifications/message "+want {
+		t.Errorf("a task's notifications: %q; want each with %s", got, want)
+	}
+	if got := sent(ctx); got[0] != "notifications/progress null" || got[1] != "notifications/message null" {
+		t.Errorf("notifications of no task: %q; want no _meta", got)
+	}
+	n := mcp.JSONRPCNotification{Notification: mcp.Notification{Method: "m", Params: mcp.NotificationParams{Meta: own}}}
+	if got, _ := json.Marshal(withTaskMeta(task, n).Params.Meta); string(got) != `{"example.com/k":"v","io.modelcontextprotocol/related-task":{"taskId":"t1"}}` || len(own) != 1 {
+		t.Errorf("with the notification's own _meta: sent %s, its own map now %v", got, own)
+	}
+}
