@@ -7,6 +7,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -445,7 +446,8 @@ func TestToolgateCancellationFollowsItsRequest(t *testing.T) {
 //
 // The first GET stream's writer is stalled, on a message larger than the
 // connection's buffers before the request, or on the request itself,
-// larger than them; the client does not read it; notifications follow,
+// larger than them; the client reads only the start of it (to know which
+// the writer is on); notifications follow,
 // which the stream takes; the client closes the stream; the next one
 // carries the request, and the client's answer reaches the tool.
 func TestToolgateQueuedRequestOutlivesItsGETStream(t *testing.T) {
@@ -512,14 +514,46 @@ func testRequestOutlivesGETStream(t *testing.T, before, text string) {
 		}
 	}
 
+	// writing waits until the client has read mark, the start of a
+	// message, on the first stream: its writer is then writing it,
+	// stalled in it. (Waiting for less, the writer could still take the request
+	// first, and write it whole into the connection's buffers, where the
+	// client's going away loses it: no server can tell that from a write.)
 	getCtx, closeGET := context.WithCancel(ctx)
 	first := openGET(getCtx)
+	var seen []byte
+	writing := func(mark string) {
+		t.Helper()
+		found := make(chan bool, 1)
+		go func() {
+			buf := make([]byte, 256)
+			for !bytes.Contains(seen, []byte(mark)) {
+				n, err := first.Body.Read(buf)
+				if seen = append(seen, buf[:n]...); err != nil {
+					found <- false
+					return
+				}
+			}
+			found <- true
+		}()
+		select {
+		case ok := <-found:
+			if !ok {
+				t.Fatalf("the first stream ended before %s", mark)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the first stream's writer did not start %s within 10 s", mark)
+		}
+	}
 	if before != "" {
 		notify("toolgate/large", map[string]any{"data": before})
-		waitFor("the GET stream did not take the large message", func() bool { return len(session.notificationChannel) == 0 })
+		writing(`"method":"toolgate/large"`)
 	}
 
 	postInto(ctx, ts.URL, sessionID, "sample_detached", make(chan string, 64))
+	if before == "" {
+		writing(`"params":{"messages"`) // a request's params come before its method
+	}
 	waitFor("the sampling request was not made", func() bool {
 		n := 0
 		session.samplingRequests.Range(func(any, any) bool { n++; return true })
