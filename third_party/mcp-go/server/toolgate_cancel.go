@@ -12,7 +12,6 @@ package server
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -28,17 +27,25 @@ import (
 // session's streams (a POST's) could take and write first: the client got
 // the cancellation of a request it had not seen (and ignored it, as MCP
 // lets it), then the request, and kept it open for nobody.
+//
+// One mutex orders every change: a claim, a write, a claim given back
+// (item 83), an abandon. It is a leaf: nothing is called while it is held.
 type serverRequestClaim struct {
-	state atomic.Int32
-
 	mu      sync.Mutex
-	wrote   bool   // the claiming stream has written the request, or tried to
-	onWrite func() // the cancellation that waits for that
+	state   claimState
+	onWrite func() // the cancellation that waits for the claiming stream's write (item 79)
 }
 
+// claimState is where a request is: queued (it may be sent), claimed by
+// a stream that has not written it yet, written, or abandoned unsent. A
+// request abandoned once claimed stays claimed or written: its
+// cancellation depends on which.
+type claimState int
+
 const (
-	claimQueued int32 = iota
+	claimQueued claimState = iota
 	claimSent
+	claimWritten
 	claimAbandoned
 )
 
@@ -47,30 +54,38 @@ const (
 // GET stream and to a tasks/result stream), skip it. A nil claim is
 // always sent.
 func (c *serverRequestClaim) send() bool {
-	return c == nil || c.state.CompareAndSwap(claimQueued, claimSent)
+	if c == nil {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != claimQueued {
+		return false
+	}
+	c.state = claimSent
+	return true
 }
 
 // pending reports whether the request may still be sent: no stream has
 // sent it and its waiter has not given it up. A nil claim is pending.
 func (c *serverRequestClaim) pending() bool {
-	return c == nil || c.state.Load() == claimQueued
+	if c == nil {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state == claimQueued
 }
 
 // abandon marks the request abandoned, and reports whether it had been
 // sent (then the client must be told).
 func (c *serverRequestClaim) abandon() (sent bool) {
-	for {
-		if c.state.CompareAndSwap(claimQueued, claimAbandoned) {
-			return false
-		}
-		switch c.state.Load() {
-		case claimSent:
-			return true
-		case claimAbandoned:
-			return false
-		}
-		// Queued again: a stream gave its claim back (unsend) meanwhile.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == claimQueued {
+		c.state = claimAbandoned
 	}
+	return c.state == claimSent || c.state == claimWritten
 }
 
 // written is called by the stream that claimed the request once it has
@@ -83,7 +98,7 @@ func (c *serverRequestClaim) written() {
 		return
 	}
 	c.mu.Lock()
-	c.wrote = true
+	c.state = claimWritten
 	cancel := c.onWrite
 	c.onWrite = nil
 	c.mu.Unlock()
@@ -99,11 +114,15 @@ func (c *serverRequestClaim) written() {
 func (c *serverRequestClaim) unsend() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.onWrite != nil {
-		c.onWrite = nil
+	if c.state != claimSent {
 		return false
 	}
-	return c.state.CompareAndSwap(claimSent, claimQueued)
+	if c.onWrite != nil {
+		c.state, c.onWrite = claimAbandoned, nil
+		return false
+	}
+	c.state = claimQueued
+	return true
 }
 
 // abandonAt is the waiter's side over streamable HTTP, its context ctx
@@ -117,21 +136,21 @@ func (c *serverRequestClaim) abandonAt(ctx context.Context, session ClientSessio
 // (its cancellation at the client) once that stream has written it: at
 // once if it has, else from [serverRequestClaim.written]. A stream that
 // ends before it writes the request never runs it: the client never got
-// the request. Under c.mu, so that a stream's unsend comes wholly before
-// (the request is then abandoned unsent) or after (it is then dropped).
+// the request.
 func (c *serverRequestClaim) abandonThen(cancel func()) {
 	c.mu.Lock()
-	if !c.abandon() {
-		c.mu.Unlock()
-		return
-	}
-	if !c.wrote {
-		c.onWrite = cancel
-		c.mu.Unlock()
-		return
+	switch c.state {
+	case claimQueued:
+		c.state, cancel = claimAbandoned, nil
+	case claimSent:
+		c.onWrite, cancel = cancel, nil
+	case claimAbandoned:
+		cancel = nil
 	}
 	c.mu.Unlock()
-	cancel()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // abandonedReason says why the server stopped waiting: the cause its
