@@ -519,17 +519,10 @@ func serveAskingTask(t *testing.T, then func(context.Context) error) string {
 			return OkText(string(out)), nil
 		}))
 	}
-	ts, err := NewToolset("t",
+	cat := catalogOf("t",
 		asking("ask", MethodElicitation, `{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}},`+askerMeta+`}`),
 		asking("sample", MethodSampling, `{"messages":[{"role":"user","content":{"type":"text","text":"name?"}}],"maxTokens":10,`+askerMeta+`}`),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := NewCatalog(nil)
-	if err := cat.Add(context.Background(), ts); err != nil {
-		t.Fatal(err)
-	}
 	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: newMemRecorder(), CallTimeout: time.Until(patience(t))})})
 	return serveMCP(t, m)
 }
