@@ -572,9 +572,12 @@ func referenceDecode(raw []byte) (map[string]any, error) {
 	return obj, nil
 }
 
-// memberNames counts the member names in raw, token by token.
+// memberNames counts the member names in raw, token by token. Numbers
+// are read as json.Number: as float64, one out of its range (1e700) would
+// end the count early.
 func memberNames(raw []byte) int {
 	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var objects []bool // per open value: an object?
 	key := false       // the next string is a name
 	n := 0
