@@ -1712,6 +1712,10 @@ type requestScopedSSE struct {
 	done <-chan struct{}
 	fwd  *postForwarder // started by trySend (toolgate patch, item 31); nil: it runs
 
+	// failed is set once a request's write failed (toolgate patch, item
+	// 84): the connection is gone, and nothing more is offered to it.
+	failed atomic.Bool
+
 	// toolgate patch, item 40: made once, by the forwarder as it starts or
 	// by the first trySend, whichever comes first (channel).
 	requestsOnce sync.Once
@@ -1753,8 +1757,9 @@ func (r *requestScopedSSE) unregister() {
 }
 
 // trySend queues the request for the originating POST stream. It reports
-// false when the POST has already finished or ctx expires, so the caller can
-// fall back to the standalone GET stream. While the POST stream is active it
+// false when the POST has already finished, its connection failed (item
+// 84) or ctx expires, so the caller can fall back to the standalone GET
+// stream. While the POST stream is active it
 // waits for buffer space instead of treating backpressure as absence:
 // spilling to the GET stream mid-request would reintroduce the cross-stream
 // routing this type exists to avoid.
@@ -1763,6 +1768,9 @@ func (r *requestScopedSSE) trySend(ctx context.Context, request mcp.JSONRPCReque
 	case <-r.done:
 		return false
 	default:
+	}
+	if r.failed.Load() {
+		return false
 	}
 	if r.fwd != nil && !r.fwd.start() {
 		return false
@@ -2053,30 +2061,51 @@ func (p *postState) notifyLocked(nt mcp.JSONRPCNotification) {
 
 // sendLocked delivers msg on the POST's answer ahead of it: recorded on
 // the resumable stream, or written as an SSE event (the answer becoming an
-// SSE stream); then flushed. Callers hold p.mu.
-func (p *postState) sendLocked(msg any) {
+// SSE stream); then flushed. It returns the write's error, which it also
+// logs. Callers hold p.mu.
+func (p *postState) sendLocked(msg any) error {
 	defer p.w.Flush()
 	if p.resumable {
 		p.deliverResumable(msg, false)
-		return
+		return nil
 	}
 	p.upgradeToSSE()
-	if err := writeSSEEvent(p.w, msg); err != nil {
+	err := writeSSEEvent(p.w, msg)
+	if err != nil {
 		p.s.logger.Error("Failed to write SSE event", "err", err)
 	}
+	return err
 }
 
 // deliverRequest writes a server request the forwarder took, if it can
 // claim it, and then tells the claim (item 79), with p.mu released.
+//
+// toolgate patch, item 84: a request whose write failed is given back
+// (its connection is gone, and the client, which discards an event cut
+// short, never got it), as a GET stream gives back its own (item 83). A
+// task's request, still parked on its task, is offered again to the
+// latest tasks/result waiting for the task: one that came while this
+// stream held the claim was not offered it. v1.2.1 counted it as sent,
+// so no later tasks/result got it, and the task waited in
+// input_required until its deadline. Nothing more is offered to this
+// stream.
 func (p *postState) deliverRequest(sr scopedRequest) {
-	if p.writeRequest(sr) {
+	claimed, err := p.writeRequest(sr)
+	switch {
+	case !claimed:
+	case err == nil:
 		sr.claim.written()
+	default:
+		p.scope.failed.Store(true)
+		if sr.claim.unsend() {
+			sr.claim.offerAgain(&p.ctx)
+		}
 	}
 }
 
 // writeRequest is deliverRequest's part under p.mu; it reports whether it
-// claimed the request.
-func (p *postState) writeRequest(sr scopedRequest) bool {
+// claimed the request, and the error of its write.
+func (p *postState) writeRequest(sr scopedRequest) (claimed bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	select {
@@ -2085,16 +2114,15 @@ func (p *postState) writeRequest(sr scopedRequest) bool {
 		// must still be recorded so a resuming client sees it.
 		if p.resumable && sr.claim.send() {
 			p.deliverResumable(sr.req, false)
-			return true
+			return true, nil
 		}
-		return false
+		return false, nil
 	default:
 	}
-	if sr.claim.send() { // toolgate patch, item 61: not if abandoned
-		p.sendLocked(sr.req)
-		return true
+	if !sr.claim.send() { // toolgate patch, item 61: not if abandoned
+		return false, nil
 	}
-	return false
+	return true, p.sendLocked(sr.req)
 }
 
 // postSessionContext is a POST's session and the transport's protocol

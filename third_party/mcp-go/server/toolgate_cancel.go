@@ -34,6 +34,8 @@ type serverRequestClaim struct {
 	mu      sync.Mutex
 	state   claimState
 	onWrite func() // the cancellation that waits for the claiming stream's write (item 79)
+
+	route *taskRoute // a task's request's (item 84); set before the claim is shared
 }
 
 // claimState is where a request is: queued (it may be sent), claimed by
@@ -75,6 +77,19 @@ func (c *serverRequestClaim) pending() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.state == claimQueued
+}
+
+// settled reports whether the request is done with: written, or
+// abandoned unsent. A claimed request that is not written yet may still
+// be given back (item 84), so its task keeps it parked. A nil claim is
+// never settled.
+func (c *serverRequestClaim) settled() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state == claimWritten || c.state == claimAbandoned
 }
 
 // abandon marks the request abandoned, and reports whether it had been

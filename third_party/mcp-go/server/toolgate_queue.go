@@ -173,6 +173,7 @@ func writeQueuedRequest[T queuedServerRequest](ctx context.Context, s *Streamabl
 		s.logger.Error("Failed to write SSE event", "err", err)
 		if claim.unsend() {
 			q.putBack(item)
+			claim.offerAgain(ctx) // a task's, to its tasks/result too (item 84)
 		}
 		return false
 	}

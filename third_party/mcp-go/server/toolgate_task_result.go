@@ -29,7 +29,7 @@ import (
 type taskRoute struct {
 	mu      sync.Mutex
 	streams []*requestScopedSSE // of the tasks/result POSTs waiting for the task, in arrival order
-	parked  []scopedRequest     // the task's requests, also queued for the GET stream; dropped once sent or abandoned
+	parked  []scopedRequest     // the task's requests, also queued for the GET stream; dropped once written or abandoned
 }
 
 // taskRouteKey and taskIDKey are the context keys of a task's route and
@@ -88,6 +88,7 @@ func withTaskMeta(ctx context.Context, notification mcp.JSONRPCNotification) mcp
 // error comes back only when the GET queue refuses the request and no
 // tasks/result waits for the task, or one has sent it meanwhile.
 func (r *taskRoute) send(ctx context.Context, req mcp.JSONRPCRequest, claim *serverRequestClaim, queue func() error) error {
+	claim.route = r // before any stream can see the claim
 	r.mu.Lock()
 	r.parkLocked(req, claim)
 	latest := r.latestLocked()
@@ -118,9 +119,9 @@ func (r *taskRoute) latestLocked() *requestScopedSSE {
 }
 
 // parkLocked parks req, first dropping the parked requests that were
-// sent or abandoned.
+// written or abandoned.
 func (r *taskRoute) parkLocked(req mcp.JSONRPCRequest, claim *serverRequestClaim) {
-	r.parked = slices.DeleteFunc(r.parked, func(p scopedRequest) bool { return !p.claim.pending() })
+	r.parked = slices.DeleteFunc(r.parked, func(p scopedRequest) bool { return p.claim.settled() })
 	r.parked = append(r.parked, scopedRequest{req, claim})
 }
 
@@ -141,11 +142,14 @@ func (r *taskRoute) wait(ctx context.Context, stream *requestScopedSSE) (done fu
 
 // offerParked sends the parked requests not yet claimed on the latest
 // waiting tasks/result stream, in the order they were made; the claim
-// decides whether that stream or the GET stream sends each.
+// decides whether that stream or the GET stream sends each. A request
+// claimed by a stream that has not written it stays parked: that
+// stream gives it back if its write fails, and offers it again (item
+// 84).
 func (r *taskRoute) offerParked(ctx context.Context) {
 	r.mu.Lock()
-	r.parked = slices.DeleteFunc(r.parked, func(p scopedRequest) bool { return !p.claim.pending() })
-	parked := slices.Clone(r.parked)
+	r.parked = slices.DeleteFunc(r.parked, func(p scopedRequest) bool { return p.claim.settled() })
+	parked := slices.DeleteFunc(slices.Clone(r.parked), func(p scopedRequest) bool { return !p.claim.pending() })
 	latest := r.latestLocked()
 	r.mu.Unlock()
 	if latest == nil {
@@ -155,6 +159,18 @@ func (r *taskRoute) offerParked(ctx context.Context) {
 		if !latest.trySend(ctx, p.req, p.claim) {
 			return
 		}
+	}
+}
+
+// offerAgain offers a task's request, which a stream claimed and then gave
+// back because its write failed (item 84), to the latest tasks/result
+// waiting for the task: one that came while the stream held the claim
+// was not offered it. ctx is the failed stream's; the offer does not end
+// with it, and waits for room on the other stream. A request of no task
+// has no other stream to go to.
+func (c *serverRequestClaim) offerAgain(ctx context.Context) {
+	if c.route != nil {
+		c.route.offerParked(context.WithoutCancel(ctx))
 	}
 }
 

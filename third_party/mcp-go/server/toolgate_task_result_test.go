@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,6 +136,184 @@ func TestToolgateTaskRequestsOnTasksResult(t *testing.T) {
 				t.Fatalf("the GET queue's first request is %d; want the first live one", queued.requestID)
 			}
 		})
+	}
+}
+
+// TestToolgateTaskRequestOutlivesItsTasksResultStream (item 84): a
+// task's request whose write on a tasks/result stream fails, its client
+// gone mid-message, is not lost: the next tasks/result gets it, and the
+// client's answer there completes the task. The first stream's writer is
+// stalled inside the request (4 MiB, a small send buffer, a client that
+// reads only its start) when the client closes it. Before the patch the
+// failed write counted as sent: no later tasks/result was offered it, and
+// the task waited in input_required until its deadline.
+func TestToolgateTaskRequestOutlivesItsTasksResultStream(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithTaskCapabilities(true, true, true), WithElicitation())
+	ask := make(chan struct{})
+	s.AddTool(mcp.NewTool("ask", mcp.WithTaskSupport(mcp.TaskSupportOptional)), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ask
+		res, err := s.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+			Message:         strings.Repeat("x", 4<<20),
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return mcp.NewToolResultText(fmt.Sprint("hello ", res.Content.(map[string]any)["name"])), nil
+	})
+	h := NewStreamableHTTPServer(s)
+	ts := httptest.NewUnstartedServer(h)
+	ts.Listener = smallBufferListener{ts.Listener}
+	ts.Start()
+	defer ts.Close()
+	sessionID := initializeSession(t, h)
+	v, _ := h.activeSessions.Load(sessionID)
+	session := v.(*streamableHttpSession)
+	header := http.Header{"Mcp-Session-Id": {sessionID}, "Mcp-Protocol-Version": {"2025-11-25"}}
+
+	var created struct {
+		Result struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	resp := postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","task":{"ttl":60000}}}`, header)
+	if body := answerOf(t, resp); json.Unmarshal(body, &created) != nil || created.Result.Task.TaskID == "" {
+		t.Fatalf("the task call answered %s", body)
+	}
+	taskID := created.Result.Task.TaskID
+	entry, err := s.getTaskEntry(s.WithContext(context.Background(), session), taskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// tasksResult posts tasks/result as id and returns its answer, whose
+	// headers come with the first message on its stream.
+	tasksResult := func(ctx context.Context, id int) *http.Response {
+		t.Helper()
+		posted := make(chan *http.Response, 1)
+		go func() {
+			resp, err := http.DefaultClient.Do(mcpPost(ctx, ts.URL, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":"%s"}}`, id, taskID), header))
+			if err != nil {
+				t.Error(err)
+			}
+			posted <- resp
+		}()
+		select {
+		case resp := <-posted:
+			if resp == nil {
+				t.FailNow()
+			}
+			return resp
+		case <-time.After(10 * time.Second):
+			t.Fatalf("tasks/result %d sent nothing within 10 s", id)
+		}
+		return nil
+	}
+
+	firstCtx, closeFirst := context.WithCancel(context.Background())
+	defer closeFirst()
+	go func() {
+		for deadline := time.Now().Add(10 * time.Second); waitingResults(entry) != 1 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		}
+		close(ask) // the task asks once its first tasks/result waits
+	}()
+	first := tasksResult(firstCtx, 2)
+	// The writer is inside the request once the client has read part of
+	// its message.
+	read := make(chan bool, 1)
+	go func() {
+		var seen []byte
+		buf := make([]byte, 4096)
+		for !bytes.Contains(seen, []byte(strings.Repeat("x", 64))) {
+			n, err := first.Body.Read(buf)
+			if seen = append(seen, buf[:n]...); err != nil {
+				read <- false
+				return
+			}
+		}
+		read <- true
+	}()
+	select {
+	case ok := <-read:
+		if !ok {
+			t.Fatal("the first tasks/result ended before the task's request")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first tasks/result's writer did not start the task's request within 10 s")
+	}
+	closeFirst()
+	first.Body.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	second := tasksResult(ctx, 3)
+	defer second.Body.Close()
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(second.Body)
+		sc.Buffer(make([]byte, 64*1024), 8<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	asked := nextMessage(t, lines, string(mcp.MethodElicitationCreate))
+	answer := postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":`+string(asked.ID)+`,"result":{"action":"accept","content":{"name":"ada"}}}`, header)
+	answer.Body.Close()
+	if answer.StatusCode/100 != 2 {
+		t.Fatalf("the client's answer was refused: %s", answer.Status)
+	}
+	var final string
+	for line := range lines {
+		if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"id":3`) {
+			final = data
+			break
+		}
+	}
+	if !strings.Contains(final, "hello ada") {
+		t.Fatalf("the second tasks/result answered %q; want the task's result with the client's answer", final)
+	}
+}
+
+// TestToolgateGivenBackTaskRequestIsOfferedAgain (item 84): a task's
+// request that a stream claimed stays parked on its task until written;
+// given back, it is offered to the tasks/result that came meanwhile, and
+// that stream's claim then sends it.
+func TestToolgateGivenBackTaskRequestIsOfferedAgain(t *testing.T) {
+	ctx := context.Background()
+	route := &taskRoute{}
+	claim := &serverRequestClaim{}
+	req := mcp.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(7))}
+	if err := route.send(ctx, req, claim, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !claim.send() { // a GET stream's writer claims it
+		t.Fatal("the parked request could not be claimed")
+	}
+	stream := &requestScopedSSE{done: make(chan struct{}), sessions: &sync.Map{}}
+	defer route.wait(ctx, stream)()
+	if n := len(stream.channel()); n != 0 {
+		t.Fatalf("a tasks/result was offered %d requests another stream holds", n)
+	}
+	if !claim.unsend() { // its write failed
+		t.Fatal("the claim was not given back")
+	}
+	claim.offerAgain(ctx)
+	select {
+	case sr := <-stream.channel():
+		if sr.claim != claim || !sr.claim.send() {
+			t.Fatal("the tasks/result stream cannot send the request given back")
+		}
+	default:
+		t.Fatal("the request given back was not offered to the waiting tasks/result")
+	}
+	claim.written()
+	route.mu.Lock()
+	defer route.mu.Unlock()
+	route.parkLocked(req, &serverRequestClaim{})
+	if len(route.parked) != 1 {
+		t.Fatalf("%d requests parked; want the written one dropped", len(route.parked))
 	}
 }
 
