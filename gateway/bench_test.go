@@ -122,18 +122,10 @@ func BenchmarkPipeline(b *testing.B) {
 	// lines of the same sizes, and nothing else: the part of +recording and
 	// full that is the kernel's, which no code of ours can take away while a
 	// call's records are in their files before it runs and before its answer.
-	b.Run("records-floor", func(b *testing.B) {
+	// records-floor-syscalls makes the same three writes to /dev/null: the
+	// system calls alone, without a file system's work.
+	recordsFloor := func(b *testing.B, events, tools *os.File) {
 		lines := recordedLines(b, cat)
-		dir := b.TempDir()
-		open := func(name string) *os.File {
-			f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { f.Close() })
-			return f
-		}
-		events, tools := open("events.jsonl"), open("tools.jsonl")
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -148,6 +140,22 @@ func BenchmarkPipeline(b *testing.B) {
 		}
 		b.StopTimer()
 		reportRatio(b, "pipeline")
+	}
+	open := func(b *testing.B, path string, flag int) *os.File {
+		f, err := os.OpenFile(path, flag, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		return f
+	}
+	b.Run("records-floor", func(b *testing.B) {
+		dir := b.TempDir()
+		flag := os.O_RDWR | os.O_CREATE | os.O_APPEND
+		recordsFloor(b, open(b, filepath.Join(dir, "events.jsonl"), flag), open(b, filepath.Join(dir, "tools.jsonl"), flag))
+	})
+	b.Run("records-floor-syscalls", func(b *testing.B) {
+		recordsFloor(b, open(b, os.DevNull, os.O_WRONLY), open(b, os.DevNull, os.O_WRONLY))
 	})
 
 	variants := []struct {
