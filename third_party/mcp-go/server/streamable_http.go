@@ -2085,10 +2085,10 @@ func (p *postState) sendLocked(msg any) error {
 // short, never got it), as a GET stream gives back its own (item 83). A
 // task's request, still parked on its task, is offered again to the
 // latest tasks/result waiting for the task: one that came while this
-// stream held the claim was not offered it. v1.2.1 counted it as sent,
-// so no later tasks/result got it, and the task waited in
-// input_required until its deadline. Nothing more is offered to this
-// stream.
+// stream held the claim was not offered it. It used to count as sent
+// (in v1.2.1, and in items 61 to 83), so no later tasks/result got it,
+// and the task waited in input_required until its deadline. Nothing more
+// is offered to this stream.
 func (p *postState) deliverRequest(sr scopedRequest) {
 	claimed, err := p.writeRequest(sr)
 	switch {
