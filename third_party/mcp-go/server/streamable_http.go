@@ -1157,29 +1157,15 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 		// on the next GET stream; and one abandoned meanwhile is dropped
 		// there unsent (item 61), so it needs no cancellation.
 		case <-queues.sampling.ready:
-			if req, ok := queues.sampling.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.sampling, req, mcp.JSONRPCRequest{
-				JSONRPC: "2.0",
-				ID:      mcp.NewRequestId(req.requestID),
-				Request: mcp.Request{Method: string(mcp.MethodSamplingCreateMessage)},
-				Params:  req.request.CreateMessageParams,
-			}) {
+			if req, ok := queues.sampling.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.sampling, req) {
 				return
 			}
 		case <-queues.elicitation.ready:
-			if req, ok := queues.elicitation.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.elicitation, req, mcp.JSONRPCRequest{
-				JSONRPC: "2.0",
-				ID:      mcp.NewRequestId(req.requestID),
-				Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
-				Params:  req.request.Params,
-			}) {
+			if req, ok := queues.elicitation.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.elicitation, req) {
 				return
 			}
 		case <-queues.roots.ready:
-			if req, ok := queues.roots.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.roots, req, mcp.JSONRPCRequest{
-				JSONRPC: "2.0",
-				ID:      mcp.NewRequestId(req.requestID),
-				Request: mcp.Request{Method: string(mcp.MethodListRoots)},
-			}) {
+			if req, ok := queues.roots.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.roots, req) {
 				return
 			}
 		case <-ctx.Done():
@@ -2275,15 +2261,7 @@ func (s *streamableHttpSession) RequestSampling(ctx context.Context, request mcp
 	// is one, as RequestElicitation does; v1.2.1 queued it for the GET
 	// stream only, which a client need not open (mcp-go's client does not
 	// by default): the request then waited, unsent, until the call's end.
-	jsonrpcRequest := mcp.JSONRPCRequest{
-		JSONRPC: "2.0",
-		ID:      mcp.NewRequestId(requestID),
-		Request: mcp.Request{
-			Method: string(mcp.MethodSamplingCreateMessage),
-		},
-		Params: request.CreateMessageParams,
-	}
-	if err := sendServerRequest(ctx, jsonrpcRequest, claim, s.requestQueues().sampling, samplingRequest, "sampling"); err != nil {
+	if err := sendServerRequest(ctx, s.requestQueues().sampling, samplingRequest, "sampling"); err != nil {
 		return nil, err
 	}
 
@@ -2343,14 +2321,7 @@ func (s *streamableHttpSession) ListRoots(ctx context.Context, request mcp.ListR
 
 	// toolgate patch, item 65: on the originating POST's stream when there
 	// is one, as RequestElicitation does (see RequestSampling).
-	jsonrpcRequest := mcp.JSONRPCRequest{
-		JSONRPC: "2.0",
-		ID:      mcp.NewRequestId(requestID),
-		Request: mcp.Request{
-			Method: string(mcp.MethodListRoots),
-		},
-	}
-	if err := sendServerRequest(ctx, jsonrpcRequest, claim, s.requestQueues().roots, rootsRequest, "list roots"); err != nil {
+	if err := sendServerRequest(ctx, s.requestQueues().roots, rootsRequest, "list roots"); err != nil {
 		return nil, err
 	}
 
@@ -2402,15 +2373,7 @@ func (s *streamableHttpSession) RequestElicitation(ctx context.Context, request 
 	// active POST handler with a streaming response, so a client that only
 	// dispatches server requests from that stream sees the elicitation before
 	// the final response. Fall back to the standalone GET stream otherwise.
-	jsonrpcRequest := mcp.JSONRPCRequest{
-		JSONRPC: "2.0",
-		ID:      mcp.NewRequestId(requestID),
-		Request: mcp.Request{
-			Method: string(mcp.MethodElicitationCreate),
-		},
-		Params: request.Params,
-	}
-	if err := sendServerRequest(ctx, jsonrpcRequest, claim, s.requestQueues().elicitation, elicitationRequest, "elicitation"); err != nil {
+	if err := sendServerRequest(ctx, s.requestQueues().elicitation, elicitationRequest, "elicitation"); err != nil {
 		return nil, err
 	}
 

@@ -320,46 +320,11 @@ func (s *StreamableHTTPServer) startListeningPump(session *streamableHttpSession
 			case nt := <-session.notificationChannel:
 				st.deliver(ctx, nt, false)
 			case <-queues.sampling.ready: // toolgate patch, item 67
-				samplingReq, ok := queues.sampling.pop()
-				if !ok || !samplingReq.claim.send() {
-					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
-				}
-				st.deliver(ctx, mcp.JSONRPCRequest{
-					JSONRPC: "2.0",
-					ID:      mcp.NewRequestId(samplingReq.requestID),
-					Request: mcp.Request{
-						Method: string(mcp.MethodSamplingCreateMessage),
-					},
-					Params: samplingReq.request.CreateMessageParams,
-				}, false)
-				samplingReq.claim.written() // toolgate patch, item 79
-			case <-queues.elicitation.ready: // toolgate patch, item 67
-				elicitationReq, ok := queues.elicitation.pop()
-				if !ok || !elicitationReq.claim.send() {
-					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
-				}
-				st.deliver(ctx, mcp.JSONRPCRequest{
-					JSONRPC: "2.0",
-					ID:      mcp.NewRequestId(elicitationReq.requestID),
-					Request: mcp.Request{
-						Method: string(mcp.MethodElicitationCreate),
-					},
-					Params: elicitationReq.request.Params,
-				}, false)
-				elicitationReq.claim.written() // toolgate patch, item 79
-			case <-queues.roots.ready: // toolgate patch, item 67
-				rootsReq, ok := queues.roots.pop()
-				if !ok || !rootsReq.claim.send() {
-					continue // taken by another stream, or abandoned unsent (toolgate patch, item 61)
-				}
-				st.deliver(ctx, mcp.JSONRPCRequest{
-					JSONRPC: "2.0",
-					ID:      mcp.NewRequestId(rootsReq.requestID),
-					Request: mcp.Request{
-						Method: string(mcp.MethodListRoots),
-					},
-				}, false)
-				rootsReq.claim.written() // toolgate patch, item 79
+				pumpQueuedRequest(ctx, st, queues.sampling)
+			case <-queues.elicitation.ready:
+				pumpQueuedRequest(ctx, st, queues.elicitation)
+			case <-queues.roots.ready:
+				pumpQueuedRequest(ctx, st, queues.roots)
 			case <-stop:
 				return
 			}

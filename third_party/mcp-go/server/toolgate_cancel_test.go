@@ -680,7 +680,7 @@ func TestToolgateGoneStreamLeavesTheRequestQueued(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := httptest.NewRecorder()
-	if writeQueuedRequest(ctx, s, newHTTPResponseWriterAdapter(rec), "s", q, item, mcp.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(int64(1))}) {
+	if writeQueuedRequest(ctx, s, newHTTPResponseWriterAdapter(rec), "s", q, item) {
 		t.Error("the writer of a stream whose client is gone goes on")
 	}
 	if rec.Body.Len() != 0 {

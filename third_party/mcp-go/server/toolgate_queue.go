@@ -25,14 +25,40 @@ import (
 // v1.2.1's channels did.
 const serverRequestQueueCap = 10
 
-// queuedServerRequest is an item of a serverRequestQueue.
+// queuedServerRequest is an item of a serverRequestQueue: its claim, and
+// the JSON-RPC request it is on the wire. Every route (a POST's stream, a
+// GET stream's writer, the event store's pump) sends wire(); v1.2.1 built
+// it anew in each.
 type queuedServerRequest interface {
 	queuedClaim() *serverRequestClaim
+	wire() mcp.JSONRPCRequest
 }
 
 func (i samplingRequestItem) queuedClaim() *serverRequestClaim    { return i.claim }
 func (i elicitationRequestItem) queuedClaim() *serverRequestClaim { return i.claim }
 func (i rootsRequestItem) queuedClaim() *serverRequestClaim       { return i.claim }
+
+func (i samplingRequestItem) wire() mcp.JSONRPCRequest {
+	return serverRequest(i.requestID, mcp.MethodSamplingCreateMessage, i.request.CreateMessageParams)
+}
+
+func (i elicitationRequestItem) wire() mcp.JSONRPCRequest {
+	return serverRequest(i.requestID, mcp.MethodElicitationCreate, i.request.Params)
+}
+
+func (i rootsRequestItem) wire() mcp.JSONRPCRequest {
+	return serverRequest(i.requestID, mcp.MethodListRoots, nil)
+}
+
+// serverRequest is a server-to-client JSON-RPC request.
+func serverRequest(id int64, method mcp.MCPMethod, params any) mcp.JSONRPCRequest {
+	return mcp.JSONRPCRequest{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		ID:      mcp.NewRequestId(id),
+		Request: mcp.Request{Method: string(method)},
+		Params:  params,
+	}
+}
 
 // serverRequestQueue is a session's queue of one kind of server-to-client
 // request for its GET stream. A reader selects on ready and then calls pop;
@@ -123,13 +149,14 @@ func (q *serverRequestQueue[T]) signal() {
 	}
 }
 
-// sendServerRequest sends a server-to-client request (kind names it in
-// errors) on the stream of the POST being served when there is one (items
-// 40 and 65), else queues item for the session's GET stream (item 67)
-// and, for a task, also offers it to a tasks/result waiting for the task
-// (item 77), without waiting: a request whose context already ended is
-// not queued, and a queue of live requests that is full refuses it.
-func sendServerRequest[T queuedServerRequest](ctx context.Context, req mcp.JSONRPCRequest, claim *serverRequestClaim, q *serverRequestQueue[T], item T, kind string) error {
+// sendServerRequest sends a server-to-client request, item (kind names it
+// in errors), on the stream of the POST being served when there is one
+// (items 40 and 65), else queues it for the session's GET stream (item
+// 67) and, for a task, also offers it to a tasks/result waiting for the
+// task (item 77), without waiting: a request whose context already ended
+// is not queued, and a queue of live requests that is full refuses it.
+func sendServerRequest[T queuedServerRequest](ctx context.Context, q *serverRequestQueue[T], item T, kind string) error {
+	req, claim := item.wire(), item.queuedClaim()
 	if scoped, ok := ctx.Value(requestScopedSSEKey{}).(*requestScopedSSE); ok && scoped.trySend(ctx, req, claim) {
 		return nil
 	}
@@ -148,8 +175,8 @@ func sendServerRequest[T queuedServerRequest](ctx context.Context, req mcp.JSONR
 	return queue()
 }
 
-// writeQueuedRequest writes req, the request item a GET stream's writer
-// took off the session's queue q (item 80), if it can claim it, and tells
+// writeQueuedRequest writes the request item a GET stream's writer took
+// off the session's queue q (item 80), if it can claim it, and tells
 // the claim once it is written (item 79); false: the write failed, and the
 // stream ends. A request it claimed but could not write goes back to the
 // front of the queue for the session's next GET stream (item 83): the
@@ -160,7 +187,7 @@ func sendServerRequest[T queuedServerRequest](ctx context.Context, req mcp.JSONR
 // select chose the queue over ctx.Done: both were ready) goes back
 // unclaimed: the client is gone, and a write to its connection could
 // still succeed (TCP takes the first write after the peer closed).
-func writeQueuedRequest[T queuedServerRequest](ctx context.Context, s *StreamableHTTPServer, w HTTPResponseWriter, sessionID string, q *serverRequestQueue[T], item T, req mcp.JSONRPCRequest) bool {
+func writeQueuedRequest[T queuedServerRequest](ctx context.Context, s *StreamableHTTPServer, w HTTPResponseWriter, sessionID string, q *serverRequestQueue[T], item T) bool {
 	if ctx.Err() != nil {
 		q.putBack(item)
 		return false
@@ -169,7 +196,7 @@ func writeQueuedRequest[T queuedServerRequest](ctx context.Context, s *Streamabl
 	if !claim.send() {
 		return true // taken by another route, or abandoned unsent (item 61)
 	}
-	if err := writeSSEEvent(w, req); err != nil {
+	if err := writeSSEEvent(w, item.wire()); err != nil {
 		s.logger.Error("Failed to write SSE event", "err", err)
 		if claim.unsend() {
 			q.putBack(item)
@@ -181,4 +208,17 @@ func writeQueuedRequest[T queuedServerRequest](ctx context.Context, s *Streamabl
 	claim.written()
 	s.touchSession(sessionID)
 	return true
+}
+
+// pumpQueuedRequest records the request q holds next on st, the session's
+// listening stream with an event store, if it can claim it, and tells the
+// claim (item 79): the event store's pump's side of writeQueuedRequest.
+// Recorded, it is sent to the stream's connection or replayed to the next.
+func pumpQueuedRequest[T queuedServerRequest](ctx context.Context, st *resumableStream, q *serverRequestQueue[T]) {
+	item, ok := q.pop()
+	if !ok || !item.queuedClaim().send() {
+		return // taken by another stream, or abandoned unsent (item 61)
+	}
+	st.deliver(ctx, item.wire(), false)
+	item.queuedClaim().written()
 }
