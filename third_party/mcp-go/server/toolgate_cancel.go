@@ -35,7 +35,10 @@ type serverRequestClaim struct {
 	state   claimState
 	onWrite func() // the cancellation that waits for the claiming stream's write (item 79)
 
-	route *taskRoute // a task's request's (item 84); set before the claim is shared
+	// A task's request's other routes, for offerAgain (item 84); set
+	// before the claim is shared.
+	route   *taskRoute
+	requeue func() // queues the request for the GET stream again
 }
 
 // claimState is where a request is: queued (it may be sent), claimed by

@@ -104,6 +104,15 @@ func (q *serverRequestQueue[T]) push(item T) bool {
 	return ok
 }
 
+// pushUnlessQueued is push, unless the queue holds item already (item
+// 84): a request given back is queued again, once.
+func (q *serverRequestQueue[T]) pushUnlessQueued(item T) bool {
+	q.mu.Lock()
+	held := slices.ContainsFunc(q.items, func(it T) bool { return it.queuedClaim() == item.queuedClaim() })
+	q.mu.Unlock()
+	return held || q.push(item)
+}
+
 // pop takes the oldest request; false: the queue is empty.
 func (q *serverRequestQueue[T]) pop() (item T, ok bool) {
 	q.mu.Lock()
@@ -170,6 +179,9 @@ func sendServerRequest[T queuedServerRequest](ctx context.Context, q *serverRequ
 		return nil
 	}
 	if route, ok := ctx.Value(taskRouteKey{}).(*taskRoute); ok {
+		// Where a stream that gives the request back offers it again (item
+		// 84), set before any stream can see the claim.
+		claim.route, claim.requeue = route, func() { q.pushUnlessQueued(item) }
 		return route.send(ctx, req, claim, queue) // item 77
 	}
 	return queue()

@@ -88,7 +88,6 @@ func withTaskMeta(ctx context.Context, notification mcp.JSONRPCNotification) mcp
 // error comes back only when the GET queue refuses the request and no
 // tasks/result waits for the task, or one has sent it meanwhile.
 func (r *taskRoute) send(ctx context.Context, req mcp.JSONRPCRequest, claim *serverRequestClaim, queue func() error) error {
-	claim.route = r // before any stream can see the claim
 	r.mu.Lock()
 	r.parkLocked(req, claim)
 	latest := r.latestLocked()
@@ -163,12 +162,16 @@ func (r *taskRoute) offerParked(ctx context.Context) {
 }
 
 // offerAgain offers a task's request, which a stream claimed and then gave
-// back because its write failed (item 84), to the latest tasks/result
-// waiting for the task: one that came while the stream held the claim
-// was not offered it. ctx is the failed stream's; the offer does not end
-// with it, and waits for room on the other stream. A request of no task
-// has no other stream to go to.
+// back because its write failed (item 84), to every route again: the
+// session's GET queue, which may have dropped it as sent meanwhile, and
+// the latest tasks/result waiting for the task, which, if it came while
+// the stream held the claim, was not offered it. ctx is the failed
+// stream's; the offer does not end with it, and waits for room on the
+// other stream. A request of no task has no other stream to go to.
 func (c *serverRequestClaim) offerAgain(ctx context.Context) {
+	if c.requeue != nil {
+		c.requeue()
+	}
 	if c.route != nil {
 		c.route.offerParked(context.WithoutCancel(ctx))
 	}

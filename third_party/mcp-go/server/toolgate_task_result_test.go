@@ -279,27 +279,34 @@ func TestToolgateTaskRequestOutlivesItsTasksResultStream(t *testing.T) {
 // TestToolgateGivenBackTaskRequestIsOfferedAgain (item 84): a task's
 // request that a stream claimed stays parked on its task until written;
 // given back, it is offered to the tasks/result that came meanwhile, and
-// that stream's claim then sends it.
+// queued again, once, for the GET stream, which dropped it as sent.
 func TestToolgateGivenBackTaskRequestIsOfferedAgain(t *testing.T) {
-	ctx := context.Background()
 	route := &taskRoute{}
+	ctx := taskContext{Context: context.Background(), route: route, id: "task-1"}
+	q := newServerRequestQueue[rootsRequestItem]()
 	claim := &serverRequestClaim{}
-	req := mcp.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(7))}
-	if err := route.send(ctx, req, claim, func() error { return nil }); err != nil {
+	if err := sendServerRequest(ctx, q, rootsRequestItem{requestID: 7, claim: claim}, "list roots"); err != nil {
 		t.Fatal(err)
 	}
-	if !claim.send() { // a GET stream's writer claims it
+	if !claim.send() { // a tasks/result stream claims it
 		t.Fatal("the parked request could not be claimed")
+	}
+	if _, ok := q.pop(); !ok || claim.send() { // the GET stream drops it: sent
+		t.Fatal("the request was not queued for the GET stream, or was claimed twice")
 	}
 	stream := &requestScopedSSE{done: make(chan struct{}), sessions: &sync.Map{}}
 	defer route.wait(ctx, stream)()
 	if n := len(stream.channel()); n != 0 {
 		t.Fatalf("a tasks/result was offered %d requests another stream holds", n)
 	}
-	if !claim.unsend() { // its write failed
+	if !claim.unsend() { // the claiming stream's write failed
 		t.Fatal("the claim was not given back")
 	}
 	claim.offerAgain(ctx)
+	claim.offerAgain(ctx) // twice: queued once
+	if n := q.len(); n != 1 {
+		t.Fatalf("the GET queue holds the request given back %d times; want once", n)
+	}
 	select {
 	case sr := <-stream.channel():
 		if sr.claim != claim || !sr.claim.send() {
@@ -311,7 +318,7 @@ func TestToolgateGivenBackTaskRequestIsOfferedAgain(t *testing.T) {
 	claim.written()
 	route.mu.Lock()
 	defer route.mu.Unlock()
-	route.parkLocked(req, &serverRequestClaim{})
+	route.parkLocked(mcp.JSONRPCRequest{}, &serverRequestClaim{})
 	if len(route.parked) != 1 {
 		t.Fatalf("%d requests parked; want the written one dropped", len(route.parked))
 	}
