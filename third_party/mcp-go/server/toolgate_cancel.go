@@ -35,10 +35,9 @@ type serverRequestClaim struct {
 	state   claimState
 	onWrite func() // the cancellation that waits for the claiming stream's write (item 79)
 
-	// A task's request's other routes, for offerAgain (item 84); set
-	// before the claim is shared.
-	route   *taskRoute
-	requeue func() // queues the request for the GET stream again
+	// reoffer offers a task's request to its routes again (item 84): set
+	// before the claim is shared; nil for a request of no task.
+	reoffer func(context.Context)
 }
 
 // claimState is where a request is: queued (it may be sent), claimed by
@@ -141,6 +140,19 @@ func (c *serverRequestClaim) unsend() bool {
 	}
 	c.state = claimQueued
 	return true
+}
+
+// offerAgain offers a request that a stream claimed and then gave back,
+// because its write failed (item 84), to its other routes again: a
+// task's, to the session's GET queue, which may have dropped it as sent
+// meanwhile, and to the latest tasks/result waiting for the task, which,
+// if it came while the stream held the claim, was not offered it. ctx is
+// the failed stream's; the offer does not end with it, and waits for room
+// on the other stream. A request of no task has no other stream to go to.
+func (c *serverRequestClaim) offerAgain(ctx context.Context) {
+	if c.reoffer != nil {
+		c.reoffer(context.WithoutCancel(ctx))
+	}
 }
 
 // abandonAt is the waiter's side over streamable HTTP, its context ctx

@@ -181,7 +181,10 @@ func sendServerRequest[T queuedServerRequest](ctx context.Context, q *serverRequ
 	if route, ok := ctx.Value(taskRouteKey{}).(*taskRoute); ok {
 		// Where a stream that gives the request back offers it again (item
 		// 84), set before any stream can see the claim.
-		claim.route, claim.requeue = route, func() { q.pushUnlessQueued(item) }
+		claim.reoffer = func(ctx context.Context) {
+			q.pushUnlessQueued(item)
+			route.offerParked(ctx)
+		}
 		return route.send(ctx, req, claim, queue) // item 77
 	}
 	return queue()

@@ -161,22 +161,6 @@ func (r *taskRoute) offerParked(ctx context.Context) {
 	}
 }
 
-// offerAgain offers a task's request, which a stream claimed and then gave
-// back because its write failed (item 84), to every route again: the
-// session's GET queue, which may have dropped it as sent meanwhile, and
-// the latest tasks/result waiting for the task, which, if it came while
-// the stream held the claim, was not offered it. ctx is the failed
-// stream's; the offer does not end with it, and waits for room on the
-// other stream. A request of no task has no other stream to go to.
-func (c *serverRequestClaim) offerAgain(ctx context.Context) {
-	if c.requeue != nil {
-		c.requeue()
-	}
-	if c.route != nil {
-		c.route.offerParked(context.WithoutCancel(ctx))
-	}
-}
-
 // waitForTaskInput is tasks/result's side: while it waits for the task of
 // entry, on ctx's POST stream (a 2025-11-25 POST over streamable HTTP),
 // the task's requests go to that stream. Elsewhere (stdio, a POST without
