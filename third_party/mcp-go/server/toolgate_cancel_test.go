@@ -126,13 +126,14 @@ func nextMessage(t *testing.T, lines <-chan string, methods ...string) wireMessa
 	}
 }
 
-// lineStream sends r's lines on the returned channel, closed at its end.
+// lineStream sends r's lines on the returned channel, closed at its end;
+// a line may be up to 8 MiB (the tests' large messages are 4 MiB).
 func lineStream(r io.Reader) <-chan string {
 	lines := make(chan string, 64)
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		sc.Buffer(make([]byte, 64*1024), 8<<20)
 		for sc.Scan() {
 			lines <- sc.Text()
 		}
@@ -415,15 +416,7 @@ func TestToolgateCancellationFollowsItsRequest(t *testing.T) {
 	// cancellation follows, on either stream: it is sent once the request
 	// is written to its connection, and the client reads its connections
 	// each at its own pace.
-	largeLines := make(chan string, 64)
-	go func() {
-		defer close(largeLines)
-		sc := bufio.NewScanner(large.Body)
-		sc.Buffer(make([]byte, 64*1024), 8<<20)
-		for sc.Scan() {
-			largeLines <- sc.Text()
-		}
-	}()
+	largeLines := lineStream(large.Body)
 	asked := nextMessage(t, largeLines, string(mcp.MethodSamplingCreateMessage), string(mcp.MethodNotificationCancelled))
 	if asked.Method != string(mcp.MethodSamplingCreateMessage) {
 		t.Fatalf("the stream carried the cancellation of request %s before the request", asked.Params.RequestID)
@@ -571,15 +564,7 @@ func testRequestOutlivesGETStream(t *testing.T, before, text string) {
 
 	second := openGET(ctx)
 	defer second.Body.Close()
-	lines := make(chan string, 64)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(second.Body)
-		sc.Buffer(make([]byte, 64*1024), 8<<20)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
+	lines := lineStream(second.Body)
 	asked := nextMessage(t, lines, string(mcp.MethodSamplingCreateMessage))
 	answer := `{"jsonrpc":"2.0","id":` + string(asked.ID) + `,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`
 	resp := postMCP(t, ts.URL, answer, http.Header{"Mcp-Session-Id": {sessionID}, "Mcp-Protocol-Version": {"2025-11-25"}})

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -54,18 +53,7 @@ func TestToolgateTaskRequestsOnTasksResult(t *testing.T) {
 			header.Set("Mcp-Session-Id", sessionID)
 			header.Set("Mcp-Protocol-Version", "2025-11-25")
 
-			resp := postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","task":{"ttl":60000}}}`, header)
-			var created struct {
-				Result struct {
-					Task struct {
-						TaskID string `json:"taskId"`
-					} `json:"task"`
-				} `json:"result"`
-			}
-			if body := answerOf(t, resp); json.Unmarshal(body, &created) != nil || created.Result.Task.TaskID == "" {
-				t.Fatalf("the task call answered %s", body)
-			}
-			taskID := created.Result.Task.TaskID
+			taskID := startTask(t, ts.URL, header, 1, "ask")
 			entry, err := s.getTaskEntry(s.WithContext(context.Background(), session), taskID)
 			if err != nil {
 				t.Fatal(err)
@@ -171,18 +159,7 @@ func TestToolgateTaskRequestOutlivesItsTasksResultStream(t *testing.T) {
 	session := v.(*streamableHttpSession)
 	header := http.Header{"Mcp-Session-Id": {sessionID}, "Mcp-Protocol-Version": {"2025-11-25"}}
 
-	var created struct {
-		Result struct {
-			Task struct {
-				TaskID string `json:"taskId"`
-			} `json:"task"`
-		} `json:"result"`
-	}
-	resp := postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","task":{"ttl":60000}}}`, header)
-	if body := answerOf(t, resp); json.Unmarshal(body, &created) != nil || created.Result.Task.TaskID == "" {
-		t.Fatalf("the task call answered %s", body)
-	}
-	taskID := created.Result.Task.TaskID
+	taskID := startTask(t, ts.URL, header, 1, "ask")
 	entry, err := s.getTaskEntry(s.WithContext(context.Background(), session), taskID)
 	if err != nil {
 		t.Fatal(err)
@@ -249,15 +226,7 @@ func TestToolgateTaskRequestOutlivesItsTasksResultStream(t *testing.T) {
 	defer cancel()
 	second := tasksResult(ctx, 3)
 	defer second.Body.Close()
-	lines := make(chan string, 64)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(second.Body)
-		sc.Buffer(make([]byte, 64*1024), 8<<20)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
+	lines := lineStream(second.Body)
 	asked := nextMessage(t, lines, string(mcp.MethodElicitationCreate))
 	answer := postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":`+string(asked.ID)+`,"result":{"action":"accept","content":{"name":"ada"}}}`, header)
 	answer.Body.Close()
@@ -324,6 +293,24 @@ func TestToolgateGivenBackTaskRequestIsOfferedAgain(t *testing.T) {
 	}
 }
 
+// startTask calls tool as a 2025-11-25 task (a tools/call with id) in the
+// session of header, and returns the task's id.
+func startTask(t *testing.T, url string, header http.Header, id int, tool string) string {
+	t.Helper()
+	resp := postMCP(t, url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"task":{"ttl":60000}}}`, id, tool), header)
+	var created struct {
+		Result struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	if body := answerOf(t, resp); json.Unmarshal(body, &created) != nil || created.Result.Task.TaskID == "" {
+		t.Fatalf("the task call answered %s", body)
+	}
+	return created.Result.Task.TaskID
+}
+
 // waitingResults is how many tasks/result requests wait for entry's task
 // on a stream of theirs.
 func waitingResults(entry *taskEntry) int {
@@ -377,21 +364,6 @@ func TestToolgateTaskOutlivesItsRequest(t *testing.T) {
 	defer ts.Close()
 	sessionID := initializeSession(t, h)
 	header := http.Header{"Mcp-Session-Id": {sessionID}, "Mcp-Protocol-Version": {"2025-11-25"}}
-	start := func(id int) string {
-		t.Helper()
-		resp := postMCP(t, ts.URL, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"wait","task":{"ttl":60000}}}`, id), header)
-		var created struct {
-			Result struct {
-				Task struct {
-					TaskID string `json:"taskId"`
-				} `json:"task"`
-			} `json:"result"`
-		}
-		if body := answerOf(t, resp); json.Unmarshal(body, &created) != nil || created.Result.Task.TaskID == "" {
-			t.Fatalf("the task call answered %s", body)
-		}
-		return created.Result.Task.TaskID
-	}
 	status := func(taskID string) string {
 		t.Helper()
 		body := answerOf(t, postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":9,"method":"tasks/get","params":{"taskId":"`+taskID+`"}}`, header))
@@ -415,7 +387,7 @@ func TestToolgateTaskOutlivesItsRequest(t *testing.T) {
 	}
 
 	// The POST is answered (answerOf read it to its end): the task works on.
-	first := start(1)
+	first := startTask(t, ts.URL, header, 1, "wait")
 	if got := status(first); got != string(mcp.TaskStatusWorking) {
 		t.Fatalf("after its POST was answered the task is %q; want working", got)
 	}
@@ -426,7 +398,7 @@ func TestToolgateTaskOutlivesItsRequest(t *testing.T) {
 	waitStatus(first, string(mcp.TaskStatusCompleted))
 
 	// tasks/cancel still ends it.
-	second := start(2)
+	second := startTask(t, ts.URL, header, 2, "wait")
 	answerOf(t, postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"`+second+`"}}`, header))
 	select {
 	case err := <-seen:
