@@ -541,14 +541,15 @@ func TestTaskNotificationsNameTheirTask(t *testing.T) {
 	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: NewPipeline(&Options{Tools: cat, Recorder: newMemRecorder()})})
 	c, notes := dialMCPStream(t, serveMCP(t, m), true)
 
-	// relatedOf is the related-task of the notifications of method whose
-	// params carry token (progress) or data (a log message), once both
-	// have come.
-	relatedOf := func(token string) map[string]string {
+	// relatedOf is the related-task of the call's progress report (to
+	// token) and log message, by method, among the notifications from the
+	// from-th on, once both have come.
+	relatedOf := func(token string, from int) map[string]string {
 		t.Helper()
-		for deadline := time.Now().Add(time.Until(patience(t))); ; time.Sleep(5 * time.Millisecond) {
-			got := map[string]string{}
-			for _, n := range notes() {
+		var got map[string]string
+		eventually(t, "the call's progress report and log message", func() bool {
+			got = map[string]string{}
+			for _, n := range notes()[from:] {
 				p := n.Params.AdditionalFields
 				if n.Method == string(mcp.MethodNotificationProgress) && p["progressToken"] == token ||
 					n.Method == string(mcp.MethodNotificationMessage) && p["data"] == "halfway" && p["logger"] == "report" {
@@ -556,13 +557,9 @@ func TestTaskNotificationsNameTheirTask(t *testing.T) {
 					got[n.Method] = string(b)
 				}
 			}
-			if len(got) == 2 {
-				return got
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the call's notifications did not all come: %v", got)
-			}
-		}
+			return len(got) == 2
+		})
+		return got
 	}
 
 	raw, err := request(t, c, "tools/call", map[string]any{"name": "report", "arguments": map[string]any{}, "task": map[string]any{"ttl": 60000}, "_meta": map[string]any{"progressToken": "in-task"}})
@@ -573,18 +570,18 @@ func TestTaskNotificationsNameTheirTask(t *testing.T) {
 	if err := json.Unmarshal(raw, &cr); err != nil || cr.Task.TaskID == "" {
 		t.Fatalf("task call answered %s (%v), want a CreateTaskResult", raw, err)
 	}
-	for method, related := range relatedOf("in-task") {
+	for method, related := range relatedOf("in-task", 0) {
 		if want := `{"taskId":"` + cr.Task.TaskID + `"}`; related != want {
 			t.Errorf("the task's %s carries related-task %s; want %s", method, related, want)
 		}
 	}
-	// Drained before the next call, whose notifications read alike.
-	notes()
-
+	// The next call's log message reads like this one's: only what
+	// comes after this one's counts.
+	from := len(notes())
 	if _, err := request(t, c, "tools/call", map[string]any{"name": "report", "arguments": map[string]any{}, "_meta": map[string]any{"progressToken": "no-task"}}); err != nil {
 		t.Fatal(err)
 	}
-	for method, related := range relatedOf("no-task") {
+	for method, related := range relatedOf("no-task", from) {
 		if related != "null" {
 			t.Errorf("a call of no task: its %s carries related-task %s", method, related)
 		}
