@@ -141,6 +141,36 @@ func lineStream(r io.Reader) <-chan string {
 	return lines
 }
 
+// readUntil reads r, a stream its server writes a large message to, until
+// mark (a part of that message) has come: the server's writer is then
+// stalled inside the message. It fails t if r ends first or mark does not
+// come within 10 s; what names the stream. It reads in small pieces, not
+// to read much past mark.
+func readUntil(t *testing.T, r io.Reader, mark, what string) {
+	t.Helper()
+	found := make(chan error, 1)
+	go func() {
+		var seen []byte
+		buf := make([]byte, 256)
+		for !bytes.Contains(seen, []byte(mark)) {
+			n, err := r.Read(buf)
+			if seen = append(seen, buf[:n]...); err != nil {
+				found <- err
+				return
+			}
+		}
+		found <- nil
+	}()
+	select {
+	case err := <-found:
+		if err != nil {
+			t.Fatalf("%s ended before %s: %v", what, mark, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s's writer did not start %s within 10 s", what, mark)
+	}
+}
+
 // postInto posts a call of tool in the session and sends the lines of
 // its answer on lines.
 func postInto(ctx context.Context, url, sessionID, tool string, lines chan<- string) {
@@ -507,45 +537,21 @@ func testRequestOutlivesGETStream(t *testing.T, before, text string) {
 		}
 	}
 
-	// writing waits until the client has read mark, the start of a
-	// message, on the first stream: its writer is then writing it,
-	// stalled in it. (Waiting for less, the writer could still take the request
-	// first, and write it whole into the connection's buffers, where the
-	// client's going away loses it: no server can tell that from a write.)
+	// The test goes on once the client has read the start of the message
+	// the first stream's writer must be stalled in (readUntil). Waiting
+	// for less, the writer could still take the request first, and write
+	// it whole into the connection's buffers, where the client's going
+	// away loses it: no server can tell that from a write.
 	getCtx, closeGET := context.WithCancel(ctx)
 	first := openGET(getCtx)
-	var seen []byte
-	writing := func(mark string) {
-		t.Helper()
-		found := make(chan bool, 1)
-		go func() {
-			buf := make([]byte, 256)
-			for !bytes.Contains(seen, []byte(mark)) {
-				n, err := first.Body.Read(buf)
-				if seen = append(seen, buf[:n]...); err != nil {
-					found <- false
-					return
-				}
-			}
-			found <- true
-		}()
-		select {
-		case ok := <-found:
-			if !ok {
-				t.Fatalf("the first stream ended before %s", mark)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("the first stream's writer did not start %s within 10 s", mark)
-		}
-	}
 	if before != "" {
 		notify("toolgate/large", map[string]any{"data": before})
-		writing(`"method":"toolgate/large"`)
+		readUntil(t, first.Body, `"method":"toolgate/large"`, "the first stream")
 	}
 
 	postInto(ctx, ts.URL, sessionID, "sample_detached", make(chan string, 64))
 	if before == "" {
-		writing(`"params":{"messages"`) // a request's params come before its method
+		readUntil(t, first.Body, `"params":{"messages"`, "the first stream") // a request's params come before its method
 	}
 	waitFor("the sampling request was not made", func() bool {
 		n := 0

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -196,29 +195,7 @@ func TestToolgateTaskRequestOutlivesItsTasksResultStream(t *testing.T) {
 		close(ask) // the task asks once its first tasks/result waits
 	}()
 	first := tasksResult(firstCtx, 2)
-	// The writer is inside the request once the client has read part of
-	// its message.
-	read := make(chan bool, 1)
-	go func() {
-		var seen []byte
-		buf := make([]byte, 4096)
-		for !bytes.Contains(seen, []byte(strings.Repeat("x", 64))) {
-			n, err := first.Body.Read(buf)
-			if seen = append(seen, buf[:n]...); err != nil {
-				read <- false
-				return
-			}
-		}
-		read <- true
-	}()
-	select {
-	case ok := <-read:
-		if !ok {
-			t.Fatal("the first tasks/result ended before the task's request")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first tasks/result's writer did not start the task's request within 10 s")
-	}
+	readUntil(t, first.Body, strings.Repeat("x", 64), "the first tasks/result") // inside the request
 	closeFirst()
 	first.Body.Close()
 
