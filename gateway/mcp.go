@@ -440,15 +440,17 @@ func (m *MCPServer) syncTools() {
 
 	m.installMu.Lock()
 	current, tell := m.tools.install(gen, digest)
+	if current && tell {
+		m.srv.SetTools(tools...)
+		m.listing.Store(l)
+	}
+	// Published after the listing it goes with: whoever sees a tool
+	// reported unserved (Unserved) sees the rest of its toolset listed.
 	var prev map[string]string
 	if current {
 		if p := m.unserved.Swap(&unserved); p != nil {
 			prev = *p
 		}
-	}
-	if current && tell {
-		m.srv.SetTools(tools...)
-		m.listing.Store(l)
 	}
 	m.installMu.Unlock()
 	if current && tell {
