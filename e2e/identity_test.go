@@ -8,8 +8,9 @@ import (
 )
 
 // TestIdentityInRecords (issue 14, part 2): the caller's identity is in
-// every record: the name of the bearer token over HTTP, "local" over
-// stdio.
+// every record: the name of the bearer token over HTTP (an unnamed
+// token's fingerprint, printf %s TOKEN | sha256sum | cut -c1-12), "local"
+// over stdio.
 func TestIdentityInRecords(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, set("http.auth.tokens", []any{
@@ -17,7 +18,7 @@ func TestIdentityInRecords(t *testing.T) {
 		"plain-token-0123456789",
 	}))
 	s := e.StartHTTP(t)
-	for _, tc := range []struct{ token, want string }{{"ci-token-0123456789", "token:ci"}, {"plain-token-0123456789", "token:2"}} {
+	for _, tc := range []struct{ token, want string }{{"ci-token-0123456789", "token:ci"}, {"plain-token-0123456789", "token:sha256:cff863533c74"}} {
 		auth := map[string]string{"Authorization": "Bearer " + tc.token}
 		id := initSession(t, s, auth)
 		h := sessionHeader(id)
@@ -33,7 +34,7 @@ func TestIdentityInRecords(t *testing.T) {
 			ids = append(ids, ev["identity"].(string))
 		}
 	}
-	if len(ids) != 2 || ids[0] != "token:ci" || ids[1] != "token:2" {
+	if len(ids) != 2 || ids[0] != "token:ci" || ids[1] != "token:sha256:cff863533c74" {
 		t.Errorf("identities in events: %v", ids)
 	}
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -216,7 +217,8 @@ type httpGuard struct {
 	lastRefusalLog             atomic.Int64            // unix nanoseconds
 }
 
-// BearerToken is a bearer token the HTTP transport accepts, and its name.
+// BearerToken is a bearer token the HTTP transport accepts, and its name
+// (the caller's identity is "token:" and it; empty: TokenFingerprint).
 type BearerToken struct {
 	Name  string
 	Value string
@@ -234,17 +236,30 @@ func hashTokens(tokens []BearerToken) [][32]byte {
 
 func tokenNames(tokens []BearerToken) []string {
 	out := make([]string, 0, len(tokens))
-	for i, t := range tokens {
+	for _, t := range tokens {
 		if t.Value == "" {
 			continue
 		}
 		name := t.Name
 		if name == "" {
-			name = fmt.Sprintf("%d", i+1)
+			name = TokenFingerprint(t.Value)
 		}
 		out = append(out, name)
 	}
 	return out
+}
+
+// TokenFingerprint names a bearer token that was given no name: "sha256:"
+// and the first 12 hex digits of its SHA-256 (no quoting in YAML, and
+// printf %s "$TOKEN" | sha256sum | cut -c1-12 computes it). The name follows the token, not
+// its place in a list, so removing (revoking) one token never hands its
+// identity (its sessions, tasks, artifacts and policy rules) to another,
+// and reordering changes nothing. Tokens are at least 16 characters, from
+// a random source (docs/auth.md): 48 bits of their digest in the records
+// tell nothing usable about them.
+func TokenFingerprint(value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return "sha256:" + hex.EncodeToString(sum[:6])
 }
 
 // httpError writes a JSON-RPC error body with an HTTP status.

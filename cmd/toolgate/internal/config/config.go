@@ -623,7 +623,7 @@ func (c *Config) check() error {
 	}
 	for i, id := range c.Policy.Identities {
 		if why := c.placeName(id.Match.Name); why != "" {
-			bad(fmt.Sprintf("policy.identities[%d].match.name", i), "%q is %s: a rule bound to a place passes to the token after it when one before it is removed (a revoked token's rules to the next holder); name the token ({name: ci, token_env: CI_TOKEN}) and match that name", id.Match.Name, why)
+			bad(fmt.Sprintf("policy.identities[%d].match.name", i), "%q is %s, which names no token: an unnamed token is known by its fingerprint (sha256:…, docs/auth.md), not its place; name the token ({name: ci, token_env: CI_TOKEN}) and match that name", id.Match.Name, why)
 		}
 	}
 	if c.Metrics.TokenEnv != "" && c.Metrics.Addr == "" {
@@ -709,9 +709,11 @@ func (c *Config) ResolvedRunsDir() string {
 	return filepath.Join(stateDir(), "runs")
 }
 
-// placeName says which token a name stands for by its place in a list
-// (a plain string of http.auth.tokens, "2"; one of several tokens of
-// http.auth.token_env, "VAR[2]"), or "" for any other name.
+// placeName says which token a name would stand for by its place in a
+// list (a plain string of http.auth.tokens, "2"; one of several tokens of
+// http.auth.token_env, "VAR[2]"), or "" for any other name. Such names
+// name no token (TokenFingerprint does): a rule that uses one is refused
+// rather than left to match nothing.
 func (c *Config) placeName(name string) string {
 	for i, t := range c.HTTP.Auth.Tokens {
 		if t.Name == "" && name == strconv.Itoa(i+1) {
@@ -846,16 +848,9 @@ func (c *Config) Tokens() ([]gateway.BearerToken, error) {
 	for i, t := range c.HTTP.Auth.Tokens {
 		key := fmt.Sprintf("http.auth.tokens[%d]", i)
 		name := t.Name
-		if name == "" {
-			name = strconv.Itoa(i + 1)
-		}
-		if names[name] {
-			return nil, fmt.Errorf("%s: the name %q is used by two tokens", key, name)
-		}
 		if name == "local" || name == "anonymous" {
 			return nil, fmt.Errorf("%s: the name %q is reserved (policy.identities name %s the caller %s); give the token another name", key, name, name, map[string]string{"local": "over stdio and the command line", "anonymous": "over HTTP without tokens"}[name])
 		}
-		names[name] = true
 		value := t.Token
 		switch {
 		case t.Token != "" && t.TokenEnv != "":
@@ -872,23 +867,40 @@ func (c *Config) Tokens() ([]gateway.BearerToken, error) {
 		if err := tokenLongEnough(key, value); err != nil {
 			return nil, err
 		}
+		if name == "" { // known by the token itself, not by its place
+			name = gateway.TokenFingerprint(value)
+		}
+		if names[name] {
+			return nil, fmt.Errorf("%s: %s", key, sameName(name))
+		}
+		names[name] = true
 		out = append(out, gateway.BearerToken{Name: name, Value: value})
 	}
 	env, err := tokensOf(nil, c.HTTP.Auth.TokenEnv, "http.auth.token_env")
 	if err != nil {
 		return nil, err
 	}
-	for i, v := range env { // named after the variable
+	for _, v := range env { // one token is named after the variable
 		name := c.HTTP.Auth.TokenEnv
-		if len(env) > 1 {
-			name = fmt.Sprintf("%s[%d]", name, i+1)
+		if len(env) > 1 { // several are unnamed
+			name = gateway.TokenFingerprint(v)
 		}
 		if names[name] {
-			return nil, fmt.Errorf("http.auth.token_env: the name %q of its token is also a name of http.auth.tokens", name)
+			return nil, fmt.Errorf("http.auth.token_env: %s", sameName(name))
 		}
+		names[name] = true
 		out = append(out, gateway.BearerToken{Name: name, Value: v})
 	}
 	return out, nil
+}
+
+// sameName says why a token's name, taken already, is refused: a
+// fingerprint (TokenFingerprint) is taken by the same token given twice.
+func sameName(name string) string {
+	if strings.HasPrefix(name, "sha256:") {
+		return fmt.Sprintf("the same token is given twice (its name %q is taken)", name)
+	}
+	return fmt.Sprintf("the name %q is used by two tokens", name)
 }
 
 // tokensOf is a token list plus the comma-separated tokens of the

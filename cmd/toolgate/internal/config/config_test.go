@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -291,9 +292,30 @@ func TestNamedTokens(t *testing.T) {
 	for _, tk := range toks {
 		got = append(got, tk.Name+"="+tk.Value)
 	}
-	want := "1=plain-token-value ci=ci-token-value-0123 alice=alice-token-0123 MORE_TOKENS[1]=more-token-one-0123 MORE_TOKENS[2]=more-token-two-0123"
+	// An unnamed token is known by its fingerprint: the first 12 hex
+	// digits of its SHA-256 (printf %s TOKEN | sha256sum | cut -c1-12);
+	// several tokens of token_env are unnamed, one is named after it.
+	const plain, one, two = "sha256:c80226c1c8a3", "sha256:59da3440a520", "sha256:827b3aa68d15"
+	want := plain + "=plain-token-value ci=ci-token-value-0123 alice=alice-token-0123 " + one + "=more-token-one-0123 " + two + "=more-token-two-0123"
 	if strings.Join(got, " ") != want {
 		t.Errorf("tokens %v, want %s", got, want)
+	}
+	// Removing (revoking) a token leaves the others their names: none
+	// takes the removed token's place, and with it its identity.
+	c2 := *cfg
+	c2.HTTP.Auth.Tokens = cfg.HTTP.Auth.Tokens[1:]
+	t.Setenv("MORE_TOKENS", "more-token-two-0123")
+	if toks, err := c2.Tokens(); err != nil || len(toks) != 3 || toks[2].Name != "MORE_TOKENS" {
+		t.Errorf("one token left in MORE_TOKENS: %+v, %v; want it named MORE_TOKENS", toks, err)
+	}
+	t.Setenv("MORE_TOKENS", "more-token-one-0123,more-token-two-0123")
+	c2.HTTP.Auth.Tokens = append(slices.Clone(cfg.HTTP.Auth.Tokens[1:]), cfg.HTTP.Auth.Tokens[0], Token{Token: "another-plain-token"})
+	if toks, err := c2.Tokens(); err != nil || len(toks) != 6 || toks[2].Name != plain || toks[4].Name != one || toks[5].Name != two {
+		t.Errorf("tokens reordered: %+v, %v; want each with its name", toks, err)
+	}
+	c2.HTTP.Auth.Tokens = append(c2.HTTP.Auth.Tokens, Token{Token: "plain-token-value"})
+	if _, err := c2.Tokens(); err == nil || !strings.Contains(err.Error(), "http.auth.tokens[4]: the same token is given twice") {
+		t.Errorf("a token given twice: %v", err)
 	}
 	out, err := Effective(k)
 	if err != nil || strings.Contains(string(out), "alice-token-0123") || strings.Contains(string(out), "plain-token-value") || !strings.Contains(string(out), "name: alice") {
@@ -305,7 +327,7 @@ func TestNamedTokens(t *testing.T) {
 	}
 	// local and anonymous name callers that are not tokens: a token may
 	// not take their names (nor the name of the environment's tokens).
-	for _, name := range []string{"local", "anonymous", "MORE_TOKENS[1]"} {
+	for _, name := range []string{"local", "anonymous", one} {
 		cfg.HTTP.Auth.Tokens = []Token{{Name: name, Token: "x-long-enough-token"}}
 		if _, err := cfg.Tokens(); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("a token named %s: %v", name, err)
@@ -403,15 +425,15 @@ func TestRefuseEmpty(t *testing.T) {
 }
 
 // A policy.identities rule may not name a token by its place in a list
-// (an unnamed token's "2", a token_env list's "VAR[2]"): when a token
-// before it is removed (revoked), the next token takes that place, and
-// the rule with it. Names given to tokens are fine.
+// (an unnamed token's "2", a token_env list's "VAR[2]"): places name no
+// token (unnamed tokens go by their fingerprint), and a rule that looks
+// bound to one would match nothing. Names given to tokens are fine.
 func TestIdentityRuleByPlaceRefused(t *testing.T) {
 	for _, c := range []struct {
 		yaml, want string
 	}{
 		{"http: {auth: {tokens: [aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb]}}\npolicy: {identities: [{match: {name: \"2\"}, tools: {deny: [x]}}]}\n",
-			`policy.identities[0].match.name: "2" is the place of the unnamed token http.auth.tokens[1]`},
+			`policy.identities[0].match.name: "2" is the place of the unnamed token http.auth.tokens[1], which names no token`},
 		{"http: {auth: {token_env: TG_TOKS}}\npolicy: {identities: [{match: {name: \"TG_TOKS[1]\"}, tools: {deny: [x]}}]}\n",
 			`"TG_TOKS[1]" is the place of a token in the list of http.auth.token_env TG_TOKS`},
 		{"http: {auth: {tokens: [{name: ci, token: aaaaaaaaaaaaaaaa}, bbbbbbbbbbbbbbbb]}}\npolicy: {identities: [{match: {name: ci}, tools: {deny: [x]}}]}\n", ""},
