@@ -16,7 +16,7 @@ func init() {
 		flags: func(fs *pflag.FlagSet) {
 			configFlags(fs)
 			fs.Bool("json", false, "print JSON")
-			fs.String("as", "", "decide as this caller: a token name of http.auth.tokens, local, anonymous, or 'sub=alice,scope=tools:read' for an OAuth caller (policy.identities apply)")
+			fs.String("as", "", "decide as this caller: a token's name (an unnamed token's fingerprint, sha256:…, as toolgate config shows it), local, anonymous, or 'sub=alice,scope=tools:read' for an OAuth caller (policy.identities apply)")
 		},
 		run: runPolicy,
 	})

@@ -1029,6 +1029,10 @@ func Effective(k *koanf.Koanf) ([]byte, error) {
 		red := make([]any, len(list))
 		for i, v := range list {
 			red[i] = "[REDACTED]"
+			if s, ok := v.(string); ok && key == "http.auth.tokens" && s != "" {
+				// The name it goes by, which nothing else shows.
+				red[i] = "[REDACTED] (identity token:" + gateway.TokenFingerprint(s) + ")"
+			}
 			if m, ok := v.(map[string]any); ok { // {name, token} or {name, token_env}
 				cp := maps.Clone(m)
 				if _, has := cp["token"]; has {

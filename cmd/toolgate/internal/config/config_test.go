@@ -318,8 +318,9 @@ func TestNamedTokens(t *testing.T) {
 		t.Errorf("a token given twice: %v", err)
 	}
 	out, err := Effective(k)
-	if err != nil || strings.Contains(string(out), "alice-token-0123") || strings.Contains(string(out), "plain-token-value") || !strings.Contains(string(out), "name: alice") {
-		t.Errorf("effective config shows a token or drops names (%v):\n%s", err, out)
+	if err != nil || strings.Contains(string(out), "alice-token-0123") || strings.Contains(string(out), "plain-token-value") || !strings.Contains(string(out), "name: alice") ||
+		!strings.Contains(string(out), "(identity token:"+plain+")") {
+		t.Errorf("effective config shows a token, or drops names or an unnamed token's fingerprint (%v):\n%s", err, out)
 	}
 	cfg.HTTP.Auth.Tokens = append(cfg.HTTP.Auth.Tokens, Token{Name: "ci", Token: "x-long-enough-token"})
 	if _, err := cfg.Tokens(); err == nil || !strings.Contains(err.Error(), `the name "ci" is used by two tokens`) {
