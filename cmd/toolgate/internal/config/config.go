@@ -844,7 +844,7 @@ func expandHome(p string) string {
 // environment variable named by http.auth.token_env.
 func (c *Config) Tokens() ([]gateway.BearerToken, error) {
 	var out []gateway.BearerToken
-	names := map[string]bool{}
+	names := tokenNames{}
 	for i, t := range c.HTTP.Auth.Tokens {
 		key := fmt.Sprintf("http.auth.tokens[%d]", i)
 		name := t.Name
@@ -870,10 +870,9 @@ func (c *Config) Tokens() ([]gateway.BearerToken, error) {
 		if name == "" { // known by the token itself, not by its place
 			name = gateway.TokenFingerprint(value)
 		}
-		if names[name] {
-			return nil, fmt.Errorf("%s: %s", key, sameName(name))
+		if err := names.add(name, value); err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
 		}
-		names[name] = true
 		out = append(out, gateway.BearerToken{Name: name, Value: value})
 	}
 	env, err := tokensOf(nil, c.HTTP.Auth.TokenEnv, "http.auth.token_env")
@@ -885,22 +884,29 @@ func (c *Config) Tokens() ([]gateway.BearerToken, error) {
 		if len(env) > 1 { // several are unnamed
 			name = gateway.TokenFingerprint(v)
 		}
-		if names[name] {
-			return nil, fmt.Errorf("http.auth.token_env: %s", sameName(name))
+		if err := names.add(name, v); err != nil {
+			return nil, fmt.Errorf("http.auth.token_env: %w", err)
 		}
-		names[name] = true
 		out = append(out, gateway.BearerToken{Name: name, Value: v})
 	}
 	return out, nil
 }
 
-// sameName says why a token's name, taken already, is refused: a
-// fingerprint (TokenFingerprint) is taken by the same token given twice.
-func sameName(name string) string {
-	if strings.HasPrefix(name, "sha256:") {
-		return fmt.Sprintf("the same token is given twice (its name %q is taken)", name)
+// tokenNames are the tokens' names taken so far, and their tokens.
+type tokenNames map[string]string
+
+// add takes name for the token value, or says why it cannot: the name is
+// another token's, or the token is given twice (an unnamed one, known by
+// its fingerprint, finds its name taken by itself).
+func (n tokenNames) add(name, value string) error {
+	switch had, taken := n[name]; {
+	case taken && had == value:
+		return fmt.Errorf("the same token is given twice (as %q)", name)
+	case taken:
+		return fmt.Errorf("the name %q is used by two tokens", name)
 	}
-	return fmt.Sprintf("the name %q is used by two tokens", name)
+	n[name] = value
+	return nil
 }
 
 // tokensOf is a token list plus the comma-separated tokens of the
