@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -679,5 +680,24 @@ func TestToolgateGoneStreamLeavesTheRequestQueued(t *testing.T) {
 	}
 	if back, ok := q.pop(); !ok || back.requestID != 1 || !back.claim.pending() {
 		t.Errorf("the queue holds %+v (%v); want request 1, unclaimed", back, ok)
+	}
+}
+
+// TestToolgateRequestGivenBackAtOnceIsQueuedOnce (item 84): streams that
+// give the same request back at the same time queue it once for the GET
+// stream, not once each. A check and a push under two locks fails it
+// under -race (the copy's tests run so).
+func TestToolgateRequestGivenBackAtOnceIsQueuedOnce(t *testing.T) {
+	for round := 0; round < 200; round++ {
+		q := newServerRequestQueue[rootsRequestItem]()
+		item := rootsRequestItem{requestID: 1, claim: &serverRequestClaim{}}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() { q.pushUnlessQueued(item) })
+		}
+		wg.Wait()
+		if n := q.len(); n != 1 {
+			t.Fatalf("round %d: the queue holds the request %d times; want once", round, n)
+		}
 	}
 }

@@ -81,8 +81,19 @@ func newServerRequestQueue[T queuedServerRequest]() *serverRequestQueue[T] {
 // push queues item, first dropping the requests abandoned, or sent by
 // another route (item 77), when the queue is full; false: it holds
 // serverRequestQueueCap live requests.
-func (q *serverRequestQueue[T]) push(item T) bool {
+func (q *serverRequestQueue[T]) push(item T) bool { return q.add(item, false) }
+
+// pushUnlessQueued is push, unless the queue holds item already (item
+// 84): a request given back is queued again, once, however many streams
+// give it back at a time.
+func (q *serverRequestQueue[T]) pushUnlessQueued(item T) bool { return q.add(item, true) }
+
+func (q *serverRequestQueue[T]) add(item T, once bool) bool {
 	q.mu.Lock()
+	if once && slices.ContainsFunc(q.items, func(it T) bool { return it.queuedClaim() == item.queuedClaim() }) {
+		q.mu.Unlock()
+		return true
+	}
 	if len(q.items) >= serverRequestQueueCap {
 		live := q.items[:0]
 		for _, it := range q.items {
@@ -102,15 +113,6 @@ func (q *serverRequestQueue[T]) push(item T) bool {
 		q.signal()
 	}
 	return ok
-}
-
-// pushUnlessQueued is push, unless the queue holds item already (item
-// 84): a request given back is queued again, once.
-func (q *serverRequestQueue[T]) pushUnlessQueued(item T) bool {
-	q.mu.Lock()
-	held := slices.ContainsFunc(q.items, func(it T) bool { return it.queuedClaim() == item.queuedClaim() })
-	q.mu.Unlock()
-	return held || q.push(item)
 }
 
 // pop takes the oldest request; false: the queue is empty.
