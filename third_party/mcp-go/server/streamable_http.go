@@ -1157,15 +1157,15 @@ func (s *StreamableHTTPServer) handleGet(w HTTPResponseWriter, r *HTTPRequest) {
 		// on the next GET stream; and one abandoned meanwhile is dropped
 		// there unsent (item 61), so it needs no cancellation.
 		case <-queues.sampling.ready:
-			if req, ok := queues.sampling.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.sampling, req) {
+			if !writeQueuedRequest(ctx, s, w, sessionID, queues.sampling) {
 				return
 			}
 		case <-queues.elicitation.ready:
-			if req, ok := queues.elicitation.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.elicitation, req) {
+			if !writeQueuedRequest(ctx, s, w, sessionID, queues.elicitation) {
 				return
 			}
 		case <-queues.roots.ready:
-			if req, ok := queues.roots.pop(); ok && !writeQueuedRequest(ctx, s, w, sessionID, queues.roots, req) {
+			if !writeQueuedRequest(ctx, s, w, sessionID, queues.roots) {
 				return
 			}
 		case <-ctx.Done():

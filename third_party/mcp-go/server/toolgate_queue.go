@@ -192,8 +192,8 @@ func sendServerRequest[T queuedServerRequest](ctx context.Context, q *serverRequ
 	return queue()
 }
 
-// writeQueuedRequest writes the request item a GET stream's writer took
-// off the session's queue q (item 80), if it can claim it, and tells
+// writeQueuedRequest takes the request the session's queue q holds next
+// and writes it on a GET stream (item 80), if it can claim it, and tells
 // the claim once it is written (item 79); false: the write failed, and the
 // stream ends. A request it claimed but could not write goes back to the
 // front of the queue for the session's next GET stream (item 83): the
@@ -204,7 +204,11 @@ func sendServerRequest[T queuedServerRequest](ctx context.Context, q *serverRequ
 // select chose the queue over ctx.Done: both were ready) goes back
 // unclaimed: the client is gone, and a write to its connection could
 // still succeed (TCP takes the first write after the peer closed).
-func writeQueuedRequest[T queuedServerRequest](ctx context.Context, s *StreamableHTTPServer, w HTTPResponseWriter, sessionID string, q *serverRequestQueue[T], item T) bool {
+func writeQueuedRequest[T queuedServerRequest](ctx context.Context, s *StreamableHTTPServer, w HTTPResponseWriter, sessionID string, q *serverRequestQueue[T]) bool {
+	item, ok := q.pop()
+	if !ok {
+		return true // another reader took it
+	}
 	if ctx.Err() != nil {
 		q.putBack(item)
 		return false
