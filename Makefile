@@ -57,7 +57,7 @@ run:
 	$(GO) run ./cmd/toolgate serve --http 127.0.0.1:8765
 
 # A static binary (no cgo: net and os/user in pure Go): no libc to match
-# where it runs, and it starts sooner (docs/benchmarks.md).
+# where it runs, and it starts sooner (docs/benchmarks-journal.md).
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/toolgate ./cmd/toolgate
 

@@ -686,7 +686,7 @@ func (m *MCPServer) mcpTool(t *Tool) mcp.Tool {
 // every tool of the same decision and must only be read: a catalog of
 // 2,000 tools has a handful of decisions, and two new maps per tool were a
 // sixth of the bytes the mirror allocated to install them at start-up,
-// where fresh memory is paid in page faults (docs/benchmarks.md).
+// where fresh memory is paid in page faults (docs/benchmarks-journal.md).
 func DecisionMeta(d Decision) map[string]any { return decisionMetas.get(d) }
 
 // decisionMetas are DecisionMeta's maps. A decision's rule names a

@@ -20,7 +20,7 @@ const serveHeapFloor = 16 << 20
 // least 4 MiB. A gateway's live heap is a few MiB, so under load it
 // collects every 2 or 3 MiB allocated: 30 cycles a second at 13,000
 // calls a second, each marking the whole live heap again, about a quarter
-// of its CPU (docs/benchmarks.md). After each collection (a finalizer
+// of its CPU (docs/benchmarks-journal.md). After each collection (a finalizer
 // runs once per cycle) the percentage is set so that the goal is the
 // larger of twice the live heap and floor: the heap may grow to floor
 // (16 MiB for serve) before it is collected, and a live heap over half of

@@ -19,7 +19,7 @@ import (
 // a second processor idle, every hand-off wakes a thread for it, which
 // spins looking for work and sleeps again; on two cores that is a
 // quarter to a third of the CPU of a call, and the hand-offs' latency
-// (docs/benchmarks.md, "One processor while calls come in turn"). With
+// (docs/benchmarks-journal.md, "One processor while calls come in turn"). With
 // one processor the hand-offs stay on it.
 //
 // The signals, read every tick:

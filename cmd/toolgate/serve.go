@@ -126,7 +126,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	// grow to 16 MiB first, each page new to the process and faulted in.
 	// With 20 upstreams of 100 tools that was 3,300 more page faults, and
 	// page faults are half of start-up's CPU on a paravirtualized machine
-	// (docs/benchmarks.md).
+	// (docs/benchmarks-journal.md).
 	defer keepHeapFloor(serveHeapFloor)()
 	a.log.Info("toolgate starting", "version", version(), "run_dir", a.run.Dir(), "tools", len(a.catalog.Entries()), "sandbox", a.sandbox.Roots())
 

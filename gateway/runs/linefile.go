@@ -30,7 +30,7 @@ import (
 // join its write(2) instead of each making their own. Without it writers
 // rarely met: at 16 clients a call's three lines took 2.7 writes, with it
 // 0.5 (perf stat of the served process), and 4-14% less CPU per call
-// (docs/benchmarks.md). Calls one at a time do not yield: there the
+// (docs/benchmarks-journal.md). Calls one at a time do not yield: there the
 // goroutines ready to run are the call's own, and with a second processor
 // idle the yield wakes a thread for nothing, 5 µs a call in process.
 type lineFile struct {
