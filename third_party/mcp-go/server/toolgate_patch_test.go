@@ -1565,23 +1565,22 @@ func TestToolgateCompletionErrorCode(t *testing.T) {
 	}
 }
 
-// TestToolgateTaskStatusToItsSessionOnly: notifications/tasks/status goes
-// to the session that owns the task, never to the other clients (item 54).
-func TestToolgateTaskStatusToItsSessionOnly(t *testing.T) {
-	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithTaskCapabilities(true, true, true))
-	release := make(chan struct{})
+// newWaitTaskServer is a server of tasks with one tool, "wait", that may
+// be called as a task and returns once release is closed.
+func newWaitTaskServer() (s *MCPServer, release chan struct{}) {
+	s = NewMCPServer("t", "1", WithToolCapabilities(false), WithTaskCapabilities(true, true, true))
+	release = make(chan struct{})
 	s.AddTool(mcp.NewTool("wait", mcp.WithTaskSupport(mcp.TaskSupportOptional)), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		<-release
 		return mcp.NewToolResultText("done"), nil
 	})
-	owner, other := NewInProcessSession("owner", nil), NewInProcessSession("other", nil)
-	for _, sess := range []*InProcessSession{owner, other} {
-		if err := s.RegisterSession(context.Background(), sess); err != nil {
-			t.Fatal(err)
-		}
-		sess.Initialize()
-	}
-	ctx := s.WithContext(context.Background(), owner)
+	return s, release
+}
+
+// startWaitTask calls "wait" as a task in the session of ctx and returns
+// the id of the task the answer names.
+func startWaitTask(t *testing.T, s *MCPServer, ctx context.Context) string {
+	t.Helper()
 	resp := s.HandleMessage(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","task":{"ttl":60000}}}`))
 	raw, _ := json.Marshal(resp)
 	var cr struct {
@@ -1594,6 +1593,22 @@ func TestToolgateTaskStatusToItsSessionOnly(t *testing.T) {
 	if err := json.Unmarshal(raw, &cr); err != nil || cr.Result.Task.TaskID == "" {
 		t.Fatalf("task call answered %s", raw)
 	}
+	return cr.Result.Task.TaskID
+}
+
+// TestToolgateTaskStatusToItsSessionOnly: notifications/tasks/status goes
+// to the session that owns the task, never to the other clients (item 54).
+func TestToolgateTaskStatusToItsSessionOnly(t *testing.T) {
+	s, release := newWaitTaskServer()
+	owner, other := NewInProcessSession("owner", nil), NewInProcessSession("other", nil)
+	for _, sess := range []*InProcessSession{owner, other} {
+		if err := s.RegisterSession(context.Background(), sess); err != nil {
+			t.Fatal(err)
+		}
+		sess.Initialize()
+	}
+	ctx := s.WithContext(context.Background(), owner)
+	startWaitTask(t, s, ctx)
 	close(release)
 	select {
 	case n := <-owner.ClientNotifications():

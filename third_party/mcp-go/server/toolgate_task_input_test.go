@@ -15,12 +15,7 @@ import (
 // and each change is told to its session only; a wait of another session
 // or of an ended task changes nothing.
 func TestToolgateTaskAwaitsInput(t *testing.T) {
-	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithTaskCapabilities(true, true, true))
-	release := make(chan struct{})
-	s.AddTool(mcp.NewTool("wait", mcp.WithTaskSupport(mcp.TaskSupportOptional)), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		<-release
-		return mcp.NewToolResultText("done"), nil
-	})
+	s, release := newWaitTaskServer()
 	owner, other := NewInProcessSession("owner", nil), NewInProcessSession("other", nil)
 	for _, sess := range []*InProcessSession{owner, other} {
 		if err := s.RegisterSession(context.Background(), sess); err != nil {
@@ -29,19 +24,7 @@ func TestToolgateTaskAwaitsInput(t *testing.T) {
 		sess.Initialize()
 	}
 	ctx, otherCtx := s.WithContext(context.Background(), owner), s.WithContext(context.Background(), other)
-	resp := s.HandleMessage(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","task":{"ttl":60000}}}`))
-	raw, _ := json.Marshal(resp)
-	var cr struct {
-		Result struct {
-			Task struct {
-				TaskID string `json:"taskId"`
-			} `json:"task"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(raw, &cr); err != nil || cr.Result.Task.TaskID == "" {
-		t.Fatalf("task call answered %s", raw)
-	}
-	id := cr.Result.Task.TaskID
+	id := startWaitTask(t, s, ctx)
 	status := func() mcp.TaskStatus {
 		task, _, err := s.getTask(ctx, id)
 		if err != nil {
@@ -122,12 +105,7 @@ func (h *heldSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
 // Sent after tasksMu was released, the completion's notification overtook
 // the held one.
 func TestToolgateTaskInputToldInOrder(t *testing.T) {
-	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithTaskCapabilities(true, true, true))
-	release := make(chan struct{})
-	s.AddTool(mcp.NewTool("wait", mcp.WithTaskSupport(mcp.TaskSupportOptional)), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		<-release
-		return mcp.NewToolResultText("done"), nil
-	})
+	s, release := newWaitTaskServer()
 	inner := NewInProcessSession("owner", nil)
 	owner := &heldSession{InProcessSession: inner, entered: make(chan int32, 4), proceed: make(chan struct{})}
 	if err := s.RegisterSession(context.Background(), owner); err != nil {
@@ -135,22 +113,11 @@ func TestToolgateTaskInputToldInOrder(t *testing.T) {
 	}
 	owner.Initialize()
 	ctx := s.WithContext(context.Background(), owner)
-	resp := s.HandleMessage(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","task":{"ttl":60000}}}`))
-	raw, _ := json.Marshal(resp)
-	var cr struct {
-		Result struct {
-			Task struct {
-				TaskID string `json:"taskId"`
-			} `json:"task"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(raw, &cr); err != nil || cr.Result.Task.TaskID == "" {
-		t.Fatalf("task call answered %s", raw)
-	}
+	taskID := startWaitTask(t, s, ctx)
 	// The wait starts before the notifications are held: input_required is
 	// told at once (the first fetch is then the one of working).
 	owner.calls.Store(-1)
-	resume := s.TaskAwaitsInput(ctx, cr.Result.Task.TaskID)
+	resume := s.TaskAwaitsInput(ctx, taskID)
 	<-owner.entered
 	owner.calls.Store(0)
 
