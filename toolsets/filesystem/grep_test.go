@@ -112,17 +112,7 @@ func TestGrepFiles(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := grepTree(t, tc.opts)
-			res := e.call(context.Background(), "grep_files", tc.args)
-			wantOK(t, res)
-			if got, want := res.OutputText(), strings.Join(tc.lines, "\n"); got != want {
-				t.Errorf("output:\n%s\nwant:\n%s", got, want)
-			}
-			if tc.message != "" && res.Message != tc.message {
-				t.Errorf("message = %q\nwant      %q", res.Message, tc.message)
-			}
-			if tc.brief != "" && res.Brief() != tc.brief {
-				t.Errorf("brief = %q, want %q", res.Brief(), tc.brief)
-			}
+			wantListing(t, e.call(context.Background(), "grep_files", tc.args), tc.lines, tc.message, tc.brief)
 		})
 	}
 }

@@ -148,6 +148,22 @@ func wantOK(t testing.TB, res *gateway.Result) {
 	}
 }
 
+// wantListing fails unless res is a success whose output is lines (one
+// per line), and whose message and brief are the ones given (when not "").
+func wantListing(t testing.TB, res *gateway.Result, lines []string, message, brief string) {
+	t.Helper()
+	wantOK(t, res)
+	if got, want := res.OutputText(), strings.Join(lines, "\n"); got != want {
+		t.Errorf("output:\n%s\nwant:\n%s", got, want)
+	}
+	if message != "" && res.Message != message {
+		t.Errorf("message = %q\nwant      %q", res.Message, message)
+	}
+	if brief != "" && res.Brief() != brief {
+		t.Errorf("brief = %q, want %q", res.Brief(), brief)
+	}
+}
+
 // wantError fails unless res is an error of kind whose message contains
 // every one of subs.
 func wantError(t testing.TB, res *gateway.Result, kind gateway.Kind, subs ...string) {
