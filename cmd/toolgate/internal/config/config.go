@@ -1023,7 +1023,7 @@ func Effective(k *koanf.Koanf) ([]byte, error) {
 	for _, key := range []string{"http.auth.tokens", "admin.tokens"} {
 		if v, ok := c.Get(key).(string); ok && v != "" {
 			// From the environment (TOOLGATE_ADMIN__TOKENS=a,b): one string.
-			if err := c.Set(key, "[REDACTED]"); err != nil {
+			if err := c.Set(key, gateway.Redacted); err != nil {
 				return nil, err
 			}
 			continue
@@ -1032,17 +1032,23 @@ func Effective(k *koanf.Koanf) ([]byte, error) {
 		if len(list) == 0 {
 			continue
 		}
+		// An unnamed token of http.auth.tokens (a plain string, or {token}
+		// without a name) shows the name it goes by, its fingerprint,
+		// which nothing else shows.
+		redact := func(token any, unnamed bool) string {
+			if s, ok := token.(string); ok && s != "" && unnamed && key == "http.auth.tokens" {
+				return gateway.Redacted + " (identity token:" + gateway.TokenFingerprint(s) + ")"
+			}
+			return gateway.Redacted
+		}
 		red := make([]any, len(list))
 		for i, v := range list {
-			red[i] = "[REDACTED]"
-			if s, ok := v.(string); ok && key == "http.auth.tokens" && s != "" {
-				// The name it goes by, which nothing else shows.
-				red[i] = "[REDACTED] (identity token:" + gateway.TokenFingerprint(s) + ")"
-			}
+			red[i] = redact(v, true)
 			if m, ok := v.(map[string]any); ok { // {name, token} or {name, token_env}
 				cp := maps.Clone(m)
-				if _, has := cp["token"]; has {
-					cp["token"] = "[REDACTED]"
+				if tok, has := cp["token"]; has {
+					name, _ := cp["name"].(string)
+					cp["token"] = redact(tok, name == "")
 				}
 				red[i] = cp
 			}

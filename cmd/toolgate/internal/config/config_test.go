@@ -267,9 +267,10 @@ func TestYAMLErrorLine(t *testing.T) {
 	}
 }
 
-// TestNamedTokens (issue 14): tokens are plain strings (named by place) or
-// {name, token} / {name, token_env}; names are identities, so they are
-// unique; the environment's list is named after its variable.
+// TestNamedTokens (issue 14): tokens are plain strings or {name, token} /
+// {name, token_env}; names are identities, so they are unique; an unnamed
+// token is named by its fingerprint; the environment's one token is named
+// after its variable.
 func TestNamedTokens(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "toolgate.yaml")
@@ -321,6 +322,23 @@ func TestNamedTokens(t *testing.T) {
 	if err != nil || strings.Contains(string(out), "alice-token-0123") || strings.Contains(string(out), "plain-token-value") || !strings.Contains(string(out), "name: alice") ||
 		!strings.Contains(string(out), "(identity token:"+plain+")") {
 		t.Errorf("effective config shows a token, or drops names or an unnamed token's fingerprint (%v):\n%s", err, out)
+	}
+	// {token} without a name is unnamed too: toolgate config shows the
+	// name it goes by, as for a plain string.
+	path2 := filepath.Join(dir, "unnamed.yaml")
+	if err := os.WriteFile(path2, []byte("http: {auth: {tokens: [{token: bob-token-0123456789}]}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg2, _, k2, err := Load(Options{File: path2, Environ: environ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks2, err := cfg2.Tokens()
+	if err != nil || len(toks2) != 1 || !strings.HasPrefix(toks2[0].Name, "sha256:") {
+		t.Fatalf("{token} without a name: %+v, %v", toks2, err)
+	}
+	if out, err := Effective(k2); err != nil || strings.Contains(string(out), "bob-token") || !strings.Contains(string(out), "(identity token:"+toks2[0].Name+")") {
+		t.Errorf("effective config of an unnamed {token}: want it redacted with its identity (%v):\n%s", err, out)
 	}
 	cfg.HTTP.Auth.Tokens = append(cfg.HTTP.Auth.Tokens, Token{Name: "ci", Token: "x-long-enough-token"})
 	if _, err := cfg.Tokens(); err == nil || !strings.Contains(err.Error(), `the name "ci" is used by two tokens`) {
