@@ -59,7 +59,7 @@ func BecomeTask(ctx context.Context) bool {
 	}
 	o.once.Do(func() {
 		if c := CallFrom(ctx); c != nil {
-			c.Task = o.task
+			c.became.Store(o.task)
 		}
 		o.onTake()
 		close(o.taken)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,9 +43,16 @@ type Call struct {
 	// round of its exchange (its RequestState was one the stage minted).
 	Round *Round
 	// Task is set when the client called the tool as a task (2025-11-25
-	// tasks): the call runs in the background and the client polls the
-	// task for its result.
+	// tasks, or a 2026-07-28 caller of the tasks extension): the call runs
+	// in the background and the client polls the task for its result. It
+	// is set before the call runs; a call that becomes a task while it
+	// runs ([BecomeTask]) says so in [Call.CurrentTask] instead.
 	Task *CallTask
+	// became is the task the call became while it ran ([BecomeTask]):
+	// atomic, because the handler that makes it one may run on a
+	// goroutine of its own, still running when the pipeline records the
+	// call (the execute stage gives up on a handler at its deadline).
+	became atomic.Pointer[CallTask]
 
 	// Tool and Toolset are set by the resolve stage.
 	Tool    *Tool
@@ -99,6 +107,26 @@ func (c *Call) SessionRef() string {
 		return c.sessionRef
 	}
 	return SessionRef(c.Session)
+}
+
+// CurrentTask is the task the call runs as: [Call.Task], or the task it
+// became while it ran ([BecomeTask]); nil for a plain call. Safe while
+// the call's handler runs on another goroutine.
+func (c *Call) CurrentTask() *CallTask {
+	if c.Task != nil {
+		return c.Task
+	}
+	return c.became.Load()
+}
+
+// AdoptTask makes the call a task where the call inner, made on its
+// behalf by its tool (call_tool's call of the tool it names), became one:
+// the call's record then names the task too. Safe while the pipeline
+// reads the call on another goroutine.
+func (c *Call) AdoptTask(inner *Call) {
+	if t := inner.CurrentTask(); t != nil && c.CurrentTask() == nil {
+		c.became.Store(t)
+	}
 }
 
 // CallTask is the task a call runs as.

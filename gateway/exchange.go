@@ -250,7 +250,8 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 // may be waiting for it: its exchange parked, the client being asked. The
 // question no longer stands. A result the tool came to by itself (after
 // giving up on its question) is kept for the client's repeat, as is any
-// result of a task's call (the task goes on at once and takes it); a
+// result of a task's call (the task goes on at once and takes it; a call
+// that became a task is one, [Call.CurrentTask]); a
 // timeout or a cancellation of a plain call, which nobody waits for, is
 // dropped with the exchange, as is a kept result no repeat takes before
 // the round's state expires, and any result of a task cancelled
@@ -258,7 +259,7 @@ func (p *Pipeline) runExchange(ctx context.Context, call *Call, next Handler) *R
 // At most maxKeptExchanges are kept: past it, the one kept longest is
 // dropped.
 func (p *Pipeline) toolEnded(ex *exchange, call *Call, res *Result) {
-	keep := ex.ctx.Err() == nil && (call.Task != nil || res.Kind != KindTimeout && res.Kind != KindCancelled)
+	keep := ex.ctx.Err() == nil && (call.CurrentTask() != nil || res.Kind != KindTimeout && res.Kind != KindCancelled)
 	parked, pending, evicted := p.exchanges.toolEnded(p, ex, res, keep, RoundTTL)
 	if !parked {
 		return

@@ -92,6 +92,22 @@ func newTaskExtServer(t *testing.T) *taskExtServer {
 			}
 			return OkText("answered " + string(ans)), nil
 		}),
+		// Becomes a task, asks, and runs out of time while its caller
+		// is asked: its deadline (300 ms) ends the call, not the question,
+		// which it asks past its own context as a handler that ignores it
+		// would.
+		func() *Tool {
+			tl, err := NewDynamicTool(ToolDef{Name: "directs-times-out", TaskSupport: TaskOptional, TaskDirected: true, Timeout: 300 * time.Millisecond},
+				func(ctx context.Context, _ map[string]any) (*Result, error) {
+					BecomeTask(ctx)
+					_, err := RequestFromClient(context.WithoutCancel(ctx), MethodElicitation, json.RawMessage(`{"message":"name?","requestedSchema":{"type":"object"}}`))
+					return nil, err
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tl
+		}(),
 		def("directs-fast", TaskOptional, func(context.Context, map[string]any) (*Result, error) { return OkText("at once"), nil }),
 		withdrawingTool(t, f.withdraw, false),
 	)
@@ -361,6 +377,21 @@ func cancelWhileAsking(t *testing.T, tool string) {
 	}
 	if ack, rpcErr := f.send(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"x": map[string]any{}}}, withTasks); rpcErr != nil || !bareAck(ack) {
 		t.Errorf("a late tasks/update: %v %v, want the ack (nothing waits for it)", ack, rpcErr)
+	}
+}
+
+// A call that became a task of its own accord (an upstream's) and runs
+// out of time while its caller is asked ends its task with that timeout,
+// as a task from the start does: the result is kept for the task's next
+// round, not dropped as a plain call's would be (no caller waits for a
+// plain call that timed out, but the task does).
+func TestTasksExtensionDirectedTimeoutWhileAsking(t *testing.T) {
+	f := newTaskExtServer(t)
+	id := f.create(t, "directs-times-out")
+	f.until(t, id, "input_required")
+	got := f.until(t, id, "failed")
+	if s := mustJSON(got["error"]); !strings.Contains(s, "timed out after 300ms") {
+		t.Errorf("failed task: %s; want its tool's timeout, not the exchange's end", s)
 	}
 }
 

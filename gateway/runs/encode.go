@@ -149,8 +149,8 @@ func (l *line) caller(call *gateway.Call) {
 	if call.Principal != nil {
 		l.value("principal", call.Principal.Record())
 	}
-	if call.Task != nil {
-		l.value("task", call.Task) // how it was called: as a task
+	if t := call.CurrentTask(); t != nil {
+		l.value("task", t) // how it was called, or what it became: a task
 	}
 	if call.Round != nil { // a repeat answering an earlier round (2026-07-28)
 		l.num("round", float64(call.Round.N))

@@ -257,13 +257,12 @@ func (d *Discovery) call(ctx context.Context, outer *gateway.Call) (*gateway.Res
 	}
 	inner := &gateway.Call{Name: p.Name, Arguments: p.Arguments, Session: outer.Session, Client: outer.Client,
 		Identity: outer.Identity, Principal: outer.Principal, View: view,
-		RequestState: outer.RequestState, InputResponses: outer.InputResponses, Task: outer.Task}
+		RequestState: outer.RequestState, InputResponses: outer.InputResponses, Task: outer.CurrentTask()}
 	res := (*c).Call(ctx, inner)
-	if outer.Task == nil && inner.Task != nil {
-		// The named tool made the call a task (an upstream that answered
-		// with one, [gateway.BecomeTask]): call_tool's record names it too.
-		outer.Task = inner.Task
-	}
+	// The named tool may have made the call a task (an upstream that
+	// answered with one, [gateway.BecomeTask]): call_tool's record names
+	// it too.
+	outer.AdoptTask(inner)
 	if res.Extras == nil {
 		res.Extras = map[string]any{}
 	}
@@ -291,7 +290,7 @@ func (d *Discovery) asTask(ctx context.Context, outer *gateway.Call, name string
 	switch {
 	case !ok || view != nil && !view.Admits(name):
 		return nil // not found, said by the pipeline
-	case t.TaskSupport == "" || outer.Task != nil || t.TaskDirected:
+	case t.TaskSupport == "" || outer.CurrentTask() != nil || t.TaskDirected:
 		return nil // a plain call, one under the caller's task, or the tool's decision
 	case gateway.BecomeTask(ctx):
 		return nil // a task now, as a direct call would be
