@@ -22,11 +22,13 @@ type taskOffer struct {
 	taken chan struct{} // closed by BecomeTask
 	task  *CallTask     // the task it becomes
 	// onTake runs in BecomeTask, before it returns: the task exists
-	// before the call goes on (and can end it).
-	onTake func()
+	// before the call goes on (and can end it). It reports whether the
+	// call may become the task (a free place among the tasks running);
+	// if not, the call stays a plain call.
+	onTake func() bool
 }
 
-func withTaskOffer(ctx context.Context, task *CallTask, onTake func()) (context.Context, *taskOffer) {
+func withTaskOffer(ctx context.Context, task *CallTask, onTake func() bool) (context.Context, *taskOffer) {
 	o := &taskOffer{taken: make(chan struct{}), task: task, onTake: onTake}
 	return context.WithValue(ctx, becomeTaskKey{}, o), o
 }
@@ -41,6 +43,15 @@ func (o *taskOffer) accepted() bool {
 	}
 }
 
+// settle ends the offer once the call's round has ended: a BecomeTask
+// after it changes nothing (a handler left running past its deadline
+// cannot make a call that was answered a task). It reports whether the
+// call became one.
+func (o *taskOffer) settle() bool {
+	o.once.Do(func() {})
+	return o.accepted()
+}
+
 // CanBecomeTask reports whether the call of ctx may become a task of its
 // caller's: its caller waits for it as for a call that may.
 func CanBecomeTask(ctx context.Context) bool {
@@ -51,18 +62,23 @@ func CanBecomeTask(ctx context.Context) bool {
 // BecomeTask makes the call of ctx a task of its caller's (an upstream
 // answered it with a task): the caller gets the task now, and the call
 // goes on as it, its record naming the task. It reports whether the call
-// could become one ([CanBecomeTask]); a second call changes nothing.
+// became one: not when it could not ([CanBecomeTask]), nor when as many
+// tasks run as the server allows, nor once its round was answered; the
+// call then goes on as a plain call, which its caller waits for. A second
+// call changes nothing.
 func BecomeTask(ctx context.Context) bool {
 	o, ok := ctx.Value(becomeTaskKey{}).(*taskOffer)
 	if !ok {
 		return false
 	}
 	o.once.Do(func() {
+		if !o.onTake() {
+			return
+		}
 		if c := CallFrom(ctx); c != nil {
 			c.became.Store(o.task)
 		}
-		o.onTake()
 		close(o.taken)
 	})
-	return true
+	return o.accepted()
 }

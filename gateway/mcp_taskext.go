@@ -190,21 +190,12 @@ func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest, direct
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	// Its times are set when its caller can see it (register).
 	t := &modernTask{id: uuid.NewString(), tool: req.Params.Name, owner: call.Identity, cancel: cancel, call: call, status: taskWorking}
-	max := x.m.opts.MaxTasks
-	if max <= 0 {
-		max = DefaultMaxTasks
-	}
-	x.mu.Lock()
-	if x.running >= max {
-		x.mu.Unlock()
-		cancel()
-		return nil, &RequestError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("too many tasks running (%d); try again when one has ended", max)}
-	}
-	x.running++
-	x.mu.Unlock()
-
 	info := &CallTask{ID: t.id, TTLMs: modernTaskTTL.Milliseconds()}
 	if !directed {
+		if max := x.takePlace(); max > 0 {
+			cancel()
+			return nil, &RequestError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("too many tasks running (%d); try again when one has ended", max)}
+		}
 		if req.Params.Meta != nil {
 			req.Params.Meta.ProgressToken = nil // the request is answered at once
 		}
@@ -212,8 +203,18 @@ func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest, direct
 		go x.run(tctx, t, req, info, nil, nil)
 		return created, nil
 	}
+	// A call that may become a task takes a place among the tasks running
+	// only when it becomes one: until then it is a plain call (call_tool's
+	// calls of plain tools among them), and with every place taken it
+	// stays one.
 	var created *taskCreated
-	tctx, offer := withTaskOffer(tctx, info, func() { created = x.register(t) })
+	tctx, offer := withTaskOffer(tctx, info, func() bool {
+		if x.takePlace() > 0 {
+			return false
+		}
+		created = x.register(t)
+		return true
+	})
 	plain := make(chan plainAnswer, 1)
 	go x.run(tctx, t, req, info, offer, plain)
 	select {
@@ -225,6 +226,22 @@ func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest, direct
 		cancel()
 		return nil, ctx.Err()
 	}
+}
+
+// takePlace takes a place among the tasks running, and returns 0; or,
+// with every place taken, the bound ([MCPOptions.MaxTasks]).
+func (x *modernTasks) takePlace() (bound int) {
+	max := x.m.opts.MaxTasks
+	if max <= 0 {
+		max = DefaultMaxTasks
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.running >= max {
+		return max
+	}
+	x.running++
+	return 0
 }
 
 // plainAnswer is how a call that did not become a task ended.
@@ -256,7 +273,9 @@ func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRe
 	defer func() {
 		t.cancel()
 		x.mu.Lock()
-		x.running--
+		if offer == nil || offer.accepted() {
+			x.running-- // its place (takePlace)
+		}
 		// A task that ends without a result (its caller left before it
 		// learned the task's id, say) is not left working forever.
 		orphan := t.liveLocked() && x.byID[t.id] == t
@@ -281,7 +300,7 @@ func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRe
 			call.InputResponses, call.RequestState = answers, state
 		}
 		res := x.m.runCall(ctx, req, call, taskProgress{x, t})
-		if offer != nil && !offer.accepted() {
+		if offer != nil && !offer.settle() {
 			plain <- plainAnswer{call.ID, res}
 			return
 		}

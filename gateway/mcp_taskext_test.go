@@ -429,6 +429,48 @@ func TestTasksExtensionBound(t *testing.T) {
 	}
 }
 
+// A call that may become a task (an upstream's, call_tool's) takes a
+// place among the tasks running only when it becomes one: with every
+// place taken, such calls still run, as plain calls, and one that would
+// become a task stays plain; once a place is free it becomes one.
+func TestTasksExtensionBoundDirected(t *testing.T) {
+	f := newTaskExtServer(t)
+	f.m.opts.MaxTasks = 1
+	id := f.create(t, "wait")
+	res, rpcErr := f.send(t, "tools/call", map[string]any{"name": "directs-fast", "arguments": map[string]any{}}, withTasks)
+	if rpcErr != nil || res["resultType"] != "complete" || !strings.Contains(mustJSON(res["content"]), "at once") {
+		t.Fatalf("a directed call that stays plain, every place taken: %v %v, want its result", res, rpcErr)
+	}
+	directs := func() (map[string]any, map[string]any) {
+		t.Helper()
+		res, _ := f.send(t, "tools/call", map[string]any{"name": "directs", "arguments": map[string]any{}}, withTasks)
+		state, _ := res["requestState"].(string)
+		if state == "" {
+			t.Fatalf("round 1: %v, want input_required", res)
+		}
+		return f.send(t, "tools/call", map[string]any{"name": "directs", "arguments": map[string]any{},
+			"inputResponses": map[string]any{"name": map[string]any{"action": "accept"}}, "requestState": state}, withTasks)
+	}
+	res, rpcErr = directs()
+	if rpcErr != nil || res["isError"] != true || !strings.Contains(mustJSON(res["content"]), "cannot become a task") {
+		t.Fatalf("becoming a task, every place taken: %v %v, want the tool told it cannot", res, rpcErr)
+	}
+	f.release <- struct{}{}
+	<-f.ended
+	f.until(t, id, "completed")
+	for range 200 { // the ended task's place is freed just after its status is set
+		if res, rpcErr = directs(); rpcErr != nil || res["resultType"] == "task" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if rpcErr != nil || res["resultType"] != "task" {
+		t.Fatalf("becoming a task once a place is free: %v %v, want a CreateTaskResult", res, rpcErr)
+	}
+	f.release <- struct{}{}
+	f.until(t, res["taskId"].(string), "completed")
+}
+
 // waitUntilCreated retries creating a task until the bound lets it (the
 // ended task's slot is freed just after its status is set).
 func waitUntilCreated(t *testing.T, f *taskExtServer) bool {

@@ -296,6 +296,11 @@ func (d *Discovery) asTask(ctx context.Context, outer *gateway.Call, name string
 		return nil // a task now, as a direct call would be
 	case t.TaskSupport != gateway.TaskRequired:
 		return nil // a plain call: the caller cannot take a task
+	case gateway.CanBecomeTask(ctx):
+		// The caller takes tasks, but as many run as the gateway allows
+		// (a direct call would be refused the same).
+		return gateway.Error(fmt.Sprintf("tool %q runs only as a task, and too many tasks are running: try again when one has ended", name),
+			fmt.Sprintf("Refused: too many tasks running for %s", gateway.Truncate(name, 64)))
 	}
 	return gateway.Error(fmt.Sprintf("tool %q runs only as a task (its execution.taskSupport is required), and this call of call_tool is not one: "+
 		"call call_tool as a task (its taskSupport is optional; on 2026-07-28, declare the io.modelcontextprotocol/tasks extension), "+

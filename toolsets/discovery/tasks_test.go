@@ -20,6 +20,9 @@ import (
 type taskFixture struct {
 	p   *gateway.Pipeline
 	ran atomic.Int64 // calls of only's handler
+	// release ends a call of "holds" (a task-only tool that runs until
+	// released).
+	release chan struct{}
 
 	mu      sync.Mutex
 	enc     *json.Encoder
@@ -27,9 +30,11 @@ type taskFixture struct {
 	id      atomic.Int64
 }
 
-func newTaskFixture(t *testing.T) *taskFixture {
+// newTaskFixture serves only, holds and plain, and call_tool; maxTasks
+// bounds the tasks running at once (0: the default).
+func newTaskFixture(t *testing.T, maxTasks int) *taskFixture {
 	t.Helper()
-	f := &taskFixture{waiting: map[int64]chan map[string]any{}}
+	f := &taskFixture{waiting: map[int64]chan map[string]any{}, release: make(chan struct{})}
 	obj := json.RawMessage(`{"type":"object"}`)
 	only, err := gateway.NewTool(gateway.ToolDef{Name: "only", InputSchema: obj, TaskSupport: gateway.TaskRequired,
 		Permissions: gateway.Permissions{Hints: gateway.ReadOnlyHints()}},
@@ -50,11 +55,24 @@ func newTaskFixture(t *testing.T) *taskFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalogOf(t, "t", only, plain)
+	holds, err := gateway.NewTool(gateway.ToolDef{Name: "holds", InputSchema: obj, TaskSupport: gateway.TaskRequired,
+		Permissions: gateway.Permissions{Hints: gateway.ReadOnlyHints()}},
+		func(ctx context.Context, call *gateway.Call) (*gateway.Result, error) {
+			select {
+			case <-f.release:
+				return gateway.OkText("released"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := catalogOf(t, "t", only, holds, plain)
 	d := addSearch(t, cat, Options{Mode: ModeSearch})
 	f.p = gateway.NewPipeline(&gateway.Options{Tools: cat, CallTimeout: 20 * time.Second})
 	d.Bind(f.p)
-	m := gateway.NewMCPServer(&gateway.MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: f.p})
+	m := gateway.NewMCPServer(&gateway.MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: f.p, MaxTasks: maxTasks})
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -157,7 +175,7 @@ func textOf(res map[string]any) string {
 // call_tool ran it as one. A plain call_tool of it is now a tool error that
 // names the tool and says how to call it; the tool does not run.
 func TestCallToolRefusesATaskOnlyToolOutsideATask(t *testing.T) {
-	f := newTaskFixture(t)
+	f := newTaskFixture(t, 0)
 	res := f.p.Call(context.Background(), &gateway.Call{Name: CallTool, Arguments: json.RawMessage(`{"name":"only"}`)})
 	if !res.IsError || !strings.Contains(res.Message, `"only"`) || !strings.Contains(res.Message, "as a task") {
 		t.Errorf("call_tool(only) outside a task: is_error=%v %q %q; want a tool error naming only and saying it runs as a task",
@@ -192,7 +210,7 @@ func TestCallToolRefusesATaskOnlyToolOutsideATask(t *testing.T) {
 // whose call_tool of a task-supporting tool becomes a task as a direct
 // call of it would (and of a tool without task support stays plain).
 func TestCallToolRunsAsATask(t *testing.T) {
-	f := newTaskFixture(t)
+	f := newTaskFixture(t, 0)
 	f.initialize(t)
 	list, rpcErr := f.send(t, "tools/list", map[string]any{})
 	if rpcErr != nil {
@@ -251,4 +269,29 @@ func TestCallToolRunsAsATask(t *testing.T) {
 	if rpcErr != nil || plainRes["resultType"] == "task" || textOf(plainRes) != "plain" {
 		t.Errorf("2026-07-28 call_tool(plain) with the tasks extension: %v %v, want plain's result", plainRes, rpcErr)
 	}
+}
+
+// With as many tasks running as the gateway allows, a 2026-07-28 caller's
+// call_tool of a task-only tool is refused, saying so (as a direct call
+// would be), and the tool does not run; call_tool of a plain tool still
+// runs, as a plain call takes no place among the tasks.
+func TestCallToolAtTheTaskBound(t *testing.T) {
+	f := newTaskFixture(t, 1)
+	const tasks = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	res, rpcErr := f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "holds"}}, tasks)
+	if rpcErr != nil || res["resultType"] != "task" {
+		t.Fatalf("call_tool(holds): %v %v, want a task", res, rpcErr)
+	}
+	res, rpcErr = f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "only"}}, tasks)
+	if rpcErr != nil || res["isError"] != true || !strings.Contains(textOf(res), "too many tasks") {
+		t.Errorf("call_tool(only) at the bound: %v %v, want a tool error saying too many tasks run", res, rpcErr)
+	}
+	if n := f.ran.Load(); n != 0 {
+		t.Errorf("only ran %d times at the bound", n)
+	}
+	res, rpcErr = f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "plain"}}, tasks)
+	if rpcErr != nil || res["resultType"] != "complete" || textOf(res) != "plain" {
+		t.Errorf("call_tool(plain) at the bound: %v %v, want its plain result", res, rpcErr)
+	}
+	close(f.release)
 }
