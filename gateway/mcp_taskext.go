@@ -231,10 +231,7 @@ func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest, direct
 // takePlace takes a place among the tasks running, and returns 0; or,
 // with every place taken, the bound ([MCPOptions.MaxTasks]).
 func (x *modernTasks) takePlace() (bound int) {
-	max := x.m.opts.MaxTasks
-	if max <= 0 {
-		max = DefaultMaxTasks
-	}
+	max := x.m.maxTasks()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.running >= max {

@@ -35,13 +35,18 @@ import (
 // [MCPOptions.MaxTasks] is zero.
 const DefaultMaxTasks = 64
 
+// maxTasks is the bound on the tasks running at once, of each era.
+func (m *MCPServer) maxTasks() int {
+	if m.opts.MaxTasks > 0 {
+		return m.opts.MaxTasks
+	}
+	return DefaultMaxTasks
+}
+
 // taskServerOptions are mcp-go's options for serving tasks, with hooks
 // that record each task's life.
 func (m *MCPServer) taskServerOptions() []server.ServerOption {
-	max := m.opts.MaxTasks
-	if max <= 0 {
-		max = DefaultMaxTasks
-	}
+	max := m.maxTasks()
 	hooks := &server.TaskHooks{}
 	// mcp-go calls these with its task table locked: they write a line to
 	// the run archive or cancel a context, and call nothing else.
