@@ -21,6 +21,10 @@ type taskOffer struct {
 	once  sync.Once
 	taken chan struct{} // closed by BecomeTask
 	task  *CallTask     // the task it becomes
+	// call is the call that makes the offer, set by modernTasks.run
+	// before it runs: the one that becomes the task, whichever call made
+	// on its behalf (call_tool's of the tool it names) says so.
+	call *Call
 	// onTake runs in BecomeTask, before it returns: the task exists
 	// before the call goes on (and can end it). It reports whether the
 	// call may become the task (a free place among the tasks running);
@@ -75,8 +79,9 @@ func BecomeTask(ctx context.Context) bool {
 		if !o.onTake() {
 			return
 		}
-		if c := CallFrom(ctx); c != nil {
-			c.became.Store(o.task)
+		o.call.became.Store(o.task)
+		if c := CallFrom(ctx); c != nil && c != o.call {
+			c.became.Store(o.task) // a call made on its behalf, which goes on as the task too
 		}
 		close(o.taken)
 	})

@@ -119,16 +119,6 @@ func (c *Call) CurrentTask() *CallTask {
 	return c.became.Load()
 }
 
-// AdoptTask makes the call a task where the call inner, made on its
-// behalf by its tool (call_tool's call of the tool it names), became one:
-// the call's record then names the task too. Safe while the pipeline
-// reads the call on another goroutine.
-func (c *Call) AdoptTask(inner *Call) {
-	if t := inner.CurrentTask(); t != nil && c.CurrentTask() == nil {
-		c.became.Store(t)
-	}
-}
-
 // CallTask is the task a call runs as.
 type CallTask struct {
 	// ID is the task's id, as the client polls it (empty if unknown).

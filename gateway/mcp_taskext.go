@@ -292,6 +292,8 @@ func (x *modernTasks) run(ctx context.Context, t *modernTask, req mcp.CallToolRe
 		call := x.m.mcpCall(ctx, req)
 		if offer == nil || offer.accepted() {
 			call.Task = info
+		} else {
+			offer.call = call
 		}
 		if answers != nil {
 			call.InputResponses, call.RequestState = answers, state

@@ -258,11 +258,10 @@ func (d *Discovery) call(ctx context.Context, outer *gateway.Call) (*gateway.Res
 	inner := &gateway.Call{Name: p.Name, Arguments: p.Arguments, Session: outer.Session, Client: outer.Client,
 		Identity: outer.Identity, Principal: outer.Principal, View: view,
 		RequestState: outer.RequestState, InputResponses: outer.InputResponses, Task: outer.CurrentTask()}
+	// The named tool may make the call a task (an upstream that answers
+	// with one, [gateway.BecomeTask]): call_tool's call, which offered to
+	// become one, then is that task too, and its record names it.
 	res := (*c).Call(ctx, inner)
-	// The named tool may have made the call a task (an upstream that
-	// answered with one, [gateway.BecomeTask]): call_tool's record names
-	// it too.
-	outer.AdoptTask(inner)
 	if res.Extras == nil {
 		res.Extras = map[string]any{}
 	}

@@ -23,6 +23,7 @@ type taskFixture struct {
 	// release ends a call of "holds" (a task-only tool that runs until
 	// released).
 	release chan struct{}
+	rec     *taskRecords
 
 	mu      sync.Mutex
 	enc     *json.Encoder
@@ -68,9 +69,23 @@ func newTaskFixture(t *testing.T, maxTasks int) *taskFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := catalogOf(t, "t", only, holds, plain)
+	// Decides itself, as an upstream of the tasks extension does: makes
+	// its call a task.
+	decides, err := gateway.NewTool(gateway.ToolDef{Name: "decides", InputSchema: obj, TaskSupport: gateway.TaskOptional, TaskDirected: true,
+		Permissions: gateway.Permissions{Hints: gateway.ReadOnlyHints()}},
+		func(ctx context.Context, call *gateway.Call) (*gateway.Result, error) {
+			if !gateway.BecomeTask(ctx) {
+				return gateway.OkText("stayed plain"), nil
+			}
+			return gateway.OkText("became a task"), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := catalogOf(t, "t", only, holds, decides, plain)
 	d := addSearch(t, cat, Options{Mode: ModeSearch})
-	f.p = gateway.NewPipeline(&gateway.Options{Tools: cat, CallTimeout: 20 * time.Second})
+	f.rec = &taskRecords{tasks: map[string]string{}}
+	f.p = gateway.NewPipeline(&gateway.Options{Tools: cat, CallTimeout: 20 * time.Second, Recorder: f.rec})
 	d.Bind(f.p)
 	m := gateway.NewMCPServer(&gateway.MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: f.p, MaxTasks: maxTasks})
 
@@ -294,4 +309,53 @@ func TestCallToolAtTheTaskBound(t *testing.T) {
 		t.Errorf("call_tool(plain) at the bound: %v %v, want its plain result", res, rpcErr)
 	}
 	close(f.release)
+}
+
+// taskRecords is a recorder that keeps, by tool name, the task each
+// finished call was recorded under.
+type taskRecords struct {
+	mu    sync.Mutex
+	tasks map[string]string
+}
+
+func (r *taskRecords) CallStarted(*gateway.Call) error { return nil }
+
+func (r *taskRecords) CallFinished(call *gateway.Call, _ *gateway.Result, _ time.Duration) {
+	if t := call.CurrentTask(); t != nil {
+		r.mu.Lock()
+		r.tasks[call.Name] = t.ID
+		r.mu.Unlock()
+	}
+}
+
+// A tool that decides itself (an upstream's) and makes call_tool's call of
+// it a task: the task is call_tool's call, and both records, call_tool's
+// and the named tool's, name it.
+func TestCallToolOfAToolThatBecomesATask(t *testing.T) {
+	f := newTaskFixture(t, 0)
+	const tasks = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	res, rpcErr := f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "decides"}}, tasks)
+	id, _ := res["taskId"].(string)
+	if rpcErr != nil || res["resultType"] != "task" || id == "" {
+		t.Fatalf("call_tool(decides): %v %v, want a CreateTaskResult", res, rpcErr)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, rpcErr := f.send2026(t, "tasks/get", map[string]any{"taskId": id}, tasks)
+		if rpcErr != nil {
+			t.Fatalf("tasks/get: %v", rpcErr)
+		}
+		if got["status"] == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: %v", id, got)
+		}
+		time.Sleep(5 * time.Millisecond) // polling is how a task client waits
+	}
+	f.rec.mu.Lock()
+	defer f.rec.mu.Unlock()
+	if f.rec.tasks[CallTool] != id || f.rec.tasks["decides"] != id {
+		t.Errorf("recorded tasks %v; want call_tool and decides both under task %s", f.rec.tasks, id)
+	}
 }
