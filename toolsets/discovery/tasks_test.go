@@ -162,6 +162,30 @@ func (f *taskFixture) send2026(t *testing.T, method string, params map[string]an
 	return f.send(t, method, params)
 }
 
+// withTasks is the capabilities of a 2026-07-28 caller that declares the
+// tasks extension.
+const withTasks = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+
+// completed polls the 2026-07-28 task id until it has completed, and
+// returns it (polling is how a task client waits).
+func (f *taskFixture) completed(t *testing.T, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, rpcErr := f.send2026(t, "tasks/get", map[string]any{"taskId": id}, withTasks)
+		if rpcErr != nil {
+			t.Fatalf("tasks/get: %v", rpcErr)
+		}
+		if got["status"] == "completed" {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: %v", id, got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (f *taskFixture) initialize(t *testing.T) {
 	t.Helper()
 	if _, rpcErr := f.send(t, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
@@ -256,29 +280,14 @@ func TestCallToolRunsAsATask(t *testing.T) {
 	}
 
 	// 2026-07-28, the tasks extension declared: a task, polled to its end.
-	const withTasks = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 	created, rpcErr = f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "only"}}, withTasks)
 	if rpcErr != nil || created["resultType"] != "task" {
 		t.Fatalf("2026-07-28 call_tool(only) with the tasks extension: %v %v, want a CreateTaskResult", created, rpcErr)
 	}
 	id, _ = created["taskId"].(string)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, rpcErr := f.send2026(t, "tasks/get", map[string]any{"taskId": id}, withTasks)
-		if rpcErr != nil {
-			t.Fatalf("tasks/get: %v", rpcErr)
-		}
-		if got["status"] == "completed" {
-			inner, _ := got["result"].(map[string]any)
-			if textOf(inner) != "ran as task "+id {
-				t.Errorf("the 2026-07-28 task's result: %v; want only's, run under task %s", got, id)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: %v", id, got)
-		}
-		time.Sleep(5 * time.Millisecond) // polling is how a task client waits
+	got := f.completed(t, id)
+	if inner, _ := got["result"].(map[string]any); textOf(inner) != "ran as task "+id {
+		t.Errorf("the 2026-07-28 task's result: %v; want only's, run under task %s", got, id)
 	}
 	plainRes, rpcErr := f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "plain"}}, withTasks)
 	if rpcErr != nil || plainRes["resultType"] == "task" || textOf(plainRes) != "plain" {
@@ -292,19 +301,18 @@ func TestCallToolRunsAsATask(t *testing.T) {
 // runs, as a plain call takes no place among the tasks.
 func TestCallToolAtTheTaskBound(t *testing.T) {
 	f := newTaskFixture(t, 1)
-	const tasks = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
-	res, rpcErr := f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "holds"}}, tasks)
+	res, rpcErr := f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "holds"}}, withTasks)
 	if rpcErr != nil || res["resultType"] != "task" {
 		t.Fatalf("call_tool(holds): %v %v, want a task", res, rpcErr)
 	}
-	res, rpcErr = f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "only"}}, tasks)
+	res, rpcErr = f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "only"}}, withTasks)
 	if rpcErr != nil || res["isError"] != true || !strings.Contains(textOf(res), "too many tasks") {
 		t.Errorf("call_tool(only) at the bound: %v %v, want a tool error saying too many tasks run", res, rpcErr)
 	}
 	if n := f.ran.Load(); n != 0 {
 		t.Errorf("only ran %d times at the bound", n)
 	}
-	res, rpcErr = f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "plain"}}, tasks)
+	res, rpcErr = f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "plain"}}, withTasks)
 	if rpcErr != nil || res["resultType"] != "complete" || textOf(res) != "plain" {
 		t.Errorf("call_tool(plain) at the bound: %v %v, want its plain result", res, rpcErr)
 	}
@@ -333,26 +341,12 @@ func (r *taskRecords) CallFinished(call *gateway.Call, _ *gateway.Result, _ time
 // and the named tool's, name it.
 func TestCallToolOfAToolThatBecomesATask(t *testing.T) {
 	f := newTaskFixture(t, 0)
-	const tasks = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
-	res, rpcErr := f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "decides"}}, tasks)
+	res, rpcErr := f.send2026(t, "tools/call", map[string]any{"name": CallTool, "arguments": map[string]any{"name": "decides"}}, withTasks)
 	id, _ := res["taskId"].(string)
 	if rpcErr != nil || res["resultType"] != "task" || id == "" {
 		t.Fatalf("call_tool(decides): %v %v, want a CreateTaskResult", res, rpcErr)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, rpcErr := f.send2026(t, "tasks/get", map[string]any{"taskId": id}, tasks)
-		if rpcErr != nil {
-			t.Fatalf("tasks/get: %v", rpcErr)
-		}
-		if got["status"] == "completed" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: %v", id, got)
-		}
-		time.Sleep(5 * time.Millisecond) // polling is how a task client waits
-	}
+	f.completed(t, id)
 	f.rec.mu.Lock()
 	defer f.rec.mu.Unlock()
 	if f.rec.tasks[CallTool] != id || f.rec.tasks["decides"] != id {
