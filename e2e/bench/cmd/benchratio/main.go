@@ -92,7 +92,7 @@ func check(spec string, byName map[string]*bench, base []string) (string, error)
 	if m == nil {
 		return "", fmt.Errorf("check %q: want 'NAME us|allocs|ratio <=|>= NUMBER'", spec)
 	}
-	name, what, op := "Benchmark"+m[1], m[2], m[3]
+	name, quantity, op := "Benchmark"+m[1], m[2], m[3]
 	goal, err := strconv.ParseFloat(m[4], 64)
 	if err != nil {
 		return "", fmt.Errorf("check %q: %w", spec, err)
@@ -103,7 +103,7 @@ func check(spec string, byName map[string]*bench, base []string) (string, error)
 	}
 	var r benchkit.Ratios
 	label, whole := "", "n/a" // whole: the ratio of the medians, as the table gives it
-	switch what {
+	switch quantity {
 	case "us":
 		for _, ns := range b.ns {
 			r = append(r, ns/1e3)
@@ -125,7 +125,7 @@ func check(spec string, byName map[string]*bench, base []string) (string, error)
 		label = "ns/op against " + last(bl.name)
 		whole = fmt.Sprintf("%.2f", median(b.ns)/median(bl.ns))
 	}
-	what = "in process: " + strings.TrimPrefix(name, "Benchmark") + " " + label
+	what := "in process: " + strings.TrimPrefix(name, "Benchmark") + " " + label
 	if op == "<=" {
 		return r.AtMost(what, goal, whole), nil
 	}
