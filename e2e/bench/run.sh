@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # toolgate's benchmark command (`make bench`): runs every benchmark and the
 # fuzz targets briefly, and prints a summary. All traffic stays on
-# 127.0.0.1; every step is bounded in time. About 9 minutes on 2 cores.
+# 127.0.0.1; every step is bounded in time. About 15 minutes on 2 cores (fuzzing included).
 #
 # Environment:
 #   GO              go command (default: go)
