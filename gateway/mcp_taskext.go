@@ -192,9 +192,9 @@ func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest, direct
 	t := &modernTask{id: uuid.NewString(), tool: req.Params.Name, owner: call.Identity, cancel: cancel, call: call, status: taskWorking}
 	info := &CallTask{ID: t.id, TTLMs: modernTaskTTL.Milliseconds()}
 	if !directed {
-		if max := x.takePlace(); max > 0 {
+		if !x.takePlace() {
 			cancel()
-			return nil, &RequestError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("too many tasks running (%d); try again when one has ended", max)}
+			return nil, &RequestError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("too many tasks running (%d); try again when one has ended", x.m.maxTasks())}
 		}
 		if req.Params.Meta != nil {
 			req.Params.Meta.ProgressToken = nil // the request is answered at once
@@ -209,7 +209,7 @@ func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest, direct
 	// stays one.
 	var created *taskCreated
 	tctx, offer := withTaskOffer(tctx, info, func() bool {
-		if x.takePlace() > 0 {
+		if !x.takePlace() {
 			return false
 		}
 		created = x.register(t)
@@ -228,17 +228,17 @@ func (x *modernTasks) start(ctx context.Context, req mcp.CallToolRequest, direct
 	}
 }
 
-// takePlace takes a place among the tasks running, and returns 0; or,
-// with every place taken, the bound ([MCPOptions.MaxTasks]).
-func (x *modernTasks) takePlace() (bound int) {
+// takePlace takes a place among the tasks running; false when every
+// place is taken ([MCPServer.maxTasks]).
+func (x *modernTasks) takePlace() bool {
 	max := x.m.maxTasks()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.running >= max {
-		return max
+		return false
 	}
 	x.running++
-	return 0
+	return true
 }
 
 // plainAnswer is how a call that did not become a task ended.
