@@ -185,17 +185,9 @@ func read(in io.Reader, echo io.Writer) (map[string]*bench, []string) {
 	return byName, order
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+// median is the median of v (0 when empty), as the end-to-end programs
+// take it of their rounds.
+func median(v []float64) float64 { return benchkit.Ratios(v).Median() }
 
 func parent(name string) string {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
