@@ -42,7 +42,10 @@
 // without validation, policy or records; https://github.com/TBXark/mcp-proxy),
 // built from its repository outside this one, serving the same upstream over
 // streamable HTTP; toolgate's throughput is then compared with its. Without
-// the flag that column is skipped, and the report says so.
+// the flag that column is skipped, and the report says so. Another proxy can
+// take that place through a script that reads mcp-proxy's configuration and
+// serves the upstream at -mcp-proxy-path (e2e/bench/peers has one for
+// AmoyLab/Unla); the report still names the column mcp-proxy.
 //
 // With -candidate, a second toolgate binary (a change under test) is one
 // more target, configured as toolgate is, and the report adds its ratios
@@ -85,6 +88,7 @@ type config struct {
 	toolgate, minproxy, upstream string
 	minproxyPub                  string // minproxy on mcp-go as published; empty: not measured
 	mcpProxy                     string // TBXark/mcp-proxy binary; empty: not measured
+	mcpProxyPath                 string // where mcpProxy serves the upstream
 	candidate                    string // a second toolgate binary, measured against -toolgate; empty: none
 	transports                   []string
 	clients                      []int
@@ -105,6 +109,7 @@ func main() {
 	flag.StringVar(&cfg.minproxyPub, "minproxy-published", "", "the minimal proxy built on mcp-go as published (e2e/bench/stock), a second baseline (empty: skipped)")
 	flag.StringVar(&cfg.upstream, "upstream", "bin/bareserver", "upstream server binary (e2e/bench/cmd/bareserver)")
 	flag.StringVar(&cfg.mcpProxy, "mcp-proxy", "", "TBXark/mcp-proxy binary, built from its repository (empty: that target is skipped)")
+	flag.StringVar(&cfg.mcpProxyPath, "mcp-proxy-path", "/up/", "the URL path at which the -mcp-proxy binary serves the upstream (another proxy in its place may serve it elsewhere)")
 	flag.StringVar(&cfg.candidate, "candidate", "", "a second toolgate binary (a change under test), measured against -toolgate in the same rounds (empty: none)")
 	flag.StringVar(&transports, "transports", "http,http+pool,stdio", "upstream transports to measure (http, http+pool, stdio)")
 	flag.StringVar(&clients, "clients", "1,16,64", "comma-separated concurrent client counts")
@@ -131,6 +136,9 @@ func main() {
 	}
 	if cfg.slice <= 0 || cfg.duration < cfg.slice {
 		fatalf("-duration must be at least -slice")
+	}
+	if !strings.HasPrefix(cfg.mcpProxyPath, "/") {
+		fatalf("-mcp-proxy-path %q: not a path from the root (/...)", cfg.mcpProxyPath)
 	}
 	if err := run(cfg); err != nil {
 		fatalf("%v", err)
@@ -316,7 +324,7 @@ func run(cfg config) error {
 	}
 	res.Config = map[string]any{"minproxy_idle_conns_http_pool": poolIdle, "transports": cfg.transports, "clients": cfg.clients, "duration": cfg.duration.String(),
 		"slice": cfg.slice.String(), "warmup": cfg.warmup.String(), "toolgate_log_level": cfg.logLevel,
-		"toolgate_max_concurrency": cfg.tgMaxConc, "minproxy_idle_conns": cfg.minIdle, "minproxy_published": cfg.minproxyPub, "mcp_proxy": cfg.mcpProxy}
+		"toolgate_max_concurrency": cfg.tgMaxConc, "minproxy_idle_conns": cfg.minIdle, "minproxy_published": cfg.minproxyPub, "mcp_proxy": cfg.mcpProxy, "mcp_proxy_path": cfg.mcpProxyPath}
 	res.LoadAvg = append(res.LoadAvg, "start: "+benchkit.LoadAvg())
 	fmt.Fprintf(os.Stderr, "proxyhop: %s; load average %s\n", res.Machine, benchkit.LoadAvg())
 	var failures []string

@@ -50,7 +50,7 @@ func startMCPProxy(cfg config, dir, tr, upURL string, logf io.Writer) (*mcpProxy
 	if err != nil {
 		return nil, err
 	}
-	url := "http://" + addr + "/up/"
+	url := "http://" + addr + cfg.mcpProxyPath
 	if err := waitInitialize(p, url, 30*time.Second); err != nil {
 		p.Stop(5 * time.Second)
 		return nil, err
