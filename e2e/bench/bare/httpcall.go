@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -77,13 +78,25 @@ func (c *HTTPCall) Close() error { return c.client.Close() }
 func (c *HTTPCall) Do() error {
 	r := c.req.Clone(context.Background())
 	r.Body = io.NopCloser(bytes.NewReader(c.body))
-	w := httptest.NewRecorder()
+	w := recorder{httptest.NewRecorder()}
 	c.h.ServeHTTP(w, r)
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"text":"`+EchoText+`"`) {
 		return fmt.Errorf("unexpected answer %d %s", w.Code, w.Body)
 	}
 	return nil
 }
+
+// recorder is a ResponseRecorder that takes a read deadline, as a
+// server's response writer does: a handler that bounds the reading of its
+// body through http.ResponseController (toolgate's does) would otherwise
+// be charged, in every call, for the error a plain recorder returns
+// (http.ErrNotSupported, wrapped by fmt.Errorf: four allocations), which it
+// never meets when served.
+type recorder struct{ *httptest.ResponseRecorder }
+
+// SetReadDeadline accepts the deadline; in process there is no connection
+// to read from.
+func (recorder) SetReadDeadline(time.Time) error { return nil }
 
 // Bencher is the part of a *testing.B that BenchHTTPCall uses (this
 // package is linked into the benchmark's servers, which need not link the
