@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # toolgate's benchmark command (`make bench`): runs every benchmark and the
 # fuzz targets briefly, and prints a summary. All traffic stays on
-# 127.0.0.1; every step is bounded in time. About 15 minutes on 2 cores (fuzzing included).
+# 127.0.0.1; every step is bounded in time. About 18 minutes on 2 cores (fuzzing included).
 #
 # Environment:
 #   GO              go command (default: go)
 #   BENCH_OUT       directory for binaries and raw outputs (default: a new temp dir)
 #   BENCH_COUNT     -count of the in-process benchmarks (default 5)
-#   BENCH_E2E_DURATION  measured time per server and client count (default 10s)
+#   BENCH_E2E_DURATION  measured time per server and client count (default 10s: 5 rounds of 2 s)
+#   BENCH_E2E_ONE_DURATION  the same with one client (default 20s: 10 rounds; one client spreads
+#                       wider from round to round than the targets' margins)
 #   BENCH_E2E_CLIENTS   client counts (default 1,16,64)
 #   BENCH_FUZZTIME  fuzz time per target (default 20s; 0 skips fuzzing)
 #   BENCH_PROXY_DURATION    proxy hop: measured time per target, transport and client count (default 8s: 8 rounds of 1 s; 0 skips)
+#   BENCH_PROXY_ONE_DURATION  proxy hop: the same with one client (default 16s: 16 rounds)
 #   BENCH_PROXY_TRANSPORTS  proxy hop: upstream transports (default http,http+pool,stdio)
 #   BENCH_PROXY_CLIENTS     proxy hop: client counts (default 1,16,64)
 #   BENCH_MCP_PROXY         proxy hop: a TBXark/mcp-proxy binary, built from its repository
@@ -29,9 +32,11 @@ export CGO_ENABLED=0
 OUT=${BENCH_OUT:-$(mktemp -d /tmp/toolgate-bench-XXXXXX)}
 COUNT=${BENCH_COUNT:-5}
 E2E_DURATION=${BENCH_E2E_DURATION:-10s}
+E2E_ONE_DURATION=${BENCH_E2E_ONE_DURATION:-20s}
 E2E_CLIENTS=${BENCH_E2E_CLIENTS:-1,16,64}
 FUZZTIME=${BENCH_FUZZTIME:-20s}
 PROXY_DURATION=${BENCH_PROXY_DURATION:-8s}
+PROXY_ONE_DURATION=${BENCH_PROXY_ONE_DURATION:-16s}
 PROXY_TRANSPORTS=${BENCH_PROXY_TRANSPORTS:-http,http+pool,stdio}
 PROXY_CLIENTS=${BENCH_PROXY_CLIENTS:-1,16,64}
 SCALE_K=${BENCH_SCALE_K-0,1,5,10,20}
@@ -101,7 +106,7 @@ timeout 600 $GO test -run='^$' -bench='^BenchmarkGrepVsGrepRN$' -benchtime=5x -t
 e2e() {
 	section "end to end over loopback streamable HTTP (toolgate vs bare server on $3, echo tool, ${4:-2025-11-25} clients)"
 	timeout 900 "$OUT/e2eload" -toolgate "$OUT/toolgate" -bare "$2" -protocol "${4:-2025-11-25}" ${BENCH_CANDIDATE:+-candidate "$BENCH_CANDIDATE"} \
-		-clients "$E2E_CLIENTS" -duration "$E2E_DURATION" -slice 2s -warmup 1s \
+		-clients "$E2E_CLIENTS" -duration "$E2E_DURATION" -one-client-duration "$E2E_ONE_DURATION" -slice 2s -warmup 1s \
 		-json "$OUT/e2e-$1.json" 2>"$OUT/e2e-$1.stderr" | tee -a "$SUMMARY" || {
 		say "e2eload failed:"; tail -5 "$OUT/e2e-$1.stderr" | tee -a "$SUMMARY"; }
 }
@@ -120,7 +125,7 @@ if [ "$PROXY_DURATION" != "0" ]; then
 	# toolgate's patched copy and on mcp-go v1.2.1 as published.
 	section "proxy hop: client -> upstream vs -> minimal mcp-go proxy -> upstream vs -> toolgate -> upstream (echo tool)"
 	timeout 900 "$OUT/proxyhop" -toolgate "$OUT/toolgate" -minproxy "$OUT/minproxy" -minproxy-published "$OUT/minproxy-stock" -upstream "$OUT/bareserver" \
-		-mcp-proxy "${BENCH_MCP_PROXY:-}" ${BENCH_CANDIDATE:+-candidate "$BENCH_CANDIDATE"} -transports "$PROXY_TRANSPORTS" -clients "$PROXY_CLIENTS" -duration "$PROXY_DURATION" -slice 1s -warmup 1s \
+		-mcp-proxy "${BENCH_MCP_PROXY:-}" ${BENCH_CANDIDATE:+-candidate "$BENCH_CANDIDATE"} -transports "$PROXY_TRANSPORTS" -clients "$PROXY_CLIENTS" -duration "$PROXY_DURATION" -one-client-duration "$PROXY_ONE_DURATION" -slice 1s -warmup 1s \
 		-json "$OUT/proxyhop.json" 2>"$OUT/proxyhop.stderr" | tee -a "$SUMMARY" || {
 		say "proxyhop failed:"; tail -5 "$OUT/proxyhop.stderr" | tee -a "$SUMMARY"; }
 fi

@@ -6,8 +6,9 @@
 // For each client count (1, 16, 64 by default) it opens that many MCP
 // clients per server (mcp-go's client, one initialize each), warms up, and
 // then measures tools/call in a closed loop per client. The measured time is
-// cut into rounds (-duration / -slice), each a slice of each server, in
-// rotating order, so that a noisy machine affects them alike. It reports
+// cut into rounds (-duration / -slice; with one client -one-client-duration
+// / -slice when that is more), each a slice of each server, in rotating
+// order, so that a noisy machine affects them alike. It reports
 // throughput (calls/s), latency percentiles, server CPU per call (from
 // the process's CPU-time clock), the ratios toolgate/bare over the whole run and per
 // round, the verdicts on the median of the rounds' ratios (throughput >=
@@ -53,8 +54,7 @@ type config struct {
 	toolgate, bare string
 	candidate      string // a second toolgate binary, measured against -toolgate; empty: none
 	clients        []int
-	duration       time.Duration
-	slice          time.Duration
+	sched          benchkit.Schedule
 	warmup         time.Duration
 	text           string
 	protocol       string
@@ -70,8 +70,9 @@ func main() {
 	flag.StringVar(&cfg.bare, "bare", "bin/bareserver", "bare mcp-go server binary (bench/cmd/bareserver)")
 	flag.StringVar(&cfg.candidate, "candidate", "", "a second toolgate binary (a change under test), measured against -toolgate in the same rounds (empty: none)")
 	flag.StringVar(&clients, "clients", "1,16,64", "comma-separated concurrent client counts")
-	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measured time per server and client count")
-	flag.DurationVar(&cfg.slice, "slice", 2*time.Second, "measured time is cut into slices of this length, rotating between the servers")
+	flag.DurationVar(&cfg.sched.Duration, "duration", 10*time.Second, "measured time per server and client count")
+	flag.DurationVar(&cfg.sched.OneClient, "one-client-duration", 0, "measured time per server with one client, when longer than -duration: one client spreads wider from round to round, and more rounds steady its median")
+	flag.DurationVar(&cfg.sched.Slice, "slice", 2*time.Second, "measured time is cut into slices of this length, rotating between the servers")
 	flag.DurationVar(&cfg.warmup, "warmup", time.Second, "warm-up per server and client count (not measured)")
 	flag.StringVar(&cfg.text, "text", "hello, toolgate", "echo argument")
 	flag.StringVar(&cfg.protocol, "protocol", "2025-11-25", "protocol version the clients initialize with (2026-07-28: stateless requests, no session)")
@@ -83,8 +84,8 @@ func main() {
 	if cfg.clients, err = benchkit.Counts(clients, 1, 1000); err != nil {
 		fatalf("-clients: %v", err)
 	}
-	if cfg.slice <= 0 || cfg.duration < cfg.slice {
-		fatalf("-duration must be at least -slice")
+	if err := cfg.sched.Check(); err != nil {
+		fatalf("%v", err)
 	}
 	if err := run(cfg); err != nil {
 		fatalf("%v", err)
@@ -327,7 +328,7 @@ func run(cfg config) error {
 
 	res := &results{Started: time.Now().UTC(), Servers: map[string]procRes{}, Records: map[string]int64{}}
 	res.Machine = benchkit.Machine()
-	res.Config = map[string]any{"clients": cfg.clients, "duration": cfg.duration.String(), "slice": cfg.slice.String(),
+	res.Config = map[string]any{"clients": cfg.clients, "duration": cfg.sched.Duration.String(), "one_client_duration": cfg.sched.OneClient.String(), "slice": cfg.sched.Slice.String(),
 		"warmup": cfg.warmup.String(), "protocol": cfg.protocol, "toolgate_log_level": cfg.logLevel}
 	res.LoadAvg = append(res.LoadAvg, "start: "+benchkit.LoadAvg())
 	fmt.Fprintf(os.Stderr, "e2eload: %s; load average %s\n", res.Machine, benchkit.LoadAvg())
@@ -341,7 +342,6 @@ func run(cfg config) error {
 	}}
 	defer hc.CloseIdleConnections()
 
-	rounds := int(cfg.duration / cfg.slice)
 	for _, n := range cfg.clients {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		ws := map[*server][]*worker{}
@@ -361,11 +361,11 @@ func run(cfg config) error {
 			pts[s] = &point{Server: s.name, Clients: n}
 			runSlice(s, ws[s], cfg.warmup, cfg.text, nil)
 		}
-		for r := range rounds {
+		for r := range cfg.sched.Rounds(n) {
 			// Each round starts with the next server.
 			for i := range servers {
 				s := servers[(i+r)%len(servers)]
-				runSlice(s, ws[s], cfg.slice, cfg.text, pts[s])
+				runSlice(s, ws[s], cfg.sched.Slice, cfg.text, pts[s])
 			}
 		}
 		for _, s := range servers {
@@ -466,11 +466,11 @@ func report(w io.Writer, res *results) {
 	}
 	tw.Flush()
 	if len(rounds) > 0 {
-		fmt.Fprintf(w, "\ntoolgate/bare per round (median [lowest-highest] of %d rounds):\n", len(rounds[0].cpu))
+		fmt.Fprintln(w, "\ntoolgate/bare per round (median [lowest-highest] of the client count's rounds):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "clients\tthroughput\tserver CPU per call\tp99\t")
+		fmt.Fprintln(tw, "clients\trounds\tthroughput\tserver CPU per call\tp99\t")
 		for _, r := range rounds {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", r.n, r.thr, r.cpu, r.p99)
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t\n", r.n, len(r.cpu), r.thr, r.cpu, r.p99)
 		}
 		tw.Flush()
 	}

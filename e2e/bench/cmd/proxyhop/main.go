@@ -20,7 +20,8 @@
 // HTTP, one initialize each, calling tools/call echo in a closed loop, 1,
 // 16 and 64 of them at a time by default; toolgate serves the upstream
 // with an empty prefix so the tool is "echo" everywhere. The measured time
-// is cut into rounds (-duration / -slice), each a slice of every target in
+// is cut into rounds (-duration / -slice; with one client
+// -one-client-duration / -slice when that is more), each a slice of every target in
 // rotating order, so a busy machine affects them alike.
 //
 // Reported per transport and client count: calls/s, latency percentiles,
@@ -92,7 +93,8 @@ type config struct {
 	candidate                    string // a second toolgate binary, measured against -toolgate; empty: none
 	transports                   []string
 	clients                      []int
-	duration, slice, warmup      time.Duration
+	sched                        benchkit.Schedule
+	warmup                       time.Duration
 	text                         string
 	jsonOut                      string
 	keep                         bool
@@ -113,8 +115,9 @@ func main() {
 	flag.StringVar(&cfg.candidate, "candidate", "", "a second toolgate binary (a change under test), measured against -toolgate in the same rounds (empty: none)")
 	flag.StringVar(&transports, "transports", "http,http+pool,stdio", "upstream transports to measure (http, http+pool, stdio)")
 	flag.StringVar(&clients, "clients", "1,16,64", "comma-separated concurrent client counts")
-	flag.DurationVar(&cfg.duration, "duration", 6*time.Second, "measured time per target, transport and client count")
-	flag.DurationVar(&cfg.slice, "slice", 2*time.Second, "measured time is cut into slices of this length, rotating between the targets")
+	flag.DurationVar(&cfg.sched.Duration, "duration", 6*time.Second, "measured time per target, transport and client count")
+	flag.DurationVar(&cfg.sched.OneClient, "one-client-duration", 0, "measured time per target and transport with one client, when longer than -duration: one client spreads wider from round to round, and more rounds steady its median")
+	flag.DurationVar(&cfg.sched.Slice, "slice", 2*time.Second, "measured time is cut into slices of this length, rotating between the targets")
 	flag.DurationVar(&cfg.warmup, "warmup", time.Second, "warm-up per target, transport and client count (not measured)")
 	flag.StringVar(&cfg.text, "text", "hello, toolgate", "echo argument")
 	flag.StringVar(&cfg.jsonOut, "json", "", "also write the results as JSON to this file")
@@ -134,8 +137,8 @@ func main() {
 		}
 		cfg.transports = append(cfg.transports, s)
 	}
-	if cfg.slice <= 0 || cfg.duration < cfg.slice {
-		fatalf("-duration must be at least -slice")
+	if err := cfg.sched.Check(); err != nil {
+		fatalf("%v", err)
 	}
 	if !strings.HasPrefix(cfg.mcpProxyPath, "/") {
 		fatalf("-mcp-proxy-path %q: not a path from the root (/...)", cfg.mcpProxyPath)
@@ -322,8 +325,8 @@ func run(cfg config) error {
 	if poolIdle == 0 {
 		poolIdle = 256
 	}
-	res.Config = map[string]any{"minproxy_idle_conns_http_pool": poolIdle, "transports": cfg.transports, "clients": cfg.clients, "duration": cfg.duration.String(),
-		"slice": cfg.slice.String(), "warmup": cfg.warmup.String(), "toolgate_log_level": cfg.logLevel,
+	res.Config = map[string]any{"minproxy_idle_conns_http_pool": poolIdle, "transports": cfg.transports, "clients": cfg.clients, "duration": cfg.sched.Duration.String(), "one_client_duration": cfg.sched.OneClient.String(),
+		"slice": cfg.sched.Slice.String(), "warmup": cfg.warmup.String(), "toolgate_log_level": cfg.logLevel,
 		"toolgate_max_concurrency": cfg.tgMaxConc, "minproxy_idle_conns": cfg.minIdle, "minproxy_published": cfg.minproxyPub, "mcp_proxy": cfg.mcpProxy, "mcp_proxy_path": cfg.mcpProxyPath}
 	res.LoadAvg = append(res.LoadAvg, "start: "+benchkit.LoadAvg())
 	fmt.Fprintf(os.Stderr, "proxyhop: %s; load average %s\n", res.Machine, benchkit.LoadAvg())
@@ -513,7 +516,6 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 	}}
 	defer hc.CloseIdleConnections()
 
-	rounds := int(cfg.duration / cfg.slice)
 	for _, n := range cfg.clients {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		ws := map[*target][]*worker{}
@@ -541,10 +543,10 @@ func runTransport(cfg config, dir, tr string, res *results) error {
 			pts[t] = &point{Transport: tr, Target: t.name, Clients: n}
 			runSlice(t, ws[t], cfg.warmup, cfg.text, nil)
 		}
-		for r := range rounds {
+		for r := range cfg.sched.Rounds(n) {
 			for i := range targets {
 				t := targets[(i+r)%len(targets)]
-				runSlice(t, ws[t], cfg.slice, cfg.text, pts[t])
+				runSlice(t, ws[t], cfg.sched.Slice, cfg.text, pts[t])
 			}
 		}
 		closeAll()
@@ -800,11 +802,11 @@ func baselineRatios(w io.Writer, res *results, tr string, base baseline, ns []in
 	if len(rounds) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "per round (median [lowest-highest] of %d rounds):\n", rounds[0].rounds)
+	fmt.Fprintln(w, "per round (median [lowest-highest] of the client count's rounds):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "clients\tadded p50 tg/min\tadded p99 tg/min\tthroughput tg/min\tproxy CPU tg/min\t")
+	fmt.Fprintln(tw, "clients\trounds\tadded p50 tg/min\tadded p99 tg/min\tthroughput tg/min\tproxy CPU tg/min\t")
 	for _, pr := range rounds {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", pr.n, pr.p50, pr.p99, pr.thr, pr.cpu)
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t\n", pr.n, pr.rounds, pr.p50, pr.p99, pr.thr, pr.cpu)
 	}
 	tw.Flush()
 }

@@ -128,3 +128,30 @@ func (r Ratios) verdict(what string, goal float64, whole string, atMost bool) st
 	return Verdict(fmt.Sprintf("%s %.3f (%s; whole run %s) (target >= %g)", what, m, r.note(), whole, goal),
 		m >= goal, fmt.Sprintf("%.1f%% short", (goal-m)/goal*100))
 }
+
+// Schedule is how a run is cut into rounds: each client count is measured
+// for Duration in rounds of Slice, and one client for OneClient instead
+// when that is longer. One client in a closed loop spreads wider from
+// round to round than many do (each call waits on the wake-ups of the
+// last, and a neighbour's burst falls on fewer calls), wider than the
+// targets' margins, so a run can give its median more rounds there.
+type Schedule struct {
+	Duration, OneClient, Slice time.Duration
+}
+
+// Check says what is wrong with the schedule's lengths, or nil.
+func (s Schedule) Check() error {
+	if s.Slice <= 0 || s.Duration < s.Slice {
+		return fmt.Errorf("-duration must be at least -slice")
+	}
+	return nil
+}
+
+// Rounds is how many rounds the client count n is measured in.
+func (s Schedule) Rounds(n int) int {
+	d := s.Duration
+	if n == 1 {
+		d = max(d, s.OneClient)
+	}
+	return int(d / s.Slice)
+}

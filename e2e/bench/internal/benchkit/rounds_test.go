@@ -59,3 +59,34 @@ func TestRatiosVerdict(t *testing.T) {
 		}
 	}
 }
+
+func TestSchedule(t *testing.T) {
+	s := time.Second
+	for _, tc := range []struct {
+		sched     Schedule
+		ok        bool
+		one, many int
+	}{
+		{Schedule{Duration: 8 * s, Slice: s}, true, 8, 8},
+		{Schedule{Duration: 8 * s, OneClient: 16 * s, Slice: s}, true, 16, 8},
+		{Schedule{Duration: 10 * s, OneClient: 5 * s, Slice: 2 * s}, true, 5, 5}, // shorter: -duration's
+		{Schedule{Duration: 10 * s, OneClient: 21 * s, Slice: 2 * s}, true, 10, 5},
+		{Schedule{Duration: s, Slice: 2 * s}, false, 0, 0},
+		{Schedule{Duration: 8 * s, Slice: 0}, false, 0, 0},
+	} {
+		err := tc.sched.Check()
+		if (err == nil) != tc.ok {
+			t.Errorf("%+v.Check() = %v, want ok %v", tc.sched, err, tc.ok)
+			continue
+		}
+		if !tc.ok {
+			continue
+		}
+		if got := tc.sched.Rounds(1); got != tc.one {
+			t.Errorf("%+v.Rounds(1) = %d, want %d", tc.sched, got, tc.one)
+		}
+		if got := tc.sched.Rounds(16); got != tc.many {
+			t.Errorf("%+v.Rounds(16) = %d, want %d", tc.sched, got, tc.many)
+		}
+	}
+}
