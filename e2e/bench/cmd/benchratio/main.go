@@ -117,11 +117,7 @@ func check(spec string, byName map[string]*bench, base []string) (string, error)
 		if bl == nil {
 			return "", fmt.Errorf("check %q: %s has no baseline among %v", spec, name, base)
 		}
-		for i := range min(len(b.ns), len(bl.ns)) {
-			if bl.ns[i] > 0 {
-				r = append(r, b.ns[i]/bl.ns[i])
-			}
-		}
+		r = benchkit.RoundRatios(b.ns, bl.ns, func(ns float64) float64 { return ns })
 		label = "ns/op against " + last(bl.name)
 		whole = fmt.Sprintf("%.2f", median(b.ns)/median(bl.ns))
 	}

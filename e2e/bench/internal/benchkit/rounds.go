@@ -59,8 +59,9 @@ func P99Of(r Round) float64 { return float64(r.P99) }
 
 // RoundRatios is q(a[i]) / q(b[i]) for every round both targets measured
 // where q(b[i]) is positive: the per-round ratios of two targets in the
-// quantity q (Round.Throughput, CPUOf, P99Of).
-func RoundRatios(a, b []Round, q func(Round) float64) Ratios {
+// quantity q (Round.Throughput, CPUOf, P99Of; for runs given as plain
+// numbers, the number itself).
+func RoundRatios[R any](a, b []R, q func(R) float64) Ratios {
 	var out Ratios
 	for i := range min(len(a), len(b)) {
 		if qb := q(b[i]); qb > 0 {
