@@ -11,36 +11,30 @@
 # script as it calls mcp-proxy, with `-config FILE` in mcp-proxy's format; the
 # script reads the listening address and the upstream from it, writes Unla's
 # configuration for the same upstream (router prefix /up, the upstream kept
-# connected: policy onStart, or UNLA_POLICY), serves that configuration to
-# Unla's API storage from loopback for 60 seconds (Unla reads it once at
-# start, with reloading off), and then becomes Unla's process (exec), so that
-# the CPU and memory proxyhop reads are Unla's own. Unla logs errors only;
-# gin's line per request, which Unla always writes, goes where proxyhop sends
-# the proxies' output. Needs python3.
+# connected: policy onStart), serves that configuration to Unla's API
+# storage from loopback for 60 seconds (Unla reads it once at start, with
+# reloading off; the server listens before its port is printed, so Unla
+# never asks too early), and then becomes Unla's process (exec), so that the
+# CPU and memory proxyhop reads are Unla's own. Unla logs errors only; gin's
+# line per request, which Unla always writes, goes where proxyhop sends the
+# proxies' output. Needs python3.
 set -euo pipefail
 [ "${1:-}" = -config ] && [ -n "${2:-}" ] || { echo "usage: $0 -config mcp-proxy.json" >&2; exit 2; }
 : "${UNLA_DIR:?UNLA_DIR: a checkout of AmoyLab/Unla with mcp-gateway built in it}"
 conf=$2
-unla_conf=${conf%.json}-unla.json
-eval "$(python3 - "$conf" "$unla_conf" "${UNLA_POLICY:-onStart}" <<'PY'
-import json, shlex, socket, sys
-src, dst, policy = sys.argv[1:]
-c = json.load(open(src))
+# Prints port= (Unla's, from mcp-proxy's address) and api= (the
+# configuration server's), and leaves that server running in a child.
+eval "$(python3 - "$conf" <<'PY'
+import http.server, json, os, shlex, sys, threading
+c = json.load(open(sys.argv[1]))
 up = c["mcpServers"]["up"]
 if "command" in up:
     server = {"type": "stdio", "command": up["command"], "args": up.get("args", [])}
 else:
     server = {"type": "streamable-http", "url": up["url"]}
-server.update(name="up", policy=policy)
-json.dump([{"name": "bench", "tenant": "default",
-            "routers": [{"server": "up", "prefix": "/up"}], "mcpServers": [server]}], open(dst, "w"))
-s = socket.socket(); s.bind(("127.0.0.1", 0)); api = s.getsockname()[1]; s.close()
-print("port=%s api=%d" % (shlex.quote(c["mcpProxy"]["addr"].rsplit(":", 1)[1]), api))
-PY
-)"
-python3 - "$api" "$unla_conf" <<'PY' &
-import http.server, sys, threading
-body = open(sys.argv[2], "rb").read()
+server.update(name="up", policy="onStart")
+body = json.dumps([{"name": "bench", "tenant": "default",
+                    "routers": [{"server": "up", "prefix": "/up"}], "mcpServers": [server]}]).encode()
 class Config(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         self.send_response(200)
@@ -50,14 +44,16 @@ class Config(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
     def log_message(self, *args):
         pass
-server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Config)
-threading.Timer(60, server.shutdown).start()
-server.serve_forever()
+api = http.server.HTTPServer(("127.0.0.1", 0), Config)
+print("port=%s api=%d" % (shlex.quote(c["mcpProxy"]["addr"].rsplit(":", 1)[1]), api.server_address[1]), flush=True)
+if os.fork() == 0:
+    os.setsid()
+    os.close(1)  # the command substitution ends when its pipe has no writer
+    threading.Timer(60, api.shutdown).start()
+    api.serve_forever()
+    os._exit(0)
 PY
-for _ in $(seq 100); do
-  python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1)" "$api" 2>/dev/null && break
-  sleep 0.05
-done
+)"
 export MCP_GATEWAY_PORT=$port MCP_GATEWAY_PID=${conf%.json}-unla.pid NOTIFIER_SIGNAL_PID=${conf%.json}-unla.pid \
   MCP_GATEWAY_RELOAD_SWITCH=false LOGGER_LEVEL=error LOGGER_OUTPUT=stdout GIN_MODE=release \
   GATEWAY_STORAGE_TYPE=api GATEWAY_STORAGE_API_URL=http://127.0.0.1:$api/
