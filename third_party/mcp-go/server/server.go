@@ -2496,12 +2496,26 @@ func (s *MCPServer) handleTaskAugmentedToolCall(
 	// is written, so a handler that honoured its context ended (or its
 	// requests to the client failed) as soon as the task was made. A task
 	// ends by its handler, by tasks/cancel or by its TTL (entry.cancelFunc).
-	ctx = taskContext{context.WithoutCancel(ctx), &entry.route, taskID}
+	//
+	// toolgate patch (item 86): the cancel function is registered here,
+	// before the task's goroutine starts. v1.2.1's executors registered it
+	// on that goroutine, so a tasks/cancel in between found none, marked the
+	// task cancelled, and the handler then ran on a context nothing would
+	// end. One that ended the task first (tasks/cancel, or its TTL
+	// removing it) cancels the context at once.
+	ctx, cancel := context.WithCancel(taskContext{context.WithoutCancel(ctx), &entry.route, taskID})
+	s.tasksMu.Lock()
+	entry.cancelFunc = cancel
+	ended := entry.completed || s.tasks[taskID] != entry
+	s.tasksMu.Unlock()
+	if ended {
+		cancel()
+	}
 	if hasTaskHandler {
-		go s.executeTaskTool(ctx, entry, toolToUse, request)
+		go s.executeTaskTool(ctx, cancel, entry, toolToUse, request)
 	} else {
 		// Execute regular tool wrapped as a task
-		go s.executeRegularToolAsTask(ctx, entry, regularTool, request)
+		go s.executeRegularToolAsTask(ctx, cancel, entry, regularTool, request)
 	}
 
 	// Return CreateTaskResult immediately with task as top-level field
@@ -2510,11 +2524,12 @@ func (s *MCPServer) handleTaskAugmentedToolCall(
 	}, nil
 }
 
-// executeTaskTool executes a task tool handler asynchronously.
-// It creates a cancellable context, stores the cancel function for potential cancellation,
-// and executes the handler in the background, storing the result when complete.
+// executeTaskTool executes a task tool handler asynchronously under the
+// task's context (ctx, ended by cancel, which the task's entry holds),
+// storing the result when complete.
 func (s *MCPServer) executeTaskTool(
 	ctx context.Context,
+	cancel context.CancelFunc,
 	entry *taskEntry,
 	taskTool ServerTaskTool,
 	request mcp.CallToolRequest,
@@ -2524,22 +2539,10 @@ func (s *MCPServer) executeTaskTool(
 			s.completeTask(entry, nil, fmt.Errorf("panic in task tool handler %s: %v", request.Params.Name, r))
 		}
 	}()
-
-	// Create cancellable context for this task execution
-	taskCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	// Register cancellation atomically with TTL cleanup, which may have already removed the task.
-	s.tasksMu.Lock()
-	entry.cancelFunc = cancel
-	expired := s.tasks[entry.task.TaskId] != entry
-	s.tasksMu.Unlock()
-	if expired {
-		cancel()
-	}
-
 	// Execute the task tool handler
-	result, err := taskTool.Handler(taskCtx, request)
+	result, err := taskTool.Handler(ctx, request)
 
 	if err != nil {
 		// If the error is due to context cancellation, don't mark as failed.
@@ -2582,7 +2585,7 @@ func (s *MCPServer) executeTaskTool(
 							Duration:      duration,
 							SessionID:     entry.sessionID,
 						}
-						s.taskHooks.taskCancelled(ctx, metrics)
+						s.taskHooks.taskCancelled(context.WithoutCancel(ctx), metrics) // the task's context without its end, as before item 86
 					}
 				}
 				s.tasksMu.Unlock()
@@ -2620,26 +2623,17 @@ func (s *MCPServer) executeTaskTool(
 	s.completeTask(entry, result, nil)
 }
 
-// executeRegularToolAsTask executes a regular tool handler asynchronously as a task.
+// executeRegularToolAsTask executes a regular tool handler asynchronously as a task,
+// under the task's context (ctx, ended by cancel, which the task's entry holds).
 // This is used for hybrid mode where a tool with TaskSupportOptional is called with task params.
 func (s *MCPServer) executeRegularToolAsTask(
 	ctx context.Context,
+	cancel context.CancelFunc,
 	entry *taskEntry,
 	regularTool ServerTool,
 	request mcp.CallToolRequest,
 ) {
-	// Create cancellable context for this task execution
-	taskCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
-	// Register cancellation atomically with TTL cleanup, which may have already removed the task.
-	s.tasksMu.Lock()
-	entry.cancelFunc = cancel
-	expired := s.tasks[entry.task.TaskId] != entry
-	s.tasksMu.Unlock()
-	if expired {
-		cancel()
-	}
 
 	// Execute the regular tool handler with middleware applied
 	finalHandler := regularTool.Handler
@@ -2651,7 +2645,7 @@ func (s *MCPServer) executeRegularToolAsTask(
 	}
 	s.toolMiddlewareMu.RUnlock()
 
-	result, err := finalHandler(taskCtx, request)
+	result, err := finalHandler(ctx, request)
 
 	if err != nil {
 		// If the error is due to context cancellation, don't mark as failed.
@@ -2694,7 +2688,7 @@ func (s *MCPServer) executeRegularToolAsTask(
 							Duration:      duration,
 							SessionID:     entry.sessionID,
 						}
-						s.taskHooks.taskCancelled(ctx, metrics)
+						s.taskHooks.taskCancelled(context.WithoutCancel(ctx), metrics) // the task's context without its end, as before item 86
 					}
 				}
 				s.tasksMu.Unlock()

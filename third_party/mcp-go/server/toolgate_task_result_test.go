@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -386,6 +387,55 @@ func TestToolgateTaskOutlivesItsRequest(t *testing.T) {
 		t.Fatal("tasks/cancel did not cancel the task's context")
 	}
 	waitStatus(second, string(mcp.TaskStatusCancelled))
+}
+
+// TestToolgateTaskCancelledBeforeItRuns (item 86): tasks/cancel that
+// comes before the task's goroutine has run still ends the context its
+// handler gets, for a task tool and for a tool run as a task. v1.2.1's
+// executors registered the task's cancel function on that goroutine, so a
+// cancel in between found none, marked the task cancelled, and the
+// handler then ran on a context nothing would end (CI met it once, in
+// TestToolgateTaskOutlivesItsRequest). With one processor the task's
+// goroutine runs only when this one blocks, which puts the cancel in that
+// window every time.
+func TestToolgateTaskCancelledBeforeItRuns(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, asTaskTool := range []bool{false, true} {
+		s := NewMCPServer("t", "1", WithToolCapabilities(false), WithTaskCapabilities(true, true, true))
+		seen := make(chan error, 1)
+		wait := func(ctx context.Context) error {
+			select {
+			case <-ctx.Done():
+				seen <- ctx.Err()
+			case <-time.After(10 * time.Second):
+				seen <- nil
+			}
+			return ctx.Err()
+		}
+		tool := mcp.NewTool("wait", mcp.WithTaskSupport(mcp.TaskSupportOptional))
+		if asTaskTool {
+			s.AddTaskTool(tool, func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
+				return nil, wait(ctx)
+			})
+		} else {
+			s.AddTool(tool, func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return nil, wait(ctx)
+			})
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "wait"
+		req.Params.Task = &mcp.TaskParams{}
+		created, rerr := s.handleTaskAugmentedToolCall(context.Background(), 1, req)
+		if rerr != nil {
+			t.Fatalf("task tool %v: creating the task: %v", asTaskTool, rerr.err)
+		}
+		if err := s.cancelTask(context.Background(), created.Task.TaskId); err != nil {
+			t.Fatalf("task tool %v: tasks/cancel: %v", asTaskTool, err)
+		}
+		if err := <-seen; !errors.Is(err, context.Canceled) {
+			t.Fatalf("task tool %v: cancelled before it ran, the handler's context ended with %v; want %v", asTaskTool, err, context.Canceled)
+		}
+	}
 }
 
 // TestToolgateTaskNotificationsNameTheirTask (item 82): a notification
