@@ -21,12 +21,28 @@ func procsChanges(s *Server) [][]string {
 	return procsLine.FindAllStringSubmatch(s.Stderr(), -1)
 }
 
+// keptLine is the debug line, at most one a second, that says why the
+// control keeps all processors while calls come.
+var keptLine = regexp.MustCompile(`msg="processors for Go code: all kept" .*?\bwhy="([^"]*)"`)
+
+// procsKept counts the seconds the server said it kept all processors,
+// by reason: what a failure to take one is down to.
+func procsKept(s *Server) map[string]int {
+	n := map[string]int{}
+	for _, m := range keptLine.FindAllStringSubmatch(s.Stderr(), -1) {
+		n[m[1]]++
+	}
+	return n
+}
+
 // TestProcessorsFollowCalls: the served binary runs Go code on one
 // processor while one client's calls come in turn, and gives all of them
 // back as soon as calls overlap, so that concurrent clients are not held
-// to one core. Not parallel: the control reads the process's CPU time and
-// its goroutines' waits, which other tests' load on the same cores would
-// blur.
+// to one core. Not parallel, and `make test` runs it alone after every
+// other package's tests (ALONE in the Makefile): the control reads the
+// process's CPU time and its goroutines' waits, which other tests' load on
+// the same cores would blur (under it goroutines wait to run, and the
+// control keeps all processors, as it should).
 func TestProcessorsFollowCalls(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("the control is off on a machine with one processor")
@@ -43,7 +59,7 @@ func TestProcessorsFollowCalls(t *testing.T) {
 		return len(ch) > 0 && ch[len(ch)-1][1] == "true"
 	}
 	if !callUntil(t, []*mcp.ClientSession{cs}, "echo", map[string]any{"text": "in turn"}, 60*time.Second, low) {
-		t.Fatalf("after 60s of calls in turn Go code is not on one processor (changes: %q)", procsChanges(s))
+		t.Fatalf("after 60s of calls in turn Go code is not on one processor (changes: %q; seconds all were kept, by reason: %v)", procsChanges(s), procsKept(s))
 	}
 	before := procsChanges(s)
 	if why := before[len(before)-1][2]; why != "calls in turn" {

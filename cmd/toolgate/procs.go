@@ -63,6 +63,10 @@ type procControl struct {
 	low       bool // one processor now
 	quiet     int  // ticks in a row with calls in turn and nothing else
 	wasQueued bool // goroutines queued in the tick before
+	// kept is why a tick with calls coming last kept all processors,
+	// until the loop says so in the debug log (at most once a second,
+	// [procKeptEvery]) or one processor is taken.
+	kept string
 }
 
 // raise gives all processors back (the caller sets them).
@@ -81,17 +85,39 @@ func (c *procControl) step(s procTickSignals) (changed bool) {
 		}
 		return false
 	}
-	if s.overlapped || queued || s.busy > procLowest || s.busy < procIdle {
-		c.quiet = 0
-		return false
+	switch {
+	case s.overlapped:
+		c.kept = whyOverlap
+	case queued:
+		c.kept = whyQueued
+	case s.busy > procLowest:
+		c.kept = whyAbove
+	case s.busy < procIdle: // idle: nothing to say
+	default:
+		c.quiet++
+		if c.quiet < procQuiet {
+			return false
+		}
+		c.low, c.quiet, c.kept = true, 0, ""
+		return true
 	}
-	c.quiet++
-	if c.quiet < procQuiet {
-		return false
-	}
-	c.low, c.quiet = true, 0
-	return true
+	c.quiet = 0
+	return false
 }
+
+// The reasons the debug log gives for all processors.
+const (
+	whyOverlap = "calls overlap"
+	whyQueued  = "goroutines wait to run"
+	whyBusy    = "one processor busy"                    // all back: at procRaise
+	whyAbove   = "the process over 80% of one processor" // all kept: above procLowest
+)
+
+// procKeptEvery is how often at most the debug log says why all
+// processors are kept, so that whoever wonders why a gateway with one
+// client does not take one (machine noise makes goroutines wait, say)
+// can read it.
+const procKeptEvery = time.Second
 
 // procSample is what the loop reads of the process at a tick: counters
 // since it started.
@@ -178,6 +204,7 @@ func runProcControl(ctx context.Context, overlaps <-chan struct{}, tick <-chan t
 		log.Debug("processors for Go code", "one", c.low, "why", why)
 	}
 	lastTime, last := time.Now(), rt.sample()
+	var keptSaid time.Time
 	for {
 		var whenLow <-chan struct{}
 		if c.low {
@@ -192,7 +219,7 @@ func runProcControl(ctx context.Context, overlaps <-chan struct{}, tick <-chan t
 			return
 		case <-whenLow:
 			c.raise()
-			set("calls overlap")
+			set(whyOverlap)
 		case now := <-tick:
 			cur := rt.sample()
 			var s procTickSignals
@@ -213,10 +240,14 @@ func runProcControl(ctx context.Context, overlaps <-chan struct{}, tick <-chan t
 				case c.low:
 					set("calls in turn")
 				case s.queued >= procQueued:
-					set("goroutines wait to run")
+					set(whyQueued)
 				default:
-					set("one processor busy")
+					set(whyBusy)
 				}
+			}
+			if c.kept != "" && now.Sub(keptSaid) >= procKeptEvery {
+				log.Debug("processors for Go code: all kept", "why", c.kept)
+				c.kept, keptSaid = "", now
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"regexp"
 	"runtime"
 	"slices"
 	"sync"
@@ -68,6 +69,33 @@ func TestProcControlStep(t *testing.T) {
 	}
 }
 
+// What the debug log gives as the reason all processors are kept, after
+// one tick from all of them (or from one).
+func TestProcControlKept(t *testing.T) {
+	type sig = procTickSignals
+	for _, c := range []struct {
+		name string
+		low  bool
+		tick sig
+		want string
+	}{
+		{"calls overlap", false, sig{overlapped: true, busy: 0.5}, whyOverlap},
+		{"goroutines queue", false, sig{queued: 0.05, busy: 0.5}, whyQueued},
+		{"the process busy", false, sig{busy: 0.81}, whyAbove},
+		{"idle: nothing to say", false, sig{busy: 0.01}, ""},
+		{"calls in turn: nothing to say", false, sig{busy: 0.5}, ""},
+		{"from one processor: it changes, nothing kept", true, sig{overlapped: true}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pc := procControl{low: c.low}
+			pc.step(c.tick)
+			if pc.kept != c.want {
+				t.Errorf("kept %q, want %q", pc.kept, c.want)
+			}
+		})
+	}
+}
+
 // fakeProcs is a procRuntime whose counters the test advances and whose
 // settings it records.
 type fakeProcs struct {
@@ -107,8 +135,10 @@ func TestRunProcControl(t *testing.T) {
 		tk := time.NewTicker(procTick)
 		defer tk.Stop()
 		done := make(chan struct{})
+		var logged lockedBuffer
 		go func() {
-			runProcControl(ctx, overlaps, tk.C, f.runtime(), slog.New(slog.DiscardHandler))
+			log := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			runProcControl(ctx, overlaps, tk.C, f.runtime(), log)
 			close(done)
 		}()
 		var want []bool
@@ -170,6 +200,13 @@ func TestRunProcControl(t *testing.T) {
 
 		calls(procQuiet)
 		expect("and in turn", true)
+		// The only ticks that kept all processors with calls coming were
+		// that second's: said at its first tick, and once more a second
+		// later (the tick after it, the reason held until then).
+		kept := regexp.MustCompile(`msg="processors for Go code: all kept" why="([^"]*)"`).FindAllStringSubmatch(logged.String(), -1)
+		if len(kept) != 2 || kept[0][1] != whyOverlap || kept[1][1] != whyOverlap {
+			t.Errorf("the log says all processors are kept %q, want twice because calls overlap", kept)
+		}
 		cancel()
 		<-done
 		expect("stopped", false)
