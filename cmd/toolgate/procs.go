@@ -35,7 +35,10 @@ import (
 // Any of them gives all processors back. One is taken again only after a
 // second of ticks with calls coming (the process not idle), none of the
 // signals, and the process under 80% of one processor: an idle gateway
-// keeps what it has.
+// keeps what it has. The debug log says each change and why, and at most
+// once a second what keeps all processors while calls come: on cores
+// other processes keep busy, goroutines wait to run whatever toolgate
+// does, and the control leaves Go its default.
 //
 // GOMAXPROCS in the environment turns this off (whoever sets it has
 // chosen), as does a machine or container with one processor, or a
