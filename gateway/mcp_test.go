@@ -64,6 +64,10 @@ func TestToMCPResultGolden(t *testing.T) {
 	}{
 		{"mcp_result_full.json", fullResult()},
 		{"mcp_result_denied.json", DeniedResult("delete_all", Decision{Layer: "runtime", Rule: "deny-destructive", Reason: "destructive tools are denied by default"})},
+		// Nothing to show (an empty directory listed): no empty text
+		// block, only the message; and with no message, content is [].
+		{"mcp_result_nothing_to_show.json", OkText("").WithMessage("empty is empty.").WithBrief("Listed 0 entries in empty")},
+		{"mcp_result_empty.json", OkText("")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := json.MarshalIndent(ToMCPResult("0193-call", tc.res), "", "  ")

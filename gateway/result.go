@@ -100,7 +100,10 @@ func (r *Result) Status() string {
 // Ok returns a successful result with the given output parts.
 func Ok(parts ...Part) *Result { return &Result{Output: parts} }
 
-// OkText returns a successful result whose output is text.
+// OkText returns a successful result whose output is text; an empty text
+// is no output at all (an empty directory listed, an empty file read:
+// the message says so), as an empty text block says nothing and some
+// model APIs refuse one in a tool's result.
 func OkText(text string) *Result {
 	// The result, its one part and room for one display block (the brief
 	// most tools add) in one allocation. Output and Display have capacity
@@ -110,8 +113,10 @@ func OkText(text string) *Result {
 		out     [1]Part
 		display [1]DisplayBlock
 	}{}
-	r.out[0] = Text(text)
-	r.Output = r.out[:]
+	if text != "" {
+		r.out[0] = Text(text)
+		r.Output = r.out[:]
+	}
 	r.Display = r.display[:0]
 	return &r.Result
 }

@@ -105,6 +105,11 @@ func TestListFiles(t *testing.T) {
 func TestListFilesSpecial(t *testing.T) {
 	e := listTree(t, nil)
 	ctx := context.Background()
+	// Nothing listed: no output part (no empty text block for the model);
+	// the message says the directory is empty.
+	if res := e.call(ctx, "list_files", map[string]any{"path": "empty"}); len(res.Output) != 0 || res.Message != "empty is empty." {
+		t.Errorf("an empty directory listed as output %#v, message %q; want no output and the message", res.Output, res.Message)
+	}
 	wantError(t, e.call(ctx, "list_files", map[string]any{"pattern": "[a-"}),
 		gateway.KindToolError, `invalid pattern "[a-"`)
 	wantError(t, e.call(ctx, "list_files", map[string]any{"path": "nope"}),
