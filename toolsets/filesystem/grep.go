@@ -190,7 +190,8 @@ func (t *toolset) grepResult(in grepFilesParams, root int, where string, maxMatc
 		fmt.Fprintf(&msg, "Showing the first %s in %s (max_matches=%d reached and more matches exist; narrow the pattern, path or glob, or raise max_matches up to %d). Searched %d of %d files under %s before stopping",
 			gateway.Plural(s.matches, "match", "matches"), gateway.Plural(nFiles, "file", "files"), maxMatches, max(maxGrepMatchesLimit, t.opts.MaxGrepMatches), s.scanned, total, where)
 	case s.matches == 0:
-		fmt.Fprintf(&msg, "No matches for %s %q in %s under %s", what, in.Pattern, gateway.Plural(s.scanned, "file", "files"), where)
+		// where last would end the sentence in ".." at the root (".").
+		fmt.Fprintf(&msg, "No matches for %s %q under %s (searched %s)", what, in.Pattern, where, gateway.Plural(s.scanned, "file", "files"))
 	default:
 		fmt.Fprintf(&msg, "Found %s in %s (searched %s under %s)",
 			gateway.Plural(s.matches, "match", "matches"), gateway.Plural(nFiles, "file", "files"), gateway.Plural(s.scanned, "file", "files"), where)

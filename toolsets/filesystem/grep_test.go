@@ -105,7 +105,9 @@ func TestGrepFiles(t *testing.T) {
 		{name: "too large files skipped", opts: &Options{MaxGrepFileSize: 20}, args: map[string]any{"pattern": "hello", "path": "b"},
 			lines: []string{"b/d/e.txt:1:say hello"}, message: "Found 1 match in 1 file (searched 1 file under b); skipped 1: 1 over 20 B."},
 		{name: "no matches", args: map[string]any{"pattern": "absent", "path": "b"},
-			lines: nil, message: `No matches for regexp "absent" in 2 files under b.`, brief: "No matches in 2 files"},
+			lines: nil, message: `No matches for regexp "absent" under b (searched 2 files).`, brief: "No matches in 2 files"},
+		{name: "no matches at the root", args: map[string]any{"pattern": "absent", "glob": "*.go"},
+			lines: nil, message: `No matches for regexp "absent" under . (searched 1 file).`, brief: "No matches in 1 file"},
 		{name: "empty pattern matches every line", args: map[string]any{"pattern": "", "path": "noeol.txt"},
 			lines: []string{"noeol.txt:1:first", "noeol.txt:2:hello at the end"}},
 	}
