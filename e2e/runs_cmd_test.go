@@ -70,7 +70,7 @@ func TestRunsCommand(t *testing.T) {
 
 	// A second run, then prune to one: a dry run removes nothing.
 	run("call", "list_files", `{"path":"."}`)
-	if out := run("runs", "prune", "--keep", "1"); !strings.Contains(out, "would remove "+r.ID) {
+	if out := run("runs", "prune", "--keep", "1"); !strings.Contains(out, "would remove "+r.ID) || !strings.Contains(out, "\n1 run would be removed;") {
 		t.Errorf("prune dry run:\n%s", out)
 	}
 	if n := strings.Count(run("runs", "list"), "\n"); n != 3 { // header + 2 runs

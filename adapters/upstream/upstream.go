@@ -908,7 +908,7 @@ func (u *Upstream) Status() gateway.ToolsetStatus {
 		for _, k := range sortedKeys(u.unoffered) {
 			names = append(names, fmt.Sprintf("%s (%s)", k, u.unoffered[k]))
 		}
-		parts = append(parts, fmt.Sprintf("%d tools not offered: %s", len(names), strings.Join(names, "; ")))
+		parts = append(parts, fmt.Sprintf("%s not offered: %s", gateway.Plural(len(names), "tool", "tools"), strings.Join(names, "; ")))
 	}
 	parts = append(parts, u.notes...)
 	return gateway.ToolsetStatus{State: u.state, Detail: strings.Join(parts, "; "), Warnings: slices.Clone(u.warnings),

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/adapters/clientconfig"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
+	"github.com/toolgate/toolgate/gateway"
 )
 
 func init() {
@@ -138,7 +139,7 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stderr, "Rewrote %s: its %d imported servers are replaced by one toolgate entry", path, len(res.Imported))
+		fmt.Fprintf(e.stderr, "Rewrote %s: %s replaced by one toolgate entry", path, gateway.Plural(len(res.Imported), "imported server is", "imported servers are"))
 		// Those printed disabled (a value from the environment in their
 		// command, args or url) stay too.
 		n := len(res.Upstreams) - len(res.Imported) // toolgate's own entry aside: it is replaced, not kept
@@ -148,7 +149,7 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 			}
 		}
 		if n > 0 {
-			fmt.Fprintf(e.stderr, " (the %d entries skipped or printed disabled stay in it)", n)
+			fmt.Fprintf(e.stderr, " (%s in it)", gateway.Plural(n, "entry skipped or printed disabled stays", "entries skipped or printed disabled stay"))
 		}
 		if len(done.Kept) > 0 {
 			fmt.Fprintf(e.stderr, "; its toolgate entry keeps what this run did not set: %s", strings.Join(done.Kept, ", "))

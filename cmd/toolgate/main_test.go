@@ -361,6 +361,9 @@ func TestImportRewriteTwiceKeepsConfig(t *testing.T) {
 	if !strings.Contains(stderr, "keeps what this run did not set: "+wantConfig) {
 		t.Errorf("the second rewrite does not say what it kept:\n%s", stderr)
 	}
+	if !strings.Contains(stderr, ": 1 imported server is replaced by one toolgate entry;") {
+		t.Errorf("the second rewrite (one server) does not count it in words that agree:\n%s", stderr)
+	}
 }
 
 // toolgate import without PATH looks at every project file in the working

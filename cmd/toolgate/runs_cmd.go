@@ -121,13 +121,10 @@ func runsShow(e *env, dir, ref string, asJSON bool) error {
 		}
 		return writeJSON(e.stdout, map[string]any{"run": s, "calls": calls})
 	}
-	fmt.Fprintf(e.stdout, "run %s (%s)  %d calls, %d errors", s.ID, orNone(strings.Join(s.Command, " ")), s.Calls, s.Errors)
+	fmt.Fprintf(e.stdout, "run %s (%s)  %s, %s", s.ID, orNone(strings.Join(s.Command, " ")),
+		gateway.Plural(s.Calls, "call", "calls"), gateway.Plural(s.Errors, "error", "errors"))
 	if s.Skipped > 0 {
-		lines := "lines"
-		if s.Skipped == 1 {
-			lines = "line"
-		}
-		fmt.Fprintf(e.stdout, " (%d unreadable %s skipped: not whole JSON records)", s.Skipped, lines)
+		fmt.Fprintf(e.stdout, " (%s skipped: not whole JSON records)", gateway.Plural(s.Skipped, "unreadable line", "unreadable lines"))
 	}
 	fmt.Fprint(e.stdout, "\n\n")
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
@@ -301,16 +298,16 @@ func runsPrune(e *env, fs *pflag.FlagSet, dir string) error {
 	for _, s := range gone {
 		s.Calls = runs.Summarize(s.Dir).Calls // Prunable does not count them
 		if !yes {
-			fmt.Fprintf(e.stdout, "would remove %s (%d calls)\n", s.ID, s.Calls)
+			fmt.Fprintf(e.stdout, "would remove %s (%s)\n", s.ID, gateway.Plural(s.Calls, "call", "calls"))
 			continue
 		}
 		if err := runs.Remove(dir, s); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "removed %s (%d calls)\n", s.ID, s.Calls)
+		fmt.Fprintf(e.stdout, "removed %s (%s)\n", s.ID, gateway.Plural(s.Calls, "call", "calls"))
 	}
 	if !yes {
-		fmt.Fprintf(e.stdout, "%d runs would be removed; run again with --yes to remove them.\n", len(gone))
+		fmt.Fprintf(e.stdout, "%s would be removed; run again with --yes to remove them.\n", gateway.Plural(len(gone), "run", "runs"))
 	}
 	return nil
 }

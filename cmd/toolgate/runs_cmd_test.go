@@ -119,3 +119,25 @@ func TestRunsShowCountsItsTable(t *testing.T) {
 		t.Errorf("runs list: want 2 calls:\n%s", stdout.String())
 	}
 }
+
+// TestRunsShowOneCall: the header counts in words that agree ("1 call,
+// 1 error", not "1 calls, 1 errors").
+func TestRunsShowOneCall(t *testing.T) {
+	dir := t.TempDir()
+	r, err := runs.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &gateway.Call{ID: "call-1", Name: "echo", Started: time.Now()}
+	_ = r.CallStarted(c)
+	r.CallFinished(c, gateway.Error("it failed", "Failed"), time.Millisecond)
+	r.Close()
+	var stdout, stderr strings.Builder
+	e := &env{ctx: context.Background(), stdout: &stdout, stderr: &stderr}
+	if err := runsShow(e, dir, r.ID(), false); err != nil {
+		t.Fatal(err)
+	}
+	if out := stdout.String(); !strings.Contains(out, " 1 call, 1 error\n") {
+		t.Errorf("runs show of one failed call: want the header to say \"1 call, 1 error\":\n%s", out)
+	}
+}

@@ -221,7 +221,7 @@ func (d *Discovery) find(ctx context.Context, p findParams) (*gateway.Result, er
 	}
 	return gateway.OkText(string(b)).
 		WithMessage("Best matches first. Call one with call_tool({\"name\": ..., \"arguments\": {...}}).\n" + strings.Join(lines, "\n")).
-		WithBrief(fmt.Sprintf("Found %d tools for %q", len(found), gateway.Truncate(p.Query, 80))), nil
+		WithBrief(fmt.Sprintf("Found %s for %q", gateway.Plural(len(found), "tool", "tools"), gateway.Truncate(p.Query, 80))), nil
 }
 
 func (d *Discovery) call(ctx context.Context, outer *gateway.Call) (*gateway.Result, error) {

@@ -451,3 +451,21 @@ func TestFindToolsAnswersJSONWhenNothingMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestFindToolsBriefCounts: the brief counts in words that agree with the
+// number found ("Found 1 tool", "Found 2 tools").
+func TestFindToolsBriefCounts(t *testing.T) {
+	_, _, p := fixture(t, 3, Options{Mode: ModeSearch})
+	for _, c := range []struct {
+		view gateway.View
+		want string
+	}{
+		{only{"t0": true, FindTools: true}, "Found 1 tool for "},
+		{only{"t0": true, "t1": true, FindTools: true}, "Found 2 tools for "},
+	} {
+		res := p.Call(context.Background(), &gateway.Call{Name: FindTools, Arguments: json.RawMessage(`{"query":"number"}`), View: c.view})
+		if !strings.HasPrefix(res.Brief(), c.want) {
+			t.Errorf("brief %q (%s), want it to start %q", res.Brief(), res.OutputText(), c.want)
+		}
+	}
+}
