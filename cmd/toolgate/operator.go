@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/gateway/operator"
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolsets/definitions"
 )
 
@@ -57,6 +58,9 @@ func (a *app) serveAdmin(ctx context.Context) error {
 		if a.queue != nil {
 			a.log.Warn("definition-only tools are configured but admin.addr is not: only answer: person tools can be answered")
 		}
+		if why := unanswerableApprovals(a.policy); why != "" {
+			a.log.Warn(why)
+		}
 		return nil
 	}
 	tokens, err := a.cfg.AdminTokens()
@@ -69,6 +73,21 @@ func (a *app) serveAdmin(ctx context.Context) error {
 	}
 	a.log.Info("serving the admin API and the operator page", "api", "http://"+bound+"/v1/pending", "page", "http://"+bound+"/ui")
 	return nil
+}
+
+// unanswerableApprovals says, when the policy asks for approval and no
+// admin API is configured (the operator's only way to answer), which of
+// the calls it asks about will be denied without anyone being asked; ""
+// when the policy asks for none. Each such call is denied at once with
+// the same reason; this says it when the gateway starts, before a call.
+func unanswerableApprovals(p *policy.Live) string {
+	switch {
+	case !p.NeedsApproval():
+		return ""
+	case p.ApprovalChannel() == "operator":
+		return "the policy asks for approval through the operator (policy.approval.channel: operator) but admin.addr is not set: every call that needs approval will be denied; set admin.addr to answer them (toolgate approvals, the operator page)"
+	}
+	return "the policy asks for approval but admin.addr is not set: only clients that show elicitation forms can approve a call; calls from the others that need approval will be denied (set admin.addr to answer them as the operator)"
 }
 
 // approver is the approval channel: always there, so that a reload that

@@ -385,6 +385,9 @@ func (r *reloader) applySettings(ctx context.Context, ch config.Changes, next *c
 			if a.approvals != nil {
 				a.approvals.SetOptions(eff.ApprovalChannel(), eff.ApprovalTimeout())
 			}
+			if why := unanswerableApprovals(a.policy); why != "" && cur.Admin.Addr == "" { // admin.addr waits for a restart
+				a.log.Warn("config reload: " + why)
+			}
 			cur.Policy = next.Policy
 			if eff.HideDenied() != a.hideDenied {
 				// Not filtering tools/list by default keeps its fast path.
