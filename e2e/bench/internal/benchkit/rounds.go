@@ -1,6 +1,7 @@
 package benchkit
 
 import (
+	"flag"
 	"fmt"
 	"slices"
 	"time"
@@ -140,7 +141,17 @@ type Schedule struct {
 	Duration, OneClient, Slice time.Duration
 }
 
-// Check says what is wrong with the schedule's lengths, or nil.
+// Flags registers the schedule's flags on fs, -duration, -one-client-duration
+// and -slice, with their defaults; each names what one measured time is of
+// ("server and client count"), between what the slices rotate ("servers").
+func (s *Schedule) Flags(fs *flag.FlagSet, each, between string, duration, slice time.Duration) {
+	fs.DurationVar(&s.Duration, "duration", duration, "measured time per "+each)
+	fs.DurationVar(&s.OneClient, "one-client-duration", 0, "measured time with one client, when longer than -duration: one client spreads wider from round to round, and more rounds steady its median")
+	fs.DurationVar(&s.Slice, "slice", slice, "measured time is cut into slices of this length, rotating between the "+between)
+}
+
+// Check says what is wrong with the schedule's lengths (in the words of
+// its flags), or nil.
 func (s Schedule) Check() error {
 	if s.Slice <= 0 || s.Duration < s.Slice {
 		return fmt.Errorf("-duration must be at least -slice")

@@ -1,6 +1,7 @@
 package benchkit
 
 import (
+	"flag"
 	"testing"
 	"time"
 )
@@ -88,5 +89,19 @@ func TestSchedule(t *testing.T) {
 		if got := tc.sched.Rounds(16); got != tc.many {
 			t.Errorf("%+v.Rounds(16) = %d, want %d", tc.sched, got, tc.many)
 		}
+	}
+}
+
+// The schedule's flags set what Check and Rounds read, with their
+// defaults where not given.
+func TestScheduleFlags(t *testing.T) {
+	var s Schedule
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	s.Flags(fs, "server and client count", "servers", 10*time.Second, 2*time.Second)
+	if err := fs.Parse([]string{"-one-client-duration", "20s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(); err != nil || s.Rounds(1) != 10 || s.Rounds(16) != 5 {
+		t.Errorf("%+v: check %v, rounds %d with one client and %d with 16; want 10 and 5", s, err, s.Rounds(1), s.Rounds(16))
 	}
 }
