@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -411,6 +412,7 @@ func decode(k *koanf.Koanf) (*Config, error) {
 		ErrorUnused:      true,
 		WeaklyTypedInput: true,
 		DecodeHook: mapstructure.ComposeDecodeHookFunc(
+			mapIsNoList,
 			numberIsNoDuration,
 			mapstructure.StringToTimeDurationHookFunc(),
 			stringToList,
@@ -443,6 +445,46 @@ func numberIsNoDuration(from, to reflect.Type, data any) (any, error) {
 		}
 	}
 	return data, nil
+}
+
+// mapIsNoList refuses a map where a list goes. Left to the weakly typed
+// decoder, `upstreams: {github: {command: x}}` (the shape of the
+// mcpServers map other clients use) became a list of one entry whose key
+// was the server's name, and the error read "unknown key
+// upstreams[0].github"; an entry written without its "- " passed as a list
+// of one. The decoder's error names the key.
+func mapIsNoList(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.Map || to.Kind() != reflect.Slice {
+		return data, nil
+	}
+	keys := reflect.ValueOf(data).MapKeys()
+	names := make([]string, 0, len(keys))
+	for _, k := range keys {
+		names = append(names, fmt.Sprint(k.Interface()))
+	}
+	slices.Sort(names)
+	fields := entryKeys(to.Elem())
+	hint := ""
+	switch {
+	case len(names) > 0 && slices.ContainsFunc(names, func(n string) bool { return fields[n] }):
+		hint = ` (an entry starts with "- " before its first key)`
+	case len(names) > 0 && fields["name"]:
+		hint = fmt.Sprintf(" (`- name: %s` and its keys below it)", names[0])
+	}
+	return nil, fmt.Errorf(`is a list, not a map: write each entry on a line of its own that starts with "- "%s; got a map with key(s) %s`, hint, strings.Join(names, ", "))
+}
+
+// entryKeys are the keys an entry of type t takes, when it is a struct.
+func entryKeys(t reflect.Type) map[string]bool {
+	keys := map[string]bool{}
+	if t.Kind() == reflect.Struct {
+		for f := range t.Fields() {
+			if k := f.Tag.Get("koanf"); k != "" {
+				keys[k] = true
+			}
+		}
+	}
+	return keys
 }
 
 // stringToList splits a comma-separated string (from the environment) into
@@ -1135,6 +1177,9 @@ func redactUpstream(m map[string]any) map[string]any {
 	return cp
 }
 
+// yamlLine is the line number the YAML parser puts in its messages.
+var yamlLine = regexp.MustCompile(`^yaml: line \d+: `)
+
 // placeYAMLError improves the YAML parser's report of an unclosed flow
 // list or map: it names the line after the one that opened it ("line 1"
 // for `roots: [/srv/notes` on line 2), which sends the user to the wrong
@@ -1186,5 +1231,8 @@ func placeYAMLError(data []byte, err error) error {
 	if o.b == '{' {
 		kind, closer = "map", "}"
 	}
-	return fmt.Errorf("line %d: the flow %s opened with %q is not closed with %q (%w)", o.line, kind, string(o.b), closer, err)
+	// The parser's own words, without the line it got wrong: "line 3: ...
+	// (yaml: line 2: ...)" left the reader to choose.
+	said := yamlLine.ReplaceAllString(msg, "")
+	return fmt.Errorf("line %d: the flow %s opened with %q is not closed with %q (the YAML parser: %s)", o.line, kind, string(o.b), closer, said)
 }

@@ -111,6 +111,12 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"bad addr", "http:\n  addr: nope\n", nil, `http.addr: "nope" is not host:port`},
 		{"bad yaml", "limits: [\n", nil, "config file"},
 		{"wrong type", "filesystem:\n  enabled: maybe\n", nil, "enabled"},
+		// The mcpServers shape of other clients' files, a map by name,
+		// was taken for a list of one entry: "unknown key upstreams[0].github".
+		{"upstreams as a map", "upstreams:\n  github: {command: x}\n", nil, "'upstreams' is a list, not a map: write each entry on a line of its own that starts with \"- \" (`- name: github` and its keys below it)"},
+		{"upstreams_from as a map", "upstreams_from:\n  claude: {path: x}\n", nil, "'upstreams_from' is a list, not a map: write each entry on a line of its own that starts with \"- \"; got a map with key(s) claude"},
+		{"an entry without its dash", "upstreams:\n  name: a\n  command: x\n", nil, `'upstreams' is a list, not a map: write each entry on a line of its own that starts with "- " (an entry starts with "- " before its first key); got a map with key(s) command, name`},
+		{"list of strings as a map", "sandbox:\n  roots: {a: b}\n", nil, "'sandbox.roots' is a list, not a map"},
 		// A blank admin token is no credential: taken for "no tokens", it
 		// left an admin API off loopback open to anyone.
 		{"metrics token without its listener", "metrics:\n  enabled: true\n  token_env: TG_X\n", nil, "metrics.token_env: applies to the listener of metrics.addr only"},
@@ -263,6 +269,9 @@ func TestYAMLErrorLine(t *testing.T) {
 		_, _, _, err := Load(Options{File: path, Environ: func() []string { return nil }})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.yaml, err, tc.want)
+		}
+		if err != nil && strings.Count(err.Error(), "line ") != 1 {
+			t.Errorf("%q: %v names more than one line", tc.yaml, err)
 		}
 	}
 }
