@@ -380,11 +380,12 @@ func (m *MCPServer) becameAskable(id string) {
 // same), so clients are sent tools/list_changed whether or not the served
 // listing changed; likewise prompts/list_changed and
 // resources/list_changed for what they reach of the upstreams' prompts
-// and resources ([MCPServer.tellReachChanged]).
+// and resources ([MCPServer.tellReachChanged]). The announcement makes the
+// sync tell clients, each list once: told here as well, every reload sent
+// prompts/list_changed and resources/list_changed twice.
 func (m *MCPServer) Resync() {
 	m.tools.announce()
 	m.scheduleSync()
-	m.tellReachChanged()
 }
 
 // scheduleSync debounces catalog changes into one sync.

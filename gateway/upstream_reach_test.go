@@ -307,6 +307,9 @@ func TestReachChangesTellClients(t *testing.T) {
 	if got := uris(); !slices.Equal(got, []string{"notion://doc"}) {
 		t.Errorf("resources after the profile changed: %v, want notion's (no tools: its namespace is admitted)", got)
 	}
+	if dp, dr, dt := count(mcp.MethodNotificationPromptsListChanged)-p, count(mcp.MethodNotificationResourcesListChanged)-r, count(mcp.MethodNotificationToolsListChanged)-tl; dp != 1 || dr != 1 || dt != 1 {
+		t.Errorf("one reload sent prompts/list_changed %d times, resources/list_changed %d, tools/list_changed %d; want each once", dp, dr, dt)
+	}
 
 	// notion comes to list a tool, which the policy denies: it is out of
 	// reach now.
