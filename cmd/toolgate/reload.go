@@ -229,7 +229,7 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 		r.a.log.Error("config reload: these settings could not be applied; they keep their previous values until a reload applies them", "keys", later, "err", err)
 	}
 	announce = func() {
-		r.a.log.Info("config reloaded", "trigger", trigger, "ok", res.OK, "added", ch.Added, "removed", ch.Removed, "changed", ch.Changed)
+		r.a.log.Info("config reloaded", reloadedAttrs(trigger, res.OK, ch)...)
 		fields := map[string]any{"trigger": trigger, "ok": res.OK, "added": ch.Added, "removed": ch.Removed,
 			"changed": ch.Changed, "settings": ch.Settings, "fixed": ch.Fixed}
 		if !res.OK {
@@ -237,6 +237,23 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 		}
 		r.event(fields)
 	}
+}
+
+// reloadedAttrs are the "config reloaded" line's attributes: the trigger,
+// whether all of it was applied, and what changed, each kind only when something of it did. The line
+// once gave the upstreams' three lists alone, so a reload that changed a
+// profile or the policy read "added=[] removed=[] changed=[]".
+func reloadedAttrs(trigger string, ok bool, ch config.Changes) []any {
+	attrs := []any{"trigger", trigger, "ok", ok}
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{"upstreams_added", ch.Added}, {"upstreams_removed", ch.Removed}, {"upstreams_restarted", ch.Changed}, {"settings", ch.Settings}} {
+		if len(l.names) > 0 {
+			attrs = append(attrs, l.key, l.names)
+		}
+	}
+	return attrs
 }
 
 // applyUpstreams stops removed upstreams, restarts changed ones and starts

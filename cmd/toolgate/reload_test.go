@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -642,5 +643,27 @@ func TestReloadLoggedOnceShown(t *testing.T) {
 		if seen == nil || seen.OK != c.wantOK || seen.Time.Before(before) {
 			t.Errorf("%q logged while /healthz showed %+v, want this reload's (ok %v)", c.prefix, seen, c.wantOK)
 		}
+	}
+}
+
+// TestReloadedLineNamesWhatChanged: the "config reloaded" line names the
+// settings a reload changed; it once gave the upstreams' lists alone, and
+// a reload of the profiles or limits read "added=[] removed=[] changed=[]".
+func TestReloadedLineNamesWhatChanged(t *testing.T) {
+	dir := t.TempDir()
+	var next *config.Config
+	a, r := reloadApp(t, dir, "filesystem: {max_read_lines: 100}\n", &next)
+	var buf bytes.Buffer
+	a.log = slog.New(slog.NewTextHandler(&buf, nil))
+	r.load = func() (*config.Config, error) {
+		return configFrom(t, dir, "filesystem: {max_read_lines: 200}\nlimits: {call_timeout: 30s}\n"), nil
+	}
+	r.reload(context.Background(), "SIGHUP")
+	line := buf.String()
+	if !strings.Contains(line, `msg="config reloaded" trigger=SIGHUP ok=true settings="[limits filesystem]"`) {
+		t.Errorf("the line does not name the changed settings:\n%s", line)
+	}
+	if strings.Contains(line, "upstreams_") {
+		t.Errorf("the line names upstream lists though no upstream changed:\n%s", line)
 	}
 }
