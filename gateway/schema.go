@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -94,7 +96,7 @@ func compileSchemaBytes(which string, raw json.RawMessage, key [32]byte) (*jsons
 	if err != nil {
 		var sve *jsonschema.SchemaValidationError
 		if errors.As(err, &sve) {
-			return nil, fmt.Errorf("%s schema is not a valid JSON Schema: %s", which, describeValidation(sve.Err))
+			return nil, fmt.Errorf("%s schema is not a valid JSON Schema: %s", which, describeValidation(nil, sve.Err))
 		}
 		return nil, fmt.Errorf("%s schema: %w", which, err)
 	}
@@ -173,7 +175,9 @@ var printer = message.NewPrinter(language.English)
 
 // describeValidation renders a validation error for a model: one clause per
 // failing location, `at '/limit': maximum 1000, got 5000`, joined by "; ".
-func describeValidation(err error) string {
+// root is the schema validated against, or nil: with it, an unknown
+// property's clause names the properties that object takes.
+func describeValidation(root *jsonschema.Schema, err error) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return err.Error()
@@ -195,13 +199,77 @@ func describeValidation(err error) string {
 			}
 			return
 		}
-		clauses = appendClause(clauses, seen, e.InstanceLocation, kindText(e.ErrorKind, secretLocation(e.InstanceLocation)))
+		text := kindText(e.ErrorKind, secretLocation(e.InstanceLocation))
+		if _, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+			text += takesText(schemaAt(root, e.SchemaURL))
+		}
+		clauses = appendClause(clauses, seen, e.InstanceLocation, text)
 	}
 	walk(ve)
 	if len(clauses) == 0 {
 		return "arguments do not match the schema"
 	}
 	return Truncate(strings.Join(clauses, "; "), 4096)
+}
+
+// takesText names the properties an object of schema sch takes, for the
+// clause of an unknown property: " (takes 'content', 'scope')". A model
+// that guessed a name learns the right one without reading the schema
+// again. Empty when sch is unknown or declares none.
+func takesText(sch *jsonschema.Schema) string {
+	if sch == nil || len(sch.Properties) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(sch.Properties))
+	more := ""
+	if len(sch.PatternProperties) > 0 {
+		more = " and names that match its patternProperties"
+	}
+	return fmt.Sprintf(" (takes '%s'%s)", strings.Join(names, "', '"), more)
+}
+
+// schemaAt finds the subschema of root at the (absolute) location loc, as
+// a validation error names it, or nil. Error path only: it walks the
+// schema's keywords breadth-first, each subschema once.
+func schemaAt(root *jsonschema.Schema, loc string) *jsonschema.Schema {
+	if root == nil {
+		return nil
+	}
+	seen := map[*jsonschema.Schema]bool{}
+	queue := []*jsonschema.Schema{root}
+	add := func(subs ...*jsonschema.Schema) {
+		for _, s := range subs {
+			if s != nil && !seen[s] {
+				seen[s] = true
+				queue = append(queue, s)
+			}
+		}
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if s.Location == loc {
+			return s
+		}
+		add(s.Ref, s.RecursiveRef, s.Not, s.If, s.Then, s.Else, s.PropertyNames, s.UnevaluatedProperties,
+			s.Contains, s.Items2020, s.UnevaluatedItems, s.ContentSchema)
+		add(s.AllOf...)
+		add(s.AnyOf...)
+		add(s.OneOf...)
+		add(s.PrefixItems...)
+		add(slices.Collect(maps.Values(s.Properties))...)
+		add(slices.Collect(maps.Values(s.PatternProperties))...)
+		add(slices.Collect(maps.Values(s.DependentSchemas))...)
+		for _, v := range []any{s.AdditionalProperties, s.Items, s.AdditionalItems} {
+			switch v := v.(type) {
+			case *jsonschema.Schema:
+				add(v)
+			case []*jsonschema.Schema:
+				add(v...)
+			}
+		}
+	}
+	return nil
 }
 
 func appendClause(clauses []string, seen map[string]bool, loc []string, text string) []string {

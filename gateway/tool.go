@@ -358,7 +358,7 @@ func checkStructured(sch *jsonschema.Schema, structured []byte) string {
 		return err.Error()
 	}
 	if err := sch.Validate(inst); err != nil {
-		return describeValidation(err)
+		return describeValidation(sch, err)
 	}
 	return ""
 }
@@ -465,7 +465,7 @@ func (t *Tool) Validate(args any) string {
 		return ""
 	}
 	if err := t.schema.Validate(args); err != nil {
-		return describeValidation(err)
+		return describeValidation(t.schema, err)
 	}
 	return ""
 }

@@ -670,3 +670,34 @@ func TestValidationNeverQuotesASecretInsideAValue(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownPropertyNamesWhatTheObjectTakes: an unknown property's clause
+// names the properties its object takes, wherever that object is in the
+// schema (nested, in an array, behind a $ref), so that a model that
+// guessed a name learns the right one.
+func TestUnknownPropertyNamesWhatTheObjectTakes(t *testing.T) {
+	tool := Must(NewTool(ToolDef{Name: "deploy", InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false,
+		"properties":{
+			"env":{"type":"string"},
+			"opts":{"type":"object","additionalProperties":false,"properties":{"dry_run":{"type":"boolean"},"force":{"type":"boolean"}}},
+			"steps":{"type":"array","items":{"$ref":"#/$defs/step"}},
+			"labels":{"type":"object","additionalProperties":false,"properties":{"team":{}},"patternProperties":{"^x-":{}}},
+			"none":{"type":"object","additionalProperties":false}},
+		"$defs":{"step":{"type":"object","additionalProperties":false,"properties":{"run":{"type":"string"}}}}}`)},
+		func(context.Context, *Call) (*Result, error) { return OkText("ok"), nil }))
+	for _, tc := range []struct{ args, want string }{
+		{`{"environment":"prod"}`, `at '/': unknown properties not allowed: 'environment' (takes 'env', 'labels', 'none', 'opts', 'steps')`},
+		{`{"opts":{"dryrun":true}}`, `at '/opts': unknown properties not allowed: 'dryrun' (takes 'dry_run', 'force')`},
+		{`{"steps":[{"run":"a"},{"cmd":"b"}]}`, `at '/steps/1': unknown properties not allowed: 'cmd' (takes 'run')`},
+		{`{"labels":{"owner":"me"}}`, `at '/labels': unknown properties not allowed: 'owner' (takes 'team' and names that match its patternProperties)`},
+		{`{"none":{"a":1}}`, `at '/none': unknown properties not allowed: 'a'`},
+	} {
+		args, err := DecodeArguments(json.RawMessage(tc.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := tool.Validate(args); msg != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.args, msg, tc.want)
+		}
+	}
+}
