@@ -140,10 +140,7 @@ func (a *app) newSkills(cfg *config.Config) (gateway.Toolset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("skills: %w", err)
 	}
-	for _, p := range sk.Problems() {
-		a.log.Warn("skill not loaded", "path", p.Path, "problem", p.Message)
-	}
-	a.skills.set(sk)
+	a.skills.set(sk) // the toolset logs its problems itself, each once
 	return sk, nil
 }
 

@@ -68,6 +68,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		return exitOK
 	}
+	if moved, rest := leadingConfigFlags(args); len(moved) > 0 {
+		if len(rest) == 0 {
+			fmt.Fprintf(stderr, "toolgate: %s is given, but no command\n\n", strings.Join(moved, " "))
+			printUsage(stderr)
+			return exitUsage
+		}
+		args = slices.Concat(rest[:1], moved, rest[1:])
+	}
 	if args[0] == "--version" || args[0] == "-v" {
 		args = append([]string{"version"}, args[1:]...) // as other tools spell it
 	}
@@ -148,6 +156,27 @@ func configFlags(fs *pflag.FlagSet) {
 	fs.String("log-level", "", "log level: debug, info, warn, error (config log.level)")
 	fs.String("log-file", "", "write logs to this file instead of stderr (config log.file)")
 	fs.String("runs-dir", "", "where run archives go (config runs_dir)")
+}
+
+// leadingConfigFlags splits off the config flags written before the
+// command (`toolgate --config f.yaml call read_file`, as git and kubectl
+// take their global flags): each command takes them after its name, where
+// Main moves them. rest starts at the first argument that is not one.
+func leadingConfigFlags(args []string) (moved, rest []string) {
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	configFlags(fs)
+	for len(args) > 0 && strings.HasPrefix(args[0], "--") {
+		name, _, inline := strings.Cut(strings.TrimPrefix(args[0], "--"), "=")
+		if fs.Lookup(name) == nil {
+			break
+		}
+		n := 2 // --config FILE
+		if inline || len(args) == 1 {
+			n = 1 // --config=FILE, or a value missing (the command's parser says so)
+		}
+		moved, args = append(moved, args[:n]...), args[n:]
+	}
+	return moved, args
 }
 
 var configFlagKeys = map[string]string{

@@ -67,6 +67,11 @@ func TestExitCodes(t *testing.T) {
 		{"missing sandbox root is bad config", "sandbox:\n  roots: [/nonexistent/toolgate-root]\n", []string{"tools"}, exitUsage, "", "sandbox.roots"},
 		{"import unknown format", "", []string{"import", "--from", "claude"}, exitUsage, "", `unknown client format "claude" (one of auto, claude-desktop`},
 		{"memory promote bad run id", "", []string{"memory", "promote", "../x"}, exitUsage, "", "is not a run ID"},
+		// Config flags before the command, as git and kubectl take theirs.
+		{"config flag before the command", "", []string{"--config", "other.yaml", "tools"}, exitUsage, "", "other.yaml"},
+		{"config flags before the command, = form", "", []string{"--log-level=debug", "--runs-dir", "r", "call", "write_file", `{"path":"a.txt","content":"hi\n"}`}, exitOK, "Wrote 3 B to a.txt", "level=DEBUG"},
+		{"config flag and no command", "", []string{"--config", "x.yaml"}, exitUsage, "", "--config x.yaml is given, but no command"},
+		{"other flag before the command", "", []string{"--json", "tools"}, exitUsage, "", `unknown command "--json"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,6 +216,25 @@ func TestOneWarningPerUpstreamFailure(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d WARN lines about the failed upstream, want 1:\n%s", n, stderr)
+	}
+}
+
+// TestOneWarningPerSkillProblem: a skill that cannot be loaded is warned
+// of once; the toolset and the command both logged it.
+func TestOneWarningPerSkillProblem(t *testing.T) {
+	skills := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(skills, "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(skills, "broken", "SKILL.md"), []byte("no front matter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "skills:\n  dirs: ["+skills+"]\n", "tools")
+	if code != 0 {
+		t.Fatalf("tools: exit %d\n%s", code, stderr)
+	}
+	if n := strings.Count(stderr, "SKILL.md must start with YAML front matter"); n != 1 {
+		t.Errorf("the skill's problem logged %d times, want once:\n%s", n, stderr)
 	}
 }
 
