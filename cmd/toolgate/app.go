@@ -462,6 +462,11 @@ func listingApp(e *env, fs *pflag.FlagSet, args []string, name string) (*app, er
 	if err != nil {
 		return nil, err
 	}
+	if fs.Lookup("profile") != nil {
+		if err := checkProfile(cfg, fs); err != nil {
+			return nil, err
+		}
+	}
 	return newApp(e.ctx, cfg, e.stderr, appOptions{})
 }
 

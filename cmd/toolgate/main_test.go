@@ -219,6 +219,25 @@ func TestOneWarningPerUpstreamFailure(t *testing.T) {
 	}
 }
 
+// TestUnknownProfileStartsNothing: serve and tools refuse a --profile the
+// configuration does not define before they start an upstream (or serve
+// makes its run): they started every upstream first.
+func TestUnknownProfileStartsNothing(t *testing.T) {
+	cfg := "upstreams:\n  - name: u\n    command: /nonexistent/toolgate-test-server\nprofiles: {a: {tools: [read_file]}}\n"
+	for _, cmd := range []string{"serve", "tools"} {
+		code, _, stderr := run(t, cfg, cmd, "--profile", "nope")
+		if code != exitUsage || !strings.Contains(stderr, "--profile nope: no such profile; configured: [a]") {
+			t.Errorf("%s: exit %d\n%s", cmd, code, stderr)
+		}
+		if strings.Contains(stderr, "upstream") {
+			t.Errorf("%s started an upstream before refusing the profile:\n%s", cmd, stderr)
+		}
+		if ents, _ := os.ReadDir(filepath.Join("state", "toolgate", "runs")); len(ents) > 0 {
+			t.Errorf("%s left a run behind: %v", cmd, ents)
+		}
+	}
+}
+
 // TestOneWarningPerSkillProblem: a skill that cannot be loaded is warned
 // of once; the toolset and the command both logged it.
 func TestOneWarningPerSkillProblem(t *testing.T) {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
-
-	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
+	"maps"
+	"slices"
 	"sort"
 
+	"github.com/spf13/pflag"
+
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolsets/discovery"
@@ -81,17 +84,29 @@ func (a *app) profileView(name string) (gateway.View, error) {
 		return plain, err
 	}
 	if _, ok := named[name]; !ok {
-		var have []string
-		for n := range named {
-			have = append(have, n)
-		}
-		sort.Strings(have)
-		if len(have) == 0 {
-			return nil, usagef("--profile %s: no profiles are configured (config key profiles)", name)
-		}
-		return nil, usagef("--profile %s: no such profile; configured: %v", name, have)
+		return nil, noProfile(name, slices.Collect(maps.Keys(named)))
 	}
 	return named[name], nil
+}
+
+// checkProfile refuses a --profile that the configuration does not
+// define, before a command starts anything: serve and tools started every
+// upstream (and serve made its run) before they said so.
+func checkProfile(cfg *config.Config, fs *pflag.FlagSet) error {
+	name, _ := fs.GetString("profile")
+	if _, ok := cfg.Profiles[name]; name == "" || ok {
+		return nil
+	}
+	return noProfile(name, slices.Collect(maps.Keys(cfg.Profiles)))
+}
+
+// noProfile is the usage error for a --profile not among those defined.
+func noProfile(name string, have []string) error {
+	sort.Strings(have)
+	if len(have) == 0 {
+		return usagef("--profile %s: no profiles are configured (config key profiles)", name)
+	}
+	return usagef("--profile %s: no such profile; configured: %v", name, have)
 }
 
 // viewLists says whether tools/list shows the tool through the view, and

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/adapters/upstream"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/config"
 	"github.com/toolgate/toolgate/gateway"
+	"github.com/toolgate/toolgate/gateway/runs"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -561,16 +562,23 @@ func (a *app) writeLastReload(res *reloadResult) {
 	}
 }
 
-// newestReload finds the last reload of the newest serve run that
-// reloaded (run IDs sort by start time), for `toolgate tools`.
+// newestReload finds the last reload of the newest serve run still
+// running that reloaded (run IDs sort by start time), for `toolgate
+// tools`. A stopped serve's reload is history, not the state of a gateway
+// that may still be serving an old configuration: it was shown as if it
+// were.
 func newestReload(runsDir string) (runID string, res *reloadResult) {
 	ents, err := os.ReadDir(runsDir)
 	if err != nil {
 		return "", nil
 	}
 	for i := len(ents) - 1; i >= 0; i-- {
-		b, err := os.ReadFile(filepath.Join(runsDir, ents[i].Name(), lastReloadFile))
+		dir := filepath.Join(runsDir, ents[i].Name())
+		b, err := os.ReadFile(filepath.Join(dir, lastReloadFile))
 		if err != nil {
+			continue
+		}
+		if _, live := runs.Live(dir); !live {
 			continue
 		}
 		var r reloadResult

@@ -667,3 +667,24 @@ func TestReloadedLineNamesWhatChanged(t *testing.T) {
 		t.Errorf("the line names upstream lists though no upstream changed:\n%s", line)
 	}
 }
+
+// TestNewestReloadOfARunningServe: `toolgate tools` shows the last reload
+// of a serve that is still running, and none once it stopped (a stopped
+// serve's reload was shown as if a gateway still served that config).
+func TestNewestReloadOfARunningServe(t *testing.T) {
+	dir := t.TempDir()
+	var next *config.Config
+	a, r := reloadApp(t, dir, "filesystem: {max_read_lines: 100}\n", &next)
+	next = configFrom(t, dir, "filesystem: {max_read_lines: 200}\n")
+	r.reload(context.Background(), "SIGHUP")
+	runsDir := a.cfg.ResolvedRunsDir()
+	if run, res := newestReload(runsDir); res == nil || !res.OK || run != filepath.Base(a.run.Dir()) {
+		t.Fatalf("while the run is live: %q %+v, want its reload", run, res)
+	}
+	if err := a.close(); err != nil {
+		t.Fatal(err)
+	}
+	if run, res := newestReload(runsDir); res != nil {
+		t.Errorf("after the run stopped: %q %+v, want none", run, res)
+	}
+}

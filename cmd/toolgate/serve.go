@@ -42,6 +42,9 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkProfile(cfg, fs); err != nil {
+		return err
+	}
 	var tokens []gateway.BearerToken
 	if cfg.HTTP.Addr != "" {
 		if tokens, err = cfg.Tokens(); err != nil {
