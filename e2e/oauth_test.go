@@ -49,6 +49,9 @@ func TestOAuthResourceServer(t *testing.T) {
 		}),
 	)
 	s := e.StartHTTP(t)
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(s.Stderr(), "auth=oauth") }) {
+		t.Errorf("the start line does not say the transport takes OAuth tokens:\n%s", s.Stderr())
+	}
 	signed := func(sub, scope string, groups ...string) string {
 		claims := jwt.MapClaims{"iss": as.URL, "aud": aud, "sub": sub, "client_id": "e2e-client",
 			"scope": scope, "exp": time.Now().Add(time.Hour).Unix(), "email": "not-recorded@example.com"}
@@ -155,5 +158,34 @@ func TestOAuthResourceServer(t *testing.T) {
 		if res := call(t, cs, "echo", map[string]any{"text": "sdk " + era}); res.IsError || !strings.Contains(textOf(res), "sdk "+era) {
 			t.Errorf("Go SDK client (%s): %s", era, textOf(res))
 		}
+	}
+}
+
+// TestOAuthIssuerDownAtStart: toolgate serves though its authorization
+// server cannot be reached when it starts, and answers a token 503 with
+// Retry-After (it may be good; a 401 would tell the client to throw it
+// away) until the issuer's keys are discovered.
+func TestOAuthIssuerDownAtStart(t *testing.T) {
+	t.Parallel()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close() // nothing listens there now
+	e := newEnv(t,
+		set("http.auth.oauth.issuer", down.URL),
+		set("http.auth.oauth.audience", "http://127.0.0.1/toolgate-test/mcp"),
+	)
+	s := e.StartHTTP(t)
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(s.Stderr(), "the issuer cannot be reached; serving") }) {
+		t.Errorf("no warning that the issuer cannot be reached:\n%s", s.Stderr())
+	}
+	tok := "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2ln" // a JWT's shape; its signature cannot be checked yet
+	code, h, body := post(t, s.URL, initializeBody, map[string]string{"Authorization": "Bearer " + tok})
+	if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(body, "could not be reached") {
+		t.Errorf("a token before the issuer's keys are known: %d (Retry-After %q) %s, want 503 with Retry-After", code, h.Get("Retry-After"), body)
+	}
+	if code, _, _ := post(t, s.URL, initializeBody, nil); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d, want 401", code)
+	}
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(s.Stderr(), `reason="the access token cannot be checked now"`) }) {
+		t.Errorf("the refusal is not logged as a token that cannot be checked:\n%s", s.Stderr())
 	}
 }

@@ -298,7 +298,11 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 		}
 		identity, principal, err := g.identify(r)
 		if err != nil {
-			g.log.Warn("http request refused", "reason", "missing or invalid bearer token", "err", err, "remote", r.RemoteAddr)
+			reason := "missing or invalid bearer token"
+			if errors.Is(err, ErrAuthUnavailable) {
+				reason = "the access token cannot be checked now" // a 503, not a bad token
+			}
+			g.log.Warn("http request refused", "reason", reason, "err", err, "remote", r.RemoteAddr)
 			if g.opts.OAuth != nil {
 				g.challenge(w, r, err)
 				return

@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
@@ -61,14 +62,25 @@ type Options struct {
 	// Introspection, if its URL is set, checks tokens that are not JWTs
 	// (RFC 7662).
 	Introspection Introspection
+	// DiscoveryRetry is the first wait before discovery is tried again
+	// when the issuer could not be reached at start (doubling up to
+	// [maxDiscoveryRetry]); 0 means 2 s.
+	DiscoveryRetry time.Duration
 }
 
 // Verifier checks access tokens.
 type Verifier struct {
-	kf     keyfunc.Keyfunc
+	// keys are the issuer's keys, nil until the key set's URL is known:
+	// an issuer that could not be reached at start is discovered later.
+	keys   atomic.Pointer[keyfunc.Keyfunc]
 	parser *jwt.Parser
 	intro  *introspector // nil without an introspection endpoint
+	// undiscovered says why the keys are not known yet (nil once they are).
+	undiscovered atomic.Pointer[error]
 }
+
+// maxDiscoveryRetry bounds the wait between discovery attempts.
+const maxDiscoveryRetry = time.Minute
 
 // Principal is who a valid token speaks for.
 type Principal struct {
@@ -82,6 +94,16 @@ type Principal struct {
 
 // New prepares a verifier: it discovers the key set's URL if needed and
 // starts fetching the keys (refreshed hourly until ctx ends).
+//
+// An issuer that cannot be reached (no connection, a timeout, a 5xx
+// answer) does not stop the gateway from starting: discovery is tried
+// again in the background, with backoff, until it succeeds or ctx ends,
+// and until then a token is refused as [ErrUnavailable] (503, not 401: the
+// token may be good). A definite answer that is wrong (the metadata is not
+// there, names another issuer, or no jwks_uri) is an error at once, as is
+// an insecure URL: that is a configuration to fix, not an outage to wait
+// out. A key set URL given (jwks_url) is never discovered; keyfunc fetches
+// it and retries it the same way.
 func New(ctx context.Context, o Options) (*Verifier, error) {
 	if o.Issuer == "" || o.Audience == "" {
 		return nil, errors.New("oauth: issuer and audience are required")
@@ -93,18 +115,80 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.JWKSURL == "" {
-		u, err := discoverJWKS(ctx, o.HTTPClient, o.Issuer)
-		if err != nil {
+	if o.DiscoveryRetry <= 0 {
+		o.DiscoveryRetry = 2 * time.Second
+	}
+	v := &Verifier{parser: jwt.NewParser(
+		jwt.WithValidMethods(Algorithms),
+		jwt.WithIssuer(o.Issuer),
+		jwt.WithAudience(o.Audience),
+		jwt.WithLeeway(Leeway),
+		jwt.WithExpirationRequired(),
+	)}
+	if o.Introspection.URL != "" {
+		if err := secureURL(o.Introspection.URL); err != nil {
+			return nil, fmt.Errorf("oauth: introspection_url: %w", err)
+		}
+		v.intro = newIntrospector(o.Introspection, o.Audience, o.Issuer, o.HTTPClient)
+	}
+	u, err := o.JWKSURL, error(nil)
+	if u == "" {
+		u, err = discoverJWKS(ctx, o.HTTPClient, o.Issuer)
+	}
+	if err == nil {
+		if err := v.useKeys(ctx, o, u); err != nil {
 			return nil, err
 		}
-		o.JWKSURL = u
+		return v, nil
 	}
-	if err := secureURL(o.JWKSURL); err != nil {
-		return nil, fmt.Errorf("oauth: jwks_url: %w", err)
+	if !errors.Is(err, ErrUnavailable) {
+		return nil, err
+	}
+	v.undiscovered.Store(&err)
+	o.Logger.Warn("oauth: the issuer cannot be reached; serving, and refusing tokens as unavailable (503) until its keys are discovered", "issuer", o.Issuer, "err", err)
+	go v.discover(ctx, o)
+	return v, nil
+}
+
+// discover tries discovery again, with backoff, until it succeeds, fails
+// for good (logged: tokens stay refused as unavailable, with that reason),
+// or ctx ends.
+func (v *Verifier) discover(ctx context.Context, o Options) {
+	wait := o.DiscoveryRetry
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		u, err := discoverJWKS(ctx, o.HTTPClient, o.Issuer)
+		if err == nil {
+			err = v.useKeys(ctx, o, u)
+		}
+		if err == nil {
+			o.Logger.Info("oauth: the issuer's keys discovered; tokens are checked", "issuer", o.Issuer, "jwks_url", u)
+			return
+		}
+		v.undiscovered.Store(&err)
+		if !errors.Is(err, ErrUnavailable) {
+			o.Logger.Error("oauth: discovering the issuer's keys failed; tokens are refused until a restart with a configuration that works", "issuer", o.Issuer, "err", err)
+			return
+		}
+		o.Logger.Debug("oauth: the issuer still cannot be reached", "issuer", o.Issuer, "err", err)
+		wait = min(2*wait, maxDiscoveryRetry)
+	}
+}
+
+// useKeys starts fetching the key set at u (refreshed until ctx ends) and
+// puts the keys in force.
+func (v *Verifier) useKeys(ctx context.Context, o Options, u string) error {
+	if err := secureURL(u); err != nil {
+		return fmt.Errorf("oauth: jwks_url: %w", err)
 	}
 	log := o.Logger
-	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{o.JWKSURL}, keyfunc.Override{
+	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{u}, keyfunc.Override{
 		Client:            keySetClient(o.HTTPClient),
 		RefreshUnknownKID: rate.NewLimiter(rate.Every(10*time.Second), 1),
 		// A token with an unknown kid beyond that rate is refused at once,
@@ -117,22 +201,11 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("oauth: the issuer's keys at %s: %w", o.JWKSURL, err)
+		return fmt.Errorf("oauth: the issuer's keys at %s: %w", u, err)
 	}
-	var intro *introspector
-	if o.Introspection.URL != "" {
-		if err := secureURL(o.Introspection.URL); err != nil {
-			return nil, fmt.Errorf("oauth: introspection_url: %w", err)
-		}
-		intro = newIntrospector(o.Introspection, o.Audience, o.Issuer, o.HTTPClient)
-	}
-	return &Verifier{kf: kf, intro: intro, parser: jwt.NewParser(
-		jwt.WithValidMethods(Algorithms),
-		jwt.WithIssuer(o.Issuer),
-		jwt.WithAudience(o.Audience),
-		jwt.WithLeeway(Leeway),
-		jwt.WithExpirationRequired(),
-	)}, nil
+	v.keys.Store(&kf)
+	v.undiscovered.Store(nil)
+	return nil
 }
 
 // Bounds on fetching the issuer's key set.
@@ -199,8 +272,24 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) 
 	if v.intro != nil && !isJWT(token) {
 		return v.intro.verify(ctx, token)
 	}
+	kf := v.keys.Load()
+	if kf == nil {
+		// A token that is no JWT at all is refused as invalid (401) even
+		// now: no key would make it good.
+		if _, _, err := v.parser.ParseUnverified(token, jwt.MapClaims{}); err != nil {
+			return Principal{}, fmt.Errorf("invalid access token: %w", err)
+		}
+		why := errors.New("not discovered yet")
+		if e := v.undiscovered.Load(); e != nil {
+			why = *e
+		}
+		if errors.Is(why, ErrUnavailable) {
+			return Principal{}, fmt.Errorf("the issuer's keys are not known yet: %w", why)
+		}
+		return Principal{}, fmt.Errorf("the issuer's keys are not known yet: %w: %w", ErrUnavailable, why)
+	}
 	c := jwt.MapClaims{}
-	if _, err := v.parser.ParseWithClaims(token, c, v.kf.KeyfuncCtx(ctx)); err != nil {
+	if _, err := v.parser.ParseWithClaims(token, c, (*kf).KeyfuncCtx(ctx)); err != nil {
 		return Principal{}, fmt.Errorf("invalid access token: %w", err)
 	}
 	p := principalOf(c)
@@ -306,6 +395,10 @@ func discoverJWKS(ctx context.Context, hc *http.Client, issuer string) (string, 
 		strings.TrimSuffix(issuer, "/") + "/.well-known/openid-configuration",
 	}
 	var errs []error
+	// A candidate that gave no answer (or a 5xx) may be the one that
+	// works once the server is back: only definite answers from all of
+	// them (not found, not metadata) make a configuration to fix.
+	unreachable := false
 	for _, c := range candidates {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c, nil)
 		if err != nil {
@@ -314,6 +407,13 @@ func discoverJWKS(ctx context.Context, hc *http.Client, issuer string) (string, 
 		resp, err := hc.Do(req)
 		if err != nil {
 			errs = append(errs, err)
+			unreachable = unreachable || noAnswer(err)
+			continue
+		}
+		if resp.StatusCode >= 500 {
+			resp.Body.Close()
+			errs = append(errs, fmt.Errorf("%s: HTTP %d", c, resp.StatusCode))
+			unreachable = true
 			continue
 		}
 		var meta struct {
@@ -330,6 +430,9 @@ func discoverJWKS(ctx context.Context, hc *http.Client, issuer string) (string, 
 			return "", fmt.Errorf("oauth: the metadata at %s names issuer %q, not %q", c, meta.Issuer, issuer)
 		}
 		return meta.JWKSURI, nil
+	}
+	if unreachable {
+		return "", fmt.Errorf("oauth: cannot discover the issuer's keys: %w: %w", ErrUnavailable, errors.Join(errs...))
 	}
 	return "", fmt.Errorf("oauth: cannot discover the issuer's keys (set http.auth.oauth.jwks_url): %w", errors.Join(errs...))
 }
@@ -355,6 +458,16 @@ func secureRedirects(hc *http.Client) *http.Client {
 		return nil
 	}
 	return &c
+}
+
+// noAnswer says whether a request failed for want of an answer (no
+// connection, a reset, a timeout) rather than for what came back (a
+// redirect refused, a certificate that does not verify).
+func noAnswer(err error) bool {
+	var op *net.OpError
+	var ne net.Error
+	return errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // secureURL accepts https URLs, and http ones on loopback only.

@@ -32,6 +32,8 @@ type issuer struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
 	keys map[string]*rsa.PrivateKey
+	// metaStatus, when set, is the status its metadata answers with.
+	metaStatus atomic.Int32
 }
 
 func newIssuer(t *testing.T) *issuer {
@@ -40,6 +42,10 @@ func newIssuer(t *testing.T) *issuer {
 	is.addKey(t, "k1")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		if st := is.metaStatus.Load(); st != 0 {
+			w.WriteHeader(int(st))
+			return
+		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": is.srv.URL, "jwks_uri": is.srv.URL + "/jwks"})
 	})
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
@@ -158,6 +164,62 @@ func TestVerify(t *testing.T) {
 	}
 	if _, err := New(ctx, Options{Issuer: "http://example.com", Audience: aud}); err == nil || !strings.Contains(err.Error(), "https") {
 		t.Errorf("a plain-http issuer off loopback: %v", err)
+	}
+}
+
+// TestIssuerDiscoveredLater: an issuer that cannot be reached when
+// toolgate starts (down, or answering 5xx) does not keep it from starting:
+// tokens are refused as unavailable (503: they may be good) until its keys
+// are discovered in the background, and checked from then on. One that
+// answers that its metadata is not there is an error at start.
+func TestIssuerDiscoveredLater(t *testing.T) {
+	is := newIssuer(t)
+	const aud = "http://127.0.0.1:8765/mcp"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	claims := jwt.MapClaims{"iss": is.srv.URL, "aud": aud, "sub": "alice", "exp": time.Now().Add(time.Hour).Unix()}
+	tok := is.sign(t, "k1", claims)
+
+	is.metaStatus.Store(http.StatusNotFound)
+	if _, err := New(ctx, Options{Issuer: is.srv.URL, Audience: aud}); err == nil || errors.Is(err, ErrUnavailable) {
+		t.Errorf("metadata not found: %v, want an error at start", err)
+	}
+
+	is.metaStatus.Store(http.StatusServiceUnavailable)
+	v, err := New(ctx, Options{Issuer: is.srv.URL, Audience: aud, DiscoveryRetry: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("an issuer answering 503: %v, want a verifier that waits for it", err)
+	}
+	if _, err := v.Verify(ctx, tok); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "not known yet") {
+		t.Errorf("before discovery: %v, want the token refused as unavailable", err)
+	}
+	if _, err := v.Verify(ctx, "not-a-jwt"); err == nil || errors.Is(err, ErrUnavailable) {
+		t.Errorf("garbage before discovery: %v, want it refused as invalid", err)
+	}
+	is.metaStatus.Store(0) // the issuer is back
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p, err := v.Verify(ctx, tok)
+		if err == nil {
+			if p.Subject != "alice" {
+				t.Errorf("after discovery: %+v", p)
+			}
+			break
+		}
+		if !errors.Is(err, ErrUnavailable) || time.Now().After(deadline) {
+			t.Fatalf("after the issuer came back: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close() // nothing listens there now
+	v, err = New(ctx, Options{Issuer: down.URL, Audience: aud, DiscoveryRetry: time.Hour})
+	if err != nil {
+		t.Fatalf("an issuer that is down: %v, want a verifier that waits for it", err)
+	}
+	if _, err := v.Verify(ctx, tok); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("an issuer that is down: %v, want the token refused as unavailable", err)
 	}
 }
 

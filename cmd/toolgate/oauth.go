@@ -10,8 +10,9 @@ import (
 )
 
 // oauthOptions builds the HTTP transport's OAuth resource server from
-// http.auth.oauth, or nil when it is off. The issuer's keys are fetched
-// now, so that a wrong jwks_url or issuer is an error at start.
+// http.auth.oauth, or nil when it is off. A wrong issuer (its metadata
+// missing, or naming another) is an error at start; one that cannot be
+// reached yet is discovered in the background ([oauth.New]).
 func (a *app) oauthOptions(ctx context.Context) (*gateway.OAuthOptions, error) {
 	o := a.cfg.HTTP.Auth.OAuth
 	if !o.Enabled() {

@@ -235,7 +235,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens [
 	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
-	a.log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+cfg.HTTP.Path, "auth", len(tokens) > 0, "max_connections", conns)
+	a.log.Info("serving streamable HTTP", "url", "http://"+ln.Addr().String()+cfg.HTTP.Path, "auth", authMode(len(tokens) > 0, oauthOpts != nil), "max_connections", conns)
 
 	select {
 	case err := <-done:
@@ -294,4 +294,19 @@ func configPathOf(s []string) string {
 		return abs
 	}
 	return s[0]
+}
+
+// authMode is how the HTTP transport authenticates, for its start line:
+// "tokens", "oauth", "tokens+oauth" or "none". The line said auth=false
+// for a gateway whose only credentials were OAuth access tokens.
+func authMode(tokens, oauth bool) string {
+	switch {
+	case tokens && oauth:
+		return "tokens+oauth"
+	case tokens:
+		return "tokens"
+	case oauth:
+		return "oauth"
+	}
+	return "none"
 }
