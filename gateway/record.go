@@ -62,14 +62,17 @@ func (p *Pipeline) recordStage(next Handler) Handler {
 			level = slog.LevelInfo
 		}
 		if p.log.Enabled(ctx, level) {
-			p.log.LogAttrs(context.WithoutCancel(ctx), level, "tool call",
+			attrs := []slog.Attr{
 				slog.String("call_id", call.ID),
 				slog.String("tool", call.Name),
 				slog.String("toolset", call.Toolset),
 				slog.String("status", res.Status()),
 				slog.Int64("duration_ms", elapsed.Milliseconds()),
-				slog.String("session", call.SessionRef()),
-			)
+			}
+			if ref := call.SessionRef(); ref != "" { // none for toolgate call
+				attrs = append(attrs, slog.String("session", ref))
+			}
+			p.log.LogAttrs(context.WithoutCancel(ctx), level, "tool call", attrs...)
 		}
 		return res
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -197,5 +198,27 @@ func TestSecretsInValuesAreRedacted(t *testing.T) {
 		if strings.Contains(got, c.secret) || !strings.Contains(got, c.keep) || !json.Valid([]byte(got)) {
 			t.Errorf("%s recorded as %s", c.args, got)
 		}
+	}
+}
+
+// TestCallLogLine: a failed call's log line names its session only when
+// it has one (a `toolgate call` has none, and the line read session="").
+func TestCallLogLine(t *testing.T) {
+	var buf bytes.Buffer
+	cat := NewCatalog(nil)
+	ts, err := NewToolset("t", Must(NewTool(ToolDef{Name: "fail"},
+		func(context.Context, *Call) (*Result, error) { return Error("no", "no"), nil })))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Add(context.Background(), ts); err != nil {
+		t.Fatal(err)
+	}
+	p := NewPipeline(&Options{Tools: cat, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	p.Call(context.Background(), &Call{Name: "fail"})
+	p.Call(context.Background(), &Call{Name: "fail", Session: "abc"})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], "session=") || !strings.Contains(lines[1], "session="+SessionRef("abc")) {
+		t.Errorf("the calls' log lines:\n%s", buf.String())
 	}
 }
