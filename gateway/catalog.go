@@ -82,6 +82,10 @@ type snapshot struct {
 	byToolset map[string][]*Tool // served tools of each toolset, sorted by served name
 	conflicts []Conflict
 	unoffered map[string]string // tool name -> why it is not offered
+	// emptyPrefixes are "<namespace>__" of the toolsets that serve no
+	// tools (an upstream not connected): a call of a name that starts so
+	// is told why ([Catalog.WhyNotFound]).
+	emptyPrefixes []string
 }
 
 // NewCatalog returns an empty catalog. A nil logger discards logs.
@@ -404,6 +408,11 @@ func (c *Catalog) build(prev *snapshot) *snapshot {
 	for _, e := range s.entries {
 		s.byToolset[e.Toolset] = append(s.byToolset[e.Toolset], e.Tool)
 	}
+	for ns, owner := range owners {
+		if len(s.byToolset[owner]) == 0 {
+			s.emptyPrefixes = append(s.emptyPrefixes, ns+"__")
+		}
+	}
 	return s
 }
 
@@ -542,7 +551,47 @@ func (c *Catalog) WhyNotFound(name string) string {
 	if _, served := s.byName[name]; served {
 		return ""
 	}
-	return s.unoffered[name]
+	if why := s.unoffered[name]; why != "" {
+		return why
+	}
+	return c.whyNamespaceEmpty(name)
+}
+
+// whyNamespaceEmpty says why a name in a toolset's namespace
+// ("<namespace>__...") is not served when that toolset has no tools to
+// serve: an upstream that never connected, or whose listing failed. A
+// call of one of its tools was "not found", as if no such server were
+// configured. "" when the name is in no such namespace.
+func (c *Catalog) whyNamespaceEmpty(name string) string {
+	if !slices.ContainsFunc(c.snap.Load().emptyPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+		return ""
+	}
+	c.mu.Lock()
+	owner, _, ok := namespaceOfName(c.namespaceOwners(), name)
+	var ts Toolset
+	var listErr error
+	if ok && len(c.snap.Load().byToolset[owner]) == 0 {
+		listErr = c.errs[owner]
+		for _, t := range c.toolsets {
+			if t.Name() == owner {
+				ts = t
+			}
+		}
+	}
+	c.mu.Unlock()
+	if ts == nil {
+		return ""
+	}
+	// Its status is asked outside c.mu: the toolset takes its own locks.
+	if sr, ok := ts.(StatusReporter); ok {
+		if st := sr.Status(); st.State != "ready" {
+			return fmt.Sprintf("toolset %q serves no tools now (%s: %s)", owner, st.State, st.Detail)
+		}
+	}
+	if listErr != nil {
+		return fmt.Sprintf("toolset %q serves no tools now (listing them failed: %v)", owner, listErr)
+	}
+	return ""
 }
 
 // ToolsOf returns the tools served of the toolset named toolset (under

@@ -1177,14 +1177,17 @@ func (h *requestHead) asTask() bool {
 // offer, or one the mirror cannot serve (unserved), with an error that
 // says why (mcp-go would only say "not found"), and records it.
 func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) error {
-	unoffered, unserved := m.opts.Catalog.snap.Load().unoffered, *m.unserved.Load()
-	if len(unoffered) == 0 && len(unserved) == 0 {
+	snap, unserved := m.opts.Catalog.snap.Load(), *m.unserved.Load()
+	unoffered, empty := snap.unoffered, snap.emptyPrefixes
+	if len(unoffered) == 0 && len(unserved) == 0 && len(empty) == 0 {
 		return nil
 	}
 	// Decoded only when it may name one of them: a few byte searches
 	// spare every other call the decoding (a toolset that does not offer
-	// a tool, a name refused, leave their names here for as long).
-	if raw, ok := message.(json.RawMessage); !ok || !mayNameOneOf(raw, unoffered) && !mayNameOneOf(raw, unserved) {
+	// a tool, a name refused, an upstream not connected leave their names
+	// here for as long).
+	if raw, ok := message.(json.RawMessage); !ok || !mayNameOneOf(raw, unoffered) && !mayNameOneOf(raw, unserved) &&
+		!slices.ContainsFunc(empty, func(prefix string) bool { return mayHold(raw, prefix) }) {
 		return nil
 	}
 	req, ok := hookHead(message, `"tools/call"`)
@@ -1211,7 +1214,9 @@ func (m *MCPServer) refuseUnoffered(ctx context.Context, _ any, message any) err
 		ctx = withRawMetaTrace(ctx, req.Params.Meta)
 	}
 	m.opts.Pipeline.RecordOutside(ctx, call, res)
-	return fmt.Errorf("tool %q is not offered: %s", req.Params.Name, why)
+	// -32602, as for a name no tool has (the MCP spec's code for an
+	// unknown tool), with the reason.
+	return &RequestError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("tool %q is not offered: %s", req.Params.Name, why)}
 }
 
 func rawArguments(req mcp.CallToolRequest) json.RawMessage {

@@ -1301,3 +1301,54 @@ func TestUnofferedSparesOtherCalls(t *testing.T) {
 		t.Error("a call of hidden was not refused")
 	}
 }
+
+// emptyUpstream is a toolset with a namespace and no tools, whose status
+// says why: an upstream that never connected.
+type emptyUpstream struct{ *SimpleToolset }
+
+func (emptyUpstream) Namespace() string { return "ev" }
+func (emptyUpstream) Status() ToolsetStatus {
+	return ToolsetStatus{State: "failed", Detail: "connect: connection refused"}
+}
+
+// TestEmptyNamespaceExplained: a call of a tool in the namespace of a
+// toolset that serves no tools now (an upstream not connected) is told
+// why, by MCP's tools/call (-32602, as for any unknown tool) and by the
+// pipeline (call_tool, toolgate call); it was "not found", as if no such
+// server were configured. A name in no such namespace, or outside the
+// caller's view, is not found as before, and a call of another tool is
+// not decoded to learn it is not one of them.
+func TestEmptyNamespaceExplained(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	cat := p.opts.Tools.(*Catalog)
+	inner, _ := NewToolset("ev")
+	if err := cat.Add(context.Background(), emptyUpstream{inner}); err != nil {
+		t.Fatal(err)
+	}
+	const why = `toolset "ev" serves no tools now (failed: connect: connection refused)`
+	for _, c := range []struct {
+		name, tool string
+		view       View
+		explained  bool
+	}{
+		{"its namespace", "ev__get-sum", nil, true},
+		{"another namespace", "other__get-sum", nil, false},
+		{"a name that only starts alike", "evx__get-sum", nil, false},
+		{"outside the view", "ev__get-sum", namesView{"echo": true}, false},
+	} {
+		m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: p, View: c.view})
+		resp, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+c.tool+`","arguments":{}}}`)))
+		if got := strings.Contains(string(resp), strings.ReplaceAll(why, `"`, `\"`)); got != c.explained || !strings.Contains(string(resp), `"code":-32602`) {
+			t.Errorf("%s: tools/call answered %s; explained %v, want %v, with -32602", c.name, resp, got, c.explained)
+		}
+		res := p.Call(context.Background(), &Call{Name: c.tool, View: c.view})
+		if got := strings.Contains(res.Message, why); got != c.explained || res.Status() != "not_found" {
+			t.Errorf("%s: the pipeline answered %s %q; explained %v, want %v", c.name, res.Status(), res.Message, got, c.explained)
+		}
+	}
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: p})
+	msg := json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+	if n := testing.AllocsPerRun(100, func() { _ = m.refuseUnoffered(context.Background(), nil, msg) }); n != 0 {
+		t.Errorf("a call of echo, with an empty namespace: %v allocations in refuseUnoffered, want 0", n)
+	}
+}

@@ -5,6 +5,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -76,6 +77,13 @@ func (s *MCPServer) HandleMessage(
 
 	handleErr := s.hooks.onRequestInitialization(ctx, baseMessage.ID, message)
 	if handleErr != nil {
+		// toolgate patch: a hook's error that names its JSON-RPC code
+		// (CodedError) is answered with it and its data, as a handler's
+		// is; others stay -32600.
+		var coded CodedError
+		if errors.As(handleErr, &coded) {
+			return (&requestError{id: baseMessage.ID, code: coded.JSONRPCCode(), err: handleErr, data: coded.JSONRPCData()}).ToJSONRPCError()
+		}
 		return createErrorResponse(
 			baseMessage.ID,
 			mcp.INVALID_REQUEST,

@@ -1565,6 +1565,39 @@ func TestToolgateCompletionErrorCode(t *testing.T) {
 	}
 }
 
+// TestToolgateHookErrorCode: item 87. A request-initialization hook's
+// error that implements CodedError is answered with its code and data, as
+// item 1 does for handlers (v1.2.1 answered every hook error -32600); a
+// plain error stays -32600.
+func TestToolgateHookErrorCode(t *testing.T) {
+	hooks := &Hooks{}
+	hooks.AddOnRequestInitialization(func(_ context.Context, _ any, message any) error {
+		raw, _ := message.(json.RawMessage)
+		switch {
+		case strings.Contains(string(raw), `"coded"`):
+			return fmt.Errorf("wrapped: %w", toolgateCodedErr{})
+		case strings.Contains(string(raw), `"plain"`):
+			return errors.New("plain refusal")
+		}
+		return nil
+	})
+	s := NewMCPServer("t", "1", WithHooks(hooks), WithToolCapabilities(false))
+	for _, c := range []struct{ tool, want string }{
+		{"coded", `{"code":-32602,"message":"wrapped: no such argument","data":{"argument":"zzz"}}`},
+		{"plain", `{"code":-32600,"message":"plain refusal"}`},
+	} {
+		resp := s.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+c.tool+`"}}`))
+		b, _ := json.Marshal(resp)
+		var got struct {
+			Error json.RawMessage `json:"error"`
+		}
+		_ = json.Unmarshal(b, &got)
+		if string(got.Error) != c.want {
+			t.Errorf("%s: error %s, want %s", c.tool, got.Error, c.want)
+		}
+	}
+}
+
 // newWaitTaskServer is a server of tasks with one tool, "wait", that may
 // be called as a task and returns once release is closed.
 func newWaitTaskServer() (s *MCPServer, release chan struct{}) {
