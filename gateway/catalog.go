@@ -563,14 +563,15 @@ func (c *Catalog) WhyNotFound(name string) string {
 // call of one of its tools was "not found", as if no such server were
 // configured. "" when the name is in no such namespace.
 func (c *Catalog) whyNamespaceEmpty(name string) string {
-	if !slices.ContainsFunc(c.snap.Load().emptyPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+	s := c.snap.Load()
+	if !slices.ContainsFunc(s.emptyPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
 		return ""
 	}
 	c.mu.Lock()
 	owner, _, ok := namespaceOfName(c.namespaceOwners(), name)
 	var ts Toolset
 	var listErr error
-	if ok && len(c.snap.Load().byToolset[owner]) == 0 {
+	if ok && len(s.byToolset[owner]) == 0 {
 		listErr = c.errs[owner]
 		for _, t := range c.toolsets {
 			if t.Name() == owner {

@@ -235,7 +235,7 @@ func schemaAt(root *jsonschema.Schema, loc string) *jsonschema.Schema {
 	if root == nil {
 		return nil
 	}
-	seen := map[*jsonschema.Schema]bool{}
+	seen := map[*jsonschema.Schema]bool{root: true}
 	queue := []*jsonschema.Schema{root}
 	add := func(subs ...*jsonschema.Schema) {
 		for _, s := range subs {

@@ -279,14 +279,14 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) 
 		if _, _, err := v.parser.ParseUnverified(token, jwt.MapClaims{}); err != nil {
 			return Principal{}, fmt.Errorf("invalid access token: %w", err)
 		}
-		why := errors.New("not discovered yet")
+		why := errors.New("not discovered yet") // useKeys is between its two stores
 		if e := v.undiscovered.Load(); e != nil {
 			why = *e
 		}
-		if errors.Is(why, ErrUnavailable) {
-			return Principal{}, fmt.Errorf("the issuer's keys are not known yet: %w", why)
+		if !errors.Is(why, ErrUnavailable) { // discovery failed for good: still not the token's fault
+			why = fmt.Errorf("%w: %w", ErrUnavailable, why)
 		}
-		return Principal{}, fmt.Errorf("the issuer's keys are not known yet: %w: %w", ErrUnavailable, why)
+		return Principal{}, fmt.Errorf("the issuer's keys are not known yet: %w", why)
 	}
 	c := jwt.MapClaims{}
 	if _, err := v.parser.ParseWithClaims(token, c, (*kf).KeyfuncCtx(ctx)); err != nil {

@@ -241,9 +241,10 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 }
 
 // reloadedAttrs are the "config reloaded" line's attributes: the trigger,
-// whether all of it was applied, and what changed, each kind only when something of it did. The line
-// once gave the upstreams' three lists alone, so a reload that changed a
-// profile or the policy read "added=[] removed=[] changed=[]".
+// whether all of it was applied, and what changed, each kind only when
+// something of it did. The line once gave the upstreams' three lists
+// alone, so a reload that changed a profile or the policy read
+// "added=[] removed=[] changed=[]".
 func reloadedAttrs(trigger string, ok bool, ch config.Changes) []any {
 	attrs := []any{"trigger", trigger, "ok", ok}
 	for _, l := range []struct {

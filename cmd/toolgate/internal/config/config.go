@@ -1181,7 +1181,7 @@ func redactUpstream(m map[string]any) map[string]any {
 var yamlLine = regexp.MustCompile(`^yaml: line \d+: `)
 
 // placeYAMLError improves the YAML parser's report of an unclosed flow
-// list or map: it names the line after the one that opened it ("line 1"
+// list or map: it names the line before the one that opened it ("line 1"
 // for `roots: [/srv/notes` on line 2), which sends the user to the wrong
 // place. The line of the bracket that is never closed is found by a scan
 // that skips quoted text and comments.
