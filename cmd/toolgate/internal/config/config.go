@@ -447,12 +447,13 @@ func numberIsNoDuration(from, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-// mapIsNoList refuses a map where a list goes. Left to the weakly typed
+// mapIsNoList refuses a map where a list goes, unless it is one entry
+// written without its "- " (every key one an entry takes), which is read
+// as a list of that entry, as it always was. Left to the weakly typed
 // decoder, `upstreams: {github: {command: x}}` (the shape of the
 // mcpServers map other clients use) became a list of one entry whose key
 // was the server's name, and the error read "unknown key
-// upstreams[0].github"; an entry written without its "- " passed as a list
-// of one. The decoder's error names the key.
+// upstreams[0].github". The decoder's error names the key.
 func mapIsNoList(from, to reflect.Type, data any) (any, error) {
 	if from.Kind() != reflect.Map || to.Kind() != reflect.Slice {
 		return data, nil
@@ -464,11 +465,11 @@ func mapIsNoList(from, to reflect.Type, data any) (any, error) {
 	}
 	slices.Sort(names)
 	fields := entryKeys(to.Elem())
+	if len(names) > 0 && !slices.ContainsFunc(names, func(n string) bool { return !fields[n] }) {
+		return []any{data}, nil // one entry
+	}
 	hint := ""
-	switch {
-	case len(names) > 0 && slices.ContainsFunc(names, func(n string) bool { return fields[n] }):
-		hint = ` (an entry starts with "- " before its first key)`
-	case len(names) > 0 && fields["name"]:
+	if len(names) > 0 && fields["name"] {
 		hint = fmt.Sprintf(" (`- name: %s` and its keys below it)", names[0])
 	}
 	return nil, fmt.Errorf(`is a list, not a map: write each entry on a line of its own that starts with "- "%s; got a map with key(s) %s`, hint, strings.Join(names, ", "))

@@ -115,7 +115,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		// was taken for a list of one entry: "unknown key upstreams[0].github".
 		{"upstreams as a map", "upstreams:\n  github: {command: x}\n", nil, "'upstreams' is a list, not a map: write each entry on a line of its own that starts with \"- \" (`- name: github` and its keys below it)"},
 		{"upstreams_from as a map", "upstreams_from:\n  claude: {path: x}\n", nil, "'upstreams_from' is a list, not a map: write each entry on a line of its own that starts with \"- \"; got a map with key(s) claude"},
-		{"an entry without its dash", "upstreams:\n  name: a\n  command: x\n", nil, `'upstreams' is a list, not a map: write each entry on a line of its own that starts with "- " (an entry starts with "- " before its first key); got a map with key(s) command, name`},
+		{"a map mixing an entry's keys and others", "upstreams:\n  name: a\n  github: {command: x}\n", nil, `'upstreams' is a list, not a map: write each entry on a line of its own that starts with "- " (` + "`- name: github`" + ` and its keys below it); got a map with key(s) github, name`},
 		{"list of strings as a map", "sandbox:\n  roots: {a: b}\n", nil, "'sandbox.roots' is a list, not a map"},
 		// A blank admin token is no credential: taken for "no tokens", it
 		// left an admin API off loopback open to anyone.
@@ -250,6 +250,22 @@ func TestDurationsNeedUnits(t *testing.T) {
 	cfg, _, _, err := Load(Options{File: path, Environ: func() []string { return nil }})
 	if err != nil || cfg.Limits.CallTimeout != 30*time.Second {
 		t.Errorf("30s: %v %v", cfg, err)
+	}
+}
+
+// TestOneEntryWithoutItsDash: a list of one entry written without its
+// "- " (every key one an entry takes) is read as that entry, as it always
+// was; a map by name is refused (TestErrorsNameTheKey).
+func TestOneEntryWithoutItsDash(t *testing.T) {
+	cfg, err := load(t, "upstreams:\n  name: a\n  command: x\nhttp:\n  auth:\n    tokens: {name: ci, token: ci-token-0123456789}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Upstreams) != 1 || cfg.Upstreams[0].Name != "a" || cfg.Upstreams[0].Command != "x" {
+		t.Errorf("upstreams %+v, want the one entry", cfg.Upstreams)
+	}
+	if len(cfg.HTTP.Auth.Tokens) != 1 || cfg.HTTP.Auth.Tokens[0].Name != "ci" {
+		t.Errorf("tokens %+v, want the one entry", cfg.HTTP.Auth.Tokens)
 	}
 }
 
