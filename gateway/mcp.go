@@ -227,7 +227,10 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	srvOpts = append(srvOpts, server.WithToolFilter(m.filterTools), server.WithToolCallFilter(m.admitsCall),
 		// A call's arguments are passed on as the client sent them
 		// (rawArguments); mcp-go need not decode them into a map too.
-		server.WithRawToolArguments())
+		server.WithRawToolArguments(),
+		// A call of a tool it has not got (or the view hides) is told
+		// the nearest ones it may call (mcp-go copy item 88).
+		server.WithToolNotFound(m.suggestTool))
 	srvOpts = append(srvOpts,
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
@@ -1068,7 +1071,18 @@ func (m *MCPServer) recordUnknownTool(ctx context.Context, _ any, method mcp.MCP
 	if req.Params.Meta != nil && m.opts.Pipeline.Tracing() {
 		ctx = withMetaTrace(ctx, req.Params.Meta.AdditionalFields)
 	}
-	m.opts.Pipeline.RecordOutside(ctx, withCaller(ctx, call), NotFoundResult(call.Name))
+	call = withCaller(ctx, call)
+	res := NotFoundResult(call.Name)
+	res.Message += m.suggestTool(ctx, call.Name)
+	m.opts.Pipeline.RecordOutside(ctx, call, res)
+}
+
+// suggestTool is what mcp-go adds to a tools/call's "tool 'x' not found"
+// (server.WithToolNotFound): the tools of the caller's view nearest the
+// name, as the pipeline suggests them ([suggestTools]).
+func (m *MCPServer) suggestTool(ctx context.Context, name string) string {
+	call := withCaller(ctx, &Call{Name: name})
+	return suggestTools(m.opts.Catalog.Entries(), name, m.viewFor(ctx, call))
 }
 
 // requestHead is what the hooks that act before mcp-go handles a request

@@ -1352,3 +1352,45 @@ func TestEmptyNamespaceExplained(t *testing.T) {
 		t.Errorf("a call of echo, with an empty namespace: %v allocations in refuseUnoffered, want 0", n)
 	}
 }
+
+// TestToolNotFoundSuggests: a tools/call of a name no tool has is told the
+// nearest tools the caller may call, by the JSON-RPC error and in its
+// record, as call_tool's not-found result is; never a tool outside the
+// caller's view.
+func TestToolNotFoundSuggests(t *testing.T) {
+	for _, c := range []struct {
+		name, tool string
+		view       View
+		want       string
+	}{
+		{"near a tool", "echp", nil, "tool 'echp' not found; did you mean echo?"},
+		{"near a tool outside the view", "shel", namesView{"echo": true}, "tool 'shel' not found"},
+		{"near a tool inside the view", "shel", nil, "tool 'shel' not found; did you mean shell?"},
+		{"near nothing", "zzzzzz", nil, "tool 'zzzzzz' not found"},
+	} {
+		rec := newMemRecorder()
+		p := newTestPipeline(t, rec, nil)
+		m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p, View: c.view})
+		resp, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+c.tool+`","arguments":{}}}`)))
+		var got struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(resp, &got)
+		if got.Error.Code != -32602 || got.Error.Message != c.want {
+			t.Errorf("%s: %s, want -32602 %q", c.name, resp, c.want)
+		}
+		rec.mu.Lock()
+		var recorded []string
+		for _, r := range rec.finished {
+			recorded = append(recorded, r.Message)
+		}
+		rec.mu.Unlock()
+		suffix := strings.TrimPrefix(c.want, "tool '"+c.tool+"' not found")
+		if len(recorded) != 1 || recorded[0] != "Tool `"+c.tool+"` not found"+suffix {
+			t.Errorf("%s: recorded %q, want the same suggestion", c.name, recorded)
+		}
+	}
+}

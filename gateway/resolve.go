@@ -27,13 +27,7 @@ func (p *Pipeline) resolveStage(next Handler) Handler {
 				}
 			}
 			if c, ok := p.opts.Tools.(interface{ Entries() []Entry }); ok {
-				var names []string // only those the caller may see
-				for _, e := range c.Entries() {
-					if call.View == nil || call.View.Admits(e.Tool.Name) {
-						names = append(names, e.Tool.Name)
-					}
-				}
-				res.Message += DidYouMean(call.Name, names)
+				res.Message += suggestTools(c.Entries(), call.Name, call.View)
 			}
 			return res
 		}
@@ -41,4 +35,19 @@ func (p *Pipeline) resolveStage(next Handler) Handler {
 		p.stageEvent(ctx, "resolved")
 		return next(ctx, call)
 	}
+}
+
+// suggestTools is what a call of name, a tool the caller cannot reach, is
+// told of the tools it may call instead ("; did you mean `x`?"): only
+// those the caller's view admits, so the answer never names a tool beyond
+// its profile. The pipeline's not-found results and MCP's tools/call
+// errors say the same.
+func suggestTools(entries []Entry, name string, view View) string {
+	var names []string
+	for _, e := range entries {
+		if view == nil || view.Admits(e.Tool.Name) {
+			names = append(names, e.Tool.Name)
+		}
+	}
+	return DidYouMean(name, names)
 }

@@ -247,7 +247,8 @@ type MCPServer struct {
 	promptCompletionProvider   PromptCompletionProvider
 	resourceCompletionProvider ResourceCompletionProvider
 	capabilities               serverCapabilities
-	requestInterceptor         RequestInterceptor // toolgate patch
+	requestInterceptor         RequestInterceptor                            // toolgate patch
+	toolNotFound               func(ctx context.Context, name string) string // toolgate patch (item 88)
 	cacheHints                 map[mcp.MCPMethod]cacheHints
 	// allowServerInitiatedRequests keeps RequestSampling, RequestElicitation,
 	// and RequestRoots usable against clients speaking protocol version
@@ -780,6 +781,32 @@ func WithRequestInterceptor(fn RequestInterceptor) ServerOption {
 	return func(s *MCPServer) {
 		s.requestInterceptor = fn
 	}
+}
+
+// WithToolNotFound (toolgate patch, item 88) sets what a tools/call of a
+// tool the server does not have (or filters out) adds to its error,
+// "tool 'x' not found" + fn's text: "; did you mean 'y'?", say. The error
+// still wraps ErrToolNotFound. Without it the message is v1.2.1's.
+func WithToolNotFound(fn func(ctx context.Context, name string) string) ServerOption {
+	return func(s *MCPServer) {
+		s.toolNotFound = fn
+	}
+}
+
+// toolNotFoundError is a tools/call's "not found" with WithToolNotFound's
+// text (toolgate patch, item 88).
+type toolNotFoundError struct{ msg string }
+
+func (e *toolNotFoundError) Error() string { return e.msg }
+func (e *toolNotFoundError) Unwrap() error { return ErrToolNotFound }
+
+// notFoundTool is the error of a tools/call of name, a tool the server
+// does not have or filters out (toolgate patch, item 88).
+func (s *MCPServer) notFoundTool(ctx context.Context, name string) error {
+	if s.toolNotFound == nil {
+		return fmt.Errorf("tool '%s' not found: %w", name, ErrToolNotFound)
+	}
+	return &toolNotFoundError{fmt.Sprintf("tool '%s' not found", name) + s.toolNotFound(ctx, name)}
 }
 
 // WithExtensions advertises support for optional MCP extensions beyond the
@@ -2280,7 +2307,7 @@ func (s *MCPServer) handleToolCall(
 		return nil, &requestError{
 			id:   id,
 			code: mcp.INVALID_PARAMS,
-			err:  fmt.Errorf("tool '%s' not found: %w", request.Params.Name, ErrToolNotFound),
+			err:  s.notFoundTool(ctx, request.Params.Name), // toolgate patch (item 88)
 		}
 	}
 
@@ -2292,7 +2319,7 @@ func (s *MCPServer) handleToolCall(
 		return nil, &requestError{
 			id:   id,
 			code: mcp.INVALID_PARAMS,
-			err:  fmt.Errorf("tool '%s' not found: %w", request.Params.Name, ErrToolNotFound),
+			err:  s.notFoundTool(ctx, request.Params.Name), // toolgate patch (item 88)
 		}
 	}
 

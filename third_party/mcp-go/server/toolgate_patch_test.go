@@ -1598,6 +1598,52 @@ func TestToolgateHookErrorCode(t *testing.T) {
 	}
 }
 
+// TestToolgateToolNotFound: item 88. With WithToolNotFound, a tools/call
+// of a tool the server has not got, or filters out, answers -32602
+// "tool 'x' not found" and the option's text (not v1.2.1's "tool 'x' not
+// found: tool not found"), and the error hooks still see ErrToolNotFound;
+// without it, the message is v1.2.1's.
+func TestToolgateToolNotFound(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opt  bool
+		tool string
+		want string
+	}{
+		{"missing", true, "nope", "tool 'nope' not found; try 'near'"},
+		{"filtered out", true, "hidden", "tool 'hidden' not found; try 'near'"},
+		{"without the option", false, "nope", "tool 'nope' not found: tool not found"},
+	} {
+		var hooked error
+		hooks := &Hooks{}
+		hooks.AddOnError(func(_ context.Context, _ any, _ mcp.MCPMethod, _ any, err error) { hooked = err })
+		opts := []ServerOption{WithHooks(hooks), WithToolCapabilities(false),
+			WithToolCallFilter(func(ctx context.Context, name string) (context.Context, bool) { return ctx, name != "hidden" })}
+		if c.opt {
+			opts = append(opts, WithToolNotFound(func(_ context.Context, name string) string { return "; try 'near'" }))
+		}
+		s := NewMCPServer("t", "1", opts...)
+		s.AddTool(mcp.NewTool("hidden"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("reached"), nil
+		})
+		resp := s.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+c.tool+`"}}`))
+		b, _ := json.Marshal(resp)
+		var got struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(b, &got)
+		if got.Error.Code != mcp.INVALID_PARAMS || got.Error.Message != c.want {
+			t.Errorf("%s: %s, want -32602 %q", c.name, b, c.want)
+		}
+		if !errors.Is(hooked, ErrToolNotFound) {
+			t.Errorf("%s: the error hook got %v, want ErrToolNotFound", c.name, hooked)
+		}
+	}
+}
+
 // newWaitTaskServer is a server of tasks with one tool, "wait", that may
 // be called as a task and returns once release is closed.
 func newWaitTaskServer() (s *MCPServer, release chan struct{}) {
