@@ -1073,7 +1073,9 @@ func (m *MCPServer) recordUnknownTool(ctx context.Context, _ any, method mcp.MCP
 	}
 	call = withCaller(ctx, call)
 	res := NotFoundResult(call.Name)
-	res.Message += m.suggestTool(ctx, call.Name)
+	if nf, ok := errors.AsType[*server.ToolNotFoundError](err); ok {
+		res.Message += nf.Detail // suggestTool's, worked out once
+	}
 	m.opts.Pipeline.RecordOutside(ctx, call, res)
 }
 

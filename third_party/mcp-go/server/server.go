@@ -793,12 +793,15 @@ func WithToolNotFound(fn func(ctx context.Context, name string) string) ServerOp
 	}
 }
 
-// toolNotFoundError is a tools/call's "not found" with WithToolNotFound's
-// text (toolgate patch, item 88).
-type toolNotFoundError struct{ msg string }
+// ToolNotFoundError is a tools/call's "not found" with WithToolNotFound's
+// text, Detail (toolgate patch, item 88): error hooks find it with
+// errors.As.
+type ToolNotFoundError struct{ Name, Detail string }
 
-func (e *toolNotFoundError) Error() string { return e.msg }
-func (e *toolNotFoundError) Unwrap() error { return ErrToolNotFound }
+func (e *ToolNotFoundError) Error() string {
+	return fmt.Sprintf("tool '%s' not found", e.Name) + e.Detail
+}
+func (e *ToolNotFoundError) Unwrap() error { return ErrToolNotFound }
 
 // notFoundTool is the error of a tools/call of name, a tool the server
 // does not have or filters out (toolgate patch, item 88).
@@ -806,7 +809,7 @@ func (s *MCPServer) notFoundTool(ctx context.Context, name string) error {
 	if s.toolNotFound == nil {
 		return fmt.Errorf("tool '%s' not found: %w", name, ErrToolNotFound)
 	}
-	return &toolNotFoundError{fmt.Sprintf("tool '%s' not found", name) + s.toolNotFound(ctx, name)}
+	return &ToolNotFoundError{Name: name, Detail: s.toolNotFound(ctx, name)}
 }
 
 // WithExtensions advertises support for optional MCP extensions beyond the

@@ -1641,6 +1641,10 @@ func TestToolgateToolNotFound(t *testing.T) {
 		if !errors.Is(hooked, ErrToolNotFound) {
 			t.Errorf("%s: the error hook got %v, want ErrToolNotFound", c.name, hooked)
 		}
+		var nf *ToolNotFoundError
+		if found := errors.As(hooked, &nf); found != c.opt || found && (nf.Name != c.tool || nf.Detail != "; try 'near'") {
+			t.Errorf("%s: the error hook's ToolNotFoundError %+v (found %v)", c.name, nf, found)
+		}
 	}
 }
 
