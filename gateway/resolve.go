@@ -38,7 +38,7 @@ func (p *Pipeline) resolveStage(next Handler) Handler {
 }
 
 // suggestTools is what a call of name, a tool the caller cannot reach, is
-// told of the tools it may call instead ("; did you mean `x`?"): only
+// told of the tools it may call instead ("; did you mean read_file?"): only
 // those the caller's view admits, so the answer never names a tool beyond
 // its profile. The pipeline's not-found results and MCP's tools/call
 // errors say the same.
