@@ -32,6 +32,9 @@ type Rewritten struct {
 	// string, "--config /etc/toolgate.yaml"), then the names of its
 	// other fields (env, cwd, ...).
 	Kept []string
+	// Args are the toolgate entry's args as written ("serve", "--config",
+	// ...), what was kept included.
+	Args []string
 }
 
 // Rewrite replaces the servers named in imported (the client's names of
@@ -93,12 +96,14 @@ func Rewrite(path, format string, entry Entry, imported []string, now time.Time)
 		}
 	}
 	var kept []string
+	written := entry.Args
 	at := "/" + sp.key + "/" + EntryName
 	old, _ := servers[EntryName].(map[string]any)
 	if oldArgs, ok := stringList(old["args"]); old != nil && ok && ownEntry(EntryName, oldArgs) {
 		// toolgate's own entry, from an earlier rewrite: only what this
 		// rewrite sets changes.
 		args, rest := mergeArgs(entry.Args, oldArgs)
+		written = args
 		if len(rest) > 0 {
 			kept = append(kept, strings.Join(rest, " "))
 		}
@@ -139,7 +144,7 @@ func Rewrite(path, format string, entry Entry, imported []string, now time.Time)
 	if err := replaceFile(path, out); err != nil {
 		return Rewritten{Backup: backup}, fmt.Errorf("rewriting %s (the original is kept in %s): %w", path, backup, err)
 	}
-	return Rewritten{Backup: backup, Kept: kept}, nil
+	return Rewritten{Backup: backup, Kept: kept, Args: written}, nil
 }
 
 // stringList is a JSON list of strings.

@@ -154,8 +154,29 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 		if len(done.Kept) > 0 {
 			fmt.Fprintf(e.stderr, "; its toolgate entry keeps what this run did not set: %s", strings.Join(done.Kept, ", "))
 		}
-		fmt.Fprintf(e.stderr, "; the original is in %s.\n"+
-			"Add the upstreams printed above to toolgate's configuration (the client's file no longer lists them).\n", done.Backup)
+		fmt.Fprintf(e.stderr, "; the original is in %s.\n", done.Backup)
+		if file := flagValue(done.Args, "--config"); file != "" {
+			fmt.Fprintf(e.stderr, "Add the upstreams printed above to %s, the configuration the toolgate entry serves (the client's file no longer lists them).\n", file)
+		} else {
+			// Said plainly: the servers left the client's file, and
+			// nothing serves them until a configuration has them.
+			fmt.Fprintf(e.stderr, "The toolgate entry runs `toolgate serve` without --config: it serves toolgate's defaults (and a toolgate.yaml in the directory the client starts it in, if any), not the servers taken out of the client's file. "+
+				"Add the upstreams printed above to a toolgate.yaml, and \"--config\", \"/ABSOLUTE/PATH/toolgate.yaml\" after \"serve\" in the entry's args (or put %s back and run this again with --config).\n", done.Backup)
+		}
 	}
 	return nil
+}
+
+// flagValue is the value of flag in args ("--config FILE" or
+// "--config=FILE"), or "".
+func flagValue(args []string, flag string) string {
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v
+		}
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
 }

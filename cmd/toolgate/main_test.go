@@ -387,10 +387,16 @@ func TestImportRewriteTwiceKeepsConfig(t *testing.T) {
 		}
 		return errOut.String()
 	}
-	rewrite("fs", "--config", "toolgate.yaml")
+	first := rewrite("fs", "--config", "toolgate.yaml")
 	time.Sleep(1100 * time.Millisecond) // a backup of another name
 	stderr := rewrite("git")
 	wantConfig := "--config " + filepath.Join(dir, "toolgate.yaml")
+	// Both say which file the entry serves, the second from what it kept.
+	for i, out := range []string{first, stderr} {
+		if !strings.Contains(out, "Add the upstreams printed above to "+filepath.Join(dir, "toolgate.yaml")+", the configuration the toolgate entry serves") {
+			t.Errorf("rewrite %d does not name the configuration the entry serves:\n%s", i+1, out)
+		}
+	}
 	data, _ := os.ReadFile(path)
 	var file struct {
 		MCPServers map[string]struct{ Args []string } `json:"mcpServers"`
@@ -406,6 +412,28 @@ func TestImportRewriteTwiceKeepsConfig(t *testing.T) {
 	}
 	if !strings.Contains(stderr, ": 1 imported server is replaced by one toolgate entry;") {
 		t.Errorf("the second rewrite (one server) does not count it in words that agree:\n%s", stderr)
+	}
+}
+
+// TestImportRewriteWithoutConfig: a rewrite without --config (and no
+// earlier one's to keep) says that the entry now serves toolgate's
+// defaults, not the servers it took out, and how to point it at a
+// configuration; it once said "add the upstreams to toolgate's
+// configuration", naming none.
+func TestImportRewriteWithoutConfig(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	path := filepath.Join(dir, "claude_desktop_config.json")
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "fs"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), []string{"import", "--rewrite", path}, strings.NewReader(""), &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "The toolgate entry runs `toolgate serve` without --config: it serves toolgate's defaults") ||
+		!strings.Contains(errOut.String(), `"--config", "/ABSOLUTE/PATH/toolgate.yaml" after "serve"`) || strings.Contains(errOut.String(), "the configuration the toolgate entry serves") {
+		t.Errorf("a rewrite without --config:\n%s", errOut.String())
 	}
 }
 
