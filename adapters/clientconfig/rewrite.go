@@ -32,9 +32,9 @@ type Rewritten struct {
 	// string, "--config /etc/toolgate.yaml"), then the names of its
 	// other fields (env, cwd, ...).
 	Kept []string
-	// Args are the toolgate entry's args as written ("serve", "--config",
-	// ...), what was kept included.
-	Args []string
+	// Config is the configuration file the toolgate entry serves, as
+	// written (its --config, given or kept), or "" for none.
+	Config string
 }
 
 // Rewrite replaces the servers named in imported (the client's names of
@@ -144,7 +144,7 @@ func Rewrite(path, format string, entry Entry, imported []string, now time.Time)
 	if err := replaceFile(path, out); err != nil {
 		return Rewritten{Backup: backup}, fmt.Errorf("rewriting %s (the original is kept in %s): %w", path, backup, err)
 	}
-	return Rewritten{Backup: backup, Kept: kept, Args: written}, nil
+	return Rewritten{Backup: backup, Kept: kept, Config: configArg(written)}, nil
 }
 
 // stringList is a JSON list of strings.
@@ -186,6 +186,22 @@ func mergeArgs(newArgs, oldArgs []string) (args, rest []string) {
 		rest = append(rest, a)
 	}
 	return append(append([]string(nil), newArgs...), rest...), rest
+}
+
+// configArg is the value of args' --config ("--config FILE" or
+// "--config=FILE"), or "".
+func configArg(args []string) string {
+	for i, a := range args {
+		if n, ok := flagName(a); ok && n == "config" {
+			if _, v, inline := strings.Cut(a, "="); inline {
+				return v
+			}
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+		}
+	}
+	return ""
 }
 
 // flagName is the name of a "--name" or "--name=value" argument.

@@ -155,7 +155,7 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 			fmt.Fprintf(e.stderr, "; its toolgate entry keeps what this run did not set: %s", strings.Join(done.Kept, ", "))
 		}
 		fmt.Fprintf(e.stderr, "; the original is in %s.\n", done.Backup)
-		if file := flagValue(done.Args, "--config"); file != "" {
+		if file := done.Config; file != "" {
 			fmt.Fprintf(e.stderr, "Add the upstreams printed above to %s, the configuration the toolgate entry serves (the client's file no longer lists them).\n", file)
 		} else {
 			// Said plainly: the servers left the client's file, and
@@ -165,18 +165,4 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 		}
 	}
 	return nil
-}
-
-// flagValue is the value of flag in args ("--config FILE" or
-// "--config=FILE"), or "".
-func flagValue(args []string, flag string) string {
-	for i, a := range args {
-		if v, ok := strings.CutPrefix(a, flag+"="); ok {
-			return v
-		}
-		if a == flag && i+1 < len(args) {
-			return args[i+1]
-		}
-	}
-	return ""
 }
