@@ -211,12 +211,11 @@ func (c *Catalog) Remove(toolset string) error {
 // they are done. Detaching a name the catalog does not have is an error.
 func (c *Catalog) Detach(toolset string) (Toolset, error) {
 	c.mu.Lock()
-	i := slices.IndexFunc(c.toolsets, func(t Toolset) bool { return t.Name() == toolset })
-	if i < 0 {
+	i, ts := c.toolsetLocked(toolset)
+	if ts == nil {
 		c.mu.Unlock()
 		return nil, fmt.Errorf("no toolset %q", toolset)
 	}
-	ts := c.toolsets[i]
 	c.toolsets = slices.Delete(c.toolsets, i, i+1)
 	delete(c.refreshMu, toolset)
 	delete(c.lists, toolset)
@@ -242,12 +241,11 @@ func (c *Catalog) Replace(ctx context.Context, ts Toolset) (old Toolset, err err
 	unoffered := unofferedOf(ts)
 	ns := namespaceOf(ts)
 	c.mu.Lock()
-	i := slices.IndexFunc(c.toolsets, func(t Toolset) bool { return t.Name() == name })
-	if i < 0 {
+	i, old := c.toolsetLocked(name)
+	if old == nil {
 		c.mu.Unlock()
 		return nil, fmt.Errorf("no toolset %q to replace", name)
 	}
-	old = c.toolsets[i]
 	c.toolsets[i] = ts
 	c.namespaces[name] = ns
 	c.refreshMu[name] = new(sync.Mutex) // a refresh of the old toolset in flight is dropped
@@ -297,12 +295,7 @@ func (c *Catalog) announce(prev, next *snapshot, subs []func()) {
 // until a later refresh succeeds).
 func (c *Catalog) Refresh(ctx context.Context, toolset string) error {
 	c.mu.Lock()
-	var ts Toolset
-	for _, t := range c.toolsets {
-		if t.Name() == toolset {
-			ts = t
-		}
-	}
+	_, ts := c.toolsetLocked(toolset)
 	rmu := c.refreshMu[toolset]
 	c.mu.Unlock()
 	if ts == nil {
@@ -414,6 +407,16 @@ func (c *Catalog) build(prev *snapshot) *snapshot {
 		}
 	}
 	return s
+}
+
+// toolsetLocked finds the toolset named name and its index in
+// c.toolsets; nil and -1 when there is none. Callers hold c.mu.
+func (c *Catalog) toolsetLocked(name string) (int, Toolset) {
+	i := slices.IndexFunc(c.toolsets, func(t Toolset) bool { return t.Name() == name })
+	if i < 0 {
+		return -1, nil
+	}
+	return i, c.toolsets[i]
 }
 
 // namespaceOwners maps each toolset namespace to its toolset. Callers
@@ -573,11 +576,7 @@ func (c *Catalog) whyNamespaceEmpty(name string) string {
 	var listErr error
 	if ok && len(s.byToolset[owner]) == 0 {
 		listErr = c.errs[owner]
-		for _, t := range c.toolsets {
-			if t.Name() == owner {
-				ts = t
-			}
-		}
+		_, ts = c.toolsetLocked(owner)
 	}
 	c.mu.Unlock()
 	if ts == nil {

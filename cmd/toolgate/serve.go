@@ -70,11 +70,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	a.catalog.OnChange(func() { a.globs.check(a) })
 	a.globs.check(a)
-	profile, _ := fs.GetString("profile")
-	if _, err := a.profileView(profile); err != nil { // a profile that exists, now
-		a.close()
-		return err
-	}
+	profile, _ := fs.GetString("profile") // one the configuration defines (checkProfile)
 	if err := a.setViews(cfg); err != nil {
 		a.close()
 		return err
