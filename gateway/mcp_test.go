@@ -113,8 +113,7 @@ func TestMCPUnknownToolIsRecorded(t *testing.T) {
 	rec := newMemRecorder()
 	p := newTestPipeline(t, rec, nil)
 	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
-	resp := m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"no_such_tool","arguments":{"token":"s3cret"}}}`))
-	b, _ := json.Marshal(resp)
+	b := callOver(m, "no_such_tool", `{"token":"s3cret"}`)
 	if !strings.Contains(string(b), `"code":-32602`) {
 		t.Fatalf("unknown tool: %s (want a -32602 protocol error, as the MCP spec says)", b)
 	}
@@ -766,7 +765,7 @@ func TestCallableExactlyWhenListed(t *testing.T) {
 			if listed[name] != slices.Contains(c.listed, name) {
 				t.Errorf("%s: %s listed %v, want %v", c.name, name, listed[name], !listed[name])
 			}
-			resp, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+name+`","arguments":{"ms":1,"path":"a"}}}`)))
+			resp := callOver(m, name, `{"ms":1,"path":"a"}`)
 			notFound := strings.Contains(string(resp), `"code":-32602`) && strings.Contains(string(resp), "not found")
 			if notFound == listed[name] {
 				t.Errorf("%s: calling %s (listed %v): %s", c.name, name, listed[name], resp)
@@ -815,7 +814,7 @@ func TestCallerWorkedOutOncePerCall(t *testing.T) {
 			return view
 		}})
 	for i := range 3 {
-		resp, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"path":"a"}}}`)))
+		resp := callOver(m, "echo", `{"path":"a"}`)
 		if strings.Contains(string(resp), `"error"`) {
 			t.Fatalf("call %d: %s", i, resp)
 		}
@@ -1203,17 +1202,14 @@ func TestUnofferedExplainedOnlyInsideTheView(t *testing.T) {
 		{"a view without it", func(o *MCPOptions) { o.View = namesView{"echo": true} }, false},
 		{"the caller's view without it", func(o *MCPOptions) { o.CallerView = func(*Call) View { return namesView{"echo": true} } }, false},
 	} {
-		p := newTestPipeline(t, newMemRecorder(), nil)
-		cat := p.opts.Tools.(*Catalog)
 		inner, _ := NewToolset("secret")
-		if err := cat.Add(context.Background(), unofferingToolset{inner}); err != nil {
-			t.Fatal(err)
-		}
+		p := newTestPipeline(t, newMemRecorder(), nil, unofferingToolset{inner})
+		cat := p.opts.Tools.(*Catalog)
 		o := &MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: p}
 		c.opts(o)
 		m := NewMCPServer(o)
 		call := func(name string) string {
-			resp, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+name+`","arguments":{}}}`)))
+			resp := callOver(m, name, `{}`)
 			return strings.ReplaceAll(string(resp), name, "NAME")
 		}
 		hidden, unknown := call("hidden"), call("nosuch")
@@ -1285,12 +1281,9 @@ func TestSubscriptionFollowsItsResource(t *testing.T) {
 // call of any other tool is not decoded to learn that it is not that one:
 // refuseUnoffered costs it no allocation.
 func TestUnofferedSparesOtherCalls(t *testing.T) {
-	p := newTestPipeline(t, newMemRecorder(), nil)
-	cat := p.opts.Tools.(*Catalog)
 	inner, _ := NewToolset("secret")
-	if err := cat.Add(context.Background(), unofferingToolset{inner}); err != nil {
-		t.Fatal(err)
-	}
+	p := newTestPipeline(t, newMemRecorder(), nil, unofferingToolset{inner})
+	cat := p.opts.Tools.(*Catalog)
 	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: p})
 	msg := json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
 	if n := testing.AllocsPerRun(100, func() { _ = m.refuseUnoffered(context.Background(), nil, msg) }); n != 0 {
@@ -1319,12 +1312,9 @@ func (emptyUpstream) Status() ToolsetStatus {
 // caller's view, is not found as before, and a call of another tool is
 // not decoded to learn it is not one of them.
 func TestEmptyNamespaceExplained(t *testing.T) {
-	p := newTestPipeline(t, newMemRecorder(), nil)
-	cat := p.opts.Tools.(*Catalog)
 	inner, _ := NewToolset("ev")
-	if err := cat.Add(context.Background(), emptyUpstream{inner}); err != nil {
-		t.Fatal(err)
-	}
+	p := newTestPipeline(t, newMemRecorder(), nil, emptyUpstream{inner})
+	cat := p.opts.Tools.(*Catalog)
 	const why = `toolset "ev" serves no tools now (failed: connect: connection refused)`
 	for _, c := range []struct {
 		name, tool string
@@ -1337,7 +1327,7 @@ func TestEmptyNamespaceExplained(t *testing.T) {
 		{"outside the view", "ev__get-sum", namesView{"echo": true}, false},
 	} {
 		m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: cat, Pipeline: p, View: c.view})
-		resp, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+c.tool+`","arguments":{}}}`)))
+		resp := callOver(m, c.tool, `{}`)
 		if got := strings.Contains(string(resp), strings.ReplaceAll(why, `"`, `\"`)); got != c.explained || !strings.Contains(string(resp), `"code":-32602`) {
 			t.Errorf("%s: tools/call answered %s; explained %v, want %v, with -32602", c.name, resp, got, c.explained)
 		}
@@ -1371,15 +1361,8 @@ func TestToolNotFoundSuggests(t *testing.T) {
 		rec := newMemRecorder()
 		p := newTestPipeline(t, rec, nil)
 		m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p, View: c.view})
-		resp, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+c.tool+`","arguments":{}}}`)))
-		var got struct {
-			Error struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(resp, &got)
-		if got.Error.Code != -32602 || got.Error.Message != c.want {
+		resp := callOver(m, c.tool, `{}`)
+		if code, msg := rpcError(resp); code != -32602 || msg != c.want {
 			t.Errorf("%s: %s, want -32602 %q", c.name, resp, c.want)
 		}
 		rec.mu.Lock()
@@ -1393,4 +1376,25 @@ func TestToolNotFoundSuggests(t *testing.T) {
 			t.Errorf("%s: recorded %q, want the same suggestion", c.name, recorded)
 		}
 	}
+}
+
+// callOver answers a tools/call of name with args (a JSON object) through
+// m's mcp-go server, and returns the answer as JSON.
+func callOver(m *MCPServer, name, args string) []byte {
+	resp, _ := json.Marshal(m.srv.HandleMessage(context.Background(),
+		json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`)))
+	return resp
+}
+
+// rpcError is the code and message of a JSON-RPC answer's error (0 and ""
+// for none).
+func rpcError(resp []byte) (code int, message string) {
+	var got struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(resp, &got)
+	return got.Error.Code, got.Error.Message
 }

@@ -703,14 +703,8 @@ func FuzzCallToolRequestDecodedOnce(f *testing.F) {
 			wantErr := s.decoded([]byte(msg), &want)
 			check := func(how string, answer []byte) {
 				t.Helper()
-				var refused struct {
-					Error struct {
-						Code    int    `json:"code"`
-						Message string `json:"message"`
-					} `json:"error"`
-				}
-				_ = json.Unmarshal(answer, &refused)
-				if s.calls == 0 && refused.Error.Code != 0 && !strings.HasPrefix(refused.Error.Message, "unparsable tools/call request: ") {
+				code, message := rpcError(answer)
+				if s.calls == 0 && code != 0 && !strings.HasPrefix(message, "unparsable tools/call request: ") {
 					return // refused before the request is decoded (the version, its era), as before
 				}
 				if wantErr == nil {
@@ -719,7 +713,7 @@ func FuzzCallToolRequestDecodedOnce(f *testing.F) {
 					}
 					return
 				}
-				if s.calls != 0 || refused.Error.Code != mcp.INVALID_REQUEST || refused.Error.Message != "unparsable tools/call request: "+wantErr.Error() {
+				if s.calls != 0 || code != mcp.INVALID_REQUEST || message != "unparsable tools/call request: "+wantErr.Error() {
 					t.Fatalf("%s, raw arguments %v: %s\nanswered %s, %d requests handled; want %d for %v", how, s.raw, msg, answer, s.calls, mcp.INVALID_REQUEST, wantErr)
 				}
 			}
