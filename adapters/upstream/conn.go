@@ -271,6 +271,9 @@ func (u *Upstream) open(ctx context.Context, kind string, modern, main bool) (_ 
 		}
 		if ctx.Err() == nil {
 			err = c.childExit(err)
+			if c.proc != nil {
+				err = c.proc.explain(err)
+			}
 		}
 		return nil, nil, fmt.Errorf("%s: %w", step, err)
 	}

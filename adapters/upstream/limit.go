@@ -51,6 +51,7 @@ type lineLimiter struct {
 	max      int64
 	upstream string
 	onRefuse func(size int64, id string)
+	watch    *stdoutWatch // nil passes every line
 	out      []byte
 	line     []byte
 }
@@ -68,6 +69,7 @@ const lineKeep = 64 << 10
 func (l *lineLimiter) Read(p []byte) (int, error) {
 	for len(l.out) == 0 {
 		if err := l.next(); err != nil {
+			l.watch.end()
 			return 0, err
 		}
 	}
@@ -89,6 +91,7 @@ var _ transport.LineReader = (*lineLimiter)(nil)
 func (l *lineLimiter) ReadLine() ([]byte, error) {
 	for len(l.out) == 0 {
 		if err := l.next(); err != nil {
+			l.watch.end()
 			return nil, err
 		}
 	}
@@ -103,7 +106,8 @@ func (l *lineLimiter) ReadLine() ([]byte, error) {
 	return line, nil
 }
 
-// next reads the next line into l.out.
+// next reads the next line into l.out, which stays empty when the line
+// is not passed on (watch).
 func (l *lineLimiter) next() error {
 	l.line = l.line[:0]
 	for {
@@ -114,17 +118,27 @@ func (l *lineLimiter) next() error {
 		l.line = append(l.line, chunk...)
 		switch err {
 		case nil:
-			l.out = l.line
+			l.pass()
 			return nil
 		case bufio.ErrBufferFull:
 			continue
 		default:
 			if len(l.line) > 0 && err == io.EOF {
-				l.out = l.line // a last line without a newline
+				l.pass() // a last line without a newline
 				return nil
 			}
 			return err
 		}
+	}
+}
+
+// pass passes the line read on, unless it is a stray line (stdout.go).
+func (l *lineLimiter) pass() {
+	switch {
+	case l.watch == nil || l.watch.keep(l.line):
+		l.out = l.line
+	case cap(l.line) > lineKeep:
+		l.line = nil
 	}
 }
 

@@ -182,3 +182,30 @@ func FuzzLineLimiter(f *testing.F) {
 }
 
 func bufioSmall(s string) *bufio.Reader { return bufio.NewReaderSize(strings.NewReader(s), 16) }
+
+// BenchmarkLineLimiter reads typical responses through the limiter as the
+// stdio transport does, with and without the stray-line watch (stdout.go).
+func BenchmarkLineLimiter(b *testing.B) {
+	line := `{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 120) + `"}],"isError":false}}` + "\n"
+	in := strings.Repeat(line, 1000)
+	for _, watch := range []bool{false, true} {
+		name := "plain"
+		if watch {
+			name = "watched"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				l := newLineLimiter(strings.NewReader(in), 16<<20, "up", nil)
+				if watch {
+					l.watch = newStdoutWatch(nil)
+				}
+				for {
+					if _, err := l.ReadLine(); err != nil {
+						break
+					}
+				}
+			}
+		})
+	}
+}

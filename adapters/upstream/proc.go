@@ -31,9 +31,10 @@ type process struct {
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
-	stderrW *os.File    // the child's end of the stderr pipe, closed once started
-	stdin   *childInput // the writing end of its stdin, closed first to end it
-	pid     int         // also the process group ID
+	stderrW *os.File     // the child's end of the stderr pipe, closed once started
+	stdin   *childInput  // the writing end of its stdin, closed first to end it
+	stdout  *stdoutWatch // its stdout lines that are not messages (stdout.go)
+	pid     int          // also the process group ID
 	exited  chan struct{}
 	status  string // how it exited, once exited is closed
 	termed  bool   // the group was sent SIGTERM
@@ -190,6 +191,10 @@ func (p *process) start(ctx context.Context, command string, args []string, maxM
 	out := newLineLimiter(stdout, maxMessage, upstream, func(size int64, id string) {
 		p.log.Warn("upstream message refused: over upstreams[].max_result_bytes", "bytes", size, "max", maxMessage, "request_id", id)
 	})
+	out.watch = newStdoutWatch(p.logStray)
+	p.mu.Lock()
+	p.stdout = out.watch
+	p.mu.Unlock()
 	return transport.NewIO(out, stdin, nil), nil
 }
 
@@ -362,4 +367,13 @@ func lookPathIn(file, path, cwd string) (string, error) {
 		}
 	}
 	return "", exec.ErrNotFound
+}
+
+// explain adds to err, the failure of a connection attempt, what the
+// child printed on its stdout instead of answering (stdoutWatch.explain).
+func (p *process) explain(err error) error {
+	p.mu.Lock()
+	w, exited := p.stdout, p.exited
+	p.mu.Unlock()
+	return w.explain(err, exited)
 }

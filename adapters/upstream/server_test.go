@@ -55,6 +55,9 @@ func runChildServer(mode string) {
 			os.Exit(0)
 		}()
 	}
+	if banner := os.Getenv(envStdoutBanner); banner != "" {
+		fmt.Println(banner) // what a server that logs to stdout does
+	}
 	if mode == "serial" {
 		runSerialServer()
 		return
@@ -78,6 +81,10 @@ func runChildServer(mode string) {
 // envTermMarker names a file the child server writes "SIGTERM" to when it
 // gets that signal, before it exits.
 const envTermMarker = "TG_TEST_TERM_MARKER"
+
+// envStdoutBanner is text the child server prints on its stdout before
+// it serves, as a server that logs there does.
+const envStdoutBanner = "TG_TEST_STDOUT_BANNER"
 
 // envEOFMarker names a file the child server writes "EOF" to when its
 // input ends, before it exits (unless envIgnoreEOF is set: then it runs
