@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -117,7 +118,7 @@ func runsShow(e *env, dir, ref string, asJSON bool) error {
 	s := runs.Summarize(run)
 	if asJSON {
 		if calls == nil {
-			calls = []map[string]any{}
+			calls = []runs.Record{}
 		}
 		return writeJSON(e.stdout, map[string]any{"run": s, "calls": calls})
 	}
@@ -135,14 +136,13 @@ func runsShow(e *env, dir, ref string, asJSON bool) error {
 	return tw.Flush()
 }
 
-func printCall(w io.Writer, c map[string]any) {
-	str := func(k string) string { s, _ := c[k].(string); return s }
-	t := str("time")
+func printCall(w io.Writer, c runs.Record) {
+	t := c.String("time")
 	if tm, err := time.Parse(time.RFC3339Nano, t); err == nil {
 		t = tm.Local().Format("15:04:05.000")
 	}
-	ms, _ := c["duration_ms"].(float64)
-	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.1f\t%s\n", t, str("call_id"), str("tool"), str("status"), ms, gateway.Truncate(strings.ReplaceAll(str("brief"), "\n", " "), 80))
+	ms, _ := c.Fields["duration_ms"].(float64)
+	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.1f\t%s\n", t, c.String("call_id"), c.String("tool"), c.String("status"), ms, gateway.Truncate(strings.ReplaceAll(c.String("brief"), "\n", " "), 80))
 }
 
 // runsTail follows a run's calls as they finish, until the run stops or
@@ -195,6 +195,9 @@ func runsTail(e *env, dir, ref string) error {
 	}
 }
 
+// runsOpen prints a call's records as they were written (runs.Record):
+// its tools.jsonl line, its errors.jsonl line's message when it failed,
+// its events, and its artifact files.
 func runsOpen(e *env, dir, ref, callRef string, asJSON bool) error {
 	run, err := runs.Resolve(dir, ref)
 	if err != nil {
@@ -204,10 +207,10 @@ func runsOpen(e *env, dir, ref, callRef string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	var rec map[string]any
+	var rec runs.Record
 	var matches []string
 	for _, c := range calls {
-		id, _ := c["call_id"].(string)
+		id := c.String("call_id")
 		if id == callRef {
 			rec, matches = c, []string{id}
 			break
@@ -225,18 +228,18 @@ func runsOpen(e *env, dir, ref, callRef string, asJSON bool) error {
 		return fmt.Errorf("%q matches %d calls: give more of the id", callRef, len(matches))
 	}
 	id := matches[0]
-	events, err := runs.Records(filepath.Join(run, "events.jsonl"))
+	mine, err := recordsOf(filepath.Join(run, "events.jsonl"), id)
 	if err != nil {
 		return err
 	}
-	var mine []map[string]any
-	for _, ev := range events {
-		if ev["call_id"] == id {
-			mine = append(mine, ev)
-		}
+	var failure *runs.Record
+	if errs, err := recordsOf(filepath.Join(run, "logs", "errors.jsonl"), id); err != nil {
+		return err
+	} else if len(errs) > 0 {
+		failure = &errs[len(errs)-1]
 	}
 	var files []string
-	if arts, ok := rec["artifacts"].([]any); ok {
+	if arts, ok := rec.Fields["artifacts"].([]any); ok {
 		for _, a := range arts {
 			if m, ok := a.(map[string]any); ok {
 				if name, ok := m["name"].(string); ok {
@@ -247,19 +250,26 @@ func runsOpen(e *env, dir, ref, callRef string, asJSON bool) error {
 	}
 	if asJSON {
 		if mine == nil {
-			mine = []map[string]any{}
+			mine = []runs.Record{}
 		}
 		if files == nil {
 			files = []string{}
 		}
-		return writeJSON(e.stdout, map[string]any{"record": rec, "events": mine, "artifact_files": files})
+		out := map[string]any{"record": rec, "events": mine, "artifact_files": files}
+		if failure != nil {
+			out["error"] = failure
+		}
+		return writeJSON(e.stdout, out)
 	}
-	fmt.Fprintf(e.stdout, "call %s in run %s\n\nrecord:\n", id, filepath.Base(run))
-	b, _ := json.MarshalIndent(rec, "  ", "  ")
-	fmt.Fprintf(e.stdout, "  %s\n\nevents:\n", b)
+	var b bytes.Buffer
+	_ = json.Indent(&b, rec.Line, "  ", "  ")
+	fmt.Fprintf(e.stdout, "call %s in run %s\n\nrecord:\n  %s\n", id, filepath.Base(run), b.Bytes())
+	if failure != nil {
+		fmt.Fprintf(e.stdout, "\nerror (errors.jsonl):\n  %s\n", strings.ReplaceAll(failure.String("message"), "\n", "\n  "))
+	}
+	fmt.Fprintln(e.stdout, "\nevents:")
 	for _, ev := range mine {
-		b, _ := json.Marshal(ev)
-		fmt.Fprintf(e.stdout, "  %s\n", b)
+		fmt.Fprintf(e.stdout, "  %s\n", ev.Line)
 	}
 	if len(files) > 0 {
 		fmt.Fprintln(e.stdout, "\nartifact files:")
@@ -268,6 +278,18 @@ func runsOpen(e *env, dir, ref, callRef string, asJSON bool) error {
 		}
 	}
 	return nil
+}
+
+// recordsOf is the records of a JSON lines file that belong to call id.
+func recordsOf(path, id string) ([]runs.Record, error) {
+	all, err := runs.Records(path)
+	var mine []runs.Record
+	for _, r := range all {
+		if r.String("call_id") == id {
+			mine = append(mine, r)
+		}
+	}
+	return mine, err
 }
 
 func runsPrune(e *env, fs *pflag.FlagSet, dir string) error {

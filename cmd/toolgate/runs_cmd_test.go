@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -139,5 +142,84 @@ func TestRunsShowOneCall(t *testing.T) {
 	}
 	if out := stdout.String(); !strings.Contains(out, " 1 call, 1 error\n") {
 		t.Errorf("runs show of one failed call: want the header to say \"1 call, 1 error\":\n%s", out)
+	}
+}
+
+// TestRunsOpenShowsTheRecordAsWritten: `runs open` shows a call's record
+// as its line was written, not as decoding it into a map would: a number
+// beyond float64's precision, the members' order and a name given twice
+// (the arguments a refusal records) stay as the caller sent them. A
+// failed call shows its errors.jsonl message too: why it failed.
+func TestRunsOpenShowsTheRecordAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	main := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := Main(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	args := `{"path":"a.txt","limit":12345678901234567890123,"path":"b.txt"}`
+	code, _, errOut := main("call", "read_file", args)
+	if code != exitFailure {
+		t.Fatalf("call: exit %d: %s", code, errOut)
+	}
+	id := regexp.MustCompile(`call (\S+) recorded`).FindStringSubmatch(errOut)
+	if id == nil {
+		t.Fatalf("no call id in %q", errOut)
+	}
+
+	code, out, errOut := main("runs", "open", "latest", id[1][:13])
+	if code != exitOK {
+		t.Fatalf("runs open: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"\"arguments\": {\n      \"path\": \"a.txt\",\n      \"limit\": 12345678901234567890123,\n      \"path\": \"b.txt\"\n    },",
+		"\"status\": \"invalid_arguments\"",
+		"error (errors.jsonl):\n  Invalid arguments for tool `read_file`: at '/': the member \"path\" appears more than once",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("runs open lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out, errOut = main("runs", "open", "latest", id[1], "--json")
+	if code != exitOK {
+		t.Fatalf("runs open --json: exit %d: %s", code, errOut)
+	}
+	var opened struct {
+		Record, Error json.RawMessage
+		Events        []json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(out), &opened); err != nil {
+		t.Fatalf("runs open --json: %v\n%s", err, out)
+	}
+	var compact bytes.Buffer
+	_ = json.Compact(&compact, opened.Record)
+	if !strings.Contains(compact.String(), `"arguments":`+args) {
+		t.Errorf("--json record %s, want its arguments as sent: %s", compact.String(), args)
+	}
+	var failure struct{ Message string }
+	if err := json.Unmarshal(opened.Error, &failure); err != nil || !strings.Contains(failure.Message, "appears more than once") {
+		t.Errorf("--json error %s (%v)", opened.Error, err)
+	}
+	if len(opened.Events) != 2 {
+		t.Errorf("--json events %s", opened.Events)
+	}
+
+	// A call that succeeded has no error section.
+	if err := os.WriteFile("a.txt", []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, errOut = main("call", "write_file", `{"path":"c.txt","content":"x"}`)
+	id = regexp.MustCompile(`call (\S+) recorded`).FindStringSubmatch(errOut)
+	if id == nil {
+		t.Fatalf("no call id in %q", errOut)
+	}
+	if _, out, _ = main("runs", "open", "latest", id[1]); strings.Contains(out, "error (errors.jsonl)") || !strings.Contains(out, `"status": "ok"`) {
+		t.Errorf("runs open of a call that succeeded:\n%s", out)
+	}
+	if _, out, _ = main("runs", "open", "latest", id[1], "--json"); strings.Contains(out, `"error"`) {
+		t.Errorf("runs open --json of a call that succeeded has an error:\n%s", out)
 	}
 }

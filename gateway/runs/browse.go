@@ -166,7 +166,10 @@ func countLines(path string) int {
 	}
 }
 
-// Resolve finds a run by id, unique id prefix, or "latest".
+// Resolve finds a run by id, unique id prefix, or "latest"; or by its
+// id's random part (after the dash: "4f2a9c" of
+// 20261121T201530Z-4f2a9c) or a unique prefix of it, which is what tells
+// runs of the same second apart and what a person copies.
 func Resolve(runsDir, ref string) (string, error) {
 	all, err := list(runsDir, head)
 	if err != nil {
@@ -178,7 +181,7 @@ func Resolve(runsDir, ref string) (string, error) {
 	if ref == "" || ref == "latest" {
 		return all[0].Dir, nil
 	}
-	var found []string
+	var found, byPart []string
 	for _, s := range all {
 		if s.ID == ref {
 			return s.Dir, nil
@@ -186,6 +189,12 @@ func Resolve(runsDir, ref string) (string, error) {
 		if strings.HasPrefix(s.ID, ref) {
 			found = append(found, s.ID)
 		}
+		if _, part, ok := strings.Cut(s.ID, "-"); ok && strings.HasPrefix(part, ref) {
+			byPart = append(byPart, s.ID)
+		}
+	}
+	if len(found) == 0 {
+		found = byPart
 	}
 	switch len(found) {
 	case 0:
@@ -206,8 +215,8 @@ const maxRecordLine = 16 << 20
 // object, torn by a crash or a hand edit) or is longer than maxRecordLine:
 // one such line does not hide the run's other records. [Summarize] counts
 // by the same rule, so a run's counts are what Records yields.
-func Records(path string) ([]map[string]any, error) {
-	var out []map[string]any
+func Records(path string) ([]Record, error) {
+	var out []Record
 	err := scanLines(path, func(line []byte, tooLong, _ bool) bool {
 		if m, ok := recordOf(line, tooLong); ok {
 			out = append(out, m)
@@ -217,11 +226,31 @@ func Records(path string) ([]map[string]any, error) {
 	return out, err
 }
 
+// Record is one record of a JSON lines file of the archive: its members,
+// decoded to be read, and its line as it was written, to be shown.
+// Decoding loses what a reader of a record relies on: a number beyond
+// float64's precision, the members' order, and a name given twice, as a
+// caller may send arguments and as a refusal of them records them. So
+// whatever shows a record shows its line: MarshalJSON is the line.
+type Record struct {
+	Fields map[string]any
+	Line   json.RawMessage
+}
+
+// MarshalJSON is the record's line, as written.
+func (r Record) MarshalJSON() ([]byte, error) { return r.Line, nil }
+
+// String is the record's member key when it is a string, or "".
+func (r Record) String(key string) string {
+	s, _ := r.Fields[key].(string)
+	return s
+}
+
 // recordOf decodes one line as [Records] takes it: a line too long, or
-// not a record, is skipped (false).
-func recordOf(line []byte, tooLong bool) (map[string]any, bool) {
+// not a record, is skipped (false). The record keeps a copy of line.
+func recordOf(line []byte, tooLong bool) (Record, bool) {
 	if tooLong {
-		return nil, false
+		return Record{}, false
 	}
 	var m map[string]any
 	if json.Unmarshal(line, &m) != nil || m == nil {
@@ -229,13 +258,13 @@ func recordOf(line []byte, tooLong bool) (map[string]any, bool) {
 		// beyond float64's range is valid JSON), with what decoded, as
 		// it is counted (isRecord); otherwise skipped.
 		if !isRecord(line) {
-			return nil, false
+			return Record{}, false
 		}
 		if m == nil {
 			m = map[string]any{}
 		}
 	}
-	return m, true
+	return Record{Fields: m, Line: bytes.Clone(bytes.TrimSpace(line))}, true
 }
 
 // Follower reads the records a JSON lines file gains as it is written
@@ -259,7 +288,7 @@ func NewFollower(path string) *Follower { return &Follower{path: path} }
 // (the run is over: a last line without a newline is taken as Records
 // takes it). restarted says the file was cut short since (truncated,
 // replaced by a shorter one), and the records are read from its start.
-func (f *Follower) Next(final bool) (recs []map[string]any, restarted bool, err error) {
+func (f *Follower) Next(final bool) (recs []Record, restarted bool, err error) {
 	file, err := os.Open(f.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil

@@ -57,7 +57,7 @@ func TestManifestAndBrowse(t *testing.T) {
 		t.Errorf("the open run is not live: %+v", list[0])
 	}
 	errs, _ := Records(filepath.Join(old.Dir, "logs", "errors.jsonl"))
-	if len(errs) != 1 || errs[0]["client"] != "claude-code 1.0" || errs[0]["arguments"] == nil {
+	if len(errs) != 1 || errs[0].Fields["client"] != "claude-code 1.0" || errs[0].Fields["arguments"] == nil {
 		t.Errorf("errors.jsonl line: %v", errs)
 	}
 	if _, err := os.Stat(filepath.Join(list[1].Dir, "archive")); err == nil {
@@ -109,7 +109,7 @@ func TestRecordsSkipsOnlyTheBadLines(t *testing.T) {
 			t.Fatal(err)
 		}
 		recs, err := Records(path)
-		if err != nil || len(recs) != want || recs[0]["call_id"] != "a" || recs[len(recs)-1]["call_id"] != "b" {
+		if err != nil || len(recs) != want || recs[0].Fields["call_id"] != "a" || recs[len(recs)-1].Fields["call_id"] != "b" {
 			t.Errorf("%s: %d records, err %v; want %d, a first and b last", tc.name, len(recs), err, want)
 		}
 	}
@@ -155,8 +155,8 @@ func TestSummaryCountsWhatRecordsReads(t *testing.T) {
 				t.Errorf("calls %d, errors %d, skipped %d; Records yields %d; want %d calls, 1 error, %d skipped", s.Calls, s.Errors, s.Skipped, len(recs), tc.calls, tc.skip+1)
 			}
 			for _, r := range recs {
-				if r == nil {
-					t.Errorf("Records yields a nil record: %v", recs)
+				if r.Fields == nil || !json.Valid(r.Line) {
+					t.Errorf("Records yields a record without its members or its line: %+v", r)
 				}
 			}
 		})
@@ -232,8 +232,7 @@ func TestFollower(t *testing.T) {
 		}
 		var ids []string
 		for _, r := range recs {
-			id, _ := r["id"].(string)
-			ids = append(ids, id)
+			ids = append(ids, r.String("id"))
 		}
 		if got := strings.Join(ids, ","); got != want || restarted != wantRestart {
 			t.Errorf("Next(%v) = %q restarted %v, want %q %v", final, got, restarted, want, wantRestart)
@@ -350,4 +349,36 @@ func closedRun(tb testing.TB, dir string, calls int, failed func(i int) bool) *R
 		tb.Fatal(err)
 	}
 	return r
+}
+
+// TestResolve: a run is found by its id, a unique prefix of it, "latest",
+// or its random part (or a unique prefix of that); an ambiguous or
+// unknown reference is an error that says which.
+func TestResolve(t *testing.T) {
+	dir := t.TempDir()
+	ids := []string{"20261121T201530Z-4f2a9c", "20261121T201530Z-4f7d01", "20261121T201531Z-bcc835"}
+	for _, id := range ids {
+		if err := os.MkdirAll(filepath.Join(dir, id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ ref, want, err string }{
+		{ref: ids[0], want: ids[0]},
+		{ref: "latest", want: ids[2]},
+		{ref: "20261121T201531", want: ids[2]},
+		{ref: "bcc835", want: ids[2]},
+		{ref: "bc", want: ids[2]},
+		{ref: "4f2", want: ids[0]},
+		{ref: "4f", err: `"4f" matches 2 runs`},
+		{ref: "20261121T201530Z", err: `matches 2 runs`},
+		{ref: "zzz", err: `no run "zzz"`},
+	} {
+		got, err := Resolve(dir, tc.ref)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: %s %v, want the error %s", tc.ref, got, err, tc.err)
+		case tc.err == "" && (err != nil || filepath.Base(got) != tc.want):
+			t.Errorf("%s: %s %v, want %s", tc.ref, got, err, tc.want)
+		}
+	}
 }

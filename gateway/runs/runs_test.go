@@ -605,15 +605,15 @@ func TestHugeBriefIsCutInTheRecord(t *testing.T) {
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("%d records, err %v", len(recs), err)
 	}
-	if b := recs[0]["brief"]; b != "found 3 files" {
+	if b := recs[0].Fields["brief"]; b != "found 3 files" {
 		t.Errorf("small brief recorded as %q", b)
 	}
 	for _, rec := range recs[1:] {
-		b, _ := rec["brief"].(string)
+		b, _ := rec.Fields["brief"].(string)
 		// Cut to recordTextMax bytes; a byte that is not UTF-8 is then
 		// recorded as U+FFFD, 3 bytes.
 		if len(b) > 3*recordTextMax+len("…") || !strings.HasSuffix(b, "…") || !utf8.ValidString(b) {
-			t.Errorf("%s: brief of %d bytes recorded, ending %q", rec["call_id"], len(b), b[max(0, len(b)-8):])
+			t.Errorf("%s: brief of %d bytes recorded, ending %q", rec.Fields["call_id"], len(b), b[max(0, len(b)-8):])
 		}
 	}
 }
