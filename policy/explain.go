@@ -23,10 +23,21 @@ type ExplainTool struct {
 // merged from and the decision for every tool. It is what `toolgate policy`
 // prints ([Report.WriteText]) and, encoded as JSON, `toolgate policy --json`.
 type Report struct {
-	Layers Layers       `json:"layers"`
-	Tools  []ToolReport `json:"tools"`
+	// Caller is who the decisions are for (`toolgate policy --as`); nil
+	// for decisions that no policy.identities entry changes.
+	Caller *CallerReport `json:"caller,omitempty"`
+	Layers Layers        `json:"layers"`
+	Tools  []ToolReport  `json:"tools"`
 	// Unmatched are the policy's globs that match none of the tools.
 	Unmatched []UnmatchedGlob `json:"unmatched_globs"`
+}
+
+// CallerReport is the caller a report decides for, and the entries of
+// policy.identities that match it: none is worth saying, since a caller
+// no entry matches (a misspelled name, say) gets every caller's decisions.
+type CallerReport struct {
+	Identity   string   `json:"identity"`
+	Identities []string `json:"identities"` // "policy.identities[0]", ...
 }
 
 // Layers are the policy's layers, in the order they are merged.
@@ -164,6 +175,12 @@ func (e *Effective) Explain(ctx context.Context, entries []ExplainTool) Report {
 		},
 		Tools: []ToolReport{},
 	}
+	if call := gateway.CallFrom(ctx); call != nil {
+		r.Caller = &CallerReport{Identity: call.Identity, Identities: []string{}}
+		for _, i := range e.identityRules(call) {
+			r.Caller.Identities = append(r.Caller.Identities, fmt.Sprintf("policy.identities[%d]", i))
+		}
+	}
 	if r.Layers.Skill.Grants == nil {
 		r.Layers.Skill.Grants = []SkillGrant{}
 	}
@@ -214,6 +231,16 @@ func list(s []string) []string {
 // layers the policy is merged from, and the reasons of the denied tools.
 func (r Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
+	if c := r.Caller; c != nil {
+		switch len(c.Identities) {
+		case 0:
+			fmt.Fprintf(ew, "As %s: no entry of policy.identities matches this caller, so these are the decisions of every caller none matches.\n\n", c.Identity)
+		case 1:
+			fmt.Fprintf(ew, "As %s: %s applies.\n\n", c.Identity, c.Identities[0])
+		default:
+			fmt.Fprintf(ew, "As %s: %s apply.\n\n", c.Identity, strings.Join(c.Identities, ", "))
+		}
+	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tTOOLSET\tDECISION\tLAYER\tRULE\tCAPABILITIES\tMISSING\tHINTS")
 	allowed, undeclared := 0, 0

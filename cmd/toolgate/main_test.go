@@ -319,8 +319,27 @@ func TestPolicyAs(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "policy.identities[0].tools.deny:write_file") {
 		t.Fatalf("policy --as ci: exit %d\n%s\n%s", code, out, errOut)
 	}
+	if !strings.HasPrefix(out, "As token:ci: policy.identities[0] applies.\n") {
+		t.Errorf("policy --as ci does not say which entry applies:\n%s", out)
+	}
+	// A name no entry matches (a misspelling, say) is told so, not
+	// shown every caller's decisions without a word.
+	code, out, _ = run(t, cfg, "policy", "--as", "cj", "--json")
+	var rep struct {
+		Caller *struct {
+			Identity   string   `json:"identity"`
+			Identities []string `json:"identities"`
+		} `json:"caller"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != exitOK || err != nil || rep.Caller == nil || rep.Caller.Identity != "token:cj" || rep.Caller.Identities == nil || len(rep.Caller.Identities) != 0 {
+		t.Errorf("policy --as cj --json: exit %d %v %+v", code, err, rep.Caller)
+	}
+	code, out, _ = run(t, cfg, "policy", "--as", "cj")
+	if code != exitOK || !strings.HasPrefix(out, "As token:cj: no entry of policy.identities matches this caller") {
+		t.Errorf("policy --as cj:\n%s", out)
+	}
 	code, out, _ = run(t, cfg, "policy")
-	if code != exitOK || strings.Contains(out, "policy.identities[0].tools.deny:write_file") {
+	if code != exitOK || strings.Contains(out, "policy.identities[0].tools.deny:write_file") || strings.HasPrefix(out, "As ") {
 		t.Errorf("policy without --as applies the identity's rule:\n%s", out)
 	}
 	code, _, errOut = run(t, "policy:\n  identities:\n    - match: {group: x}\n", "policy")
