@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -384,7 +385,7 @@ func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
 			return nil, Source{}, nil, fmt.Errorf("flags: %w", err)
 		}
 	}
-	cfg, err := decode(k)
+	cfg, err := decode(k, environ())
 	if err != nil {
 		return nil, Source{}, nil, err
 	}
@@ -403,8 +404,9 @@ func envKey(k, v string) (string, any) {
 	return strings.ReplaceAll(k, "__", "."), v
 }
 
-// decode unmarshals strictly: an unknown key is an error naming it.
-func decode(k *koanf.Koanf) (*Config, error) {
+// decode unmarshals strictly: an unknown key is an error naming it (and
+// the variable of environ it came from, if it did: describeDecodeError).
+func decode(k *koanf.Koanf, environ []string) (*Config, error) {
 	var cfg Config
 	dc := &mapstructure.DecoderConfig{
 		TagName:          "koanf",
@@ -413,24 +415,24 @@ func decode(k *koanf.Koanf) (*Config, error) {
 		WeaklyTypedInput: true,
 		DecodeHook: mapstructure.ComposeDecodeHookFunc(
 			mapIsNoList,
-			numberIsNoDuration,
-			mapstructure.StringToTimeDurationHookFunc(),
+			toDuration,
+			toWholeNumber,
 			stringToList,
 			mapstructure.TextUnmarshallerHookFunc(),
 		),
 	}
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf", DecoderConfig: dc}); err != nil {
-		return nil, fmt.Errorf("config: %s", cleanDecodeError(err))
+		return nil, fmt.Errorf("config: %s", describeDecodeError(err, environ))
 	}
 	return &cfg, nil
 }
 
-// numberIsNoDuration refuses a bare number where a duration goes: YAML's
-// `call_timeout: 30` would otherwise be 30 nanoseconds (and the same value
-// from the environment, a string, already needs a unit). The decoder's
-// error names the key.
-func numberIsNoDuration(from, to reflect.Type, data any) (any, error) {
-	if to != reflect.TypeFor[time.Duration]() {
+// toDuration reads a duration: text with a unit. A bare number is refused:
+// YAML's `call_timeout: 30` would otherwise be 30 nanoseconds (and the
+// same value from the environment, text, already needs a unit). The
+// decoder's error names the key.
+func toDuration(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[time.Duration]() || from == to {
 		return data, nil
 	}
 	switch from.Kind() {
@@ -438,11 +440,29 @@ func numberIsNoDuration(from, to reflect.Type, data any) (any, error) {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64:
 		return nil, fmt.Errorf("%v is a number, not a duration: write it with a unit, e.g. %vs or %vms", data, data, data)
+	case reflect.String:
+	default:
+		return data, nil
 	}
-	if str, ok := data.(string); ok {
-		if _, err := strconv.ParseFloat(strings.TrimSpace(str), 64); err == nil {
-			return nil, fmt.Errorf("%q is a number, not a duration: write it with a unit, e.g. %ss or %sms", str, str, str)
-		}
+	str := strings.TrimSpace(data.(string))
+	if _, err := strconv.ParseFloat(str, 64); err == nil {
+		return nil, fmt.Errorf("%q is a number, not a duration: write it with a unit, e.g. %ss or %sms", str, str, str)
+	}
+	d, err := time.ParseDuration(str)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a duration: write it with a unit, as in 30s, 2m or 1h30m", str)
+	}
+	return d, nil
+}
+
+// toWholeNumber refuses a number with a fraction where a whole number
+// goes: the decoder would drop the fraction (max_in_flight: 1.5 became 1).
+func toWholeNumber(from, to reflect.Type, data any) (any, error) {
+	if (from.Kind() != reflect.Float32 && from.Kind() != reflect.Float64) || to.Kind() < reflect.Int || to.Kind() > reflect.Uint64 {
+		return data, nil
+	}
+	if f := reflect.ValueOf(data).Float(); f != math.Trunc(f) {
+		return nil, fmt.Errorf("%v is not a whole number", data)
 	}
 	return data, nil
 }
@@ -503,24 +523,6 @@ func stringToList(from, to reflect.Type, data any) (any, error) {
 		parts[i] = strings.TrimSpace(parts[i])
 	}
 	return parts, nil
-}
-
-// cleanDecodeError turns mapstructure's "” has invalid keys: x" into
-// "unknown key x".
-func cleanDecodeError(err error) string {
-	msg := err.Error()
-	msg = strings.ReplaceAll(msg, "decoding failed due to the following error(s):\n\n", "")
-	if i := strings.Index(msg, "has invalid keys: "); i >= 0 {
-		prefix := strings.Trim(strings.TrimSpace(msg[:i]), "'")
-		keys := strings.Split(msg[i+len("has invalid keys: "):], ", ")
-		for j, key := range keys {
-			if prefix != "" {
-				keys[j] = prefix + "." + strings.TrimSpace(key)
-			}
-		}
-		return "unknown key " + strings.Join(keys, ", unknown key ")
-	}
-	return msg
 }
 
 // importUpstreams adds the servers of every upstreams_from file to the
