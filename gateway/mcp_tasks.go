@@ -251,7 +251,7 @@ func (t *taskTable) cancel(id string) {
 	}
 }
 
-// checkTaskRequest refuses, before mcp-go handles it, a 2025-era
+// checkTaskRequest refuses (-32601), before mcp-go handles it, a 2025-era
 // task-augmented call of a tool that does not declare task support
 // (mcp-go would run it as a plain call, answering something the client
 // did not ask for). Requests of 2026-07-28 callers, whose requests name
@@ -263,7 +263,10 @@ func (m *MCPServer) checkTaskRequest(_ context.Context, _ any, message any) erro
 		return nil
 	}
 	if t, _, ok := m.opts.Catalog.Resolve(req.Params.Name); ok && t.TaskSupport == "" {
-		return fmt.Errorf("tool %q cannot be called as a task (it declares no execution.taskSupport); call it without \"task\"", req.Params.Name)
+		// -32601, as MCP 2025-11-25 asks of a server ("Tool-Level
+		// Negotiation"), and as mcp-go answers a required task's plain call.
+		return &RequestError{Code: mcp.METHOD_NOT_FOUND,
+			Message: fmt.Sprintf("tool %q cannot be called as a task (it declares no execution.taskSupport); call it without \"task\"", req.Params.Name)}
 	}
 	return nil
 }

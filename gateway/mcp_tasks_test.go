@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -278,8 +279,9 @@ func TestTaskRefusals(t *testing.T) {
 	f := taskServer(t)
 	c, _ := dialMCP(t, f.url)
 	_, err := request(t, c, "tools/call", map[string]any{"name": "plain", "arguments": map[string]any{}, "task": map[string]any{}})
-	if err == nil || !strings.Contains(err.Error(), "cannot be called as a task") {
-		t.Fatalf("task call of a tool without task support: %v, want a refusal saying so", err)
+	var ce *ClientError
+	if !errors.As(err, &ce) || ce.Code != mcp.METHOD_NOT_FOUND || !strings.Contains(ce.Message, "cannot be called as a task") {
+		t.Fatalf("task call of a tool without task support: %v, want a -32601 refusal saying so (MCP 2025-11-25, tool-level negotiation)", err)
 	}
 	// Without a task the same tools answer as usual.
 	if out, isErr := callText(t, c, "plain", `{}`); isErr || out != "plain" {
