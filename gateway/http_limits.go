@@ -362,7 +362,7 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 			// streamable HTTP transport says. A 2026-07-28 request,
 			// stateless, names its version in the header or in _meta.
 			a.release()
-			httpError(w, http.StatusBadRequest, fmt.Sprintf("%s needs the Mcp-Session-Id header of an initialized session", h.Method))
+			httpErrorFor(w, http.StatusBadRequest, h.ID, fmt.Sprintf("%s needs the Mcp-Session-Id header of an initialized session", h.Method))
 			return nil, false
 		}
 	}

@@ -99,19 +99,20 @@ func TestPostWithoutSession(t *testing.T) {
 	for _, tc := range []struct {
 		name, version, body string
 		refused             bool
+		id                  string // the refusal's id: the request's
 	}{
-		{"2025 request", "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, true},
-		{"2025 request, no version header", "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, true},
-		{"2025 notification", "2025-11-25", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, true},
-		{"2025 initialize", "", initialize2025, false},
-		{"2026 request", "2026-07-28", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`, false},
-		{"2026 request, version in _meta only", "", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`, false},
+		{"2025 request", "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, true, `2`},
+		{"2025 request, no version header", "", `{"jsonrpc":"2.0","id":"a-7","method":"tools/list"}`, true, `"a-7"`},
+		{"2025 notification", "2025-11-25", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, true, `null`},
+		{"2025 initialize", "", initialize2025, false, ""},
+		{"2026 request", "2026-07-28", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`, false, ""},
+		{"2026 request, version in _meta only", "", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, _, body := postMCP(t, url, "", tc.version, tc.body)
 			ours := strings.Contains(body, `"code":-32600`) && strings.Contains(body, "needs the Mcp-Session-Id header")
-			if tc.refused && (st != http.StatusBadRequest || !ours) {
-				t.Errorf("got %d %s, want 400 and a JSON-RPC error asking for the session", st, body)
+			if tc.refused && (st != http.StatusBadRequest || !ours || !strings.Contains(body, `"id":`+tc.id+`,`)) {
+				t.Errorf("got %d %s, want 400 and a JSON-RPC error asking for the session, with id %s", st, body, tc.id)
 			}
 			if !tc.refused && (ours || st == http.StatusNotFound) {
 				t.Errorf("got %d %s, want it served", st, body)

@@ -263,11 +263,18 @@ func TokenFingerprint(value string) string {
 }
 
 // httpError writes a JSON-RPC error body with an HTTP status.
-func httpError(w http.ResponseWriter, status int, msg string) {
+func httpError(w http.ResponseWriter, status int, msg string) { httpErrorFor(w, status, nil, msg) }
+
+// httpErrorFor is httpError answering the request id (JSON-RPC's "id"
+// is null only where the request's could not be read).
+func httpErrorFor(w http.ResponseWriter, status int, id json.RawMessage, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": nil,
+		"jsonrpc": "2.0", "id": id,
 		"error": map[string]any{"code": -32600, "message": msg},
 	})
 	_, _ = w.Write(b)
