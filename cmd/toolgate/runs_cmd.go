@@ -128,21 +128,36 @@ func runsShow(e *env, dir, ref string, asJSON bool) error {
 		fmt.Fprintf(e.stdout, " (%s skipped: not whole JSON records)", gateway.Plural(s.Skipped, "unreadable line", "unreadable lines"))
 	}
 	fmt.Fprint(e.stdout, "\n\n")
+	// A failed call shows why (its errors.jsonl message) where the
+	// others show their brief: a refusal's brief only names its kind.
+	failures, err := runs.Records(filepath.Join(run, "logs", "errors.jsonl"))
+	if err != nil {
+		return err
+	}
+	why := make(map[string]string, len(failures))
+	for _, f := range failures {
+		why[f.String("call_id")] = f.String("message")
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tCALL\tTOOL\tSTATUS\tMS\tBRIEF")
+	fmt.Fprintln(tw, "TIME\tCALL\tTOOL\tSTATUS\tMS\tBRIEF / ERROR")
 	for _, c := range calls {
-		printCall(tw, c)
+		printCall(tw, c, why[c.String("call_id")])
 	}
 	return tw.Flush()
 }
 
-func printCall(w io.Writer, c runs.Record) {
+// printCall prints a call's row: its brief, or message when it has one.
+func printCall(w io.Writer, c runs.Record, message string) {
 	t := c.String("time")
 	if tm, err := time.Parse(time.RFC3339Nano, t); err == nil {
 		t = tm.Local().Format("15:04:05.000")
 	}
 	ms, _ := c.Fields["duration_ms"].(float64)
-	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.1f\t%s\n", t, c.String("call_id"), c.String("tool"), c.String("status"), ms, gateway.Truncate(strings.ReplaceAll(c.String("brief"), "\n", " "), 80))
+	brief, width := c.String("brief"), 80
+	if message != "" {
+		brief, width = message, 120
+	}
+	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.1f\t%s\n", t, c.String("call_id"), c.String("tool"), c.String("status"), ms, gateway.Truncate(strings.ReplaceAll(brief, "\n", " "), width))
 }
 
 // runsTail follows a run's calls as they finish, until the run stops or
@@ -168,7 +183,7 @@ func runsTail(e *env, dir, ref string) error {
 			fmt.Fprintf(e.stderr, "%s was cut short: following it from its start\n", path)
 		}
 		for _, c := range calls {
-			printCall(e.stdout, c)
+			printCall(e.stdout, c, "")
 		}
 		return nil
 	}

@@ -149,7 +149,8 @@ func TestRunsShowOneCall(t *testing.T) {
 // as its line was written, not as decoding it into a map would: a number
 // beyond float64's precision, the members' order and a name given twice
 // (the arguments a refusal records) stay as the caller sent them. A
-// failed call shows its errors.jsonl message too: why it failed.
+// failed call shows its errors.jsonl message too, in open and in show:
+// why it failed.
 func TestRunsOpenShowsTheRecordAsWritten(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -181,6 +182,12 @@ func TestRunsOpenShowsTheRecordAsWritten(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("runs open lacks %q:\n%s", want, out)
 		}
+	}
+
+	// runs show gives a failed call's message where others give their brief.
+	code, out, errOut = main("runs", "show", "latest")
+	if code != exitOK || !strings.Contains(out, "invalid_arguments") || !strings.Contains(out, `Invalid arguments for tool `+"`read_file`"+`: at '/': the member "path" appears more than once`) {
+		t.Errorf("runs show: exit %d %s\n%s", code, errOut, out)
 	}
 
 	code, out, errOut = main("runs", "open", "latest", id[1], "--json")
