@@ -60,6 +60,8 @@ func newLineLimiter(r io.Reader, max int64, upstream string, onRefuse func(size 
 	return &lineLimiter{r: bufio.NewReaderSize(r, 64<<10), max: max, upstream: upstream, onRefuse: onRefuse}
 }
 
+var utf8BOM = []byte("\uFEFF")
+
 // lineKeep bounds the line buffer a lineLimiter keeps between messages.
 // A larger message gets a buffer of its own, let go once it has been
 // passed on: one large result (up to max_result_bytes, 16 MiB by default)
@@ -133,7 +135,10 @@ func (l *lineLimiter) next() error {
 }
 
 // pass passes the line read on, unless it is a stray line (stdout.go).
+// A byte order mark before a message (some Windows runtimes write one
+// first) is dropped: the message passes, where the decoder refused it.
 func (l *lineLimiter) pass() {
+	l.line = bytes.TrimPrefix(l.line, utf8BOM)
 	switch {
 	case l.watch == nil || l.watch.keep(l.line):
 		l.out = l.line

@@ -10,10 +10,11 @@ import (
 
 // TestStrayStdoutLines: a line of a child's stdout that cannot be a
 // JSON-RPC message is not passed on but handed to onStray (the first
-// flagged), blank lines and messages pass as before, and a failure to
-// connect names the stray lines only while no message came.
+// flagged), blank lines and messages pass as before (a message after a
+// byte order mark without it), and a failure to connect names the stray
+// lines only while no message came.
 func TestStrayStdoutLines(t *testing.T) {
-	in := "Starting server v1.2...\n\n{\"id\":1}\n  [{\"id\":2}]\nDEBUG: \xffgot it\r\n{\"id\":3}\nlast words"
+	in := "\uFEFFStarting server v1.2...\n\n\uFEFF{\"id\":1}\n  [{\"id\":2}]\nDEBUG: \xffgot it\r\n{\"id\":3}\nlast words"
 	for _, how := range []string{"Read", "ReadLine"} {
 		t.Run(how, func(t *testing.T) {
 			type stray struct {
