@@ -16,6 +16,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/adapters/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -255,7 +256,7 @@ func (t *Toolset) parse(sk *skill, data []byte, problem func(string, string, ...
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(front), &doc); err != nil {
-		problem(sk.file, "front matter is not valid YAML: %s", shiftLines(strings.TrimPrefix(err.Error(), "yaml: ")))
+		problem(sk.file, "front matter is not valid YAML: %s", shiftLines(strings.TrimPrefix(yamlerr.Place([]byte(front), err).Error(), "yaml: ")))
 		return
 	}
 	sk.body = body

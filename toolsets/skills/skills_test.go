@@ -400,9 +400,18 @@ func TestProblems(t *testing.T) {
 	}{
 		{
 			name:    "bad YAML",
-			files:   map[string]string{"bad/SKILL.md": skillMD("name: bad\ndescription: [oops", "b")},
+			files:   map[string]string{"bad/SKILL.md": skillMD("name: bad\ndescription: d: e", "b")},
 			path:    "skills/bad/SKILL.md",
-			problem: "front matter is not valid YAML: line ",
+			problem: "front matter is not valid YAML: line 3: ",
+			load:    "bad", loadWant: "front matter is not valid YAML",
+		},
+		{
+			// The parser names the line before an unclosed "[": the
+			// problem names SKILL.md's line of the bracket.
+			name:    "unclosed flow list",
+			files:   map[string]string{"bad/SKILL.md": skillMD("name: bad\ndescription: d\ntags: [a, b", "b")},
+			path:    "skills/bad/SKILL.md",
+			problem: `front matter is not valid YAML: line 4: the flow list opened with "[" is not closed with "]"`,
 			load:    "bad", loadWant: "front matter is not valid YAML",
 		},
 		{

@@ -23,7 +23,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +37,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolgate/toolgate/adapters/clientconfig"
 	"github.com/toolgate/toolgate/adapters/upstream"
+	"github.com/toolgate/toolgate/adapters/yamlerr"
 	"github.com/toolgate/toolgate/gateway"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/toolsets/memory"
@@ -337,7 +337,7 @@ func Load(opts Options) (*Config, Source, *koanf.Koanf, error) {
 				"or convert it once with `toolgate import %s`", path, format, path, path)
 		}
 		if err := k.Load(rawbytes.Provider(data), yaml.Parser()); err != nil {
-			return nil, Source{}, nil, fmt.Errorf("config file %s: %w", path, placeYAMLError(data, err))
+			return nil, Source{}, nil, fmt.Errorf("config file %s: %w", path, yamlerr.Place(data, err))
 		}
 		src.File = path
 	}
@@ -1178,64 +1178,4 @@ func redactUpstream(m map[string]any) map[string]any {
 		}
 	}
 	return cp
-}
-
-// yamlLine is the line number the YAML parser puts in its messages.
-var yamlLine = regexp.MustCompile(`^yaml: line \d+: `)
-
-// placeYAMLError improves the YAML parser's report of an unclosed flow
-// list or map: it names the line before the one that opened it ("line 1"
-// for `roots: [/srv/notes` on line 2), which sends the user to the wrong
-// place. The line of the bracket that is never closed is found by a scan
-// that skips quoted text and comments.
-func placeYAMLError(data []byte, err error) error {
-	msg := err.Error()
-	if !strings.Contains(msg, "did not find expected ',' or ']'") && !strings.Contains(msg, "did not find expected ',' or '}'") {
-		return err
-	}
-	type open struct {
-		b    byte
-		line int
-	}
-	var stack []open
-	line := 1
-	var quote byte
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		switch {
-		case c == '\n':
-			line++
-			if quote == '\'' { // a single-quoted scalar may span lines; others end here
-				continue
-			}
-			quote = 0
-		case quote != 0:
-			if c == quote && (quote == '\'' || i == 0 || data[i-1] != '\\') {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '#' && (i == 0 || data[i-1] == ' ' || data[i-1] == '\t'):
-			for i < len(data) && data[i] != '\n' {
-				i++
-			}
-			i-- // the newline is counted above
-		case c == '[' || c == '{':
-			stack = append(stack, open{c, line})
-		case (c == ']' || c == '}') && len(stack) > 0:
-			stack = stack[:len(stack)-1]
-		}
-	}
-	if len(stack) == 0 {
-		return err
-	}
-	o := stack[len(stack)-1]
-	kind, closer := "list", "]"
-	if o.b == '{' {
-		kind, closer = "map", "}"
-	}
-	// The parser's own words, without the line it got wrong: "line 3: ...
-	// (yaml: line 2: ...)" left the reader to choose.
-	said := yamlLine.ReplaceAllString(msg, "")
-	return fmt.Errorf("line %d: the flow %s opened with %q is not closed with %q (the YAML parser: %s)", o.line, kind, string(o.b), closer, said)
 }
