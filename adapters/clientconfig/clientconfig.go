@@ -46,6 +46,7 @@ import (
 
 	"github.com/tailscale/hujson"
 	"github.com/toolgate/toolgate/adapters/upstream"
+	"github.com/toolgate/toolgate/gateway"
 )
 
 // Formats.
@@ -363,6 +364,61 @@ func (r *Result) AvoidNames(taken []string, why func(name string) string) []stri
 		r.Notes = append(r.Notes, note)
 	}
 	return notes
+}
+
+// WrittenSecrets notes each env or header value of the printed upstreams
+// that is a secret written out in the client's file (its name looks like
+// one: a token, a password, an API key, Authorization): the printed
+// configuration copies it into toolgate's, a second file that holds it.
+// A ${VAR} reference in its place takes it from toolgate's environment
+// instead, as the references of the client's file already do (they are
+// printed as references). It returns the notes, also added to Notes.
+// toolgate import calls it; upstreams_from does not, as the client's file
+// stays the only one that holds the value.
+func (r *Result) WrittenSecrets() []string {
+	var notes []string
+	for _, u := range r.printed {
+		for _, k := range slices.Sorted(maps.Keys(u.Env)) {
+			if writtenSecret(k, u.Env[k]) {
+				notes = append(notes, fmt.Sprintf("upstream %q: env %s holds a secret written out, copied from the client's file into this configuration; %s: %q takes it from toolgate's environment instead",
+					u.Name, k, k, "${"+k+"}"))
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(u.Headers)) {
+			v := u.Headers[k]
+			if !writtenSecret(k, v) {
+				continue
+			}
+			ref := "${" + envName(u.Name+"_"+k) + "}"
+			if scheme, _, ok := strings.Cut(v, " "); ok && strings.EqualFold(k, "Authorization") {
+				ref = scheme + " " + ref // Bearer ${REMOTE_AUTHORIZATION}
+			}
+			notes = append(notes, fmt.Sprintf("upstream %q: header %s holds a secret written out, copied from the client's file into this configuration; %s: %q takes it from toolgate's environment instead",
+				u.Name, k, k, ref))
+		}
+	}
+	r.Notes = append(r.Notes, notes...)
+	return notes
+}
+
+// writtenSecret reports whether the value of key is a secret written out:
+// the key's name looks like a secret's and the value holds no reference.
+func writtenSecret(key, value string) bool {
+	return value != "" && !strings.Contains(value, "${") && gateway.IsSecretKey(key)
+}
+
+// envName makes s a variable name: upper case, "_" for what is not a
+// letter or digit.
+func envName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			return r
+		}
+		return '_'
+	}, s)
 }
 
 // ownEntry reports whether a client's entry is the one toolgate's rewrite

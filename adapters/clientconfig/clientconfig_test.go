@@ -1023,3 +1023,34 @@ func startUntilWritten(t *testing.T, cfg upstream.Config, out string) ([]byte, e
 	}
 	return got, err
 }
+
+// TestWrittenSecrets: toolgate import notes each env or header value that
+// is a secret written out in the client's file (the printed configuration
+// copies it), with the ${VAR} reference that would take it from toolgate's
+// environment instead; a reference, an empty value and a key that names
+// no secret are not noted.
+func TestWrittenSecrets(t *testing.T) {
+	data := `{"mcpServers": {
+		"gh": {"command": "srv", "env": {"GITHUB_TOKEN": "ghp_abc", "LOG_LEVEL": "debug", "API_KEY": "${API_KEY}", "PASSWORD": ""}},
+		"remote-1": {"type": "http", "url": "https://x.example/mcp", "headers": {"Authorization": "Bearer xyz", "X-Api-Key": "k-123", "Accept": "application/json"}}}}`
+	res, err := Parse("claude_desktop_config.json", []byte(data), ClaudeDesktop, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := res.WrittenSecrets()
+	want := []string{
+		`upstream "gh": env GITHUB_TOKEN holds a secret written out, copied from the client's file into this configuration; GITHUB_TOKEN: "${GITHUB_TOKEN}" takes it from toolgate's environment instead`,
+		`upstream "remote-1": header Authorization holds a secret written out, copied from the client's file into this configuration; Authorization: "Bearer ${REMOTE_1_AUTHORIZATION}" takes it from toolgate's environment instead`,
+		`upstream "remote-1": header X-Api-Key holds a secret written out, copied from the client's file into this configuration; X-Api-Key: "${REMOTE_1_X_API_KEY}" takes it from toolgate's environment instead`,
+	}
+	if strings.Join(notes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(notes, "\n"), strings.Join(want, "\n"))
+	}
+	out, err := res.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `# Note: upstream "gh": env GITHUB_TOKEN holds a secret written out`) {
+		t.Errorf("the printed configuration does not say so:\n%s", out)
+	}
+}

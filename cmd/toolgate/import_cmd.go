@@ -112,6 +112,9 @@ func runImport(e *env, fs *pflag.FlagSet, args []string) error {
 	for _, n := range res.AvoidNames(config.BuiltinToolsets(), config.BuiltinNameTaken) {
 		fmt.Fprintf(e.stderr, "Note: %s.\n", n)
 	}
+	for _, n := range res.WrittenSecrets() {
+		fmt.Fprintf(e.stderr, "Note: %s.\n", n)
+	}
 	out, err := res.YAML()
 	if err != nil {
 		return err
