@@ -16,8 +16,8 @@ import (
 // such a line without a word, so a server that only ever printed its
 // usage failed as "startup timed out", and a banner's text was lost.
 // toolgate sees every line first ([lineLimiter]): a line that cannot be
-// a JSON-RPC message (its first byte other than blank is not '{' or '[')
-// is logged, as the server's stderr lines are, and not passed on; and
+// a JSON-RPC message (see isStray) is logged, as the server's stderr
+// lines are, and not passed on; and
 // while the server has sent no message at all, a failure to connect
 // names what it printed instead.
 
@@ -49,7 +49,10 @@ func (w *stdoutWatch) end() {
 	}
 }
 
-// isStray reports whether line cannot be a JSON-RPC message. A blank
+// isStray reports whether line cannot be a JSON-RPC message: it does not
+// begin with '{' or '[' (a banner, a usage text), or it has no "jsonrpc"
+// member, which every message has (JSON logs, such as pino's, written
+// to stdout; the SDKs of other clients refuse such a line too). A blank
 // line is not stray: it is passed on, and ignored, as before.
 func isStray(line []byte) bool {
 	for _, c := range line {
@@ -57,16 +60,18 @@ func isStray(line []byte) bool {
 		case ' ', '\t', '\r', '\n':
 			continue
 		case '{', '[':
-			return false
+			return !bytes.Contains(line, jsonrpcMember)
 		}
 		return true
 	}
 	return false
 }
 
+var jsonrpcMember = []byte(`"jsonrpc"`)
+
 // keep is called for each whole line the child writes; false drops it.
-// A line that may be a message costs its first byte's test and, once,
-// the flag's store.
+// A line that may be a message costs the search for its "jsonrpc" (near
+// its start in what the SDKs write) and, once, the flag's store.
 func (w *stdoutWatch) keep(line []byte) bool {
 	if !isStray(line) {
 		if !w.messages.Load() {

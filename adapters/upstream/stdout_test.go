@@ -9,12 +9,13 @@ import (
 )
 
 // TestStrayStdoutLines: a line of a child's stdout that cannot be a
-// JSON-RPC message is not passed on but handed to onStray (the first
-// flagged), blank lines and messages pass as before (a message after a
+// JSON-RPC message (text, or JSON without "jsonrpc": a JSON log line) is
+// not passed on but handed to onStray (the first flagged), blank lines and messages pass as before (a message after a
 // byte order mark without it), and a failure to connect names the stray
 // lines only while no message came.
 func TestStrayStdoutLines(t *testing.T) {
-	in := "\uFEFFStarting server v1.2...\n\n\uFEFF{\"id\":1}\n  [{\"id\":2}]\nDEBUG: \xffgot it\r\n{\"id\":3}\nlast words"
+	in := "\uFEFFStarting server v1.2...\n\n\uFEFF{\"jsonrpc\":\"2.0\",\"id\":1}\n  [{\"jsonrpc\":\"2.0\",\"id\":2}]\nDEBUG: \xffgot it\r\n" +
+		`{"level":30,"time":1764410000,"msg":"listening"}` + "\n{\"id\":3,\"jsonrpc\":\"2.0\"}\nlast words"
 	for _, how := range []string{"Read", "ReadLine"} {
 		t.Run(how, func(t *testing.T) {
 			type stray struct {
@@ -31,10 +32,10 @@ func TestStrayStdoutLines(t *testing.T) {
 			} else {
 				lines = readEachLine(t, l)
 			}
-			if got, want := strings.Join(lines, ""), "\n{\"id\":1}\n  [{\"id\":2}]\n{\"id\":3}\n"; got != want {
+			if got, want := strings.Join(lines, ""), "\n{\"jsonrpc\":\"2.0\",\"id\":1}\n  [{\"jsonrpc\":\"2.0\",\"id\":2}]\n{\"id\":3,\"jsonrpc\":\"2.0\"}\n"; got != want {
 				t.Errorf("passed on %q, want %q", got, want)
 			}
-			want := []stray{{"Starting server v1.2...", true}, {"DEBUG: \uFFFDgot it", false}, {"last words", false}}
+			want := []stray{{"Starting server v1.2...", true}, {"DEBUG: \uFFFDgot it", false}, {`{"level":30,"time":1764410000,"msg":"listening"}`, false}, {"last words", false}}
 			if len(strays) != len(want) {
 				t.Fatalf("strays %+v, want %+v", strays, want)
 			}
