@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,23 +117,50 @@ func (u *Upstream) connect(ctx context.Context) (*conn, *listings, error) {
 	if !errors.As(err, &refused) {
 		return nil, nil, err
 	}
+	tried := []string{"streamable HTTP (2025-11-25)"}
 	if u.cfg.Protocol != ProtocolLegacy {
 		mc, ml, merr := u.open(ctx, u.kind, true, true)
 		if merr == nil {
 			return mc, ml, nil
 		}
 		err = fmt.Errorf("%w; as protocol 2026-07-28: %v", err, merr)
+		if strings.Contains(merr.Error(), "(404)") {
+			tried = append(tried, "streamable HTTP (2026-07-28)")
+		}
 	}
 	if ctx.Err() != nil || !u.mayFallBackToSSE(refused) {
-		return nil, nil, err
+		return nil, nil, u.nothingThere(refused, tried, err)
 	}
 	sc, sl, serr := u.open(ctx, TransportSSE, false, true)
 	if serr != nil {
-		return nil, nil, fmt.Errorf("%w; over legacy SSE: %v", err, serr)
+		err = fmt.Errorf("%w; over legacy SSE: %v", err, serr)
+		if strings.Contains(serr.Error(), "status code: 404") {
+			tried = append(tried, "legacy SSE")
+		}
+		return nil, nil, u.nothingThere(refused, tried, err)
 	}
 	u.sseFallback.Store(true)
 	u.log.Warn("upstream "+sseFallbackNote, "url", u.target(), "refused", u.errText(refused))
 	return sc, sl, nil
+}
+
+// nothingThere is err, the failure of every way of speaking MCP tried at
+// the upstream's URL, led by what it most likely means when its
+// initialize POST got 404 Not Found: a URL that is not the server's MCP
+// endpoint (a path left out or mistyped), which the attempts' own words
+// ("likely a legacy SSE server", "session terminated (404). need to
+// re-initialize") hide.
+func (u *Upstream) nothingThere(refused *initializeRefused, tried []string, err error) error {
+	var le *transport.LegacySSEServerError
+	if !errors.As(refused, &le) || le.StatusCode != http.StatusNotFound {
+		return err
+	}
+	to := tried[len(tried)-1]
+	if len(tried) > 1 {
+		to = strings.Join(tried[:len(tried)-1], ", ") + " and " + to
+	}
+	return &tidyError{err: err, text: fmt.Sprintf("nothing at %s speaks MCP: it answered 404 Not Found to %s; is the URL the server's MCP endpoint (often ending in /mcp, or /sse for legacy SSE)? (%s)",
+		u.target(), to, tidyTransportError(err))}
 }
 
 // sseFallbackNote is what the status and the log say of an upstream
@@ -275,7 +303,7 @@ func (u *Upstream) open(ctx context.Context, kind string, modern, main bool) (_ 
 				err = c.proc.explain(err)
 			}
 		}
-		return nil, nil, fmt.Errorf("%s: %w", step, err)
+		return nil, nil, fmt.Errorf("%s: %w", step, tidyTransportError(err))
 	}
 
 	// The transport's life is tied to this context: it must outlive

@@ -256,12 +256,13 @@ func New(cfg Config, opts *Options) (*Upstream, error) {
 	return u, nil
 }
 
-// errText is err's text with secrets hidden.
+// errText is err's text in one line (tidyTransportError) with secrets
+// hidden.
 func (u *Upstream) errText(err error) string {
 	if err == nil {
 		return ""
 	}
-	return u.redacted(err.Error())
+	return u.redacted(tidyTransportError(err).Error())
 }
 
 func (u *Upstream) redacted(s string) string {

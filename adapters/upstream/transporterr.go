@@ -1,0 +1,79 @@
+package upstream
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// An HTTP upstream's URL that is not its MCP endpoint (a web server's
+// page, a proxy's error) answers with a page, which mcp-go puts whole
+// into its error: "request failed with status 501: <!DOCTYPE HTML>\n<html
+// ..." across a dozen lines of the log and of `toolgate tools`, and a
+// connection refused reads "failed to send request: failed to send
+// request: ...". tidyTransportError says the same in one line: the
+// status with its name, what the page says (its text without markup, cut
+// short), and, for a page of HTML, that it is not an MCP answer.
+
+// failedStatus finds the body mcp-go quotes after a refused request's
+// status; the body runs to the end of the message.
+var failedStatus = regexp.MustCompile(`request failed with status (\d{3}): `)
+
+// markup matches an HTML tag or comment, and the scripts and styles whose
+// text is not the page's.
+var markup = regexp.MustCompile(`(?is)<(script|style)\b.*?</(script|style)>|<!--.*?-->|<[^>]*>`)
+
+// bodyQuoted bounds how much of a page's text an error quotes.
+const bodyQuoted = 200
+
+// tidyTransportError is err with its text in one line, as above; err
+// itself when there is nothing to tidy. The result unwraps to err.
+func tidyTransportError(err error) error {
+	var done *tidyError
+	if err == nil || errors.As(err, &done) {
+		return err
+	}
+	msg := err.Error()
+	text := strings.ReplaceAll(msg, "failed to send request: failed to send request: ", "failed to send request: ")
+	if m := failedStatus.FindStringSubmatchIndex(text); m != nil {
+		code, _ := strconv.Atoi(text[m[2]:m[3]])
+		body := text[m[1]:]
+		status := text[m[2]:m[3]]
+		if name := http.StatusText(code); name != "" {
+			status += " " + name
+		}
+		what := ""
+		if isHTML(body) {
+			body = markup.ReplaceAllString(body, " ")
+			what = ", an HTML page, not an MCP answer (is the URL the server's MCP endpoint?)"
+		}
+		body = strings.Join(strings.Fields(body), " ")
+		if len(body) > bodyQuoted {
+			body = strings.ToValidUTF8(body[:bodyQuoted], "") + "…"
+		}
+		text = fmt.Sprintf("%srequest failed with status %s%s: %q", text[:m[0]], status, what, body)
+	}
+	if text == msg {
+		return err
+	}
+	return &tidyError{err: err, text: text}
+}
+
+// isHTML reports whether a response body is a page of HTML.
+func isHTML(body string) bool {
+	head := strings.ToLower(strings.TrimSpace(body[:min(len(body), 512)]))
+	return strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html") ||
+		strings.Contains(head, "<head") || strings.Contains(head, "<body") || strings.Contains(head, "<title")
+}
+
+// tidyError is an error told in other words.
+type tidyError struct {
+	err  error
+	text string
+}
+
+func (e *tidyError) Error() string { return e.text }
+func (e *tidyError) Unwrap() error { return e.err }
