@@ -303,7 +303,7 @@ func (u *Upstream) open(ctx context.Context, kind string, modern, main bool) (_ 
 				err = c.proc.explain(err)
 			}
 		}
-		return nil, nil, fmt.Errorf("%s: %w", step, tidyTransportError(err))
+		return nil, nil, fmt.Errorf("%s: %w", step, u.tidy(err))
 	}
 
 	// The transport's life is tied to this context: it must outlive

@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/toolgate/toolgate/gateway"
 )
 
 // An HTTP upstream's URL that is not its MCP endpoint (a web server's
@@ -67,6 +70,34 @@ func isHTML(body string) bool {
 	head := strings.ToLower(strings.TrimSpace(body[:min(len(body), 512)]))
 	return strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html") ||
 		strings.Contains(head, "<head") || strings.Contains(head, "<body") || strings.Contains(head, "<title")
+}
+
+// tidy is tidyTransportError, and for a 401 what to do about it: mcp-go
+// says only "authorization required", and toolgate runs no OAuth login
+// for its upstreams, so the credentials are in the upstream's headers
+// (given, or to give).
+func (u *Upstream) tidy(err error) error {
+	var done *tidyError
+	var auth *transport.AuthorizationRequiredError
+	if err == nil || errors.As(err, &done) || !errors.As(err, &auth) {
+		return tidyTransportError(err)
+	}
+	what := `the server requires authorization (401 Unauthorized): give it a token in headers, as Authorization: "Bearer ${TOKEN}" (toolgate runs no OAuth login for its upstreams)`
+	for k := range u.cfg.Headers {
+		if gateway.IsSecretKey(k) {
+			what = fmt.Sprintf("the server refused the credentials in headers.%s (401 Unauthorized): wrong, or expired", k)
+			break
+		}
+	}
+	if auth.ResourceMetadataURL != "" {
+		what += "; its OAuth metadata is at " + auth.ResourceMetadataURL
+	}
+	msg := tidyTransportError(err).Error()
+	text := strings.Replace(msg, transport.ErrAuthorizationRequired.Error(), what, 1)
+	if text == msg {
+		text = msg + ": " + what
+	}
+	return &tidyError{err: err, text: text}
 }
 
 // tidyError is an error told in other words.

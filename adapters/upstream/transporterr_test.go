@@ -79,3 +79,29 @@ func TestURLThatIsNoMCPEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestUnauthorizedSaysWhatToDo: an upstream that answers 401 fails saying
+// what to do: give it a token in headers (toolgate runs no OAuth login for
+// its upstreams), or, when its headers carry one, that it was refused; with
+// the metadata URL its WWW-Authenticate names.
+func TestUnauthorizedSaysWhatToDo(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://auth.example/.well-known/oauth-protected-resource"`)
+		http.Error(w, `{"error":"invalid_token"}`, http.StatusUnauthorized)
+	}))
+	defer ts.Close()
+	for _, tc := range []struct {
+		headers map[string]string
+		want    string
+	}{
+		{nil, `initialize: transport error: the server requires authorization (401 Unauthorized): give it a token in headers, as Authorization: "Bearer ${TOKEN}" (toolgate runs no OAuth login for its upstreams); its OAuth metadata is at https://auth.example/.well-known/oauth-protected-resource`},
+		{map[string]string{"Authorization": "Bearer expired-token-value"}, "initialize: transport error: the server refused the credentials in headers.Authorization (401 Unauthorized): wrong, or expired; its OAuth metadata is at https://auth.example/"},
+	} {
+		u := startTuned(t, Config{Name: "au", URL: ts.URL + "/mcp", Headers: tc.headers, StartupTimeout: 5 * time.Second}, nil, false, func(tu *tuning) {
+			tu.backoffMin, tu.backoffMax = time.Hour, time.Hour
+		})
+		if d := u.Status().Detail; !strings.Contains(d, tc.want) || strings.Contains(d, "expired-token-value") {
+			t.Errorf("status %q\nwant %s", d, tc.want)
+		}
+	}
+}

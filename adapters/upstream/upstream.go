@@ -256,13 +256,12 @@ func New(cfg Config, opts *Options) (*Upstream, error) {
 	return u, nil
 }
 
-// errText is err's text in one line (tidyTransportError) with secrets
-// hidden.
+// errText is err's text in one line (tidy) with secrets hidden.
 func (u *Upstream) errText(err error) string {
 	if err == nil {
 		return ""
 	}
-	return u.redacted(tidyTransportError(err).Error())
+	return u.redacted(u.tidy(err).Error())
 }
 
 func (u *Upstream) redacted(s string) string {
