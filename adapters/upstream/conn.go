@@ -327,7 +327,7 @@ func (u *Upstream) open(ctx context.Context, kind string, modern, main bool) (_ 
 		go func() {
 			select {
 			case <-exited:
-				c.markDead(fmt.Errorf("upstream process %s", c.proc.exitStatus()))
+				c.markDead(fmt.Errorf("upstream process %s", c.proc.exitReport()))
 			case <-cctx.Done():
 			}
 		}()
@@ -479,7 +479,7 @@ func (c *conn) exitOr(err error) error {
 	if exited := c.proc.exitedChan(); exited != nil {
 		select {
 		case <-exited:
-			return fmt.Errorf("upstream process %s", c.proc.exitStatus())
+			return fmt.Errorf("upstream process %s", c.proc.exitReport())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

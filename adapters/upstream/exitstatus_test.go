@@ -11,7 +11,7 @@ import (
 
 // TestExitAtOnceReportsExitStatus: a child that exits as soon as it
 // starts (a missing module, a bad flag) fails its connection attempt with
-// its exit status, every time, never with a bare "transport closed" (the
+// its exit status and its last line on stderr (most often why), every time, never with a bare "transport closed" (the
 // end of its stdout may be seen before its exit).
 func TestExitAtOnceReportsExitStatus(t *testing.T) {
 	requireProc(t)
@@ -21,7 +21,9 @@ func TestExitAtOnceReportsExitStatus(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "exited with status 3") {
 			t.Fatalf("attempt %d: WaitReady: %v", i, err)
 		}
-		if d := u.Status().Detail; !strings.Contains(d, "last error: initialize: upstream process exited with status 3") {
+		// Its last stderr line too, every time (it may still be in the
+		// pipe when the exit is seen).
+		if d := u.Status().Detail; !strings.Contains(d, `last error: initialize: upstream process exited with status 3; its last line on stderr: "boom"`) {
 			t.Fatalf("attempt %d: status %q", i, d)
 		}
 		u.Close()
@@ -108,5 +110,31 @@ func TestCommandOnlyInGatewayPath(t *testing.T) {
 	err = u.WaitReady(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "not found") || !strings.Contains(err.Error(), "/usr/bin:/bin") {
 		t.Fatalf("tg-gw-only, only in the gateway's PATH, with the upstream's PATH=/usr/bin:/bin: %v; want not found naming that PATH", err)
+	}
+}
+
+// TestStartFailureSaysWhatToDo: a command that is not executable, or a
+// script without its "#!" line, fails saying what to do about it, not
+// with exec's words alone.
+func TestStartFailureSaysWhatToDo(t *testing.T) {
+	requireProc(t)
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "server.py")
+	noShebang := filepath.Join(dir, "script.py")
+	if err := os.WriteFile(plain, []byte("print(1)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(noShebang, []byte("print(1)\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ command, want string }{
+		{plain, strconv.Quote(plain) + " is not executable (permission denied): make it so (chmod +x), or name its interpreter as the command"},
+		{noShebang, strconv.Quote(noShebang) + ` is not a program this system runs (exec format error): a script needs a "#!" first line`},
+	} {
+		u := start(t, Config{Name: "x", Command: tc.command}, nil, false)
+		if d := u.Status().Detail; !strings.Contains(d, tc.want) {
+			t.Errorf("status %q\nwant %s", d, tc.want)
+		}
+		u.Close()
 	}
 }

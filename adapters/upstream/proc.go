@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -34,11 +36,16 @@ type process struct {
 	stderrW *os.File     // the child's end of the stderr pipe, closed once started
 	stdin   *childInput  // the writing end of its stdin, closed first to end it
 	stdout  *stdoutWatch // its stdout lines that are not messages (stdout.go)
-	pid     int          // also the process group ID
-	exited  chan struct{}
-	status  string // how it exited, once exited is closed
-	termed  bool   // the group was sent SIGTERM
-	stopped bool
+	// lastErrLine is the last line it wrote to stderr (cut at
+	// lastLineKept), for the error that reports its exit; stderrDone is
+	// closed once its stderr ended.
+	lastErrLine string
+	stderrDone  chan struct{}
+	pid         int // also the process group ID
+	exited      chan struct{}
+	status      string // how it exited, once exited is closed
+	termed      bool   // the group was sent SIGTERM
+	stopped     bool
 }
 
 // terminate sends the group led by pid SIGTERM, unless it was sent it
@@ -127,10 +134,14 @@ func (p *process) commandFunc(ctx context.Context, command string, _ []string, a
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
 	cmd.Stderr = w
+	done := make(chan struct{})
 	p.mu.Lock()
-	p.cmd, p.stderrW = cmd, w
+	p.cmd, p.stderrW, p.stderrDone = cmd, w, done
 	p.mu.Unlock()
-	go p.logStderr(r)
+	go func() {
+		defer close(done)
+		p.logStderr(r)
+	}()
 	return cmd, nil
 }
 
@@ -174,7 +185,7 @@ func (p *process) start(ctx context.Context, command string, args []string, maxM
 		p.stdin = stdin
 		p.mu.Unlock()
 		if err = cmd.Start(); err != nil {
-			err = fmt.Errorf("failed to start command: %w", err)
+			err = startFailure(command, err)
 		}
 	}
 	stdinR.Close() // the child's copy, if it started, is its own
@@ -196,6 +207,19 @@ func (p *process) start(ctx context.Context, command string, args []string, maxM
 	p.stdout = out.watch
 	p.mu.Unlock()
 	return transport.NewIO(out, stdin, nil), nil
+}
+
+// startFailure says why command did not start, in the words of what to do
+// for the two failures a hand-written command meets most: a file that is
+// not executable, and a script without its "#!" line.
+func startFailure(command string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("failed to start command: %q is not executable (permission denied): make it so (chmod +x), or name its interpreter as the command and the file in args (command: python3, args: [server.py]): %w", command, err)
+	case errors.Is(err, syscall.ENOEXEC):
+		return fmt.Errorf("failed to start command: %q is not a program this system runs (exec format error): a script needs a \"#!\" first line, or its interpreter as the command: %w", command, err)
+	}
+	return fmt.Errorf("failed to start command: %w", err)
 }
 
 // started is called once the transport's Start returned: it closes the
@@ -232,10 +256,30 @@ func (p *process) exitedChan() <-chan struct{} {
 	return p.exited
 }
 
-func (p *process) exitStatus() string {
+// lastLineKept bounds the stderr line an exit's report quotes.
+const lastLineKept = 300
+
+// exitReport is how the child exited and the last line it wrote to
+// stderr, most often why (a Python traceback's last line is its
+// exception, a Node crash's its error): "exited with status 1; its last
+// line on stderr: \"ModuleNotFoundError: No module named 'mcp'\"". Lines
+// still in the pipe when it exited are waited for, up to 200 ms.
+func (p *process) exitReport() string {
+	p.mu.Lock()
+	done := p.stderrDone
+	p.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.status
+	if p.lastErrLine == "" {
+		return p.status
+	}
+	return fmt.Sprintf("%s; its last line on stderr: %q", p.status, p.lastErrLine)
 }
 
 // PID of the child and leader of its process group, 0 if not started.
@@ -316,6 +360,12 @@ func (p *process) logStderr(r *os.File) {
 		line, err := readLine(br, 8<<10)
 		if len(line) > 0 {
 			p.relayed.Log(slog.LevelInfo, line, "stream", "stderr")
+			if strings.TrimSpace(line) != "" {
+				last := line[:min(len(line), lastLineKept)]
+				p.mu.Lock()
+				p.lastErrLine = strings.ToValidUTF8(last, "")
+				p.mu.Unlock()
+			}
 		}
 		if err != nil {
 			return
