@@ -608,7 +608,7 @@ func (c *Catalog) Entries() []Entry {
 
 // Conflicts returns the name conflicts of the current catalog.
 func (c *Catalog) Conflicts() []Conflict {
-	return append([]Conflict(nil), c.snap.Load().conflicts...)
+	return append([]Conflict{}, c.snap.Load().conflicts...) // [] in JSON, never null
 }
 
 // Toolsets describes every toolset in the order they were added.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -99,6 +100,10 @@ func TestCatalogRefusesToolInForeignNamespace(t *testing.T) {
 	}
 	if c := cat.Conflicts(); len(c) != 0 {
 		t.Errorf("after kg left: conflicts %+v", c)
+	}
+	// /healthz and toolgate tools --json show none as [], not null.
+	if b, _ := json.Marshal(cat.Conflicts()); string(b) != "[]" {
+		t.Errorf("no conflicts in JSON: %s, want []", b)
 	}
 }
 

@@ -71,9 +71,6 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	if asJSON, _ := fs.GetBool("json"); asJSON {
 		conflicts := a.catalog.Conflicts()
-		if conflicts == nil {
-			conflicts = []gateway.Conflict{}
-		}
 		unmatched := a.unmatchedGlobs()
 		if unmatched == nil {
 			unmatched = []policy.UnmatchedGlob{}
