@@ -218,12 +218,9 @@ func (e *Effective) Explain(ctx context.Context, entries []ExplainTool) Report {
 	return r
 }
 
-// list returns s, or an empty slice for nil, so that JSON has [] not null.
+// list returns a copy of s that is never nil, so that JSON has [] not null.
 func list(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return append([]string(nil), s...)
+	return append([]string{}, s...) // an empty s too: append to nil would give nil
 }
 
 // WriteText writes the report for an operator: one aligned row per tool

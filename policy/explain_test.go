@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/gateway"
@@ -171,5 +172,23 @@ func TestWriteTextReportsWriteErrors(t *testing.T) {
 		if err := rep.WriteText(&failWriter{n: n}); err == nil || err.Error() != "disk full" {
 			t.Errorf("WriteText after %d writes = %v, want the write error", n, err)
 		}
+	}
+}
+
+// TestExplainJSONEmptyLists: lists the configuration gives empty (the
+// embedded defaults' [], not absent) are [] in JSON, never null: list
+// appended them to nil, which gave null.
+func TestExplainJSONEmptyLists(t *testing.T) {
+	e := newPolicy(t, func(c *Config) {
+		c.Capabilities.Allow, c.Capabilities.Deny, c.Capabilities.Requestable = []string{}, []string{}, []string{}
+		c.Tools.Allow, c.Tools.Deny = []string{}, []string{}
+		c.Destructive.Allow, c.CustomCapabilities = []string{}, []string{}
+	}, nil)
+	b, err := json.Marshal(e.Explain(context.Background(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "null") {
+		t.Errorf("null in %s", b)
 	}
 }
