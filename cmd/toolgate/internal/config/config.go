@@ -525,6 +525,22 @@ func stringToList(from, to reflect.Type, data any) (any, error) {
 	return parts, nil
 }
 
+// addrProblem says what is wrong with a listen address, or "": it is
+// host:port, and the port a number from 0 to 65535 (or a service's name),
+// checked here rather than when the listener fails, since an address off
+// loopback is refused first for what it lacks (tokens), which would hide
+// a mistyped port.
+func addrProblem(addr string) string {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Sprintf("%q is not host:port: %v", addr, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Sprintf("%q: the port %q is not a number from 0 to 65535", addr, port)
+	}
+	return ""
+}
+
 // importUpstreams adds the servers of every upstreams_from file to the
 // upstreams. An upstream toolgate.yaml defines by the same name wins (its
 // file is toolgate's own), and the clash is noted. A server that cannot
@@ -638,8 +654,8 @@ func (c *Config) check() error {
 		bad("http.session_idle_ttl", "must be positive, got %s", c.HTTP.SessionIdleTTL)
 	}
 	if c.HTTP.Addr != "" {
-		if _, _, err := net.SplitHostPort(c.HTTP.Addr); err != nil {
-			bad("http.addr", "%q is not host:port: %v", c.HTTP.Addr, err)
+		if why := addrProblem(c.HTTP.Addr); why != "" {
+			bad("http.addr", "%s", why)
 		}
 	}
 	if _, err := memory.ParseMode(c.Memory.WriteMode); err != nil {
@@ -675,8 +691,8 @@ func (c *Config) check() error {
 		bad("metrics.token_env", "applies to the listener of metrics.addr only: /metrics on the HTTP listener (metrics.addr empty) takes the MCP endpoint's tokens (http.auth)")
 	}
 	if c.Metrics.Addr != "" {
-		if _, _, err := net.SplitHostPort(c.Metrics.Addr); err != nil {
-			bad("metrics.addr", "%q is not host:port: %v", c.Metrics.Addr, err)
+		if why := addrProblem(c.Metrics.Addr); why != "" {
+			bad("metrics.addr", "%s", why)
 		} else if !IsLoopback(c.Metrics.Addr) && !c.Metrics.AllowRemote {
 			bad("metrics.addr", "%q is not a loopback address: metrics reveal tool names and traffic; set metrics.allow_remote: true to serve them there", c.Metrics.Addr)
 		}
@@ -690,8 +706,8 @@ func (c *Config) check() error {
 		}
 	}
 	if c.Admin.Addr != "" {
-		if _, _, err := net.SplitHostPort(c.Admin.Addr); err != nil {
-			bad("admin.addr", "%q is not host:port: %v", c.Admin.Addr, err)
+		if why := addrProblem(c.Admin.Addr); why != "" {
+			bad("admin.addr", "%s", why)
 		} else if !IsLoopback(c.Admin.Addr) && len(c.Admin.Tokens) == 0 && c.Admin.TokenEnv == "" {
 			bad("admin.addr", "%q is not a loopback address: set admin.tokens or admin.token_env (the admin API answers waiting calls)", c.Admin.Addr)
 		}

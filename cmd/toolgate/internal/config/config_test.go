@@ -116,6 +116,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"bad level", "log:\n  level: loud\n", nil, `log.level: "loud" is not one of`},
 		{"small output limit", "limits:\n  max_output_bytes: 10\n", nil, "limits.max_output_bytes: must be at least 1024"},
 		{"bad addr", "http:\n  addr: nope\n", nil, `http.addr: "nope" is not host:port`},
+		{"bad port", "http:\n  addr: \":99999\"\n", nil, `http.addr: ":99999": the port "99999" is not a number from 0 to 65535`},
+		{"bad admin port", "admin:\n  addr: 127.0.0.1:http2x\n", nil, `admin.addr: "127.0.0.1:http2x": the port "http2x" is not a number from 0 to 65535`},
 		{"bad yaml", "limits: [\n", nil, "config file"},
 		{"wrong type", "filesystem:\n  enabled: maybe\n", nil, `filesystem.enabled: "maybe" is not true or false`},
 		// The mcpServers shape of other clients' files, a map by name,
