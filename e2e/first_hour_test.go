@@ -29,6 +29,11 @@ func TestGlobsThatMatchNothing(t *testing.T) {
 			t.Errorf("serve's log does not say %s", want)
 		}
 	}
+	for _, line := range strings.Split(s.Stderr(), "\n") {
+		if n := strings.Count(line, "upstream=inner"); strings.Contains(line, `allow glob \"ecoh\"`) && n != 1 {
+			t.Errorf("the line names its upstream %d times: %s", n, line)
+		}
+	}
 	s.Stop(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
