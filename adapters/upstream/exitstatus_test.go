@@ -11,7 +11,7 @@ import (
 
 // TestExitAtOnceReportsExitStatus: a child that exits as soon as it
 // starts (a missing module, a bad flag) fails its connection attempt with
-// its exit status and its last line on stderr (most often why), every time, never with a bare "transport closed" (the
+// its exit status and what its stderr said (most often why), every time, never with a bare "transport closed" (the
 // end of its stdout may be seen before its exit).
 func TestExitAtOnceReportsExitStatus(t *testing.T) {
 	requireProc(t)
@@ -23,7 +23,7 @@ func TestExitAtOnceReportsExitStatus(t *testing.T) {
 		}
 		// Its last stderr line too, every time (it may still be in the
 		// pipe when the exit is seen).
-		if d := u.Status().Detail; !strings.Contains(d, `last error: initialize: upstream process exited with status 3; its last line on stderr: "boom"`) {
+		if d := u.Status().Detail; !strings.Contains(d, `last error: initialize: upstream process exited with status 3; from its stderr: "boom"`) {
 			t.Fatalf("attempt %d: status %q", i, d)
 		}
 		u.Close()

@@ -36,16 +36,15 @@ type process struct {
 	stderrW *os.File     // the child's end of the stderr pipe, closed once started
 	stdin   *childInput  // the writing end of its stdin, closed first to end it
 	stdout  *stdoutWatch // its stdout lines that are not messages (stdout.go)
-	// lastErrLine is the last line it wrote to stderr (cut at
-	// lastLineKept), for the error that reports its exit; stderrDone is
-	// closed once its stderr ended.
-	lastErrLine string
-	stderrDone  chan struct{}
-	pid         int // also the process group ID
-	exited      chan struct{}
-	status      string // how it exited, once exited is closed
-	termed      bool   // the group was sent SIGTERM
-	stopped     bool
+	// errTail is the last lines it wrote to stderr (exitReport);
+	// stderrDone is closed once its stderr ended.
+	errTail    stderrTail
+	stderrDone chan struct{}
+	pid        int // also the process group ID
+	exited     chan struct{}
+	status     string // how it exited, once exited is closed
+	termed     bool   // the group was sent SIGTERM
+	stopped    bool
 }
 
 // terminate sends the group led by pid SIGTERM, unless it was sent it
@@ -256,14 +255,12 @@ func (p *process) exitedChan() <-chan struct{} {
 	return p.exited
 }
 
-// lastLineKept bounds the stderr line an exit's report quotes.
-const lastLineKept = 300
-
-// exitReport is how the child exited and the last line it wrote to
-// stderr, most often why (a Python traceback's last line is its
-// exception, a Node crash's its error): "exited with status 1; its last
-// line on stderr: \"ModuleNotFoundError: No module named 'mcp'\"". Lines
-// still in the pipe when it exited are waited for, up to 200 ms.
+// exitReport is how the child exited and, unless a signal ended it, the
+// line of its stderr that most likely says why (stderrTail.why): "exited
+// with status 1; from its stderr: \"ModuleNotFoundError: No module named
+// 'mcp'\"". Lines still in the pipe when it exited are waited for, up to
+// 200 ms. A child killed by a signal is reported without: its last words
+// are of before the signal.
 func (p *process) exitReport() string {
 	p.mu.Lock()
 	done := p.stderrDone
@@ -276,10 +273,11 @@ func (p *process) exitReport() string {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.lastErrLine == "" {
+	why := p.errTail.why()
+	if why == "" || strings.HasPrefix(p.status, "killed by signal") {
 		return p.status
 	}
-	return fmt.Sprintf("%s; its last line on stderr: %q", p.status, p.lastErrLine)
+	return fmt.Sprintf("%s; from its stderr: %q", p.status, why)
 }
 
 // PID of the child and leader of its process group, 0 if not started.
@@ -360,12 +358,9 @@ func (p *process) logStderr(r *os.File) {
 		line, err := readLine(br, 8<<10)
 		if len(line) > 0 {
 			p.relayed.Log(slog.LevelInfo, line, "stream", "stderr")
-			if strings.TrimSpace(line) != "" {
-				last := line[:min(len(line), lastLineKept)]
-				p.mu.Lock()
-				p.lastErrLine = strings.ToValidUTF8(last, "")
-				p.mu.Unlock()
-			}
+			p.mu.Lock()
+			p.errTail.add(line)
+			p.mu.Unlock()
 		}
 		if err != nil {
 			return

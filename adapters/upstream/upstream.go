@@ -601,7 +601,7 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 func (u *Upstream) logToolChanges(unoffered map[string]string, notes, warnings []string) {
 	for _, w := range warnings {
 		if !slices.Contains(u.warnings, w) {
-			u.log.Warn("upstream: "+w) // u.log names the upstream
+			u.log.Warn("upstream: " + w) // u.log names the upstream
 		}
 	}
 	for name, why := range unoffered {
