@@ -23,8 +23,8 @@ type ExplainTool struct {
 // merged from and the decision for every tool. It is what `toolgate policy`
 // prints ([Report.WriteText]) and, encoded as JSON, `toolgate policy --json`.
 type Report struct {
-	// Caller is who the decisions are for (`toolgate policy --as`); nil
-	// for decisions that no policy.identities entry changes.
+	// Caller is who the decisions are for (`toolgate policy --as`), nil
+	// when ctx names no caller.
 	Caller *CallerReport `json:"caller,omitempty"`
 	Layers Layers        `json:"layers"`
 	Tools  []ToolReport  `json:"tools"`
