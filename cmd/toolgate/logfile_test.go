@@ -20,7 +20,8 @@ func TestLogFileKeepsTheLastLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"toolgate starting", "toolgate stopped"} {
+	// The stdio serve says what it serves on, and why it stopped.
+	for _, want := range []string{"toolgate starting", "serving MCP over stdio", "stdin closed: the client ended the session", "toolgate stopped"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("log.file lacks %q:\n%s", want, b)
 		}

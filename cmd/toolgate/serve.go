@@ -157,11 +157,13 @@ func serveStdio(e *env, a *app, srv *gateway.MCPServer) error {
 	defer stopListen()
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeStdio(listenCtx, e.stdin, e.stdout) }()
+	a.log.Info("serving MCP over stdio") // what a client's log of this process shows first
 	select {
 	case err := <-done: // stdin closed: the client is gone
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("stdio: %w", err)
 		}
+		a.log.Info("stdin closed: the client ended the session")
 		return nil
 	case <-e.ctx.Done():
 		a.log.Info("signal received; draining calls", "grace", a.cfg.Limits.ShutdownGrace)
