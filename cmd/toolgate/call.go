@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -12,7 +15,7 @@ import (
 func init() {
 	commands = append(commands, &command{
 		name:  "call",
-		args:  "TOOL [JSON-ARGS] [--json]",
+		args:  "TOOL [JSON-ARGS | -] [--json]",
 		short: "run one call through the full pipeline, without a model (exit 1 if the tool fails)",
 		flags: func(fs *pflag.FlagSet) {
 			configFlags(fs)
@@ -24,14 +27,14 @@ func init() {
 
 func runCall(e *env, fs *pflag.FlagSet, args []string) error {
 	if len(args) < 1 || len(args) > 2 {
-		return usagef("usage: toolgate call TOOL [JSON-ARGS]")
+		return usagef("usage: toolgate call TOOL [JSON-ARGS | -] (- reads them from stdin)")
 	}
 	name := args[0]
 	var raw json.RawMessage
 	if len(args) == 2 {
-		raw = json.RawMessage(args[1])
-		if !json.Valid(raw) {
-			return usagef("JSON-ARGS is not valid JSON: %s", args[1])
+		var err error
+		if raw, err = callArgs(e.stdin, args[1]); err != nil {
+			return err
 		}
 	}
 	cfg, err := loadConfig(fs, configFlagKeys)
@@ -119,4 +122,40 @@ func printResult(e *env, res *gateway.Result) {
 	if res.Message != "" {
 		fmt.Fprintf(e.stdout, "--- message\n%s\n", res.Message)
 	}
+}
+
+// maxStdinArgs bounds JSON-ARGS read from stdin: write_file's content
+// may be a whole file (filesystem.max_overwrite_bytes is 64 MiB).
+const maxStdinArgs = 64 << 20
+
+// callArgs is JSON-ARGS: the text given, or with "-" what stdin holds
+// (a file's content as write_file's argument needs no shell quoting:
+// jq -n --rawfile c notes.md '{path: "notes.md", content: $c}' | toolgate
+// call write_file -). Text that is not JSON is a usage error that says
+// where it breaks.
+func callArgs(stdin io.Reader, arg string) (json.RawMessage, error) {
+	text := []byte(arg)
+	if arg == "-" {
+		b, err := io.ReadAll(io.LimitReader(stdin, maxStdinArgs+1))
+		if err != nil {
+			return nil, fmt.Errorf("reading JSON-ARGS from stdin: %w", err)
+		}
+		if len(b) > maxStdinArgs {
+			return nil, usagef("JSON-ARGS on stdin is over %s", gateway.HumanSize(maxStdinArgs))
+		}
+		text = bytes.TrimSpace(b)
+		if len(text) == 0 {
+			return nil, usagef("JSON-ARGS: - reads them from stdin, which is empty")
+		}
+	}
+	if json.Valid(text) {
+		return json.RawMessage(text), nil
+	}
+	err := json.Unmarshal(text, new(any)) // only for what is wrong, and where
+	var se *json.SyntaxError
+	where := ""
+	if errors.As(err, &se) {
+		where = fmt.Sprintf(" at byte %d", se.Offset)
+	}
+	return nil, usagef("JSON-ARGS is not valid JSON (%v%s): %s", err, where, gateway.Truncate(string(text), 200))
 }

@@ -589,3 +589,34 @@ func TestCallInterrupted(t *testing.T) {
 		t.Fatalf("the run's record %q (%v)", rec, err)
 	}
 }
+
+// TestCallArgsFromStdin: `toolgate call TOOL -` reads the arguments from
+// stdin (a file's content needs no shell quoting), and JSON that does not
+// parse is refused saying where.
+func TestCallArgsFromStdin(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	content := "line one\n\"quoted\" and \\ backslash\n"
+	args, _ := json.Marshal(map[string]string{"path": "notes.md", "content": content})
+	call := func(stdin string, args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := Main(context.Background(), append([]string{"call"}, args...), strings.NewReader(stdin), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	if code, _, errOut := call(string(args)+"\n", "write_file", "-"); code != exitOK {
+		t.Fatalf("write_file -: exit %d: %s", code, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "state", "toolgate", "workspace", "notes.md")); err != nil || string(b) != content {
+		t.Errorf("the file holds %q (%v), want %q", b, err, content)
+	}
+	for _, tc := range []struct{ stdin, arg, want string }{
+		{"", "-", "JSON-ARGS: - reads them from stdin, which is empty"},
+		{`{"path": notes}`, "-", `JSON-ARGS is not valid JSON (invalid character 'o' in literal null (expecting 'u') at byte 11): {"path": notes}`},
+		{"", `{"path":`, "JSON-ARGS is not valid JSON (unexpected end of JSON input at byte 8)"},
+	} {
+		if code, _, errOut := call(tc.stdin, "read_file", tc.arg); code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q on stdin, %q: exit %d %s, want %s", tc.stdin, tc.arg, code, errOut, tc.want)
+		}
+	}
+}
