@@ -200,8 +200,11 @@ func describeValidation(root *jsonschema.Schema, err error) string {
 			return
 		}
 		text := kindText(e.ErrorKind, secretLocation(e.InstanceLocation))
-		if _, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+		switch k := e.ErrorKind.(type) {
+		case *kind.AdditionalProperties:
 			text += takesText(schemaAt(root, e.SchemaURL))
+		case *kind.Required:
+			text += wantsText(schemaAt(root, e.SchemaURL), k.Missing)
 		}
 		clauses = appendClause(clauses, seen, e.InstanceLocation, text)
 	}
@@ -226,6 +229,77 @@ func takesText(sch *jsonschema.Schema) string {
 		more = " and names that match its patternProperties"
 	}
 	return fmt.Sprintf(" (takes '%s'%s)", strings.Join(names, "', '"), more)
+}
+
+// wantsText says what each missing required property of an object of
+// schema sch is, for the clause that names them: " ('scope': a string,
+// \"Scope to search (e.g. a project or user name)...\")": its values when
+// it has an enum, else its type, and the first sentence of its
+// description. A person running toolgate call, or a model that left a
+// property out, learns what to give without reading the schema again.
+// Empty when sch is unknown or says nothing of them.
+func wantsText(sch *jsonschema.Schema, missing []string) string {
+	if sch == nil {
+		return ""
+	}
+	var parts []string
+	for _, name := range missing {
+		p := sch.Properties[name]
+		if p == nil {
+			continue
+		}
+		var what []string
+		switch {
+		case p.Enum != nil:
+			vals := make([]string, 0, len(p.Enum.Values))
+			for _, v := range p.Enum.Values {
+				b, _ := json.Marshal(v)
+				vals = append(vals, string(b))
+			}
+			what = append(what, "one of "+strings.Join(vals, ", "))
+		case p.Types != nil && !p.Types.IsEmpty():
+			what = append(what, article(strings.Join(p.Types.ToStrings(), " or ")))
+		}
+		if d := firstSentence(p.Description, 160); d != "" {
+			what = append(what, `"`+strings.ReplaceAll(d, `"`, "'")+`"`)
+		}
+		if len(what) == 0 {
+			continue
+		}
+		if len(missing) == 1 { // the clause named it
+			return " (" + strings.Join(what, ", ") + ")"
+		}
+		parts = append(parts, fmt.Sprintf("'%s': %s", name, strings.Join(what, ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// article is a JSON type name with its article: "a string", "an integer".
+func article(t string) string {
+	if t != "" && strings.ContainsRune("aeiou", rune(t[0])) {
+		return "an " + t
+	}
+	return "a " + t
+}
+
+// firstSentence is s up to the end of its first sentence (a ". " before
+// a capital letter, not after "e.g" or "i.e"), at most max bytes.
+func firstSentence(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] != '.' || s[i+1] != ' ' || s[i+2] < 'A' || s[i+2] > 'Z' {
+			continue
+		}
+		if head := strings.ToLower(s[:i]); strings.HasSuffix(head, "e.g") || strings.HasSuffix(head, "i.e") {
+			continue
+		}
+		s = s[:i+1]
+		break
+	}
+	return Truncate(s, max)
 }
 
 // schemaAt finds the subschema of root at the (absolute) location loc, as

@@ -701,3 +701,32 @@ func TestUnknownPropertyNamesWhatTheObjectTakes(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingPropertySaysWhatItIs: a missing required property's clause
+// says what it is (its enum's values, else its type) with the first
+// sentence of its description, in nested objects too; a property the
+// schema says nothing of is named alone.
+func TestMissingPropertySaysWhatItIs(t *testing.T) {
+	tool := Must(NewTool(ToolDef{Name: "deploy", InputSchema: json.RawMessage(`{"type":"object",
+		"required":["env","count"],
+		"properties":{
+			"env":{"enum":["staging","prod"],"description":"Where to deploy (e.g. prod). Staging first."},
+			"count":{"type":"integer","description":"How many replicas."},
+			"opts":{"type":"object","required":["reason"],"properties":{"reason":{"type":"string","description":"Why, for the \"audit\" log."}}},
+			"bare":{"type":"object","required":["x"]}}}`)},
+		func(context.Context, *Call) (*Result, error) { return OkText("ok"), nil }))
+	for _, tc := range []struct{ args, want string }{
+		{`{"count":1}`, `at '/': missing required property 'env' (one of "staging", "prod", "Where to deploy (e.g. prod).")`},
+		{`{}`, `at '/': missing required properties 'env', 'count' ('env': one of "staging", "prod", "Where to deploy (e.g. prod)."; 'count': an integer, "How many replicas.")`},
+		{`{"env":"prod","count":1,"opts":{}}`, `at '/opts': missing required property 'reason' (a string, "Why, for the 'audit' log.")`},
+		{`{"env":"prod","count":1,"bare":{}}`, `at '/bare': missing required property 'x'`},
+	} {
+		args, err := DecodeArguments(json.RawMessage(tc.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := tool.Validate(args); msg != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.args, msg, tc.want)
+		}
+	}
+}
