@@ -104,6 +104,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 	}{
 		{"unknown top-level key", "runs_dri: x\n", nil, "unknown key runs_dri"},
 		{"unknown nested key", "limits:\n  call_timout: 5s\n", nil, "unknown key limits.call_timout; did you mean limits.call_timeout?"},
+		{"a word of a known key", "limits:\n  timeout: 5s\n", nil, "unknown key limits.timeout; did you mean limits.call_timeout?"},
+		{"a word of two known keys", "upstreams:\n  - name: x\n    command: y\n    timeout: 5s\n", nil, "unknown key upstreams[0].timeout; did you mean upstreams[0].call_timeout or upstreams[0].startup_timeout?"},
 		{"unknown key of an entry", "upstreams:\n  - name: x\n    comand: y\n", nil, "unknown key upstreams[0].comand; did you mean upstreams[0].command?"},
 		{"unknown key from env", "", []string{"TOOLGATE_LIMITS__NOPE=1"}, "unknown key limits.nope (from the environment variable TOOLGATE_LIMITS__NOPE)"},
 		{"bad duration", "limits:\n  call_timeout: soon\n", nil, `limits.call_timeout: "soon" is not a duration: write it with a unit, as in 30s, 2m or 1h30m`},

@@ -68,7 +68,11 @@ func describeProblem(key string, err error, environ []string) []string {
 		var out []string
 		for _, k := range strings.Split(keys, ", ") {
 			full := joinKey(key, k)
-			out = append(out, "unknown key "+full+fromEnv(full, environ)+gateway.DidYouMean(full, known))
+			hint := gateway.DidYouMean(full, known)
+			if hint == "" {
+				hint = partOf(k, key, known)
+			}
+			out = append(out, "unknown key "+full+fromEnv(full, environ)+hint)
 		}
 		return out
 	}
@@ -77,6 +81,23 @@ func describeProblem(key string, err error, environ []string) []string {
 		return []string{key + fromEnv(key, environ) + " " + what}
 	}
 	return []string{key + fromEnv(key, environ) + ": " + what}
+}
+
+// partOf is " did you mean" for the known keys that have k as one or
+// more of their words ("timeout" is part of call_timeout and
+// startup_timeout), which no spelling is near; "" when none or more than
+// three do.
+func partOf(k, prefix string, known []string) string {
+	var near []string
+	for _, full := range known {
+		if name := strings.TrimPrefix(full, joinKey(prefix, "")); strings.Contains("_"+name+"_", "_"+k+"_") {
+			near = append(near, full)
+		}
+	}
+	if len(near) == 0 || len(near) > 3 {
+		return ""
+	}
+	return "; did you mean " + strings.Join(near, " or ") + "?"
 }
 
 // describeValueError says what is wrong with a value in words.
