@@ -29,8 +29,12 @@ var failedStatus = regexp.MustCompile(`request failed with status (\d{3}): `)
 // text is not the page's.
 var markup = regexp.MustCompile(`(?is)<(script|style)\b.*?</(script|style)>|<!--.*?-->|<[^>]*>`)
 
-// bodyQuoted bounds how much of a page's text an error quotes.
-const bodyQuoted = 200
+// An error quotes at most this much of a page's text, and of another
+// body (a JSON error, a proxy's text), which says more per byte.
+const (
+	pageQuoted = 200
+	bodyQuoted = 500
+)
 
 // tidyTransportError is err with its text in one line, as above; err
 // itself when there is nothing to tidy. The result unwraps to err.
@@ -48,14 +52,14 @@ func tidyTransportError(err error) error {
 		if name := http.StatusText(code); name != "" {
 			status += " " + name
 		}
-		what := ""
+		what, quoted := "", bodyQuoted
 		if isHTML(body) {
 			body = markup.ReplaceAllString(body, " ")
-			what = ", an HTML page, not an MCP answer (is the URL the server's MCP endpoint?)"
+			what, quoted = ", an HTML page, not an MCP answer (is the URL the server's MCP endpoint?)", pageQuoted
 		}
 		body = strings.Join(strings.Fields(body), " ")
-		if len(body) > bodyQuoted {
-			body = strings.ToValidUTF8(body[:bodyQuoted], "") + "…"
+		if len(body) > quoted {
+			body = strings.ToValidUTF8(body[:quoted], "") + "…"
 		}
 		text = fmt.Sprintf("%srequest failed with status %s%s: %q", text[:m[0]], status, what, body)
 	}
