@@ -94,7 +94,15 @@ func (p *Pipeline) runHandler(ctx context.Context, call *Call, timeout time.Dura
 // ctxResult is the result of a call whose context ended.
 func ctxResult(ctx context.Context, call *Call, timeout time.Duration) *Result {
 	if errors.Is(context.Cause(ctx), errCallDeadline) {
-		return TimeoutResult(call.Name, timeout)
+		return TimeoutResult(call.Name, timeout, timeoutSetting(call.Tool))
 	}
 	return CancelledResult(call.Name)
+}
+
+// timeoutSetting names the setting that gave tool's calls their deadline.
+func timeoutSetting(tool *Tool) string {
+	if tool.Timeout > 0 {
+		return tool.TimeoutSetting
+	}
+	return "limits.call_timeout"
 }

@@ -176,11 +176,14 @@ func DeniedResult(tool string, d Decision) *Result {
 	return r
 }
 
-// TimeoutResult reports a call that ran past its deadline.
-func TimeoutResult(tool string, after time.Duration) *Result {
-	return kindError(KindTimeout,
-		fmt.Sprintf("Tool `%s` timed out after %s", tool, after.Round(time.Millisecond)),
-		fmt.Sprintf("Timed out after %s", after.Round(time.Millisecond)))
+// TimeoutResult reports a call that ran past its deadline, which the
+// setting named gives ("" when unknown).
+func TimeoutResult(tool string, after time.Duration, setting string) *Result {
+	msg := fmt.Sprintf("Tool `%s` timed out after %s", tool, after.Round(time.Millisecond))
+	if setting != "" {
+		msg += fmt.Sprintf(" (the deadline %s gives its calls)", setting)
+	}
+	return kindError(KindTimeout, msg, fmt.Sprintf("Timed out after %s", after.Round(time.Millisecond)))
 }
 
 // CancelledResult reports a call the caller cancelled.

@@ -44,6 +44,11 @@ type Tool struct {
 	// relays one call through the pipeline (tool search's call_tool), whose
 	// own deadline and approval wait then hold, as when called directly.
 	Timeout time.Duration
+	// TimeoutSetting names the setting that gives Timeout, for the message
+	// of a call that runs out of it ("upstreams[].call_timeout of \"ev\"");
+	// empty with no Timeout of its own, whose deadline is the pipeline's
+	// (limits.call_timeout).
+	TimeoutSetting string
 	// Meta holds the tool's _meta members, passed through to tools/list.
 	Meta map[string]json.RawMessage
 	// Annotations, when set, are the MCP annotations advertised as given
@@ -167,9 +172,11 @@ type ToolDef struct {
 	OutputSchema json.RawMessage
 	Permissions  Permissions
 	Timeout      time.Duration
-	Meta         map[string]json.RawMessage
-	Annotations  json.RawMessage
-	Icons        json.RawMessage
+	// TimeoutSetting: see [Tool.TimeoutSetting].
+	TimeoutSetting string
+	Meta           map[string]json.RawMessage
+	Annotations    json.RawMessage
+	Icons          json.RawMessage
 	// HonoursContext: see [Tool.HonoursContext].
 	HonoursContext bool
 	// TaskSupport: see [Tool.TaskSupport].
@@ -229,6 +236,7 @@ func NewTool(def ToolDef, h ToolHandler) (*Tool, error) {
 		OutputSchema:   bytes.Clone(def.OutputSchema),
 		Permissions:    def.Permissions,
 		Timeout:        def.Timeout,
+		TimeoutSetting: def.TimeoutSetting,
 		Meta:           def.Meta,
 		Annotations:    bytes.Clone(def.Annotations),
 		Icons:          bytes.Clone(def.Icons),

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/gateway"
 )
 
 // TestExitAtOnceReportsExitStatus: a child that exits as soon as it
@@ -134,6 +137,45 @@ func TestStartFailureSaysWhatToDo(t *testing.T) {
 		u := start(t, Config{Name: "x", Command: tc.command}, nil, false)
 		if d := u.Status().Detail; !strings.Contains(d, tc.want) {
 			t.Errorf("status %q\nwant %s", d, tc.want)
+		}
+		u.Close()
+	}
+}
+
+// TestCallTimeoutNamesItsSetting: an upstream call that runs out of its
+// deadline says which setting gave it: the upstream's call_timeout, else
+// limits.call_timeout.
+func TestCallTimeoutNamesItsSetting(t *testing.T) {
+	requireProc(t)
+	for _, tc := range []struct {
+		timeout time.Duration
+		want    string
+	}{
+		{300 * time.Millisecond, `timed out after 300ms (the deadline upstreams[].call_timeout of "ser" gives its calls)`},
+		{0, `timed out after 20s (the deadline limits.call_timeout gives its calls)`},
+	} {
+		cfg := serialConfig(t, "ser")
+		cfg.CallTimeout = tc.timeout
+		u, err := New(cfg, &Options{DefaultCallTimeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.tune = fastTuning()
+		u.Start(context.Background())
+		if err := u.WaitReady(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		tool := findTool(u, "ser__slow")
+		if tool == nil || tool.TimeoutSetting == "" {
+			t.Fatalf("tool %+v", tool)
+		}
+		if tc.timeout > 0 {
+			res := newGW(t, u).call(context.Background(), "ser__slow", `{"ms":3000}`)
+			if !strings.Contains(res.Message, tc.want) {
+				t.Errorf("%s: %q, want %s", res.Kind, res.Message, tc.want)
+			}
+		} else if got := gateway.TimeoutResult(tool.Name, tool.Timeout, tool.TimeoutSetting).Message; !strings.Contains(got, tc.want) {
+			t.Errorf("without call_timeout: %q, want %s", got, tc.want)
 		}
 		u.Close()
 	}

@@ -226,11 +226,12 @@ func (u *Upstream) buildTools(raws []json.RawMessage) ([]*gateway.Tool, map[stri
 
 func (u *Upstream) toolDef(name string, d rawTool) gateway.ToolDef {
 	def := gateway.ToolDef{
-		Name:        name,
-		Title:       d.Title,
-		Description: d.Description,
-		Timeout:     u.timeout,
-		Meta:        d.Meta,
+		Name:           name,
+		Title:          d.Title,
+		Description:    d.Description,
+		Timeout:        u.timeout,
+		TimeoutSetting: u.timeoutSetting(),
+		Meta:           d.Meta,
 		// Over streamable HTTP and stdio every wait of a call honours
 		// its context (the request, a concurrency slot, the 2026-07-28
 		// connection being opened, a task's polls, the progress drain; a

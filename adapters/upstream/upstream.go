@@ -256,6 +256,15 @@ func New(cfg Config, opts *Options) (*Upstream, error) {
 	return u, nil
 }
 
+// timeoutSetting names the setting that gives the upstream's calls their
+// deadline: its own call_timeout, else toolgate's limits.call_timeout.
+func (u *Upstream) timeoutSetting() string {
+	if u.cfg.CallTimeout > 0 {
+		return fmt.Sprintf("upstreams[].call_timeout of %q", u.name)
+	}
+	return "limits.call_timeout"
+}
+
 // errText is err's text in one line (tidy) with secrets hidden.
 func (u *Upstream) errText(err error) string {
 	if err == nil {

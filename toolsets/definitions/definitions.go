@@ -92,11 +92,12 @@ func New(opts Options) (*gateway.SimpleToolset, error) {
 			dd.output = v
 		}
 		t, err := gateway.NewTool(gateway.ToolDef{
-			Name:         d.Name,
-			Description:  d.Description,
-			InputSchema:  d.InputSchema,
-			OutputSchema: d.OutputSchema,
-			Timeout:      d.Timeout,
+			Name:           d.Name,
+			Description:    d.Description,
+			InputSchema:    d.InputSchema,
+			OutputSchema:   d.OutputSchema,
+			Timeout:        d.Timeout,
+			TimeoutSetting: fmt.Sprintf("definitions[].timeout of %q", d.Name),
 			// Answered by a person: nothing runs here. What the answer
 			// does is the answerer's business, so the tool declares no
 			// capability and is not destructive by itself.
