@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func readAllLines(t *testing.T, r io.Reader) []string {
@@ -166,16 +167,30 @@ type oneByteReader struct{ r io.Reader }
 func (o *oneByteReader) Read(p []byte) (int, error) { return o.r.Read(p[:min(len(p), 7)]) }
 
 func FuzzLineLimiter(f *testing.F) {
-	f.Add([]byte("{\"id\":1}\n{\"result\":\"xxxxxxxxxxxxxxxxxxxxxxxxx\",\"id\":2}\n"), 20)
-	f.Fuzz(func(t *testing.T, in []byte, max int) {
+	f.Add([]byte("{\"id\":1}\n{\"result\":\"xxxxxxxxxxxxxxxxxxxxxxxxx\",\"id\":2}\n"), 20, false)
+	f.Add([]byte("\uFEFFbanner\n{\"jsonrpc\":\"2.0\",\"id\":1}\n{\"level\":30}\n\xff\xfe\n"), 64, true)
+	f.Fuzz(func(t *testing.T, in []byte, max int, watched bool) {
 		if max < 16 || max > 1<<16 {
 			return
 		}
 		l := newLineLimiter(bytes.NewReader(in), int64(max), "up", nil)
+		var strays []string
+		if watched { // as a stdio upstream's stdout is read (stdout.go)
+			l.watch = newStdoutWatch(func(text string, _ bool) { strays = append(strays, text) })
+		}
 		out, _ := io.ReadAll(l)
 		for _, line := range bytes.SplitAfter(out, []byte("\n")) {
-			if len(line) > max && !bytes.Contains(line, []byte("max_result_bytes")) {
+			refusal := bytes.Contains(line, []byte("max_result_bytes"))
+			if len(line) > max && !refusal {
 				t.Fatalf("a line of %d bytes passed a limit of %d", len(line), max)
+			}
+			if watched && !refusal && isStray(line) {
+				t.Fatalf("a stray line passed: %q", line)
+			}
+		}
+		for _, s := range strays {
+			if !utf8.ValidString(s) || len(s) > strayKeep || strings.HasSuffix(s, "\n") {
+				t.Fatalf("a stray line's text %q", s)
 			}
 		}
 	})
