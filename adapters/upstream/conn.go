@@ -124,7 +124,7 @@ func (u *Upstream) connect(ctx context.Context) (*conn, *listings, error) {
 			return mc, ml, nil
 		}
 		err = fmt.Errorf("%w; as protocol 2026-07-28: %v", err, merr)
-		if strings.Contains(merr.Error(), "(404)") {
+		if errors.Is(merr, transport.ErrSessionTerminated) { // its 404
 			tried = append(tried, "streamable HTTP (2026-07-28)")
 		}
 	}
@@ -159,8 +159,8 @@ func (u *Upstream) nothingThere(refused *initializeRefused, tried []string, err 
 	if len(tried) > 1 {
 		to = strings.Join(tried[:len(tried)-1], ", ") + " and " + to
 	}
-	return &tidyError{err: err, text: fmt.Sprintf("nothing at %s speaks MCP: it answered 404 Not Found to %s; is the URL the server's MCP endpoint (often ending in /mcp, or /sse for legacy SSE)? (%s)",
-		u.target(), to, tidyTransportError(err))}
+	return &tidyError{err: err, text: fmt.Sprintf("nothing at %s speaks MCP: it answered 404 Not Found to %s; is the URL the server's MCP endpoint (often ending in /mcp, or /sse for legacy SSE)? (%v)",
+		u.target(), to, err)} // err's attempts were each tidied as they failed (open)
 }
 
 // sseFallbackNote is what the status and the log say of an upstream

@@ -265,12 +265,7 @@ func (p *process) exitReport() string {
 	p.mu.Lock()
 	done := p.stderrDone
 	p.mu.Unlock()
-	if done != nil {
-		select {
-		case <-done:
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	awaitPipeEnd(done)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	why := p.errTail.why()
@@ -421,4 +416,20 @@ func (p *process) explain(err error) error {
 	w, exited := p.stdout, p.exited
 	p.mu.Unlock()
 	return w.explain(err, exited)
+}
+
+// pipeLag bounds how long what a child wrote before it exited may take to
+// be read from its pipes (its stderr's last lines, its stdout's).
+const pipeLag = 200 * time.Millisecond
+
+// awaitPipeEnd waits for ended, a pipe's end, at most pipeLag (not at all
+// for nil).
+func awaitPipeEnd(ended <-chan struct{}) {
+	if ended == nil {
+		return
+	}
+	select {
+	case <-ended:
+	case <-time.After(pipeLag):
+	}
 }

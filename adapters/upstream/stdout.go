@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
 )
 
@@ -114,10 +113,7 @@ func (w *stdoutWatch) explain(err error, exited <-chan struct{}) error {
 	}
 	select {
 	case <-exited:
-		select {
-		case <-w.ended:
-		case <-time.After(200 * time.Millisecond):
-		}
+		awaitPipeEnd(w.ended)
 	default:
 	}
 	if w.messages.Load() {

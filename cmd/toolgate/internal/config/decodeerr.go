@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -189,23 +190,13 @@ func keysAt(t reflect.Type, key string) []string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct {
-		return nil
-	}
-	var keys []string
-	for f := range t.Fields() {
-		if k, _, _ := strings.Cut(f.Tag.Get("koanf"), ","); k != "" && k != "-" {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
+	return slices.Sorted(maps.Keys(entryKeys(t)))
 }
 
 // fieldByKey is t's field whose koanf key is key.
 func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 	for f := range t.Fields() {
-		if k, _, _ := strings.Cut(f.Tag.Get("koanf"), ","); k == key {
+		if f.Tag.Get("koanf") == key {
 			return f, true
 		}
 	}
