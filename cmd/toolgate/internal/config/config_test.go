@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +42,26 @@ func TestEmbeddedDefaultsWork(t *testing.T) {
 	}
 	if cfg.Limits.MaxOutputBytes != 32768 || cfg.Limits.CallTimeout != time.Minute || cfg.HTTP.Path != "/mcp" || !cfg.Filesystem.Enabled {
 		t.Fatalf("defaults: %+v", cfg)
+	}
+}
+
+// TestDefaultsStayDefaults: the defaults are parsed once and shared by
+// every Load (a reload is one), so a file's values merged into one Load
+// must not reach the next.
+func TestDefaultsStayDefaults(t *testing.T) {
+	before, err := load(t, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load(t, "limits:\n  call_timeout: 5s\npolicy:\n  tools:\n    deny: [x]\n  capabilities:\n    allow: [net]\nhttp:\n  path: /other\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	after, err := load(t, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Fatalf("a file's values stayed in the defaults:\nbefore %+v\nafter  %+v", before, after)
 	}
 }
 
