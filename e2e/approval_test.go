@@ -149,7 +149,11 @@ func TestApprovalByTheOperator(t *testing.T) {
 	if out, err := e.command(callCtx(t), "approve", "not-a-call").CombinedOutput(); err == nil || !strings.Contains(string(out), "no call with that ID") {
 		t.Errorf("a forged call ID: err %v %s", err, out)
 	}
-	if out, err := e.command(callCtx(t), "approve", id).CombinedOutput(); err != nil {
+	if out, err := e.command(callCtx(t), "submit", id, `"ok"`).CombinedOutput(); err == nil || !strings.Contains(string(out), "waits for approval, not for an output") {
+		t.Errorf("an output for a call that waits for approval: err %v %s", err, out)
+	}
+	// The end of the ID (its random part) is enough.
+	if out, err := e.command(callCtx(t), "approve", id[len(id)-12:]).CombinedOutput(); err != nil || !strings.Contains(string(out), id) {
 		t.Fatalf("toolgate approve: %v %s", err, out)
 	}
 	if r := <-res; r.IsError || textOf(r) != "approved by the operator" {

@@ -552,6 +552,10 @@ func TestImportCodex(t *testing.T) {
 func TestDecideEscapesCallID(t *testing.T) {
 	var got []string
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/pending", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"pending": [{"id": "a/b", "kind": "approval"}, {"id": "a?b", "kind": "approval"}, {"id": "50%zz", "kind": "output"}]}`))
+	})
 	mux.HandleFunc("POST /v1/pending/{id}/submit", func(w http.ResponseWriter, r *http.Request) {
 		got = append(got, r.PathValue("id"))
 		w.Header().Set("Content-Type", "application/json")
@@ -568,6 +572,54 @@ func TestDecideEscapesCallID(t *testing.T) {
 	}
 	if want := []string{"a/b", "a?b", "50%zz"}; !slices.Equal(got, want) {
 		t.Fatalf("the admin API got IDs %q, want %q", got, want)
+	}
+}
+
+// TestAnswerNamesTheCall: approve, deny and submit take a waiting call's
+// ID or enough of its start or end to name one call, refuse a reference
+// that names several or none, and refuse an answer of the wrong kind with
+// the command that answers the call, sending nothing.
+func TestAnswerNamesTheCall(t *testing.T) {
+	var got []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/pending", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"pending": [
+			{"id": "01a2276c-dff2-789c-9905-903d96e53695", "kind": "approval", "tool": "write_file"},
+			{"id": "01a2276c-e000-7173-a4a3-f097bc7a7fdc", "kind": "output", "tool": "ask_reviewer"}]}`))
+	})
+	mux.HandleFunc("POST /v1/pending/{id}/submit", func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.PathValue("id"))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	cfg := "admin:\n  addr: " + strings.TrimPrefix(srv.URL, "http://") + "\n"
+	for _, c := range []struct {
+		args []string
+		sent string // the ID the answer went to; "" for none
+		want string // in stdout, or in stderr when nothing is sent
+	}{
+		{[]string{"approve", "01a2276c-dff2"}, "01a2276c-dff2-789c-9905-903d96e53695", "of write_file: allow_once"},
+		{[]string{"deny", "903d96e53695"}, "01a2276c-dff2-789c-9905-903d96e53695", "of write_file: deny"},
+		{[]string{"submit", "7fdc", `{"verdict":"approve"}`}, "01a2276c-e000-7173-a4a3-f097bc7a7fdc", "output of call 01a2276c-e000-7173-a4a3-f097bc7a7fdc of ask_reviewer"},
+		{[]string{"approve", "01a2276c"}, "", `"01a2276c" names 2 waiting calls`},
+		{[]string{"approve", "nothing"}, "", `no call with that ID is waiting: "nothing"`},
+		{[]string{"approve", "7fdc"}, "", "waits for its output, not for an approval: answer it with toolgate submit 01a2276c-e000-7173-a4a3-f097bc7a7fdc JSON"},
+		{[]string{"submit", "3695", `"ok"`}, "", "waits for approval, not for an output: answer it with toolgate approve 01a2276c-dff2-789c-9905-903d96e53695"},
+	} {
+		got = nil
+		code, out, errOut := run(t, cfg, c.args...)
+		if c.sent == "" {
+			if code == exitOK || len(got) > 0 || !strings.Contains(errOut, c.want) {
+				t.Errorf("%v: exit %d, sent to %q, stderr %q; want a refusal with %q", c.args, code, got, errOut, c.want)
+			}
+			continue
+		}
+		if code != exitOK || !slices.Equal(got, []string{c.sent}) || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, sent to %q, stdout %q, stderr %q; want %s answered (%q)", c.args, code, got, out, errOut, c.sent, c.want)
+		}
 	}
 }
 

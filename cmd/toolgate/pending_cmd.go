@@ -109,6 +109,73 @@ func (c *adminClient) do(method, path string, body []byte) (int, []byte, error) 
 	return resp.StatusCode, b, err
 }
 
+// pending lists the waiting calls, oldest first.
+func (c *adminClient) pending() ([]operator.Item, error) {
+	code, body, err := c.do(http.MethodGet, "/v1/pending", nil)
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, apiError(code, body)
+	}
+	var list struct {
+		Pending []operator.Item `json:"pending"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("the admin API's answer does not decode: %w", err)
+	}
+	return list.Pending, nil
+}
+
+// waiting finds the call an operator's answer names, which must wait for
+// that kind of answer. ref is the call's ID or enough of its start or of
+// its end to name one waiting call: IDs are UUIDv7s, whose start is their
+// time (calls of the same second share it) and whose end is random, so
+// `toolgate approve 903d96e53695` is enough. A call that waits for the
+// other kind of answer is refused with the command that answers it, before
+// anything is sent. The admin API decides again when the answer arrives: a
+// call that stopped waiting in between is refused there.
+func (c *adminClient) waiting(ref string, kind operator.Kind) (operator.Item, error) {
+	pending, err := c.pending()
+	if err != nil {
+		return operator.Item{}, err
+	}
+	var match []operator.Item
+	for _, by := range []func(id string) bool{
+		func(id string) bool { return id == ref },
+		func(id string) bool { return ref != "" && strings.HasPrefix(id, ref) },
+		func(id string) bool { return ref != "" && strings.HasSuffix(id, ref) },
+	} {
+		for _, it := range pending {
+			if by(it.ID) {
+				match = append(match, it)
+			}
+		}
+		if len(match) > 0 {
+			break
+		}
+	}
+	switch {
+	case len(match) == 0:
+		return operator.Item{}, fmt.Errorf("%w: %q (toolgate pending lists the calls that wait)", operator.ErrUnknown, ref)
+	case len(match) > 1:
+		ids := make([]string, len(match))
+		for i, it := range match {
+			ids[i] = it.ID
+		}
+		return operator.Item{}, fmt.Errorf("%q names %d waiting calls (%s): give more of the ID", ref, len(match), strings.Join(ids, ", "))
+	}
+	it := match[0]
+	switch {
+	case it.Kind == kind:
+		return it, nil
+	case it.Kind == operator.KindOutput:
+		return it, fmt.Errorf("call %s of %s waits for its output, not for an approval: answer it with toolgate submit %s JSON", it.ID, it.Tool, it.ID)
+	default:
+		return it, fmt.Errorf("call %s of %s waits for approval, not for an output: answer it with toolgate approve %s [--session], or toolgate deny %s", it.ID, it.Tool, it.ID, it.ID)
+	}
+}
+
 func apiError(code int, body []byte) error {
 	var e struct {
 		Error string `json:"error"`
@@ -131,19 +198,13 @@ func runPending(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	code, body, err := c.do(http.MethodGet, "/v1/pending", nil)
+	pending, err := c.pending()
 	if err != nil {
 		return err
 	}
-	if code != http.StatusOK {
-		return apiError(code, body)
-	}
-	var list struct {
+	list := struct {
 		Pending []operator.Item `json:"pending"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil {
-		return fmt.Errorf("the admin API's answer does not decode: %w", err)
-	}
+	}{pending}
 	if commandName(fs) == "approvals" { // only what waits for approval
 		var only []operator.Item
 		for _, it := range list.Pending {
@@ -173,7 +234,11 @@ func runPending(e *env, fs *pflag.FlagSet, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, "\nAnswer with: toolgate submit CALL-ID JSON (output), toolgate approve CALL-ID [--session], toolgate deny CALL-ID")
+	if commandName(fs) == "approvals" {
+		fmt.Fprintln(e.stdout, "\nAnswer with: toolgate approve CALL-ID [--session], toolgate deny CALL-ID (CALL-ID: the ID, or its start or end)")
+	} else {
+		fmt.Fprintln(e.stdout, "\nAnswer with: toolgate submit CALL-ID JSON (output), toolgate approve CALL-ID [--session], toolgate deny CALL-ID (CALL-ID: the ID, or its start or end)")
+	}
 	return nil
 }
 
@@ -197,15 +262,15 @@ func runDecide(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	body, _ := json.Marshal(operator.Answer{Decision: decision, By: "cli"})
-	code, resp, err := c.do(http.MethodPost, "/v1/pending/"+url.PathEscape(args[0])+"/submit", body)
+	it, err := c.waiting(args[0], operator.KindApproval)
 	if err != nil {
 		return err
 	}
-	if code != http.StatusOK {
-		return apiError(code, resp)
+	body, _ := json.Marshal(operator.Answer{Decision: decision, By: "cli"})
+	if err := c.answer(it.ID, body); err != nil {
+		return err
 	}
-	fmt.Fprintf(e.stdout, "Answered call %s: %s.\n", args[0], decision)
+	fmt.Fprintf(e.stdout, "Answered call %s of %s: %s.\n", it.ID, it.Tool, decision)
 	return nil
 }
 
@@ -224,15 +289,27 @@ func runSubmit(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	it, err := c.waiting(args[0], operator.KindOutput)
+	if err != nil {
+		return err
+	}
 	body, _ := json.Marshal(operator.Answer{Output: json.RawMessage(args[1]), By: "cli"})
-	code, resp, err := c.do(http.MethodPost, "/v1/pending/"+url.PathEscape(args[0])+"/submit", body)
+	if err := c.answer(it.ID, body); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Submitted the output of call %s of %s.\n", it.ID, it.Tool)
+	return nil
+}
+
+// answer sends an answer to the waiting call id.
+func (c *adminClient) answer(id string, body []byte) error {
+	code, resp, err := c.do(http.MethodPost, "/v1/pending/"+url.PathEscape(id)+"/submit", body)
 	if err != nil {
 		return err
 	}
 	if code != http.StatusOK {
 		return apiError(code, resp)
 	}
-	fmt.Fprintf(e.stdout, "Submitted the output of call %s.\n", args[0])
 	return nil
 }
 

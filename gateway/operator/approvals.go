@@ -191,6 +191,10 @@ func (ap *Approvals) Approve(ctx context.Context, call *gateway.Call) gateway.Ap
 		case AllowOnce, AllowSession, Deny:
 			return nil
 		}
+		if a.Decision == "" && len(a.Output) > 0 {
+			return fmt.Errorf(`this call of %s waits for approval, not for an output: answer {"decision": %q | %q | %q} (toolgate approve CALL-ID [--session], toolgate deny CALL-ID)`,
+				call.Name, AllowOnce, AllowSession, Deny)
+		}
 		return fmt.Errorf("an approval's decision is one of %s, %s, %s; got %q", AllowOnce, AllowSession, Deny, a.Decision)
 	})
 	switch {

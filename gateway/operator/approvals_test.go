@@ -253,6 +253,29 @@ func TestApprovalRecordsWhoAnswered(t *testing.T) {
 	}
 }
 
+// TestOutputAnswerToAnApproval: an output sent to a call that waits for
+// approval is refused saying what the call waits for and how to answer
+// it; the call keeps waiting and takes a decision afterwards.
+func TestOutputAnswerToAnApproval(t *testing.T) {
+	q := NewQueue()
+	ev := &events{finished: map[string]string{}, kinds: map[string]int{}}
+	ran := 0
+	p := askingPipeline(q, ev, &ran)
+	done := make(chan *gateway.Result)
+	go func() { done <- p.Call(context.Background(), &gateway.Call{ID: "c1", Name: "send", Session: "s"}) }()
+	waitListed(t, q, 1)
+	err := q.Submit("c1", Answer{Output: json.RawMessage(`"looks good"`)})
+	if err == nil || !strings.Contains(err.Error(), "send waits for approval, not for an output") || !strings.Contains(err.Error(), "toolgate approve") {
+		t.Fatalf("an output for an approval: %v", err)
+	}
+	if err := q.Submit("c1", Answer{Decision: AllowOnce}); err != nil {
+		t.Fatalf("the call stopped waiting after the refused answer: %v", err)
+	}
+	if res := <-done; res.IsError || ran != 1 {
+		t.Errorf("after approval: %+v, ran %d", res, ran)
+	}
+}
+
 // TestAllowSessionAfterSessionEnded: "allow for the session" given to a
 // call whose session ended while it waited is not remembered (the session
 // was forgotten already; remembering it then would keep it for the

@@ -126,6 +126,9 @@ func newValidator(schema json.RawMessage) (*gateway.Tool, error) {
 // check vets a submitted output against the output schema.
 func (d *def) check(a operator.Answer) error {
 	raw := bytes.TrimSpace(a.Output)
+	if len(raw) == 0 && a.Decision != "" {
+		return fmt.Errorf(`this call of %s waits for its output, not for an approval: answer {"output": <JSON value>} (toolgate submit CALL-ID JSON)`, d.Name)
+	}
 	if len(raw) == 0 {
 		return errors.New("no output: submit a JSON value (a string is the output text)")
 	}

@@ -43,6 +43,17 @@ func TestOutputCheck(t *testing.T) {
 	}
 }
 
+// TestApprovalAnswerToAnOutputCall: a decision sent to a call that waits
+// for its output is refused saying what the call waits for and how to
+// answer it, not as an empty output.
+func TestApprovalAnswerToAnOutputCall(t *testing.T) {
+	d := &def{Definition: Definition{Name: "ask_reviewer"}}
+	err := d.check(operator.Answer{Decision: operator.AllowOnce})
+	if err == nil || !strings.Contains(err.Error(), "ask_reviewer waits for its output, not for an approval") || !strings.Contains(err.Error(), "toolgate submit") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func TestFormSchema(t *testing.T) {
 	flat := json.RawMessage(`{"type":"object","properties":{"color":{"type":"string"},"n":{"type":"integer"}}}`)
 	if s, wrapped := formSchema(flat); wrapped || string(s.(json.RawMessage)) != string(flat) {
