@@ -64,6 +64,11 @@ func TestReloadSettings(t *testing.T) {
 	}) {
 		t.Fatalf("no reload: %v", healthDetails(t, s)["last_reload"])
 	}
+	// What did not change is an empty list, not null.
+	lr, _ := healthDetails(t, s)["last_reload"].(map[string]any)
+	if ch, _ := lr["changes"].(map[string]any); ch == nil || ch["added"] == nil || ch["removed"] == nil || ch["settings"] == nil {
+		t.Errorf("/healthz last_reload changes: %v, want lists (empty ones too)", lr["changes"])
+	}
 
 	// Policy: echo is denied now, naming the rule.
 	if r := call(t, cs, "echo", map[string]any{"text": "after"}); !r.IsError || !strings.Contains(textOf(r), "policy.tools.deny") {

@@ -258,17 +258,20 @@ func (c *Config) Validate() error {
 // prefixes of enabled entries, are unique.
 func ValidateAll(cfgs []Config) error {
 	var errs []error
-	names := map[string]bool{}
+	names := map[string]int{} // the first entry of each name
 	prefixes := map[string]string{}
 	for i := range cfgs {
 		c := &cfgs[i]
 		if err := c.Validate(); err != nil {
 			errs = append(errs, err)
 		}
-		if names[c.Name] {
-			errs = append(errs, fmt.Errorf("upstream %q: name: used by two upstreams", c.Name))
+		if first, ok := names[c.Name]; ok {
+			// Its prefix clashes too, as it derives from the name: one
+			// problem, said once.
+			errs = append(errs, fmt.Errorf("upstream %q: name: upstreams[%d] has it too; each upstream needs a name of its own", c.Name, first))
+			continue
 		}
-		names[c.Name] = true
+		names[c.Name] = i
 		if c.Disabled {
 			continue
 		}

@@ -78,10 +78,14 @@ func TestValidateAll(t *testing.T) {
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, w := range []string{`upstream "a": name: used by two upstreams`, `upstream "c": prefix "c" is also the prefix of upstream "b"`} {
+	for _, w := range []string{`upstream "a": name: upstreams[0] has it too`, `upstream "c": prefix "c" is also the prefix of upstream "b"`} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("%q missing from %v", w, err)
 		}
+	}
+	// A repeated name is one problem, not also its prefix's.
+	if strings.Contains(err.Error(), `prefix "a"`) {
+		t.Errorf("the repeated name's prefix reported too: %v", err)
 	}
 	if strings.Contains(err.Error(), `upstream "e"`) {
 		t.Errorf("empty prefixes may repeat: %v", err)

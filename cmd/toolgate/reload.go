@@ -214,6 +214,8 @@ func (r *reloader) reload(ctx context.Context, trigger string) {
 		return
 	}
 	ch := config.Diff(r.cur, next)
+	// Lists, never null, in /healthz and the config.reloaded event.
+	ch.Added, ch.Removed, ch.Changed, ch.Settings, ch.Fixed = nonNil(ch.Added), nonNil(ch.Removed), nonNil(ch.Changed), nonNil(ch.Settings), nonNil(ch.Fixed)
 	res.OK, res.Changes = true, &ch
 	if ch.Empty() {
 		announce = func() { r.a.log.Info("config reloaded; nothing changed", "trigger", trigger) }

@@ -779,7 +779,10 @@ func (c *Config) check() error {
 			bad(fmt.Sprintf("sandbox.roots[%d]", i), "is empty")
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("config: %s", listProblems(problemLines(errors.Join(errs...))))
 }
 
 // stateDir is toolgate's directory for state: $XDG_STATE_HOME/toolgate,

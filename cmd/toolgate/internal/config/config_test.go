@@ -137,6 +137,11 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"every problem at once", "limits:\n  max_in_flight: 1.5\n  call_timeout: soon\nlog:\n  formt: x\n", nil,
 			"config: 3 problems:\n  limits.call_timeout: \"soon\" is not a duration: write it with a unit, as in 30s, 2m or 1h30m\n  limits.max_in_flight: 1.5 is not a whole number\n  unknown key log.formt; did you mean log.format?"},
 		{"bad level", "log:\n  level: loud\n", nil, `log.level: "loud" is not one of`},
+		// The checks after decoding list their problems as decoding does;
+		// an upstream's name given twice is one problem, not also its
+		// prefix's.
+		{"every checked problem at once", "log:\n  level: loud\nupstreams:\n  - {name: ev, command: a}\n  - {name: ev, command: b}\n  - {name: x}\n", nil,
+			"config: 3 problems:\n  log.level: \"loud\" is not one of debug, info, warn, error\n  upstream \"ev\": name: upstreams[0] has it too; each upstream needs a name of its own\n  upstream \"x\": url: required for an http upstream (or set command for a stdio upstream)"},
 		{"small output limit", "limits:\n  max_output_bytes: 10\n", nil, "limits.max_output_bytes: must be at least 1024"},
 		{"bad addr", "http:\n  addr: nope\n", nil, `http.addr: "nope" is not host:port`},
 		{"bad port", "http:\n  addr: \":99999\"\n", nil, `http.addr: ":99999": the port "99999" is not a number from 0 to 65535`},

@@ -51,11 +51,33 @@ func describeDecodeError(err error, environ []string) string {
 	for _, de := range problems {
 		lines = append(lines, describeProblem(de.Name(), de.Unwrap(), environ)...)
 	}
+	slices.Sort(lines) // the decoder meets a map's keys in no set order
+	return listProblems(lines)
+}
+
+// listProblems says one problem on its line, or several as "N problems:"
+// with each on a line of its own: what decoding and checking a
+// configuration report alike.
+func listProblems(lines []string) string {
 	if len(lines) == 1 {
 		return lines[0]
 	}
-	slices.Sort(lines) // the decoder meets a map's keys in no set order
 	return fmt.Sprintf("%d problems:\n  %s", len(lines), strings.Join(lines, "\n  "))
+}
+
+// problemLines are the problems of an error that may join others (and
+// joined errors join others too: an upstream's own problems), one entry
+// each, in order. A problem's text of several lines stays one entry, its
+// later lines indented under it.
+func problemLines(err error) []string {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var lines []string
+		for _, e := range j.Unwrap() {
+			lines = append(lines, problemLines(e)...)
+		}
+		return lines
+	}
+	return []string{strings.ReplaceAll(err.Error(), "\n", "\n    ")}
 }
 
 // describeProblem is the line (or, for unknown keys, lines) of one error
