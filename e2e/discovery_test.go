@@ -175,6 +175,14 @@ func TestProfiles(t *testing.T) {
 		t.Errorf("the refused call of write_file in profile ro is not recorded as not_found: %+v", rec)
 	}
 
+	// The plain endpoint serves the whole catalog (no profile is named
+	// default): its not-found answer names no profile.
+	plain := s.Connect(t, era2025, nil)
+	if out := call(t, plain, "call_tool", map[string]any{"name": "write_fil", "arguments": map[string]any{}}); !out.IsError ||
+		!strings.Contains(textOf(out), "Tool `write_fil` not found; did you mean write_file?") {
+		t.Errorf("the plain endpoint: call_tool(write_fil) = %q, want not found, and no profile named", textOf(out))
+	}
+
 	// An unknown profile is not an endpoint.
 	if code, _, body := post(t, s.Base+"/mcp/nope", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil); code != 404 {
 		t.Errorf("POST /mcp/nope: status %d (%s), want 404", code, body)

@@ -249,7 +249,9 @@ func AsCaller(ctx context.Context, c *Call) context.Context { return withCall(ct
 // validated and authorized like any other, so a profile never widens the
 // policy.
 type View interface {
-	// Name is the profile's name, for messages and records.
+	// Name is the profile's name, for messages and records; "" for the
+	// whole catalog (the plain endpoint without a profile named default),
+	// which no message calls a profile.
 	Name() string
 	// Admits says whether the tool with this served name is in the view.
 	Admits(tool string) bool

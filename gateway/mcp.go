@@ -957,7 +957,16 @@ func Narrow(a, b View) View {
 
 type narrowed struct{ a, b View }
 
-func (n narrowed) Name() string            { return n.a.Name() + "+" + n.b.Name() }
+func (n narrowed) Name() string {
+	switch a, b := n.a.Name(), n.b.Name(); {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	default:
+		return a + "+" + b
+	}
+}
 func (n narrowed) Admits(tool string) bool { return n.a.Admits(tool) && n.b.Admits(tool) }
 func (n narrowed) Lists(tool string) bool {
 	if lv, ok := n.a.(ListingView); ok {

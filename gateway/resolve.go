@@ -17,7 +17,7 @@ func (p *Pipeline) resolveStage(next Handler) Handler {
 			// alike), so that the answer does not tell which tools exist
 			// beyond the profile, and recorded like one.
 			res := NotFoundResult(call.Name)
-			if call.View != nil {
+			if call.View != nil && call.View.Name() != "" {
 				res.Message += fmt.Sprintf(" in profile %q", call.View.Name())
 			}
 			if w, ok := p.opts.Tools.(interface{ WhyNotFound(string) string }); ok && admitted {

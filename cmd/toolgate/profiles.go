@@ -181,11 +181,16 @@ func (v liveView) current() gateway.View {
 	return vs.named[v.name]
 }
 
+// Name is the profile's; the plain endpoint's is "default" when a profile
+// of that name is in force, else "" (the whole catalog).
 func (v liveView) Name() string {
-	if v.name == "" {
-		return "default"
+	if v.name != "" {
+		return v.name
 	}
-	return v.name
+	if cur := v.current(); cur != nil {
+		return cur.Name()
+	}
+	return ""
 }
 
 // Admits implements [gateway.View]. A reload cannot remove serve's own

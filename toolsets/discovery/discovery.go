@@ -317,7 +317,7 @@ type visibleView struct {
 
 func (v visibleView) Name() string {
 	if v.base == nil {
-		return "default"
+		return "" // the whole catalog
 	}
 	return v.base.Name()
 }
@@ -346,7 +346,7 @@ type viewCount struct {
 
 func (v *listingView) Name() string {
 	if v.base == nil {
-		return "default"
+		return "" // the whole catalog
 	}
 	return v.base.Name()
 }
