@@ -68,10 +68,10 @@ func TestOAuthResourceServer(t *testing.T) {
 	}
 	token := func(scope string) string { return signed("alice", scope) }
 
-	code, h, _ := post(t, s.URL, initializeBody, nil)
+	code, h, body := post(t, s.URL, initializeBody, nil)
 	meta := s.Base + "/.well-known/oauth-protected-resource/mcp"
-	if code != http.StatusUnauthorized || !strings.Contains(h.Get("WWW-Authenticate"), `resource_metadata="`+meta+`"`) {
-		t.Errorf("no token: %d %q", code, h.Get("WWW-Authenticate"))
+	if code != http.StatusUnauthorized || !strings.Contains(h.Get("WWW-Authenticate"), `resource_metadata="`+meta+`"`) || !strings.Contains(body, "no bearer token") {
+		t.Errorf("no token: %d %q %s", code, h.Get("WWW-Authenticate"), body)
 	}
 	resp, err := httpClient.Get(meta)
 	if err != nil {
@@ -90,6 +90,18 @@ func TestOAuthResourceServer(t *testing.T) {
 	code, h, _ = post(t, s.URL, initializeBody, map[string]string{"Authorization": "Bearer " + token("tools:call")[:40] + "x"})
 	if code != http.StatusUnauthorized || !strings.Contains(h.Get("WWW-Authenticate"), `error="invalid_token"`) {
 		t.Errorf("a broken token: %d %q", code, h.Get("WWW-Authenticate"))
+	}
+	// An expired token's 401 says so: the client knows to get a new one.
+	expired := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": as.URL, "aud": aud, "sub": "alice",
+		"scope": "tools:call", "exp": time.Now().Add(-time.Hour).Unix()})
+	expired.Header["kid"] = "k1"
+	old, err := expired.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, h, body = post(t, s.URL, initializeBody, map[string]string{"Authorization": "Bearer " + old})
+	if code != http.StatusUnauthorized || !strings.Contains(h.Get("WWW-Authenticate"), `error="invalid_token"`) || !strings.Contains(body, "invalid access token") || !strings.Contains(body, "expired") {
+		t.Errorf("an expired token: %d %q %s", code, h.Get("WWW-Authenticate"), body)
 	}
 
 	auth := map[string]string{"Authorization": "Bearer " + token("tools:call tools:read")}

@@ -46,32 +46,54 @@ func nearMiss() string { return secTokenReal[:len(secTokenReal)-1] + "X" }
 func TestSecurityBearerNearMisses(t *testing.T) {
 	t.Parallel()
 	_, s := secTokenEnv(t)
+	const (
+		unknown  = "the bearer token is not one this gateway accepts"
+		noBearer = "the Authorization header is not a bearer token"
+		empty    = "the bearer token is empty"
+	)
 	for _, tc := range []struct {
 		name, auth string
 		want       int
+		why        string // in the 401's body
 	}{
-		{"long common prefix", "Bearer " + nearMiss(), http.StatusUnauthorized},
-		{"first character changed", "Bearer X" + secTokenReal[1:], http.StatusUnauthorized},
-		{"a prefix of the token", "Bearer " + secTokenReal[:len(secTokenReal)-1], http.StatusUnauthorized},
-		{"the token extended", "Bearer " + secTokenReal + "0", http.StatusUnauthorized},
-		{"different length", "Bearer tg-short", http.StatusUnauthorized},
-		{"much longer", "Bearer " + strings.Repeat(secTokenReal, 8), http.StatusUnauthorized},
-		{"lowercase bearer, wrong token", "bearer " + nearMiss(), http.StatusUnauthorized},
-		{"empty token", "Bearer ", http.StatusUnauthorized},
-		{"scheme only", "Bearer", http.StatusUnauthorized},
-		{"no space", "Bearer" + secTokenReal, http.StatusUnauthorized},
-		{"another scheme", "Token " + secTokenReal, http.StatusUnauthorized},
-		{"the token alone", secTokenReal, http.StatusUnauthorized},
-		{"lowercase bearer", "bearer " + secTokenReal, http.StatusOK},
-		{"uppercase BEARER", "BEARER " + secTokenReal, http.StatusOK},
-		{"right", "Bearer " + secTokenReal, http.StatusOK},
+		{"long common prefix", "Bearer " + nearMiss(), http.StatusUnauthorized, unknown},
+		{"first character changed", "Bearer X" + secTokenReal[1:], http.StatusUnauthorized, unknown},
+		{"a prefix of the token", "Bearer " + secTokenReal[:len(secTokenReal)-1], http.StatusUnauthorized, unknown},
+		{"the token extended", "Bearer " + secTokenReal + "0", http.StatusUnauthorized, unknown},
+		{"different length", "Bearer tg-short", http.StatusUnauthorized, unknown},
+		{"much longer", "Bearer " + strings.Repeat(secTokenReal, 8), http.StatusUnauthorized, unknown},
+		{"lowercase bearer, wrong token", "bearer " + nearMiss(), http.StatusUnauthorized, unknown},
+		{"empty token", "Bearer ", http.StatusUnauthorized, empty},
+		{"scheme only", "Bearer", http.StatusUnauthorized, empty},
+		{"no space", "Bearer" + secTokenReal, http.StatusUnauthorized, noBearer},
+		{"another scheme", "Token " + secTokenReal, http.StatusUnauthorized, noBearer},
+		{"the token alone", secTokenReal, http.StatusUnauthorized, noBearer},
+		{"no header", "", http.StatusUnauthorized, "no bearer token: send the header Authorization: Bearer TOKEN"},
+		{"lowercase bearer", "bearer " + secTokenReal, http.StatusOK, ""},
+		{"uppercase BEARER", "BEARER " + secTokenReal, http.StatusOK, ""},
+		{"right", "Bearer " + secTokenReal, http.StatusOK, ""},
 	} {
-		code, hdr, body := post(t, s.URL, initializeBody, map[string]string{"Authorization": tc.auth})
+		hdr := map[string]string{"Authorization": tc.auth}
+		if tc.auth == "" {
+			hdr = nil
+		}
+		code, resp, body := post(t, s.URL, initializeBody, hdr)
 		if code != tc.want {
 			t.Errorf("%s: %d, want %d (%s)", tc.name, code, tc.want, tail(body, 200))
 		}
-		if code == http.StatusUnauthorized && !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
+		if code != http.StatusUnauthorized {
+			continue
+		}
+		challenge := resp.Get("WWW-Authenticate")
+		if !strings.HasPrefix(challenge, "Bearer") {
 			t.Errorf("%s: 401 without a Bearer WWW-Authenticate header", tc.name)
+		}
+		// RFC 6750 §3.1: invalid_token only for a bearer token refused.
+		if strings.Contains(challenge, `error="invalid_token"`) != (tc.why == unknown) {
+			t.Errorf("%s: WWW-Authenticate %q", tc.name, challenge)
+		}
+		if !strings.Contains(body, tc.why) || strings.Contains(body, secTokenReal[4:]) {
+			t.Errorf("%s: the 401 says %q, want %q (and never the token)", tc.name, tail(body, 300), tc.why)
 		}
 	}
 	if code, _, _ := post(t, s.URL+"?access_token="+secTokenReal, initializeBody, nil); code != http.StatusUnauthorized {

@@ -149,7 +149,9 @@ func (g *httpGuard) challenge(w http.ResponseWriter, r *http.Request, err error)
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", `+params)
 	}
 	g.count(refusedUnauthorized)
-	httpError(w, http.StatusUnauthorized, "missing or invalid access token")
+	// What was wrong: no token, another scheme, or the verifier's reason
+	// (expired, another audience, an unknown key), which quotes no token.
+	httpError(w, http.StatusUnauthorized, err.Error())
 }
 
 // verifyOAuth checks token with the verifier and the required scopes.

@@ -315,8 +315,14 @@ func (g *httpGuard) wrap(next http.Handler) http.Handler {
 				return
 			}
 			g.count(refusedUnauthorized)
-			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
-			httpError(w, http.StatusUnauthorized, "missing or invalid bearer token")
+			// RFC 6750 §3.1: no error code when the request has no bearer
+			// token, invalid_token when it has one that is refused.
+			challenge := `Bearer realm="toolgate"`
+			if errors.Is(err, errUnknownToken) {
+				challenge += `, error="invalid_token"`
+			}
+			w.Header().Set("WWW-Authenticate", challenge)
+			httpError(w, http.StatusUnauthorized, err.Error())
 			return
 		}
 		ctx := context.WithValue(r.Context(), identityKey{}, identity)
@@ -359,7 +365,7 @@ func (g *httpGuard) identify(r *http.Request) (identity string, p *Principal, er
 	auth := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(auth, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		token = ""
+		ok, token = false, ""
 	}
 	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	match, which := 0, 0
@@ -371,11 +377,26 @@ func (g *httpGuard) identify(r *http.Request) (identity string, p *Principal, er
 	switch {
 	case match == 1 && ok:
 		return "token:" + g.tokenNames[which], nil, nil
-	case g.opts.OAuth != nil && ok && token != "":
+	case g.opts.OAuth != nil && ok && strings.TrimSpace(token) != "":
 		return g.verifyOAuth(r.Context(), strings.TrimSpace(token))
+	case auth == "":
+		return "", nil, errNoToken
+	case !ok && !strings.EqualFold(strings.TrimSpace(auth), "Bearer"): // "Bearer " arrives trimmed
+		return "", nil, errNotBearer
+	case strings.TrimSpace(token) == "":
+		return "", nil, errEmptyToken
 	}
-	return "", nil, errors.New("missing or invalid bearer token")
+	return "", nil, errUnknownToken
 }
+
+// Why a request's credentials are refused, as its 401 says. None quotes
+// the Authorization header: a token sent without its scheme is all of it.
+var (
+	errNoToken      = errors.New("no bearer token: send the header Authorization: Bearer TOKEN")
+	errNotBearer    = errors.New("the Authorization header is not a bearer token: send Authorization: Bearer TOKEN")
+	errEmptyToken   = errors.New("the bearer token is empty: send Authorization: Bearer TOKEN")
+	errUnknownToken = errors.New("the bearer token is not one this gateway accepts")
+)
 
 func (g *httpGuard) health(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{"status": "ok"}
