@@ -623,6 +623,31 @@ func TestAnswerNamesTheCall(t *testing.T) {
 	}
 }
 
+// TestAdminTokenRefused: an operator command whose configuration gives no
+// admin token, or another than the serve's, says so in the configuration's
+// terms, not as a bare 401.
+func TestAdminTokenRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-admin"`)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":"missing or invalid admin token"}`))
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	for cfg, want := range map[string]string{
+		"admin:\n  addr: " + addr + "\n": "wants a token, and this command's configuration gives none",
+		"admin:\n  addr: " + addr + "\n  tokens: [\"0123456789abcdefXYZ\"]\n": "refused the admin token of this command's configuration",
+	} {
+		for _, args := range [][]string{{"pending"}, {"approve", "x"}} {
+			code, _, errOut := run(t, cfg, args...)
+			if code != exitFailure || !strings.Contains(errOut, want) || strings.Contains(errOut, "0123456789abcdefXYZ") {
+				t.Errorf("%v: exit %d, stderr %q; want %q", args, code, errOut, want)
+			}
+		}
+	}
+}
+
 // TestCallInterrupted: Ctrl-C during a call cancels it, records it as
 // cancelled, and exits 130 as an interrupted command does, not 1 as if
 // the tool had failed.

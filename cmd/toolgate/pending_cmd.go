@@ -106,6 +106,14 @@ func (c *adminClient) do(method, path string, body []byte) (int, []byte, error) 
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		// The serve wants a token this command did not send, or another:
+		// said in terms of the configuration the command read.
+		if c.token == "" {
+			return 0, nil, fmt.Errorf("the admin API at %s wants a token, and this command's configuration gives none: set admin.tokens or admin.token_env as the serve's configuration does (or pass its --config)", c.base)
+		}
+		return 0, nil, fmt.Errorf("the admin API at %s refused the admin token of this command's configuration (the first of admin.tokens, or admin.token_env's): is it the serve's? (pass its --config)", c.base)
+	}
 	return resp.StatusCode, b, err
 }
 
