@@ -163,9 +163,14 @@ func TestPromoteNothing(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(runsDir, id), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr := run(t, "runs_dir: "+runsDir+"\nmemory:\n  path: "+filepath.Join(runsDir, "m.db")+"\n", "memory", "promote", id)
-	if code != 0 || !strings.Contains(out, "no memory candidates: nothing to promote") || strings.Count(out, "\n") != 1 {
+	// The run is named as runs show takes it: here by its random part.
+	cfg := "runs_dir: " + runsDir + "\nmemory:\n  path: " + filepath.Join(runsDir, "m.db") + "\n"
+	code, out, stderr := run(t, cfg, "memory", "promote", "def8a7")
+	if code != 0 || !strings.Contains(out, "Run "+id+" has no memory candidates: nothing to promote") || strings.Count(out, "\n") != 1 {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if code, _, stderr := run(t, cfg, "memory", "promote", "abc123"); code != exitFailure || !strings.Contains(stderr, `no run "abc123"`) {
+		t.Errorf("an unknown run: exit %d, stderr %q", code, stderr)
 	}
 }
 

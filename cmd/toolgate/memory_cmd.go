@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/spf13/pflag"
+	"github.com/toolgate/toolgate/gateway/runs"
 	"github.com/toolgate/toolgate/toolsets/memory"
 	"github.com/toolgate/toolgate/toolsets/memory/sqlitestore"
 )
@@ -16,7 +17,7 @@ import (
 func init() {
 	commands = append(commands, &command{
 		name:  "memory",
-		args:  "promote RUN-ID [--dry-run] [--json]",
+		args:  "promote RUN [--dry-run] [--json]",
 		short: "promote a run's candidate memories into the store, after review",
 		flags: func(fs *pflag.FlagSet) {
 			configFlags(fs)
@@ -31,20 +32,27 @@ var runIDPattern = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
 
 func runMemory(e *env, fs *pflag.FlagSet, args []string) error {
 	if len(args) != 2 || args[0] != "promote" {
-		return usagef("usage: toolgate memory promote RUN-ID [--dry-run] [--json]")
+		return usagef("usage: toolgate memory promote RUN [--dry-run] [--json]")
 	}
-	runID := args[1]
-	if !runIDPattern.MatchString(runID) {
-		return usagef("%q is not a run ID (like 20261121T201530Z-4f2a9c; see the runs directory)", runID)
+	ref := args[1]
+	if strings.ContainsAny(ref, `/\`) || ref == "." || ref == ".." {
+		return usagef("%q is not a run ID (like 20261121T201530Z-4f2a9c, or its last part 4f2a9c; toolgate runs list shows them)", ref)
 	}
 	cfg, err := loadConfig(fs, configFlagKeys)
 	if err != nil {
 		return err
 	}
-	candidates := memory.CandidatesPath(filepath.Join(cfg.ResolvedRunsDir(), runID, "archive"))
-	if _, err := os.Stat(filepath.Join(cfg.ResolvedRunsDir(), runID)); err != nil {
-		return fmt.Errorf("run %s: %w", runID, err)
+	// A run as runs show takes it: its ID, the start of it, or the start
+	// of its random part.
+	dir, err := runs.Resolve(cfg.ResolvedRunsDir(), ref)
+	if err != nil {
+		return err
 	}
+	runID := filepath.Base(dir)
+	if !runIDPattern.MatchString(runID) {
+		return usagef("%q is not a run ID (like 20261121T201530Z-4f2a9c, or its last part 4f2a9c; toolgate runs list shows them)", runID)
+	}
+	candidates := memory.CandidatesPath(filepath.Join(dir, "archive"))
 	store, err := sqlitestore.Open(cfg.ResolvedMemoryPath())
 	if err != nil {
 		return fmt.Errorf("memory store: %w", err)
