@@ -76,6 +76,10 @@ func TestRunsCommand(t *testing.T) {
 	if n := strings.Count(run("runs", "list"), "\n"); n != 3 { // header + 2 runs
 		t.Errorf("after a dry run: %d lines", n)
 	}
+	// Ages in days, as retention is said: both runs are younger than 2d.
+	if out := run("runs", "prune", "--older-than", "2d"); strings.Contains(out, "would remove") {
+		t.Errorf("prune --older-than 2d took runs of today:\n%s", out)
+	}
 	if out := run("runs", "prune", "--keep", "1", "--yes"); !strings.Contains(out, "removed "+r.ID) {
 		t.Errorf("prune --yes:\n%s", out)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 )
@@ -117,6 +118,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "toolgate %s: %v\n", cmd.name, err)
 		return exitUsage
+	case errors.Is(err, syscall.EPIPE):
+		// The reader of stdout went away (toolgate runs list | head):
+		// nothing to tell it, nor anyone else.
+		return exitOK
 	default:
 		fmt.Fprintf(stderr, "toolgate %s: %v\n", cmd.name, err)
 		if ctx.Err() != nil {

@@ -641,7 +641,7 @@ func TestAdminTokenRefused(t *testing.T) {
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	for cfg, want := range map[string]string{
-		"admin:\n  addr: " + addr + "\n": "wants a token, and this command's configuration gives none",
+		"admin:\n  addr: " + addr + "\n":                                      "wants a token, and this command's configuration gives none",
 		"admin:\n  addr: " + addr + "\n  tokens: [\"0123456789abcdefXYZ\"]\n": "refused the admin token of this command's configuration",
 	} {
 		for _, args := range [][]string{{"pending"}, {"approve", "x"}} {
@@ -650,6 +650,22 @@ func TestAdminTokenRefused(t *testing.T) {
 				t.Errorf("%v: exit %d, stderr %q; want %q", args, code, errOut, want)
 			}
 		}
+	}
+}
+
+// TestStdoutReaderGone: a command whose stdout's reader went away
+// (toolgate runs list | head) ends quietly, not with "write /dev/stdout:
+// broken pipe" on stderr.
+func TestStdoutReaderGone(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	defer w.Close()
+	var stderr bytes.Buffer
+	if code := Main(context.Background(), []string{"config", "--defaults"}, strings.NewReader(""), w, &stderr); code != exitOK || stderr.Len() != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 }
 

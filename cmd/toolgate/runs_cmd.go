@@ -25,7 +25,7 @@ func init() {
 			configFlags(fs)
 			fs.Bool("json", false, "print JSON (list, show, open)")
 			fs.Int("keep", 0, "prune: keep the N newest runs")
-			fs.String("older-than", "", "prune: remove runs started longer ago than this (e.g. 720h)")
+			fs.String("older-than", "", "prune: remove runs started longer ago than this (e.g. 30d or 12h)")
 			fs.Bool("yes", false, "prune: remove them (without it, only say what would go)")
 		},
 		run: runRuns,
@@ -314,8 +314,8 @@ func runsPrune(e *env, fs *pflag.FlagSet, dir string) error {
 	var age time.Duration
 	if olderThan != "" {
 		var err error
-		if age, err = time.ParseDuration(olderThan); err != nil || age <= 0 {
-			return usagef("--older-than: %q is not a positive duration (like 720h for 30 days)", olderThan)
+		if age, err = config.ParseDuration(olderThan); err != nil || age <= 0 {
+			return usagef("--older-than: %q is not a positive duration (like 30d, 12h or 1d12h)", olderThan)
 		}
 	}
 	if keep <= 0 && age == 0 {

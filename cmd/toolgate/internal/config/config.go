@@ -495,9 +495,32 @@ func toDuration(from, to reflect.Type, data any) (any, error) {
 	if _, err := strconv.ParseFloat(str, 64); err == nil {
 		return nil, fmt.Errorf("%q is a number, not a duration: write it with a unit, e.g. %ss or %sms", str, str, str)
 	}
-	d, err := time.ParseDuration(str)
+	d, err := ParseDuration(str)
 	if err != nil {
 		return nil, fmt.Errorf("%q is not a duration: write it with a unit, as in 30s, 2m or 1h30m", str)
+	}
+	return d, nil
+}
+
+// ParseDuration is [time.ParseDuration] that also takes whole days in
+// front ("30d", "1d12h"), as retention is usually said: runs.max_age and
+// toolgate runs prune --older-than.
+func ParseDuration(s string) (time.Duration, error) {
+	days, rest, ok := strings.Cut(s, "d")
+	if !ok {
+		return time.ParseDuration(s)
+	}
+	n, err := strconv.ParseUint(days, 10, 16)
+	if err != nil {
+		return time.ParseDuration(s) // its error
+	}
+	d := time.Duration(n) * 24 * time.Hour
+	if rest != "" {
+		r, err := time.ParseDuration(rest)
+		if err != nil || r < 0 {
+			return 0, fmt.Errorf("time: invalid duration %q", s)
+		}
+		d += r
 	}
 	return d, nil
 }

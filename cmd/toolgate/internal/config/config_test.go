@@ -253,6 +253,27 @@ func FuzzLoadConfigFile(f *testing.F) {
 	})
 }
 
+// TestParseDuration: durations take whole days in front, as retention is
+// said (runs.max_age: 30d, runs prune --older-than 2d).
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"30d": 30 * 24 * time.Hour, "1d12h": 36 * time.Hour, "0d": 0, "90m": 90 * time.Minute, "1h30m": 90 * time.Minute,
+	} {
+		if got, err := ParseDuration(in); err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"d", "1.5d", "-1d", "1d-2h", "2dd", "1dx", "soon", "99999d"} {
+		if got, err := ParseDuration(in); err == nil {
+			t.Errorf("ParseDuration(%q) = %v, want an error", in, got)
+		}
+	}
+	cfg, err := load(t, "runs:\n  max_age: 14d\n", nil)
+	if err != nil || cfg.Runs.MaxAge != 14*24*time.Hour {
+		t.Fatalf("runs.max_age: 14d: %v (%v)", err, cfg)
+	}
+}
+
 // TestDurationsNeedUnits: a bare number for a duration is refused from
 // every layer, naming the key (YAML's 30 was 30 nanoseconds: every call
 // then timed out at once).
