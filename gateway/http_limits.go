@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"strings"
@@ -217,6 +218,13 @@ func (g *httpGuard) serveMCP(w http.ResponseWriter, r *http.Request, next http.H
 			g.onListen(r.Header.Get("Mcp-Session-Id"))
 		}
 	case http.MethodPost:
+		// mcp-go answers another content type 400 in plain text, the one
+		// refusal of the endpoint that is not JSON-RPC; 415 is HTTP's
+		// status for it (the TypeScript SDK's server answers so too).
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			httpError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("the body must be JSON-RPC with Content-Type: application/json, not %q", r.Header.Get("Content-Type")))
+			return
+		}
 		// A 2026-07-28 subscriptions/listen is the era's GET stream, open
 		// for as long as the client likes: it takes a stream, not a call's
 		// in-flight slot (max_in_flight listen streams shut every call out).

@@ -100,6 +100,29 @@ func TestOtherMethodsAre405(t *testing.T) {
 	}
 }
 
+// TestOtherContentTypesAre415: a POST whose body is not declared JSON is
+// refused 415 with a JSON-RPC error naming the content type (mcp-go's own
+// refusal was a 400 in plain text), on either era; a JSON type with
+// parameters is served.
+func TestOtherContentTypesAre415(t *testing.T) {
+	url := httpTestServer(t, HTTPOptions{})
+	for _, ct := range []string{"text/plain", "", "application/x-www-form-urlencoded", "application/jsonx"} {
+		for _, v := range []string{"2025-11-25", "2026-07-28"} {
+			st, rh, body := postWith(t, http.MethodPost, url, map[string]string{"Content-Type": ct, "Mcp-Protocol-Version": v}, initialize2025)
+			var msg struct {
+				Error struct{ Message string } `json:"error"`
+			}
+			if st != http.StatusUnsupportedMediaType || !strings.HasPrefix(rh.Get("Content-Type"), "application/json") ||
+				json.Unmarshal([]byte(body), &msg) != nil || !strings.Contains(msg.Error.Message, fmt.Sprintf("not %q", ct)) {
+				t.Errorf("Content-Type %q (%s): %d %q %s, want 415 with a JSON-RPC error naming it", ct, v, st, rh.Get("Content-Type"), body)
+			}
+		}
+	}
+	if st, _, body := postWith(t, http.MethodPost, url, map[string]string{"Content-Type": "application/json; charset=utf-8", "Accept": "application/json, text/event-stream"}, initialize2025); st != http.StatusOK {
+		t.Errorf("application/json; charset=utf-8: %d %s, want it served", st, body)
+	}
+}
+
 // listenTo opens a 2026-07-28 subscriptions/listen stream with the JSON
 // filter notifications and returns its status and the data of its
 // messages as they come.
