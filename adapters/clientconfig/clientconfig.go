@@ -148,9 +148,14 @@ func Parse(path string, data []byte, format string, env Env) (*Result, error) {
 	sort.Strings(names)
 	used := map[string]bool{}
 	for _, name := range names {
+		// An entry toolgate cannot take is skipped with why, as the client
+		// would start its other servers: one broken entry of a file
+		// toolgate does not own must not fail the rest (upstreams_from
+		// reads it at every start and reload).
 		entry, ok := servers[name].(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: server %q is not an object", path, name)
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: the entry is not an object", name))
+			continue
 		}
 		if loads != nil {
 			if why := loads(name); why != "" {
@@ -161,7 +166,8 @@ func Parse(path string, data []byte, format string, env Env) (*Result, error) {
 		var out converted
 		uc, skip, err := spec.convert(name, entry, env, inputs, res, &out)
 		if err != nil {
-			return nil, fmt.Errorf("%s: server %q: %w", path, name, err)
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", name, err))
+			continue
 		}
 		if skip != "" {
 			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %s", name, skip))

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -296,8 +297,6 @@ func TestImportErrors(t *testing.T) {
 		{"bad JSON with position", ClaudeDesktop, "x.json", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}", "x.json:3:"},
 		{"comments where the client has none", ClaudeDesktop, "x.json", "{\n // hi\n \"mcpServers\": {}}", "x.json:2:"},
 		{"comments where the client has them", VSCode, "x.json", "{\n // hi\n \"servers\": {},}", ""},
-		{"no command or url", ClaudeCode, "x.json", `{"mcpServers": {"a": {"type": "stdio"}}}`, `server "a": neither command nor a URL`},
-		{"bad type", ClaudeCode, "x.json", `{"mcpServers": {"a": {"type": "ws", "url": "u"}}}`, `type "ws"`},
 		{"unknown format", "zed", "x.json", `{}`, "unknown client format"},
 		{"not a client file", Auto, "x.json", `{"runs_dir": "x"}`, "not an MCP client configuration"},
 	} {
@@ -311,6 +310,31 @@ func TestImportErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestBrokenEntriesAreSkipped: an entry toolgate cannot take is skipped,
+// saying why, and the file's other servers are imported, as the client
+// starts them: one broken entry fails neither import nor upstreams_from.
+func TestBrokenEntriesAreSkipped(t *testing.T) {
+	res, err := Parse("x.json", []byte(`{"mcpServers": {
+		"a": {"type": "stdio"},
+		"b": {"type": "ws", "url": "u"},
+		"c": "srv --flag",
+		"good": {"command": "srv"}}}`), ClaudeCode, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"a: neither command nor a URL",
+		`b: type "ws" is not one of stdio, http, sse`,
+		"c: the entry is not an object",
+	}
+	if !slices.Equal(res.Skipped, want) {
+		t.Errorf("skipped %q, want %q", res.Skipped, want)
+	}
+	if len(res.Upstreams) != 1 || res.Upstreams[0].Name != "good" || !slices.Equal(res.Imported, []string{"good"}) {
+		t.Errorf("upstreams %+v, imported %q; want good alone", res.Upstreams, res.Imported)
 	}
 }
 
@@ -842,11 +866,11 @@ func TestImportCodexFields(t *testing.T) {
 		{"enabled", `command = "srv"` + "\nenabled = true", func(u upstream.Config) bool { return !u.Disabled }, "", ""},
 		{"integer seconds", `command = "srv"` + "\ntool_timeout_sec = 90", func(u upstream.Config) bool { return u.CallTimeout == 90*time.Second }, "", ""},
 		{"disabled", `command = "srv"` + "\nenabled = false", nil, "enabled = false", ""},
-		{"enabled not a boolean", `command = "srv"` + "\nenabled = \"no\"", nil, "", "enabled is not a boolean"},
-		{"env_vars not names", `command = "srv"` + "\nenv_vars = [\"A B\"]", nil, "", "not a variable name"},
-		{"negative timeout", `command = "srv"` + "\nstartup_timeout_sec = -1", nil, "", "not a duration"},
-		{"timeout not a number", `command = "srv"` + "\ntool_timeout_sec = \"60\"", nil, "", "not a number"},
-		{"neither", `enabled = true`, nil, "", "neither command nor a URL"},
+		{"enabled not a boolean", `command = "srv"` + "\nenabled = \"no\"", nil, "s: enabled is not a boolean", ""},
+		{"env_vars not names", `command = "srv"` + "\nenv_vars = [\"A B\"]", nil, "not a variable name", ""},
+		{"negative timeout", `command = "srv"` + "\nstartup_timeout_sec = -1", nil, "not a duration", ""},
+		{"timeout not a number", `command = "srv"` + "\ntool_timeout_sec = \"60\"", nil, "is not a number", ""},
+		{"neither", `enabled = true`, nil, "s: neither command nor a URL", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Parse("config.toml", []byte("[mcp_servers.s]\n"+c.entry+"\n"), Codex, lookup)

@@ -597,7 +597,8 @@ func TestShortTokensRefused(t *testing.T) {
 // ${input:ID}, a Claude Code ${VAR} in a header) is not served, and the
 // note says why; the file's other servers and the gateway still start, as
 // they do in the client. Before, the one server's validation error failed
-// the whole configuration.
+// the whole configuration; nor does an entry toolgate cannot take at all
+// (one without a command or URL).
 func TestUpstreamsFromUnsetVariable(t *testing.T) {
 	dir := t.TempDir()
 	vscode := filepath.Join(dir, "mcp.json")
@@ -613,6 +614,7 @@ func TestUpstreamsFromUnsetVariable(t *testing.T) {
 	claude := filepath.Join(dir, ".mcp.json")
 	if err := os.WriteFile(claude, []byte(`{"mcpServers": {
   "api": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${TOOLGATE_TEST_UNSET_TOKEN}"}},
+  "broken": {"type": "stdio"},
   "local": {"type": "stdio", "command": "srv3"}
 }}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -625,7 +627,7 @@ func TestUpstreamsFromUnsetVariable(t *testing.T) {
 		t.Errorf("upstreams %s, want plain,local", names)
 	}
 	notes := strings.Join(cfg.ImportNotes, "\n")
-	for _, want := range []string{`"needs-input"`, "TOOLGATE_TEST_UNSET_KEY", `"api"`, "TOOLGATE_TEST_UNSET_TOKEN"} {
+	for _, want := range []string{`"needs-input"`, "TOOLGATE_TEST_UNSET_KEY", `"api"`, "TOOLGATE_TEST_UNSET_TOKEN", "skipped broken: neither command nor a URL"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("the notes do not name %s:\n%s", want, notes)
 		}
