@@ -19,7 +19,7 @@ import (
 func init() {
 	commands = append(commands, &command{
 		name:  "runs",
-		args:  "list | show RUN | tail [RUN] | open RUN CALL | prune (--keep N | --older-than DURATION) [--yes]",
+		args:  "list | show [RUN] | tail [RUN] | open RUN CALL | prune (--keep N | --older-than DURATION) [--yes]",
 		short: "browse the run archive: runs, their calls, a call's full record; prune old runs",
 		flags: func(fs *pflag.FlagSet) {
 			configFlags(fs)
@@ -37,7 +37,7 @@ const runsTailPoll = 250 * time.Millisecond
 
 func runRuns(e *env, fs *pflag.FlagSet, args []string) error {
 	if len(args) == 0 {
-		return usagef("usage: toolgate runs list | show RUN | tail [RUN] | open RUN CALL | prune --keep N | --older-than DURATION [--yes]")
+		return usagef("usage: toolgate runs list | show [RUN] | tail [RUN] | open RUN CALL | prune --keep N | --older-than DURATION [--yes]")
 	}
 	cfg, err := loadConfig(fs, configFlagKeys)
 	if err != nil {
@@ -49,10 +49,10 @@ func runRuns(e *env, fs *pflag.FlagSet, args []string) error {
 	case "list":
 		return runsList(e, dir, asJSON)
 	case "show":
-		if len(rest) != 1 {
-			return usagef("usage: toolgate runs show RUN (an id, a unique prefix, or latest)")
+		if len(rest) > 1 {
+			return usagef("usage: toolgate runs show [RUN] (an id, a unique prefix, its last part, or latest, the default)")
 		}
-		return runsShow(e, dir, rest[0], asJSON)
+		return runsShow(e, dir, strings.Join(rest, ""), asJSON)
 	case "tail":
 		if len(rest) > 1 {
 			return usagef("usage: toolgate runs tail [RUN]")

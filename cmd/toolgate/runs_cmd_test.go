@@ -189,6 +189,10 @@ func TestRunsOpenShowsTheRecordAsWritten(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "invalid_arguments") || !strings.Contains(out, `Invalid arguments for tool `+"`read_file`"+`: at '/': the member "path" appears more than once`) {
 		t.Errorf("runs show: exit %d %s\n%s", code, errOut, out)
 	}
+	// Without a run, as runs tail: the latest.
+	if code, bare, errOut := main("runs", "show"); code != exitOK || bare != out {
+		t.Errorf("runs show without a run: exit %d %s\n%s\nwant the latest's:\n%s", code, errOut, bare, out)
+	}
 
 	code, out, errOut = main("runs", "open", "latest", id[1], "--json")
 	if code != exitOK {
