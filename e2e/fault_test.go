@@ -588,13 +588,24 @@ func TestFaultRunDirUnwritable(t *testing.T) {
 		if refused == 0 {
 			t.Errorf("no call was refused while the disk was full")
 		}
-		health := healthDetails(t, s)
+		// /healthz says the replica cannot serve calls (503, for a load
+		// balancer's check), and why.
+		code, hb := healthz(t, s)
+		health := hb.Details
 		we, _ := health["write_errors"].(float64)
 		if we == 0 {
 			t.Errorf("/healthz write_errors is %v after 20 calls on a full disk; the loss is silent (details %v)", health["write_errors"], health)
 		}
+		if code != http.StatusServiceUnavailable || hb.Status != "unavailable" || !strings.Contains(hb.Reason, "no space left on device") {
+			t.Errorf("/healthz on a full disk: %d %q %q; want 503, unavailable, and why", code, hb.Status, hb.Reason)
+		}
+		// The failures are logged, once in a while with their count, not
+		// once per line (20 calls wrote 40 or more).
 		if !strings.Contains(s.Stderr(), "run archive write failed") || !strings.Contains(s.Stderr(), "no space left on device") {
 			t.Errorf("the log does not show the failed writes:\n%s", tail(s.Stderr(), 3000))
+		}
+		if n := strings.Count(s.Stderr(), "run archive write failed"); n > 3 {
+			t.Errorf("%d lines logged for the failed writes, want them bounded:\n%s", n, tail(s.Stderr(), 3000))
 		}
 		// Space comes back: the calls after it are recorded, and the
 		// record is still JSON Lines (a write cut by the full disk must not
@@ -602,9 +613,21 @@ func TestFaultRunDirUnwritable(t *testing.T) {
 		if err := os.Remove(filler); err != nil {
 			t.Fatal(err)
 		}
+		// /healthz finds out by itself (its own write, at most once a
+		// second): a replica out of rotation gets no calls to write.
+		if !waitFor(10*time.Second, func() bool { code, _ := healthz(t, s); return code == http.StatusOK }) {
+			t.Errorf("/healthz did not answer 200 once the disk had room")
+		}
 		after := echo(5, "after", true)
 		s.Stop(t)
 		a := e.Archive(t) // strict: every line whole
+		resumed := false
+		for _, ev := range a.Events {
+			resumed = resumed || ev["type"] == "records.resumed"
+		}
+		if !resumed {
+			t.Errorf("no records.resumed event after the disk had room again")
+		}
 		recs := a.toolsByCallID(t)
 		for _, id := range append(before, after...) {
 			if _, ok := recs[id]; !ok {
@@ -625,19 +648,40 @@ func TestFaultRunDirUnwritable(t *testing.T) {
 // healthDetails reads /healthz and returns its details.
 func healthDetails(t *testing.T, s *Server) map[string]any {
 	t.Helper()
+	code, body := healthz(t, s)
+	if code != http.StatusOK {
+		t.Fatalf("/healthz: %d %+v", code, body)
+	}
+	// What there is none of is left out or empty, never null (a reload
+	// before any happened was "last_reload": null).
+	for k, v := range body.Details {
+		if v == nil {
+			t.Errorf("/healthz details: %q is null", k)
+		}
+	}
+	return body.Details
+}
+
+// healthBody is what /healthz answers.
+type healthBody struct {
+	Status  string         `json:"status"`
+	Reason  string         `json:"reason"`
+	Details map[string]any `json:"details"`
+}
+
+// healthz reads /healthz: its status code and body.
+func healthz(t *testing.T, s *Server) (int, healthBody) {
+	t.Helper()
 	resp, err := httpClient.Get(s.Base + "/healthz")
 	if err != nil {
 		t.Fatalf("/healthz: %v", err)
 	}
 	defer resp.Body.Close()
-	var body struct {
-		Status  string         `json:"status"`
-		Details map[string]any `json:"details"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK {
+	var body healthBody
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		t.Fatalf("/healthz: %d %v", resp.StatusCode, err)
 	}
-	return body.Details
+	return resp.StatusCode, body
 }
 
 func lastEvent(a *Archive) map[string]any {

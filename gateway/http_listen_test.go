@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -120,6 +122,56 @@ func TestOtherContentTypesAre415(t *testing.T) {
 	}
 	if st, _, body := postWith(t, http.MethodPost, url, map[string]string{"Content-Type": "application/json; charset=utf-8", "Accept": "application/json, text/event-stream"}, initialize2025); st != http.StatusOK {
 		t.Errorf("application/json; charset=utf-8: %d %s, want it served", st, body)
+	}
+}
+
+// TestHealthzUnavailable: while Ready says the gateway cannot serve calls,
+// /healthz answers 503 "unavailable" (a load balancer's check sends the
+// calls elsewhere), with the reason for authorized callers only; once it
+// can, 200 "ok" again.
+func TestHealthzUnavailable(t *testing.T) {
+	var notReady atomic.Pointer[error]
+	url := httpTestServer(t, HTTPOptions{
+		Tokens: []BearerToken{{Name: "ops", Value: "0123456789abcdef-health"}},
+		Health: func() any { return map[string]any{} },
+		Ready: func() error {
+			if err := notReady.Load(); err != nil {
+				return *err
+			}
+			return nil
+		},
+	})
+	health := strings.TrimSuffix(url, "/mcp") + "/healthz"
+	get := func(token string) (int, map[string]any) {
+		req, _ := http.NewRequest(http.MethodGet, health, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, body
+	}
+	if code, body := get(""); code != http.StatusOK || body["status"] != "ok" {
+		t.Fatalf("ready: %d %v", code, body)
+	}
+	err := errors.New("the run archive cannot be written (no space left on device)")
+	notReady.Store(&err)
+	if code, body := get(""); code != http.StatusServiceUnavailable || body["status"] != "unavailable" || body["reason"] != nil {
+		t.Errorf("not ready, anonymous: %d %v; want 503 without the reason", code, body)
+	}
+	if code, body := get("0123456789abcdef-health"); code != http.StatusServiceUnavailable || body["reason"] != err.Error() || body["details"] == nil {
+		t.Errorf("not ready, authorized: %d %v; want 503 with the reason and details", code, body)
+	}
+	notReady.Store(nil)
+	if code, body := get(""); code != http.StatusOK || body["status"] != "ok" {
+		t.Errorf("ready again: %d %v", code, body)
 	}
 }
 

@@ -102,6 +102,11 @@ type HTTPOptions struct {
 	// Health, if set, returns the details /healthz shows to authorized
 	// callers (everyone when there are no tokens).
 	Health func() any
+	// Ready, if set, says why the gateway cannot serve calls now (its
+	// records cannot be written, say): /healthz then answers 503, so that
+	// a load balancer or a readiness probe sends the calls elsewhere, with
+	// the reason for authorized callers. It is asked at each /healthz.
+	Ready func() error
 }
 
 // DefaultMaxBodyBytes is the default request body limit.
@@ -400,7 +405,17 @@ var (
 
 func (g *httpGuard) health(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{"status": "ok"}
-	if g.opts.Health != nil && g.authorized(r) {
+	code := http.StatusOK
+	authorized := g.authorized(r)
+	if g.opts.Ready != nil {
+		if err := g.opts.Ready(); err != nil {
+			body["status"], code = "unavailable", http.StatusServiceUnavailable
+			if authorized {
+				body["reason"] = err.Error()
+			}
+		}
+	}
+	if g.opts.Health != nil && authorized {
 		d := g.opts.Health()
 		if m, ok := d.(map[string]any); ok {
 			m["http"] = g.Stats()
@@ -408,6 +423,7 @@ func (g *httpGuard) health(w http.ResponseWriter, r *http.Request) {
 		body["details"] = d
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(body)
 }
 

@@ -218,6 +218,12 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens [
 		Profile:               a.profileLookup,
 		Metrics:               a.metricsHandler(),
 		Health:                func() any { return health(a, srv) },
+		Ready: func() error {
+			if err := a.run.Writable(); err != nil {
+				return fmt.Errorf("the run archive cannot be written (%w): every call is refused until it can", err)
+			}
+			return nil
+		},
 	})
 	if a.metrics != nil {
 		a.metrics.WatchHTTP(srv.HTTPStats)
@@ -253,7 +259,7 @@ func serveHTTP(e *env, a *app, srv *gateway.MCPServer, ln net.Listener, tokens [
 
 // health is what /healthz shows an authorized caller.
 func health(a *app, srv *gateway.MCPServer) any {
-	return map[string]any{
+	d := map[string]any{
 		"run_id":    a.run.ID(),
 		"tools":     len(a.catalog.Entries()),
 		"toolsets":  a.catalog.Toolsets(),
@@ -264,8 +270,11 @@ func health(a *app, srv *gateway.MCPServer) any {
 		// record files found replaced under the gateway (and restored)
 		"record_files_replaced": a.run.ReplacedFiles(),
 		"goroutines":            runtime.NumGoroutine(),
-		"last_reload":           a.reloads.lastReload(),
 	}
+	if last := a.reloads.lastReload(); last != nil { // none yet: no member, not null
+		d["last_reload"] = last
+	}
+	return d
 }
 
 // fdReserve is how many file descriptors are kept from connections, for

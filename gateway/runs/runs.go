@@ -48,6 +48,11 @@ type Run struct {
 	lock                io.Closer // the run directory's lock (lock_unix.go), or nil
 
 	writeErrors atomic.Int64
+	// lastFailure is the error of the last write while writes fail, nil
+	// once one succeeds; loggedAt is when a failure was last logged.
+	lastFailure atomic.Pointer[error]
+	loggedAt    atomic.Int64
+	probedAt    atomic.Int64 // when Writable last tried a write
 	replaced    atomic.Int64 // record files found replaced (guard.go)
 	stopGuard   chan struct{}
 	closeOnce   sync.Once
@@ -232,7 +237,9 @@ func (r *Run) ArchiveDir() string { return filepath.Join(r.dir, "archive") }
 func (r *Run) WriteErrors() int64 { return r.writeErrors.Load() }
 
 // Event writes a line to events.jsonl with the given type and fields.
-func (r *Run) Event(typ string, fields map[string]any) {
+func (r *Run) Event(typ string, fields map[string]any) { _ = r.event(typ, fields) }
+
+func (r *Run) event(typ string, fields map[string]any) error {
 	line := make(map[string]any, len(fields)+3)
 	for k, v := range fields {
 		line[k] = v
@@ -243,25 +250,68 @@ func (r *Run) Event(typ string, fields map[string]any) {
 	if r.replica != "" {
 		line["replica"] = r.replica
 	}
-	r.write(r.events, line)
+	return r.write(r.events, line)
 }
 
-func (r *Run) write(f *lineFile, v any) {
-	if err := f.writeLine(v); err != nil {
-		r.writeErrors.Add(1)
-		r.log.Error("run archive write failed", "file", f.path, "err", err)
+func (r *Run) write(f *lineFile, v any) error {
+	err := f.writeLine(v)
+	if err != nil || r.lastFailure.Load() != nil {
+		r.wrote(f, err)
 	}
+	return err
 }
 
 // writeBuilt writes a hand-built line and returns the builder to its pool.
 func (r *Run) writeBuilt(f *lineFile, l *line, yield bool) error {
 	err := f.write(l.done(), yield)
-	if err != nil {
-		r.writeErrors.Add(1)
-		r.log.Error("run archive write failed", "file", f.path, "err", err)
+	if err != nil || r.lastFailure.Load() != nil {
+		r.wrote(f, err)
 	}
 	l.release()
 	return err
+}
+
+// failureLogEvery is how often a write failure is logged while writes
+// fail: a full disk fails each call's lines, and a client that retries
+// would fill the log (wherever it is) with the same line.
+const failureLogEvery = 10 * time.Second
+
+// wrote notes the outcome of a write that failed, or that succeeded while
+// writes were failing (the callers test both inline: a success is one
+// atomic load): a failure is counted, kept for [Run.Writable] and logged
+// (once per failureLogEvery, with the count); a success ends the spell.
+func (r *Run) wrote(f *lineFile, err error) {
+	if err == nil {
+		r.lastFailure.Store(nil)
+		return
+	}
+	n := r.writeErrors.Add(1)
+	r.lastFailure.Store(&err)
+	now, last := time.Now().UnixNano(), r.loggedAt.Load()
+	if now-last >= int64(failureLogEvery) && r.loggedAt.CompareAndSwap(last, now) {
+		r.log.Error("run archive write failed; calls are refused until their records can be written",
+			"file", f.path, "err", err, "write_errors", n)
+	}
+}
+
+// Writable says whether the run's records can be written: nil while the
+// last write succeeded. While writes fail it tries one more, a
+// records.resumed event, which says so in events.jsonl when it succeeds:
+// a replica that refuses every call is taken out of rotation by its
+// health check ([gateway.HTTPOptions].Ready), and then no call would
+// write to find that the disk has room again.
+// It tries at most once a second (a health check anyone may send must not
+// turn into a stream of writes); in between it gives the last failure.
+func (r *Run) Writable() error {
+	failed := r.lastFailure.Load()
+	if failed == nil {
+		return nil
+	}
+	now, last := time.Now().UnixNano(), r.probedAt.Load()
+	if now-last < int64(time.Second) || !r.probedAt.CompareAndSwap(last, now) {
+		return *failed
+	}
+	return r.event("records.resumed", map[string]any{"write_errors": r.writeErrors.Load()})
 }
 
 // CallStarted implements [gateway.Recorder]: a tool.started event. It

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -481,6 +483,54 @@ func TestWritesAfterCloseAreCounted(t *testing.T) {
 	}
 	if r.WriteErrors() != 1 {
 		t.Errorf("write errors %d, want 1", r.WriteErrors())
+	}
+}
+
+// TestWritableAfterAFullDisk: while record writes fail, Writable says why
+// (the health check's 503) and the failure is logged once, with the count,
+// not once per line; once the disk has room, Writable's own try succeeds
+// and says so in events.jsonl (records.resumed).
+func TestWritableAfterAFullDisk(t *testing.T) {
+	var logged bytes.Buffer
+	dir := t.TempDir()
+	r, err := Open(dir, &Options{Version: "test", Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Writable(); err != nil {
+		t.Fatalf("a fresh run: %v", err)
+	}
+	full := func([]byte) (int, error) { return 0, syscall.ENOSPC }
+	r.events.testWrite, r.tools.testWrite, r.errs.testWrite = full, full, full
+	for i := range 20 {
+		call := &gateway.Call{ID: fmt.Sprint("c", i), Name: "echo", Started: time.Now()}
+		if err := r.CallStarted(call); err == nil {
+			t.Fatal("CallStarted on a full disk returned no error")
+		}
+	}
+	if err := r.Writable(); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Writable on a full disk: %v", err)
+	}
+	if n := strings.Count(logged.String(), "run archive write failed"); n != 1 {
+		t.Errorf("%d failure lines logged for %d failed writes, want 1:\n%s", n, r.WriteErrors(), logged.String())
+	}
+	r.events.testWrite, r.tools.testWrite, r.errs.testWrite = nil, nil, nil
+	r.probedAt.Store(0) // past the once-a-second bound on tries
+	if err := r.Writable(); err != nil {
+		t.Fatalf("Writable once the disk has room: %v", err)
+	}
+	if err := r.Writable(); err != nil {
+		t.Fatalf("Writable after that: %v", err)
+	}
+	var resumed int
+	for _, l := range lines(t, filepath.Join(r.Dir(), "events.jsonl")) {
+		if l["type"] == "records.resumed" && l["write_errors"] == float64(r.WriteErrors()) {
+			resumed++
+		}
+	}
+	if resumed != 1 {
+		t.Errorf("%d records.resumed events with write_errors %d, want 1", resumed, r.WriteErrors())
 	}
 }
 
