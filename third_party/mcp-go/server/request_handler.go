@@ -75,6 +75,14 @@ func (s *MCPServer) HandleMessage(
 		return nil
 	}
 
+	// toolgate patch (item 89): a message with an id, no method and no
+	// result is no request (JSON-RPC 2.0: method is required): -32600,
+	// not "Method  not found" for an empty name.
+	if baseMessage.Method == "" {
+		return createErrorResponse(baseMessage.ID, mcp.INVALID_REQUEST,
+			`Invalid Request: a request needs a "method" (a response to the server, a "result" or an "error")`)
+	}
+
 	handleErr := s.hooks.onRequestInitialization(ctx, baseMessage.ID, message)
 	if handleErr != nil {
 		// toolgate patch: a hook's error that names its JSON-RPC code

@@ -1598,6 +1598,29 @@ func TestToolgateHookErrorCode(t *testing.T) {
 	}
 }
 
+// TestToolgateRequestWithoutMethod: item 89. A message with an id and
+// neither a method nor a result is refused -32600 with the same id, not
+// answered "Method  not found"; a response (a result) is still not
+// answered.
+func TestToolgateRequestWithoutMethod(t *testing.T) {
+	s := NewMCPServer("t", "1")
+	resp := s.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":4}`))
+	b, _ := json.Marshal(resp)
+	var got struct {
+		ID    any `json:"id"`
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil || got.ID != float64(4) || got.Error.Code != mcp.INVALID_REQUEST || !strings.Contains(got.Error.Message, `needs a "method"`) {
+		t.Errorf("a request without a method: %s", b)
+	}
+	if resp := s.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":5,"result":{}}`)); resp != nil {
+		t.Errorf("a response was answered: %+v", resp)
+	}
+}
+
 // TestToolgateToolNotFound: item 88. With WithToolNotFound, a tools/call
 // of a tool the server has not got, or filters out, answers -32602
 // "tool 'x' not found" and the option's text (not v1.2.1's "tool 'x' not
