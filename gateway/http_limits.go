@@ -323,6 +323,10 @@ func (g *httpGuard) admitPost(w http.ResponseWriter, r *http.Request, sess *http
 		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over the limit of %d bytes", g.opts.MaxBodyBytes))
 		return refused()
 	}
+	if len(bytes.TrimSpace(body)) == 0 { // mcp-go: "request body is not valid json"
+		httpError(w, http.StatusBadRequest, "the request body is empty: POST one JSON-RPC message")
+		return refused()
+	}
 
 	slot := g.inFlight
 	if stream {

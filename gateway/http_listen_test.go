@@ -105,7 +105,7 @@ func TestOtherMethodsAre405(t *testing.T) {
 // TestOtherContentTypesAre415: a POST whose body is not declared JSON is
 // refused 415 with a JSON-RPC error naming the content type (mcp-go's own
 // refusal was a 400 in plain text), on either era; a JSON type with
-// parameters is served.
+// parameters is served; an empty body is refused saying so.
 func TestOtherContentTypesAre415(t *testing.T) {
 	url := httpTestServer(t, HTTPOptions{})
 	for _, ct := range []string{"text/plain", "", "application/x-www-form-urlencoded", "application/jsonx"} {
@@ -122,6 +122,12 @@ func TestOtherContentTypesAre415(t *testing.T) {
 	}
 	if st, _, body := postWith(t, http.MethodPost, url, map[string]string{"Content-Type": "application/json; charset=utf-8", "Accept": "application/json, text/event-stream"}, initialize2025); st != http.StatusOK {
 		t.Errorf("application/json; charset=utf-8: %d %s, want it served", st, body)
+	}
+	// An empty body is said to be empty, not "not valid json".
+	for _, empty := range []string{"", " \n"} {
+		if st, _, body := postWith(t, http.MethodPost, url, map[string]string{"Content-Type": "application/json"}, empty); st != http.StatusBadRequest || !strings.Contains(body, "the request body is empty") {
+			t.Errorf("body %q: %d %s, want 400 saying it is empty", empty, st, body)
+		}
 	}
 }
 

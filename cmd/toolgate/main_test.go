@@ -636,7 +636,7 @@ func TestAdminTokenRefused(t *testing.T) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-admin"`)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
-		w.Write([]byte(`{"error":"missing or invalid admin token"}`))
+		w.Write([]byte(`{"error":"the admin token is not one this gateway accepts (admin.tokens, admin.token_env)"}`))
 	}))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")

@@ -242,11 +242,11 @@ func runPending(e *env, fs *pflag.FlagSet, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if commandName(fs) == "approvals" {
-		fmt.Fprintln(e.stdout, "\nAnswer with: toolgate approve CALL-ID [--session], toolgate deny CALL-ID (CALL-ID: the ID, or its start or end)")
-	} else {
-		fmt.Fprintln(e.stdout, "\nAnswer with: toolgate submit CALL-ID JSON (output), toolgate approve CALL-ID [--session], toolgate deny CALL-ID (CALL-ID: the ID, or its start or end)")
+	how := "toolgate approve CALL-ID [--session], toolgate deny CALL-ID"
+	if commandName(fs) != "approvals" {
+		how = "toolgate submit CALL-ID JSON (output), " + how
 	}
+	fmt.Fprintf(e.stdout, "\nAnswer with: %s (CALL-ID: the ID, or its start or end)\n", how)
 	return nil
 }
 

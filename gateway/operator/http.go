@@ -119,8 +119,12 @@ func Handler(q *Queue, opts HTTPOptions) http.Handler {
 			return
 		}
 		if len(tokens) > 0 && !authorized(tokens, r) {
+			msg := "the admin token is not one this gateway accepts (admin.tokens, admin.token_env)"
+			if r.Header.Get("Authorization") == "" {
+				msg = "no admin token: send the header Authorization: Bearer TOKEN (one of admin.tokens, or admin.token_env's)"
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-admin"`)
-			writeError(w, http.StatusUnauthorized, "missing or invalid admin token")
+			writeError(w, http.StatusUnauthorized, msg)
 			return
 		}
 		mux.ServeHTTP(w, r)

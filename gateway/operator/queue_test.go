@@ -240,19 +240,20 @@ func TestAdminAPI(t *testing.T) {
 		name, method, path, body string
 		hdr                      map[string]string
 		code                     int
+		why                      string // in the body
 	}{
-		{"no token", "GET", "/v1/pending", "", nil, 401},
-		{"wrong token", "GET", "/v1/pending", "", map[string]string{"Authorization": "Bearer nope"}, 401},
-		{"from a browser page", "GET", "/v1/pending", "", map[string]string{"Authorization": "Bearer s3cret", "Origin": "http://evil.example"}, 403},
-		{"a form post", "POST", "/v1/pending/c1/submit", "output=1", map[string]string{"Authorization": "Bearer s3cret", "Content-Type": "application/x-www-form-urlencoded"}, 415},
-		{"unknown call", "POST", "/v1/pending/nope/submit", `{"output":"ok"}`, auth, 404},
-		{"refused answer", "POST", "/v1/pending/c1/submit", `{"output":"no"}`, auth, 422},
-		{"list", "GET", "/v1/pending", "", auth, 200},
-		{"answer", "POST", "/v1/pending/c1/submit", `{"output":"ok then"}`, auth, 200},
-		{"answered twice", "POST", "/v1/pending/c1/submit", `{"output":"ok"}`, auth, 404},
+		{"no token", "GET", "/v1/pending", "", nil, 401, "no admin token: send the header Authorization: Bearer TOKEN"},
+		{"wrong token", "GET", "/v1/pending", "", map[string]string{"Authorization": "Bearer nope"}, 401, "the admin token is not one this gateway accepts"},
+		{"from a browser page", "GET", "/v1/pending", "", map[string]string{"Authorization": "Bearer s3cret", "Origin": "http://evil.example"}, 403, ""},
+		{"a form post", "POST", "/v1/pending/c1/submit", "output=1", map[string]string{"Authorization": "Bearer s3cret", "Content-Type": "application/x-www-form-urlencoded"}, 415, ""},
+		{"unknown call", "POST", "/v1/pending/nope/submit", `{"output":"ok"}`, auth, 404, ""},
+		{"refused answer", "POST", "/v1/pending/c1/submit", `{"output":"no"}`, auth, 422, ""},
+		{"list", "GET", "/v1/pending", "", auth, 200, ""},
+		{"answer", "POST", "/v1/pending/c1/submit", `{"output":"ok then"}`, auth, 200, ""},
+		{"answered twice", "POST", "/v1/pending/c1/submit", `{"output":"ok"}`, auth, 404, ""},
 	} {
-		if code, body := req(c.method, c.path, c.body, c.hdr); code != c.code {
-			t.Errorf("%s: %d %s, want %d", c.name, code, body, c.code)
+		if code, body := req(c.method, c.path, c.body, c.hdr); code != c.code || !strings.Contains(body, c.why) {
+			t.Errorf("%s: %d %s, want %d with %q", c.name, code, body, c.code, c.why)
 		}
 	}
 	if a := <-done; string(a.Output) != `"ok then"` || a.By != "http" {
