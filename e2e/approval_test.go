@@ -143,8 +143,8 @@ func TestApprovalByTheOperator(t *testing.T) {
 		t.Fatal("the call never waited for the operator")
 	}
 	out, err := e.command(callCtx(t), "approvals").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), id) || !strings.Contains(string(out), "approval") {
-		t.Errorf("toolgate approvals: %v %s", err, out)
+	if err != nil || !strings.Contains(string(out), id) || !strings.Contains(string(out), "approval") || !strings.Contains(string(out), "policy.approval.tools") {
+		t.Errorf("toolgate approvals (the call, and why it waits): %v %s", err, out)
 	}
 	if out, err := e.command(callCtx(t), "approve", "not-a-call").CombinedOutput(); err == nil || !strings.Contains(string(out), "no call with that ID") {
 		t.Errorf("a forged call ID: err %v %s", err, out)

@@ -233,11 +233,15 @@ func runPending(e *env, fs *pflag.FlagSet, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CALL ID\tWAITS FOR\tTOOL\tWAITING\tDEADLINE IN\tARGUMENTS")
+	fmt.Fprintln(tw, "CALL ID\tWAITS FOR\tTOOL\tWAITING\tDEADLINE IN\tWHY\tARGUMENTS")
 	now := time.Now()
 	for _, it := range list.Pending {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Kind, it.Tool, now.Sub(it.Created).Round(time.Second),
-			it.Deadline.Sub(now).Round(time.Second), gateway.Truncate(string(it.Arguments), 80))
+		why := it.Reason // an approval's: the policy's rule that asks
+		if why == "" {
+			why = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Kind, it.Tool, now.Sub(it.Created).Round(time.Second),
+			it.Deadline.Sub(now).Round(time.Second), gateway.Truncate(why, 70), gateway.Truncate(string(it.Arguments), 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
