@@ -555,29 +555,37 @@ func TestImportCodex(t *testing.T) {
 // the admin API as that ID, not as another path (a bare 404 page) or a
 // URL that does not parse.
 func TestDecideEscapesCallID(t *testing.T) {
-	var got []string
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/pending", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"pending": [{"id": "a/b", "kind": "approval"}, {"id": "a?b", "kind": "approval"}, {"id": "50%zz", "kind": "output"}]}`))
-	})
-	mux.HandleFunc("POST /v1/pending/{id}/submit", func(w http.ResponseWriter, r *http.Request) {
-		got = append(got, r.PathValue("id"))
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"ok":true}`))
-	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	cfg := "admin:\n  addr: " + strings.TrimPrefix(srv.URL, "http://") + "\n"
+	cfg, got := fakeAdmin(t, `[{"id": "a/b", "kind": "approval"}, {"id": "a?b", "kind": "approval"}, {"id": "50%zz", "kind": "output"}]`)
 	for _, args := range [][]string{{"approve", "a/b"}, {"deny", "a?b"}, {"submit", "50%zz", `"ok"`}} {
 		code, out, errOut := run(t, cfg, args...)
 		if code != exitOK {
 			t.Fatalf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
-	if want := []string{"a/b", "a?b", "50%zz"}; !slices.Equal(got, want) {
-		t.Fatalf("the admin API got IDs %q, want %q", got, want)
+	if want := []string{"a/b", "a?b", "50%zz"}; !slices.Equal(*got, want) {
+		t.Fatalf("the admin API got IDs %q, want %q", *got, want)
 	}
+}
+
+// fakeAdmin serves an admin API that lists pending (a JSON array) and
+// takes every answer, and returns the configuration that points the
+// operator commands at it and the IDs answered, in order.
+func fakeAdmin(t *testing.T, pending string) (cfg string, answered *[]string) {
+	t.Helper()
+	got := new([]string)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/pending", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"pending": ` + pending + `}`))
+	})
+	mux.HandleFunc("POST /v1/pending/{id}/submit", func(w http.ResponseWriter, r *http.Request) {
+		*got = append(*got, r.PathValue("id"))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return "admin:\n  addr: " + strings.TrimPrefix(srv.URL, "http://") + "\n", got
 }
 
 // TestAnswerNamesTheCall: approve, deny and submit take a waiting call's
@@ -585,22 +593,9 @@ func TestDecideEscapesCallID(t *testing.T) {
 // that names several or none, and refuse an answer of the wrong kind with
 // the command that answers the call, sending nothing.
 func TestAnswerNamesTheCall(t *testing.T) {
-	var got []string
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/pending", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"pending": [
-			{"id": "01a2276c-dff2-789c-9905-903d96e53695", "kind": "approval", "tool": "write_file"},
-			{"id": "01a2276c-e000-7173-a4a3-f097bc7a7fdc", "kind": "output", "tool": "ask_reviewer"}]}`))
-	})
-	mux.HandleFunc("POST /v1/pending/{id}/submit", func(w http.ResponseWriter, r *http.Request) {
-		got = append(got, r.PathValue("id"))
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"ok":true}`))
-	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	cfg := "admin:\n  addr: " + strings.TrimPrefix(srv.URL, "http://") + "\n"
+	cfg, got := fakeAdmin(t, `[
+		{"id": "01a2276c-dff2-789c-9905-903d96e53695", "kind": "approval", "tool": "write_file"},
+		{"id": "01a2276c-e000-7173-a4a3-f097bc7a7fdc", "kind": "output", "tool": "ask_reviewer"}]`)
 	for _, c := range []struct {
 		args []string
 		sent string // the ID the answer went to; "" for none
@@ -614,16 +609,16 @@ func TestAnswerNamesTheCall(t *testing.T) {
 		{[]string{"approve", "7fdc"}, "", "waits for its output, not for an approval: answer it with toolgate submit 01a2276c-e000-7173-a4a3-f097bc7a7fdc JSON"},
 		{[]string{"submit", "3695", `"ok"`}, "", "waits for approval, not for an output: answer it with toolgate approve 01a2276c-dff2-789c-9905-903d96e53695"},
 	} {
-		got = nil
+		*got = nil
 		code, out, errOut := run(t, cfg, c.args...)
 		if c.sent == "" {
-			if code == exitOK || len(got) > 0 || !strings.Contains(errOut, c.want) {
-				t.Errorf("%v: exit %d, sent to %q, stderr %q; want a refusal with %q", c.args, code, got, errOut, c.want)
+			if code == exitOK || len(*got) > 0 || !strings.Contains(errOut, c.want) {
+				t.Errorf("%v: exit %d, sent to %q, stderr %q; want a refusal with %q", c.args, code, *got, errOut, c.want)
 			}
 			continue
 		}
-		if code != exitOK || !slices.Equal(got, []string{c.sent}) || !strings.Contains(out, c.want) {
-			t.Errorf("%v: exit %d, sent to %q, stdout %q, stderr %q; want %s answered (%q)", c.args, code, got, out, errOut, c.sent, c.want)
+		if code != exitOK || !slices.Equal(*got, []string{c.sent}) || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, sent to %q, stdout %q, stderr %q; want %s answered (%q)", c.args, code, *got, out, errOut, c.sent, c.want)
 		}
 	}
 }
