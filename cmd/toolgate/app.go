@@ -109,6 +109,10 @@ type appOptions struct {
 	// upstreams says which upstreams newApp starts and how long it waits
 	// for them; the zero value starts all and waits for each.
 	upstreams upstreamStart
+	// admin says the command serves the admin API when admin.addr is set
+	// (serve): only then can an operator answer an approval, so only then
+	// is one asked of the operator.
+	admin bool
 }
 
 // upstreamStart says which upstreams a command starts and how long newApp
@@ -271,7 +275,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		Tools:          a.catalog,
 		Policy:         a.policy,
 		Recorder:       recorder,
-		Approver:       a.approver(),
+		Approver:       a.approver(opts.admin && cfg.Admin.Addr != ""),
 		Artifacts:      artifacts,
 		MaxOutputBytes: cfg.Limits.MaxOutputBytes,
 		CallTimeout:    cfg.Limits.CallTimeout,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -49,7 +50,14 @@ func runCall(e *env, fs *pflag.FlagSet, args []string) error {
 		return err
 	}
 	call := &gateway.Call{Name: name, Arguments: raw, Client: "toolgate-cli", Identity: "local"}
-	res := a.pipeline.Call(e.ctx, call)
+	ctx := e.ctx
+	if (len(args) < 2 || args[1] != "-") && isTerminal(e.stdin) {
+		// A person at a terminal: an approval, or a person's answer to a
+		// definition-only tool, is asked there (stdin that held the
+		// arguments holds no answers).
+		ctx = gateway.WithClient(ctx, &terminalClient{in: bufio.NewReader(e.stdin), out: e.stderr})
+	}
+	res := a.pipeline.Call(ctx, call)
 	if err := a.close(); err != nil {
 		fmt.Fprintf(e.stderr, "toolgate call: closing: %v\n", err)
 	}

@@ -93,9 +93,16 @@ func unanswerableApprovals(p *policy.Live) string {
 // approver is the approval channel: always there, so that a reload that
 // makes the policy ask has a channel to ask through (a call the policy
 // does not ask about never reaches it).
-func (a *app) approver() gateway.Approver {
+func (a *app) approver(operatorAnswers bool) gateway.Approver {
+	// Without an admin API nobody could answer from the queue (that
+	// definition-only tools use all the same): a call that would wait
+	// there for policy.approval.timeout is denied at once, saying why.
+	q := a.queue
+	if !operatorAnswers {
+		q = nil
+	}
 	a.approvals = operator.NewApprovals(operator.ApprovalOptions{
-		Queue: a.queue, Channel: a.policy.ApprovalChannel(), Timeout: a.policy.ApprovalTimeout(),
+		Queue: q, Channel: a.policy.ApprovalChannel(), Timeout: a.policy.ApprovalTimeout(),
 		RoundSecrets: roundSecrets(a.cfg),
 	})
 	return a.approvals

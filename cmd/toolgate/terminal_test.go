@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/gateway"
+)
+
+// TestTerminalForm: the terminal client shows an elicitation form, asks
+// its fields in the order the server wrote them, and takes each answer as
+// its field's type, asking again until it fits; an end of input declines
+// the form, and the end of the request's context ends the wait.
+func TestTerminalForm(t *testing.T) {
+	form := json.RawMessage(`{"mode": "form", "message": "Allow the tool send (toolset mail) to run?",
+		"requestedSchema": {"type": "object", "required": ["decision", "count"], "properties": {
+			"decision": {"type": "string", "enum": ["allow_once", "allow_session", "deny"], "enumNames": ["Allow once", "Allow this tool for this session", "Deny"]},
+			"count": {"type": "integer", "title": "How many"},
+			"urgent": {"type": "boolean"},
+			"note": {"type": "string", "default": "none"}}}}`)
+	for _, c := range []struct {
+		name, input, want string
+	}{
+		{"by number", "3\n7\ny\n\n", `{"action":"accept","content":{"count":7,"decision":"deny","note":"none","urgent":true}}`},
+		{"by value, after answers that do not fit", "x\n5\nallow_session\nlots\n\n2\nmaybe\nno\n\n", `{"action":"accept","content":{"count":2,"decision":"allow_session","note":"none","urgent":false}}`},
+		{"a required field left empty", "\n\n", `{"action":"decline"}`},
+		{"end of input", "", `{"action":"decline"}`},
+		{"the last line without its newline", "2\n1\nn\nhello", `{"action":"accept","content":{"count":1,"decision":"allow_session","note":"hello","urgent":false}}`},
+	} {
+		var out bytes.Buffer
+		c2 := &terminalClient{in: bufio.NewReader(strings.NewReader(c.input)), out: &out}
+		got, err := c2.Request(context.Background(), gateway.MethodElicitation, form)
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s: %s (%v), want %s\n%s", c.name, got, err, c.want, out.String())
+		}
+		if !strings.Contains(out.String(), "Allow the tool send") || !strings.Contains(out.String(), "2) Allow this tool for this session") {
+			t.Errorf("%s: the form is not shown:\n%s", c.name, out.String())
+		}
+	}
+
+	// Nobody answers: the request's context ends the wait.
+	r, w := io.Pipe()
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	c2 := &terminalClient{in: bufio.NewReader(r), out: io.Discard}
+	if _, err := c2.Request(ctx, gateway.MethodElicitation, form); err == nil {
+		t.Error("no answer and the context ended: no error")
+	}
+	if c2.CanRequest(gateway.MethodSampling) {
+		t.Error("the terminal claims to sample")
+	}
+}
+
+// TestCallAsksAtTheTerminal: toolgate call run at a terminal asks there for
+// a call's approval (policy.approval, channel client) and for a person's
+// answer to a definition-only tool; not with channel operator, nor when
+// stdin is no terminal.
+func TestCallAsksAtTheTerminal(t *testing.T) {
+	defer func(f func(io.Reader) bool) { isTerminal = f }(isTerminal)
+	terminal := true
+	isTerminal = func(io.Reader) bool { return terminal }
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	root := filepath.Join(dir, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := func(channel string) {
+		t.Helper()
+		cfg := "sandbox: {roots: [" + root + "]}\npolicy:\n  approval: {tools: [write_file], channel: " + channel + "}\n" +
+			"definitions:\n  - name: verdict\n    description: Ask for a verdict.\n    answer: person\n" +
+			"    output_schema: {type: object, properties: {verdict: {type: string, enum: [approve, reject]}}, required: [verdict]}\n"
+		if err := os.WriteFile("toolgate.yaml", []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(input string, args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := Main(context.Background(), append([]string{"call"}, args...), strings.NewReader(input), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	config("client")
+	code, out, errOut := call("1\n", "write_file", `{"path":"a.txt","content":"yes"}`)
+	if b, _ := os.ReadFile(filepath.Join(root, "a.txt")); code != exitOK || string(b) != "yes" || !strings.Contains(errOut, "Allow the tool write_file") {
+		t.Errorf("allowed at the terminal: exit %d, file %q\n%s\n%s", code, b, out, errOut)
+	}
+	code, out, errOut = call("3\n", "write_file", `{"path":"b.txt","content":"no"}`)
+	if _, err := os.Stat(filepath.Join(root, "b.txt")); code != exitFailure || err == nil || !strings.Contains(out, "denied") {
+		t.Errorf("denied at the terminal: exit %d (file written: %v)\n%s\n%s", code, err == nil, out, errOut)
+	}
+	code, out, errOut = call("2\n", "verdict", `{}`)
+	if code != exitOK || !strings.Contains(out, `"verdict":"reject"`) {
+		t.Errorf("a person's answer at the terminal: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// Not asked: stdin is no terminal, or the operator must decide.
+	terminal = false
+	if code, out, errOut := call("1\n", "write_file", `{"path":"c.txt","content":"x"}`); code != exitFailure || strings.Contains(errOut, "Allow the tool") {
+		t.Errorf("stdin no terminal: exit %d\n%s\n%s", code, out, errOut)
+	}
+	terminal = true
+	config("operator")
+	if code, out, errOut := call("1\n", "write_file", `{"path":"d.txt","content":"x"}`); code != exitFailure || strings.Contains(errOut, "Allow the tool") || !strings.Contains(out, "admin") {
+		t.Errorf("channel operator: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
