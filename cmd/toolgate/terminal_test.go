@@ -77,7 +77,7 @@ func TestCallAsksAtTheTerminal(t *testing.T) {
 	}
 	config := func(channel string) {
 		t.Helper()
-		cfg := "sandbox: {roots: [" + root + "]}\npolicy:\n  approval: {tools: [write_file], channel: " + channel + "}\n" +
+		cfg := "sandbox: {roots: [" + root + "]}\npolicy:\n  approval: {tools: [write_file], channel: " + channel + ", timeout: 20s}\n" +
 			"definitions:\n  - name: verdict\n    description: Ask for a verdict.\n    answer: person\n" +
 			"    output_schema: {type: object, properties: {verdict: {type: string, enum: [approve, reject]}}, required: [verdict]}\n"
 		if err := os.WriteFile("toolgate.yaml", []byte(cfg), 0o644); err != nil {
@@ -102,14 +102,18 @@ func TestCallAsksAtTheTerminal(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `"verdict":"reject"`) {
 		t.Errorf("a person's answer at the terminal: exit %d\n%s\n%s", code, out, errOut)
 	}
-	// Not asked: stdin is no terminal, or the operator must decide.
+	// Not asked: stdin is no terminal, or the operator must decide. Either
+	// is denied at once, saying that nobody can be asked: toolgate call
+	// serves no admin API. (It waited out policy.approval.timeout in the
+	// queue of the definition-only tools, and was denied as expired.)
+	const nobody = "no admin API is configured"
 	terminal = false
-	if code, out, errOut := call("1\n", "write_file", `{"path":"c.txt","content":"x"}`); code != exitFailure || strings.Contains(errOut, "Allow the tool") {
+	if code, out, errOut := call("1\n", "write_file", `{"path":"c.txt","content":"x"}`); code != exitFailure || strings.Contains(errOut, "Allow the tool") || !strings.Contains(out, nobody) {
 		t.Errorf("stdin no terminal: exit %d\n%s\n%s", code, out, errOut)
 	}
 	terminal = true
 	config("operator")
-	if code, out, errOut := call("1\n", "write_file", `{"path":"d.txt","content":"x"}`); code != exitFailure || strings.Contains(errOut, "Allow the tool") || !strings.Contains(out, "admin") {
+	if code, out, errOut := call("1\n", "write_file", `{"path":"d.txt","content":"x"}`); code != exitFailure || strings.Contains(errOut, "Allow the tool") || !strings.Contains(out, nobody) {
 		t.Errorf("channel operator: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
