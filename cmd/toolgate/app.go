@@ -110,8 +110,9 @@ type appOptions struct {
 	// for them; the zero value starts all and waits for each.
 	upstreams upstreamStart
 	// admin says the command serves the admin API when admin.addr is set
-	// (serve): only then can an operator answer an approval, so only then
-	// is one asked of the operator.
+	// (serve): only then can an operator answer an approval or a
+	// definition-only tool's call, so only then is one asked of the
+	// operator (elsewhere such a call is refused at once).
 	admin bool
 }
 
@@ -261,7 +262,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	if err := a.startUpstreams(ctx, opts.upstreams); err != nil {
 		return nil, err
 	}
-	if err := a.addDefinitions(ctx); err != nil {
+	if err := a.addDefinitions(ctx, opts.admin && cfg.Admin.Addr != ""); err != nil {
 		return nil, err
 	}
 
@@ -275,7 +276,7 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 		Tools:          a.catalog,
 		Policy:         a.policy,
 		Recorder:       recorder,
-		Approver:       a.approver(opts.admin && cfg.Admin.Addr != ""),
+		Approver:       a.approver(),
 		Artifacts:      artifacts,
 		MaxOutputBytes: cfg.Limits.MaxOutputBytes,
 		CallTimeout:    cfg.Limits.CallTimeout,

@@ -13,11 +13,16 @@ import (
 // The operator channel (config admin, definitions): wiring only; the queue
 // and the admin API are gateway/operator's, the tools toolsets/definitions'.
 
-// addDefinitions adds the definition-only tools, and the queue their calls
-// wait in, when any are configured.
-func (a *app) addDefinitions(ctx context.Context) error {
-	if a.cfg.Admin.Addr != "" || len(a.cfg.Definitions) > 0 {
+// addDefinitions adds the definition-only tools. Where an operator can
+// answer (operatorAnswers: serve, with admin.addr), it makes the queue
+// their calls and approvals wait in for the admin API; elsewhere a call
+// that needs the operator is refused at once, saying why, rather than
+// waiting out its timeout for nobody.
+func (a *app) addDefinitions(ctx context.Context, operatorAnswers bool) error {
+	var waiter definitions.Waiter = noOperator{}
+	if operatorAnswers {
 		a.queue = operator.NewQueue() // the operator channel: definitions and approvals wait here
+		waiter = a.queue
 	}
 	if len(a.cfg.Definitions) == 0 {
 		return nil
@@ -33,7 +38,7 @@ func (a *app) addDefinitions(ctx context.Context) error {
 			return usagef("definitions[%d].output_schema: %v", i, err)
 		}
 	}
-	opts := definitions.Options{Definitions: defs, Waiter: a.queue}
+	opts := definitions.Options{Definitions: defs, Waiter: waiter}
 	if a.run != nil {
 		opts.Events = a.run
 	}
@@ -55,8 +60,8 @@ func schemaJSON(m map[string]any) (json.RawMessage, error) {
 // until ctx ends.
 func (a *app) serveAdmin(ctx context.Context) error {
 	if a.cfg.Admin.Addr == "" {
-		if a.queue != nil {
-			a.log.Warn("definition-only tools are configured but admin.addr is not: only answer: person tools can be answered")
+		if len(a.cfg.Definitions) > 0 {
+			a.log.Warn("definition-only tools are configured but admin.addr is not: only answer: person tools can be answered, by clients that show forms; calls that need an operator are refused")
 		}
 		if why := unanswerableApprovals(a.policy); why != "" {
 			a.log.Warn(why)
@@ -93,16 +98,11 @@ func unanswerableApprovals(p *policy.Live) string {
 // approver is the approval channel: always there, so that a reload that
 // makes the policy ask has a channel to ask through (a call the policy
 // does not ask about never reaches it).
-func (a *app) approver(operatorAnswers bool) gateway.Approver {
-	// Without an admin API nobody could answer from the queue (that
-	// definition-only tools use all the same): a call that would wait
-	// there for policy.approval.timeout is denied at once, saying why.
-	q := a.queue
-	if !operatorAnswers {
-		q = nil
-	}
+// Without an admin API there is no queue: a call that would wait for the
+// operator's approval is denied at once, saying why.
+func (a *app) approver() gateway.Approver {
 	a.approvals = operator.NewApprovals(operator.ApprovalOptions{
-		Queue: q, Channel: a.policy.ApprovalChannel(), Timeout: a.policy.ApprovalTimeout(),
+		Queue: a.queue, Channel: a.policy.ApprovalChannel(), Timeout: a.policy.ApprovalTimeout(),
 		RoundSecrets: roundSecrets(a.cfg),
 	})
 	return a.approvals
@@ -115,4 +115,13 @@ func (a *app) forgetSession(session string) {
 	if a.approvals != nil {
 		a.approvals.ForgetSession(session)
 	}
+}
+
+// noOperator is where a definition-only tool's call would wait for an
+// operator where none can answer (toolgate call; serve without
+// admin.addr): the call is refused at once, saying so.
+type noOperator struct{}
+
+func (noOperator) Wait(context.Context, operator.Item, func(operator.Answer) error) (operator.Answer, error) {
+	return operator.Answer{}, operator.ErrNoOperator
 }

@@ -63,7 +63,8 @@ func TestTerminalForm(t *testing.T) {
 // TestCallAsksAtTheTerminal: toolgate call run at a terminal asks there for
 // a call's approval (policy.approval, channel client) and for a person's
 // answer to a definition-only tool; not with channel operator, nor when
-// stdin is no terminal.
+// stdin is no terminal; and what would wait for an operator is refused at
+// once, as toolgate call serves no admin API.
 func TestCallAsksAtTheTerminal(t *testing.T) {
 	defer func(f func(io.Reader) bool) { isTerminal = f }(isTerminal)
 	terminal := true
@@ -79,7 +80,8 @@ func TestCallAsksAtTheTerminal(t *testing.T) {
 		t.Helper()
 		cfg := "sandbox: {roots: [" + root + "]}\npolicy:\n  approval: {tools: [write_file], channel: " + channel + ", timeout: 20s}\n" +
 			"definitions:\n  - name: verdict\n    description: Ask for a verdict.\n    answer: person\n" +
-			"    output_schema: {type: object, properties: {verdict: {type: string, enum: [approve, reject]}}, required: [verdict]}\n"
+			"    output_schema: {type: object, properties: {verdict: {type: string, enum: [approve, reject]}}, required: [verdict]}\n" +
+			"  - name: ask_operator\n    description: Ask the operator.\n    timeout: 20s\n"
 		if err := os.WriteFile("toolgate.yaml", []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -110,6 +112,15 @@ func TestCallAsksAtTheTerminal(t *testing.T) {
 	terminal = false
 	if code, out, errOut := call("1\n", "write_file", `{"path":"c.txt","content":"x"}`); code != exitFailure || strings.Contains(errOut, "Allow the tool") || !strings.Contains(out, nobody) {
 		t.Errorf("stdin no terminal: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// Nor is an operator's answer, or a person's where nobody is at the
+	// terminal: refused at once (they waited out their timeout, 10
+	// minutes by default, for nobody).
+	const noOperator = "an operator answers this tool, and none can here"
+	for _, tool := range []string{"ask_operator", "verdict"} {
+		if code, out, errOut := call("", tool, `{}`); code != exitFailure || !strings.Contains(out, noOperator) {
+			t.Errorf("%s with nobody to answer: exit %d\n%s\n%s", tool, code, out, errOut)
+		}
 	}
 	terminal = true
 	config("operator")

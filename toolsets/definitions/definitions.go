@@ -179,6 +179,9 @@ func handle(ctx context.Context, opts Options, d *def, call *gateway.Call) (*gat
 		if errors.Is(err, operator.ErrClosed) {
 			return gateway.CancelledResult(call.Name), nil
 		}
+		if errors.Is(err, operator.ErrNoOperator) {
+			return gateway.UnavailableResult(call.Name, err.Error()), nil
+		}
 		return nil, err // the deadline or a cancellation: the execute stage says which
 	}
 	event("tool.action_submitted", map[string]any{"by": orDefault(a.By, "operator")})
