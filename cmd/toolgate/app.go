@@ -262,7 +262,12 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	if err := a.startUpstreams(ctx, opts.upstreams); err != nil {
 		return nil, err
 	}
-	if err := a.addDefinitions(ctx, opts.admin && cfg.Admin.Addr != ""); err != nil {
+	if opts.admin && cfg.Admin.Addr != "" {
+		// The operator channel, which the admin API serves: definition-only
+		// calls and approvals wait here for an operator's answer.
+		a.queue = operator.NewQueue()
+	}
+	if err := a.addDefinitions(ctx); err != nil {
 		return nil, err
 	}
 

@@ -13,17 +13,9 @@ import (
 // The operator channel (config admin, definitions): wiring only; the queue
 // and the admin API are gateway/operator's, the tools toolsets/definitions'.
 
-// addDefinitions adds the definition-only tools. Where an operator can
-// answer (operatorAnswers: serve, with admin.addr), it makes the queue
-// their calls and approvals wait in for the admin API; elsewhere a call
-// that needs the operator is refused at once, saying why, rather than
-// waiting out its timeout for nobody.
-func (a *app) addDefinitions(ctx context.Context, operatorAnswers bool) error {
-	var waiter definitions.Waiter = noOperator{}
-	if operatorAnswers {
-		a.queue = operator.NewQueue() // the operator channel: definitions and approvals wait here
-		waiter = a.queue
-	}
+// addDefinitions adds the definition-only tools, whose calls wait for an
+// operator in a.queue (none where no operator can answer).
+func (a *app) addDefinitions(ctx context.Context) error {
 	if len(a.cfg.Definitions) == 0 {
 		return nil
 	}
@@ -38,7 +30,10 @@ func (a *app) addDefinitions(ctx context.Context, operatorAnswers bool) error {
 			return usagef("definitions[%d].output_schema: %v", i, err)
 		}
 	}
-	opts := definitions.Options{Definitions: defs, Waiter: waiter}
+	opts := definitions.Options{Definitions: defs}
+	if a.queue != nil { // not a nil *Queue in the interface
+		opts.Waiter = a.queue
+	}
 	if a.run != nil {
 		opts.Events = a.run
 	}
@@ -97,9 +92,8 @@ func unanswerableApprovals(p *policy.Live) string {
 
 // approver is the approval channel: always there, so that a reload that
 // makes the policy ask has a channel to ask through (a call the policy
-// does not ask about never reaches it).
-// Without an admin API there is no queue: a call that would wait for the
-// operator's approval is denied at once, saying why.
+// does not ask about never reaches it). Without a queue (no admin API) a
+// call that would wait for the operator's approval is denied at once.
 func (a *app) approver() gateway.Approver {
 	a.approvals = operator.NewApprovals(operator.ApprovalOptions{
 		Queue: a.queue, Channel: a.policy.ApprovalChannel(), Timeout: a.policy.ApprovalTimeout(),
@@ -115,13 +109,4 @@ func (a *app) forgetSession(session string) {
 	if a.approvals != nil {
 		a.approvals.ForgetSession(session)
 	}
-}
-
-// noOperator is where a definition-only tool's call would wait for an
-// operator where none can answer (toolgate call; serve without
-// admin.addr): the call is refused at once, saying so.
-type noOperator struct{}
-
-func (noOperator) Wait(context.Context, operator.Item, func(operator.Answer) error) (operator.Answer, error) {
-	return operator.Answer{}, operator.ErrNoOperator
 }

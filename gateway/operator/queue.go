@@ -66,10 +66,9 @@ type Answer struct {
 	By string `json:"by,omitempty"`
 }
 
-// ErrNoOperator refuses at once a call that would wait for an operator
-// where none can answer, as no admin API serves the gateway (toolgate
-// call; serve without admin.addr), rather than let it wait out its
-// timeout for nobody.
+// ErrNoOperator says why a call that would wait for an operator is
+// refused at once where none can answer, as no admin API serves the
+// gateway (toolgate call; serve without admin.addr).
 var ErrNoOperator = errors.New("an operator answers this tool, and none can here: only toolgate serve with admin.addr takes an operator's answers (toolgate submit, the operator page)")
 
 // Errors of [Queue.Submit].

@@ -53,7 +53,12 @@ type Waiter interface {
 // Options configure [New].
 type Options struct {
 	Definitions []Definition
-	Waiter      Waiter
+	// Waiter is where calls wait for an operator; nil where none can
+	// answer (no admin API serves the gateway): a call that would wait is
+	// then answered unavailable at once ([operator.ErrNoOperator]), as an
+	// approval is denied without a queue, rather than waiting out its
+	// timeout for nobody.
+	Waiter Waiter
 	// Events, if set, records requires_action and its answer
 	// (tool.requires_action, tool.action_submitted).
 	Events gateway.EventRecorder
@@ -67,9 +72,6 @@ type def struct {
 // New builds the toolset. Schemas are checked (metaschema, compilation)
 // here, so a broken definition fails at start with its name.
 func New(opts Options) (*gateway.SimpleToolset, error) {
-	if opts.Waiter == nil {
-		return nil, errors.New("definitions: no waiter")
-	}
 	var tools []*gateway.Tool
 	for i, d := range opts.Definitions {
 		key := fmt.Sprintf("definitions[%d] (%s)", i, d.Name)
@@ -173,14 +175,14 @@ func handle(ctx context.Context, opts Options, d *def, call *gateway.Call) (*gat
 		// The client cannot ask its user: the operator answers instead.
 	}
 
+	if opts.Waiter == nil {
+		return gateway.UnavailableResult(call.Name, operator.ErrNoOperator.Error()), nil
+	}
 	event("tool.requires_action", map[string]any{"deadline": deadline})
 	a, err := opts.Waiter.Wait(ctx, item, d.check)
 	if err != nil {
 		if errors.Is(err, operator.ErrClosed) {
 			return gateway.CancelledResult(call.Name), nil
-		}
-		if errors.Is(err, operator.ErrNoOperator) {
-			return gateway.UnavailableResult(call.Name, err.Error()), nil
 		}
 		return nil, err // the deadline or a cancellation: the execute stage says which
 	}

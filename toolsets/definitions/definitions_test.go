@@ -88,18 +88,11 @@ func TestWaitingCallShowsTheSessionDigest(t *testing.T) {
 	}
 }
 
-// noOperatorWaiter refuses every wait, as where no admin API serves.
-type noOperatorWaiter struct{}
-
-func (noOperatorWaiter) Wait(context.Context, operator.Item, func(operator.Answer) error) (operator.Answer, error) {
-	return operator.Answer{}, operator.ErrNoOperator
-}
-
 // TestNoOperatorIsUnavailable: where no operator can answer, a call that
 // would wait for one is answered at once as unavailable, saying why.
 func TestNoOperatorIsUnavailable(t *testing.T) {
 	d := &def{Definition: Definition{Name: "ask", Answer: AnswerOperator}}
-	res, err := handle(context.Background(), Options{Waiter: noOperatorWaiter{}}, d, &gateway.Call{ID: "c1", Name: "ask", Arguments: json.RawMessage(`{}`)})
+	res, err := handle(context.Background(), Options{}, d, &gateway.Call{ID: "c1", Name: "ask", Arguments: json.RawMessage(`{}`)})
 	if err != nil || res == nil || !res.IsError || res.Kind != gateway.KindUnavailable || !strings.Contains(res.Message, "none can here") {
 		t.Fatalf("got %+v, %v; want an unavailable result that says why", res, err)
 	}
