@@ -5,7 +5,6 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -28,8 +27,6 @@ func init() {
 	})
 }
 
-var runIDPattern = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
-
 func runMemory(e *env, fs *pflag.FlagSet, args []string) error {
 	if len(args) != 2 || args[0] != "promote" {
 		return usagef("usage: toolgate memory promote RUN [--dry-run] [--json]")
@@ -48,10 +45,7 @@ func runMemory(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	runID := filepath.Base(dir)
-	if !runIDPattern.MatchString(runID) {
-		return usagef("%q is not a run ID (like 20261121T201530Z-4f2a9c, or its last part 4f2a9c; toolgate runs list shows them)", runID)
-	}
+	runID := filepath.Base(dir) // Resolve finds run directories only
 	candidates := memory.CandidatesPath(filepath.Join(dir, "archive"))
 	store, err := sqlitestore.Open(cfg.ResolvedMemoryPath())
 	if err != nil {

@@ -65,23 +65,23 @@ func (c *terminalClient) Request(ctx context.Context, method string, params json
 	var form struct {
 		Message string `json:"message"`
 		Schema  struct {
-			Properties map[string]formField `json:"properties"`
-			Required   []string             `json:"required"`
+			Properties json.RawMessage `json:"properties"` // kept for its order
+			Required   []string        `json:"required"`
 		} `json:"requestedSchema"`
 	}
-	var order struct {
-		Schema struct {
-			Properties json.RawMessage `json:"properties"`
-		} `json:"requestedSchema"`
-	}
+	var fields map[string]formField
 	if err := json.Unmarshal(params, &form); err != nil {
 		return nil, fmt.Errorf("the form does not decode: %w", err)
 	}
-	_ = json.Unmarshal(params, &order)
+	if len(form.Schema.Properties) > 0 {
+		if err := json.Unmarshal(form.Schema.Properties, &fields); err != nil {
+			return nil, fmt.Errorf("the form's fields do not decode: %w", err)
+		}
+	}
 	fmt.Fprintf(c.out, "\n%s\n", strings.TrimSpace(form.Message))
 	content := map[string]any{}
-	for _, name := range memberNames(order.Schema.Properties) {
-		v, err := c.ask(ctx, name, form.Schema.Properties[name], slices.Contains(form.Schema.Required, name))
+	for _, name := range memberNames(form.Schema.Properties) {
+		v, err := c.ask(ctx, name, fields[name], slices.Contains(form.Schema.Required, name))
 		if errors.Is(err, io.EOF) {
 			fmt.Fprintln(c.out, "(declined)")
 			return json.RawMessage(`{"action":"decline"}`), nil

@@ -805,7 +805,11 @@ func (c *Config) check() error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("config: %s", listProblems(problemLines(errors.Join(errs...))))
+	var lines []string
+	for _, err := range errs {
+		lines = append(lines, problemLines(err)...)
+	}
+	return fmt.Errorf("config: %s", listProblems(lines))
 }
 
 // stateDir is toolgate's directory for state: $XDG_STATE_HOME/toolgate,
