@@ -2,11 +2,14 @@ package upstream
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,5 +155,63 @@ func BenchmarkBuildTools(b *testing.B) {
 		if tools, _, _, _ := u.buildTools(raws); len(tools) != len(raws) {
 			b.Fatalf("%d tools built, want %d", len(tools), len(raws))
 		}
+	}
+}
+
+// reentrantLog is a log handler that asks the upstream for its tools at
+// each warning, as a handler that reports state might: it deadlocks if the
+// upstream logs while holding its own lock.
+type reentrantLog struct {
+	slog.Handler
+	up *atomic.Pointer[Upstream]
+}
+
+func (h reentrantLog) Handle(ctx context.Context, r slog.Record) error {
+	if u := h.up.Load(); u != nil && r.Level >= slog.LevelWarn {
+		_, _ = u.Tools(ctx)
+		_ = u.Status()
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h reentrantLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return reentrantLog{h.Handler.WithAttrs(as), h.up}
+}
+
+// TestToolChangesLoggedOnce: an allow glob that matches no tool is logged
+// when the upstream is first listed and not again at each re-listing that
+// still finds it unmatched; the warning is written after the upstream let
+// go of its lock (the handler here calls back into it).
+func TestToolChangesLoggedOnce(t *testing.T) {
+	buf := &logBuf{}
+	var up atomic.Pointer[Upstream]
+	log := slog.New(reentrantLog{slog.NewTextHandler(buf, nil), &up})
+	cfg := stdioConfig(t, "s")
+	cfg.Allow = []string{"*", "zzqq_*"}
+	u, err := New(cfg, &Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.tune = fastTuning()
+	up.Store(u)
+	t.Cleanup(func() { u.Close() })
+	u.Start(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := u.WaitReady(ctx); err != nil {
+		t.Fatalf("not ready: %v", err)
+	}
+	const unmatched = `allow glob \"zzqq_*\" matches no tool`
+	if n := strings.Count(buf.String(), unmatched); n != 1 {
+		t.Fatalf("the unmatched glob logged %d times at the first listing, want 1:\n%s", n, buf)
+	}
+	g := newGW(t, u)
+	relisted := func() int { return strings.Count(buf.String(), "upstream tools re-listed") }
+	mustOK(t, g.call(ctx, "s__announce_tools", `{}`))
+	eventually(t, 10*time.Second, "a re-listing", func() bool { return relisted() == 1 })
+	mustOK(t, g.call(ctx, "s__add_tool", `{}`))
+	eventually(t, 10*time.Second, "a second re-listing", func() bool { return relisted() == 2 })
+	if n := strings.Count(buf.String(), unmatched); n != 1 {
+		t.Errorf("the unmatched glob logged %d times after two re-listings, want 1:\n%s", n, buf)
 	}
 }

@@ -305,14 +305,15 @@ func (u *Upstream) Namespace() string { return u.prefix }
 // nothing.
 func (u *Upstream) Start(ctx context.Context) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	if u.started || u.closed || u.cfg.Disabled {
+		u.mu.Unlock()
 		return
 	}
 	u.started = true
 	sctx, cancel := context.WithCancel(ctx)
 	u.cancel = cancel
 	u.done = make(chan struct{})
+	u.mu.Unlock()
 	u.log.Info("starting upstream", "transport", u.kind, "target", u.target())
 	go u.supervise(sctx)
 }
@@ -569,7 +570,7 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 		changed[k] = sum != u.listed[k]
 		u.listed[k] = sum
 	}
-	u.logToolChanges(unoffered, notes, warnings)
+	logChanges := u.toolChanges(unoffered, notes, warnings)
 	u.tools, u.unoffered, u.notes, u.warnings = tools, unoffered, notes, warnings
 	u.prompts, u.promptNames, u.resources, u.templates = prompts, promptNames, resources, templates
 	u.split = nil // lists of this connection alone, for now
@@ -584,6 +585,7 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 	}
 	clear(u.pending)
 	u.mu.Unlock()
+	logChanges()
 	if u.sidecar() != nil { // it may list what this one does not
 		again = append(again, listTools, listPrompts)
 	}
@@ -605,26 +607,33 @@ func (u *Upstream) install(c *conn, l *listings) bool {
 	return true
 }
 
-// logToolChanges logs tools left out or renamed that were not before.
-// Callers hold u.mu.
-func (u *Upstream) logToolChanges(unoffered map[string]string, notes, warnings []string) {
+// toolChanges returns what logs the tools left out or renamed that were
+// not before. Callers hold u.mu, which it reads, and call what it returns
+// after letting go of it: a log handler is code of others.
+func (u *Upstream) toolChanges(unoffered map[string]string, notes, warnings []string) (logThem func()) {
+	type line struct {
+		msg  string
+		args []any
+	}
+	var lines []line
 	for _, w := range warnings {
 		if !slices.Contains(u.warnings, w) {
-			u.log.Warn("upstream: " + w) // u.log names the upstream
+			lines = append(lines, line{"upstream: " + w, nil}) // u.log names the upstream
 		}
 	}
 	for name, why := range unoffered {
 		if u.unoffered[name] != why {
-			u.log.Warn("upstream tool not offered", "tool", name, "reason", why)
+			lines = append(lines, line{"upstream tool not offered", []any{"tool", name, "reason", why}})
 		}
 	}
-	old := map[string]bool{}
-	for _, n := range u.notes {
-		old[n] = true
-	}
 	for _, n := range notes {
-		if !old[n] {
-			u.log.Warn("upstream tool renamed", "detail", n)
+		if !slices.Contains(u.notes, n) {
+			lines = append(lines, line{"upstream tool renamed", []any{"detail", n}})
+		}
+	}
+	return func() {
+		for _, l := range lines {
+			u.log.Warn(l.msg, l.args...)
 		}
 	}
 }
@@ -692,42 +701,45 @@ func (u *Upstream) scheduleRelist(k listKind) {
 // relisters fetch one kind of list from a connection (and from the
 // 2026-07-28 sidecar beside it, if open: side) and return how to install
 // it (called with u.mu held, only if the connection is still the live
-// one). It is set in init: the fetchers lead back to relist.
+// one), which returns what to do once u.mu is let go (nil: nothing). It
+// is set in init: the fetchers lead back to relist.
 var relisters map[listKind]relister
 
 type relister struct {
 	what  string
-	fetch func(ctx context.Context, u *Upstream, c, side *conn) (install func(), sum [32]byte, err error)
+	fetch func(ctx context.Context, u *Upstream, c, side *conn) (install func() (after func()), sum [32]byte, err error)
 }
 
 func init() {
 	relisters = map[listKind]relister{
-		listTools: {"tools", func(ctx context.Context, u *Upstream, c, side *conn) (func(), [32]byte, error) {
+		listTools: {"tools", func(ctx context.Context, u *Upstream, c, side *conn) (func() func(), [32]byte, error) {
 			raw, split, err := u.listBoth(ctx, c, side, (*conn).listTools)
 			if err != nil {
 				return nil, [32]byte{}, err
 			}
 			tools, unoffered, notes, warnings := u.buildTools(raw)
-			return func() {
-				u.logToolChanges(unoffered, notes, warnings)
+			return func() func() {
+				logChanges := u.toolChanges(unoffered, notes, warnings)
 				u.tools, u.unoffered, u.notes, u.warnings = tools, unoffered, notes, warnings
 				u.setSplit(listTools, split)
+				return logChanges
 			}, sumOf(raw), nil
 		}},
-		listPrompts: {"prompts", func(ctx context.Context, u *Upstream, c, side *conn) (func(), [32]byte, error) {
+		listPrompts: {"prompts", func(ctx context.Context, u *Upstream, c, side *conn) (func() func(), [32]byte, error) {
 			raw, split, err := u.listBoth(ctx, c, side, (*conn).listPrompts)
 			if err != nil {
 				return nil, [32]byte{}, err
 			}
 			prompts, promptNames := u.buildPrompts(raw)
-			return func() {
+			return func() func() {
 				u.prompts, u.promptNames = prompts, promptNames
 				u.setSplit(listPrompts, split)
+				return nil
 			}, sumOf(raw), nil
 		}},
 		// Resources are the main child's: reads by URI and subscriptions
 		// stay on its connection.
-		listResources: {"resources", func(ctx context.Context, u *Upstream, c, _ *conn) (func(), [32]byte, error) {
+		listResources: {"resources", func(ctx context.Context, u *Upstream, c, _ *conn) (func() func(), [32]byte, error) {
 			rs, err := c.listResources(ctx)
 			if err != nil {
 				return nil, [32]byte{}, err
@@ -737,7 +749,10 @@ func init() {
 				return nil, [32]byte{}, fmt.Errorf("resource templates: %w", err)
 			}
 			resources, templates := u.buildResources(rs, ts)
-			return func() { u.resources, u.templates = resources, templates }, sumOf(rs, ts), nil
+			return func() func() {
+				u.resources, u.templates = resources, templates
+				return nil
+			}, sumOf(rs, ts), nil
 		}},
 	}
 }
@@ -782,10 +797,13 @@ func (u *Upstream) relist(k listKind) {
 		}
 		return
 	}
-	install()
+	after := install()
 	changed := sum != u.listed[k]
 	u.listed[k] = sum
 	u.mu.Unlock()
+	if after != nil {
+		after()
+	}
 	if !changed && !announced {
 		return // toolgate's own re-listing (sidecar.go), and nothing changed
 	}

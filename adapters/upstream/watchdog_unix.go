@@ -70,14 +70,18 @@ func (d *watchdog) start(log *slog.Logger) {
 
 func (d *watchdog) send(line string) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.w == nil {
+		d.mu.Unlock()
 		return
 	}
-	if _, err := io.WriteString(d.w, line); err != nil {
-		d.log.Debug("upstream watchdog gone", "err", err)
+	_, err := io.WriteString(d.w, line)
+	if err != nil {
 		d.w.Close()
 		d.w = nil
+	}
+	d.mu.Unlock()
+	if err != nil {
+		d.log.Debug("upstream watchdog gone", "err", err)
 	}
 }
 

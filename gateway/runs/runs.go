@@ -630,6 +630,14 @@ func (r *Run) SetStatus(status string) {
 // updateManifest changes the manifest and rewrites run.json atomically
 // (a new file renamed over the old one).
 func (r *Run) updateManifest(f func(*Manifest)) {
+	if err := r.writeManifest(f); err != nil {
+		r.log.Warn("run archive: cannot update run.json", "err", err)
+	}
+}
+
+// writeManifest is updateManifest under its lock, which orders the
+// rewrites (the last change is the file's).
+func (r *Run) writeManifest(f func(*Manifest)) error {
 	r.manifestMu.Lock()
 	defer r.manifestMu.Unlock()
 	f(&r.manifest)
@@ -638,12 +646,9 @@ func (r *Run) updateManifest(f func(*Manifest)) {
 	tmp := path + ".tmp"
 	_ = os.Remove(tmp)
 	if err := writeFileSync(tmp, append(b, '\n')); err != nil {
-		r.log.Warn("run archive: cannot update run.json", "err", err)
-		return
+		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		r.log.Warn("run archive: cannot update run.json", "err", err)
-	}
+	return os.Rename(tmp, path)
 }
 
 // redactArgs is a command line as the manifest keeps it: the value of a
