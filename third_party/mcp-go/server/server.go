@@ -3132,17 +3132,17 @@ func (s *MCPServer) getTask(ctx context.Context, taskID string) (mcp.Task, chan 
 		// Check if this task was recently expired
 		if _, wasExpired := s.expiredTasks[taskID]; wasExpired {
 			s.tasksMu.RUnlock()
-			return mcp.Task{}, nil, fmt.Errorf("task has expired")
+			return mcp.Task{}, nil, fmt.Errorf("task %q has expired", taskID)
 		}
 		s.tasksMu.RUnlock()
-		return mcp.Task{}, nil, fmt.Errorf("task not found")
+		return mcp.Task{}, nil, fmt.Errorf("task %q not found", taskID)
 	}
 
 	// Verify session isolation
 	sessionID := getSessionID(ctx)
 	if entry.sessionID != "" && sessionID != "" && entry.sessionID != sessionID {
 		s.tasksMu.RUnlock()
-		return mcp.Task{}, nil, fmt.Errorf("task not found")
+		return mcp.Task{}, nil, fmt.Errorf("task %q not found", taskID)
 	}
 
 	// Return a copy of the task and the done channel
@@ -3161,17 +3161,17 @@ func (s *MCPServer) getTaskEntry(ctx context.Context, taskID string) (*taskEntry
 		// Check if this task was recently expired
 		if _, wasExpired := s.expiredTasks[taskID]; wasExpired {
 			s.tasksMu.RUnlock()
-			return nil, fmt.Errorf("task has expired")
+			return nil, fmt.Errorf("task %q has expired", taskID)
 		}
 		s.tasksMu.RUnlock()
-		return nil, fmt.Errorf("task not found")
+		return nil, fmt.Errorf("task %q not found", taskID)
 	}
 	s.tasksMu.RUnlock()
 
 	// Verify session isolation
 	sessionID := getSessionID(ctx)
 	if entry.sessionID != "" && sessionID != "" && entry.sessionID != sessionID {
-		return nil, fmt.Errorf("task not found")
+		return nil, fmt.Errorf("task %q not found", taskID)
 	}
 
 	return entry, nil

@@ -1945,3 +1945,37 @@ func TestToolgateStdioResponseIsNeverAnswered(t *testing.T) {
 		t.Fatalf("answers:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestToolgateUnknownTaskNamed (item 90): tasks/get of a task the server
+// does not know, or one of another session, is -32602 naming the ID asked.
+func TestToolgateUnknownTaskNamed(t *testing.T) {
+	s, release := newWaitTaskServer()
+	defer close(release)
+	owner, other := NewInProcessSession("owner", nil), NewInProcessSession("other", nil)
+	for _, sess := range []*InProcessSession{owner, other} {
+		if err := s.RegisterSession(context.Background(), sess); err != nil {
+			t.Fatal(err)
+		}
+		sess.Initialize()
+	}
+	id := startWaitTask(t, s, s.WithContext(context.Background(), owner))
+	for _, tc := range []struct {
+		sess *InProcessSession
+		id   string
+	}{{owner, "no-such-task"}, {other, id}} {
+		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":%q}}`, tc.id)
+		raw, _ := json.Marshal(s.HandleMessage(s.WithContext(context.Background(), tc.sess), []byte(req)))
+		var resp struct {
+			Error *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(raw, &resp); err != nil || resp.Error == nil {
+			t.Fatalf("tasks/get %s from %s answered %s", tc.id, tc.sess.SessionID(), raw)
+		}
+		if want := fmt.Sprintf("task %q not found", tc.id); resp.Error.Code != mcp.INVALID_PARAMS || resp.Error.Message != want {
+			t.Errorf("tasks/get %s from %s: %d %q, want %d %q", tc.id, tc.sess.SessionID(), resp.Error.Code, resp.Error.Message, mcp.INVALID_PARAMS, want)
+		}
+	}
+}
