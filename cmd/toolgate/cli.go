@@ -62,11 +62,17 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // Main runs the toolgate command line and returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	// Help asked for goes to stdout (toolgate --help | less); usage
+	// printed because of a mistake goes to stderr, with exit code 2.
+	if len(args) == 0 {
 		printUsage(stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	}
+	if args[0] == "help" && len(args) > 1 {
+		args = []string{args[1], "--help"} // toolgate help serve
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printUsage(stdout)
 		return exitOK
 	}
 	if moved, rest := leadingConfigFlags(args); len(moved) > 0 {
@@ -94,8 +100,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs := pflag.NewFlagSet("toolgate "+cmd.name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SetInterspersed(true)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: toolgate %s %s\n\n%s\n\nFlags:\n%s", cmd.name, cmd.args, cmd.short, fs.FlagUsages())
+	fs.Usage = func() { // only for -h and --help: errors are said without it
+		fmt.Fprintf(stdout, "Usage: toolgate %s %s\n\n%s\n\nFlags:\n%s", cmd.name, cmd.args, cmd.short, fs.FlagUsages())
 	}
 	if cmd.flags != nil {
 		cmd.flags(fs)
@@ -136,14 +142,10 @@ func printUsage(w io.Writer) {
 	sort.SliceStable(commands, func(i, j int) bool {
 		return orderOf(commands[i].name) < orderOf(commands[j].name)
 	})
-	width := 0
+	// Each command's synopsis on a line and what it does indented below,
+	// as go help does: one column for both would be 200 characters wide.
 	for _, c := range commands {
-		if n := len(c.name) + 1 + len(c.args); n > width {
-			width = n
-		}
-	}
-	for _, c := range commands {
-		fmt.Fprintf(w, "  toolgate %-*s  %s\n", width, strings.TrimSpace(c.name+" "+c.args), c.short)
+		fmt.Fprintf(w, "  toolgate %s\n        %s\n", strings.TrimSpace(c.name+" "+c.args), c.short)
 	}
 	fmt.Fprintln(w, "\nRun 'toolgate COMMAND --help' for a command's flags.")
 }

@@ -52,7 +52,12 @@ func TestExitCodes(t *testing.T) {
 		{"no command", "", nil, exitUsage, "", "Usage:"},
 		{"unknown command", "", []string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
 		{"version", "", []string{"version"}, exitOK, "toolgate ", ""},
-		{"help", "", []string{"help"}, exitOK, "", "toolgate serve"},
+		// Help asked for is on stdout, to be paged; a mistake's usage on stderr.
+		{"help", "", []string{"help"}, exitOK, "toolgate serve [--http ADDR]", ""},
+		{"--help", "", []string{"--help"}, exitOK, "Run 'toolgate COMMAND --help'", ""},
+		{"help of a command", "", []string{"help", "call"}, exitOK, "Usage: toolgate call TOOL", ""},
+		{"a command's --help", "", []string{"runs", "--help"}, exitOK, "--older-than string", ""},
+		{"help of an unknown command", "", []string{"help", "frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
 		{"bad flag", "", []string{"tools", "--nope"}, exitUsage, "", "unknown flag"},
 		{"unknown config key", "limits:\n  call_timout: 1s\n", []string{"tools"}, exitUsage, "", "unknown key limits.call_timout"},
 		{"bad policy config", "policy:\n  capabilities:\n    allow: [nett]\n", []string{"policy"}, exitUsage, "", `unknown capability "nett"`},
@@ -83,6 +88,17 @@ func TestExitCodes(t *testing.T) {
 				t.Fatalf("stdout %q does not contain %q, or stderr %q does not contain %q", out, tc.inStdout, errOut, tc.inStderr)
 			}
 		})
+	}
+}
+
+// TestHelpOnStdout: help asked for, of the whole command or of one, is
+// written to stdout alone (to be paged or grepped), and exits 0.
+func TestHelpOnStdout(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"help", "serve"}, {"serve", "-h"}, {"memory", "--help"}} {
+		code, out, errOut := run(t, "", args...)
+		if code != exitOK || errOut != "" || !strings.Contains(out, "toolgate ") {
+			t.Errorf("toolgate %s: exit %d, stdout %q, stderr %q; want 0, the help on stdout alone", strings.Join(args, " "), code, out, errOut)
+		}
 	}
 }
 
