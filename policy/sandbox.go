@@ -415,7 +415,7 @@ func (s *Sandbox) WriteFile(p string, data []byte, mkdirs bool) (created bool, e
 	case err == nil:
 		switch t := fi.Mode().Type(); {
 		case t == fs.ModeSymlink:
-			return false, &PathError{Path: p, Reason: "is a symlink; refusing to write through it (write to the target's own path instead)", Err: ErrInvalidPath}
+			return false, &PathError{Path: p, Reason: s.symlinkReason(r, d, base), Err: ErrInvalidPath}
 		case t == fs.ModeDir:
 			return false, &PathError{Path: p, Reason: "is a directory; refusing to overwrite it", Err: ErrInvalidPath}
 		case !fi.Mode().IsRegular():
@@ -472,6 +472,44 @@ func (s *Sandbox) WriteFile(p string, data []byte, mkdirs bool) (created bool, e
 		df.Close()
 	}
 	return created, nil
+}
+
+// symlinkReason says why WriteFile refuses the symlink base in the
+// directory d (of root r): it names the link's target, as a path the
+// caller can write to, when that lies in the same root. The target is
+// taken against the directory's real path (/proc/self/fd), since a
+// relative target is the kernel's to resolve from there; without it (not
+// Linux) the target is not named.
+func (s *Sandbox) symlinkReason(r *sandboxRoot, d *os.Root, base string) string {
+	const refused = "is a symlink; refusing to write through it"
+	generic := refused + " (write to the target's own path instead)"
+	target, err := d.Readlink(base)
+	if err != nil {
+		return generic
+	}
+	if !filepath.IsAbs(target) {
+		df, err := d.Open(".")
+		if err != nil {
+			return generic
+		}
+		dir := fdPath(df)
+		df.Close()
+		if dir == "" {
+			return generic
+		}
+		target = filepath.Join(dir, target)
+	}
+	target = filepath.Clean(target)
+	for _, root := range [2]string{r.resolved, r.given} {
+		if sbWithin(root, target) && target != root {
+			name := filepath.ToSlash(sbRelTo(root, target))
+			if r != &s.roots[0] { // relative paths are the first root's
+				name = target
+			}
+			return fmt.Sprintf("is a symlink to %s; refusing to write through it (write to %s instead)", name, name)
+		}
+	}
+	return "is a symlink to a target outside the sandbox root; refusing to write through it"
 }
 
 // ReadOnlyErr returns the error for replacing the existing file p, whose

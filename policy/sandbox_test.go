@@ -254,6 +254,16 @@ func TestSandboxLocate(t *testing.T) {
 
 func TestSandboxErrorMessages(t *testing.T) {
 	tr := newSandboxTree(t)
+	// deep_link/up is sub/deep/up, whose ../b.txt is sub/b.txt (not the
+	// b.txt that deep_link/../b.txt would be).
+	if err := os.Mkdir(filepath.Join(tr.root, "sub", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"deep_link": "sub/deep", "sub/deep/up": "../b.txt"} {
+		if err := os.Symlink(target, filepath.Join(tr.root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		name string
 		err  func() error
@@ -269,8 +279,18 @@ func TestSandboxErrorMessages(t *testing.T) {
 			`path "out_file": symlink target leaves the sandbox root`},
 		{"not exist", func() error { _, err := tr.sb.Open("nope"); return err },
 			`path "nope": no such file or directory`},
+		// A symlink is never written through; its target is named when
+		// it can be written instead, as the kernel resolves it.
 		{"write symlink", func() error { _, err := tr.sb.WriteFile("in_link", nil, false); return err },
-			`path "in_link": is a symlink; refusing to write through it (write to the target's own path instead)`},
+			`path "in_link": is a symlink to a.txt; refusing to write through it (write to a.txt instead)`},
+		{"write symlink, absolute target", func() error { _, err := tr.sb.WriteFile("abs_in_link", nil, false); return err },
+			`path "abs_in_link": is a symlink to a.txt; refusing to write through it (write to a.txt instead)`},
+		{"write symlink in a linked directory", func() error { _, err := tr.sb.WriteFile("deep_link/up", nil, false); return err },
+			`path "deep_link/up": is a symlink to sub/b.txt; refusing to write through it (write to sub/b.txt instead)`},
+		{"write symlink out", func() error { _, err := tr.sb.WriteFile("out_file", nil, false); return err },
+			`path "out_file": is a symlink to a target outside the sandbox root; refusing to write through it`},
+		{"write symlink, dotdot out", func() error { _, err := tr.sb.WriteFile("abs_in_dotdot_out", nil, false); return err },
+			`path "abs_in_dotdot_out": is a symlink to a target outside the sandbox root; refusing to write through it`},
 		{"write dir", func() error { _, err := tr.sb.WriteFile("sub", nil, false); return err },
 			`path "sub": is a directory; refusing to overwrite it`},
 		{"missing parent", func() error { _, err := tr.sb.WriteFile("x/y/z", nil, false); return err },
