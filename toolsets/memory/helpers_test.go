@@ -177,11 +177,9 @@ func (f *fakeStore) Write(_ context.Context, m memory.Memory) (memory.Memory, er
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.writes++
-	if m.SourceID != "" {
-		for _, old := range f.mems {
-			if old.SourceID == m.SourceID {
-				return old, nil
-			}
+	for _, old := range f.mems {
+		if m.SourceID != "" && old.SourceID == m.SourceID || old.Scope == m.Scope && old.Content == m.Content {
+			return old, nil
 		}
 	}
 	if m.ID == "" {

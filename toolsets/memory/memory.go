@@ -40,10 +40,12 @@ import (
 // once Write returns nil, the memory survives a crash of the process.
 type Store interface {
 	// Write stores m and returns it as stored. It assigns ID and Created
-	// when they are empty. It is idempotent on m.SourceID when that is set:
-	// writing the same SourceID twice stores one memory, and the second
-	// Write returns the memory stored by the first (whose ID therefore
-	// differs from the one the caller proposed, if any).
+	// when they are empty. It is idempotent on m.SourceID when that is set,
+	// and on the scope and content: writing the same SourceID twice, or
+	// the same content to the same scope (whatever its tags), stores one
+	// memory, and the second Write returns the memory stored by the first
+	// (whose ID therefore differs from the one the caller proposed, if
+	// any). Recall is not filled with copies of one fact.
 	Write(ctx context.Context, m Memory) (Memory, error)
 	// Recall returns the memories of q.Scope that match q.Text, ranked best
 	// first, at most q.Limit (see [ClampLimit]). An empty q.Text (or one
@@ -61,6 +63,16 @@ type SourceLookup interface {
 	// FindSource returns the memory stored with sourceID, and whether
 	// there is one.
 	FindSource(ctx context.Context, sourceID string) (Memory, bool, error)
+}
+
+// ContentLookup is implemented by stores that can find a memory by its
+// scope and content. write_memory in candidate mode uses it to say that
+// the store has the memory already; [Promote] in a dry run, to say which
+// candidates would add nothing.
+type ContentLookup interface {
+	// FindContent returns the memory of scope with exactly content, and
+	// whether there is one.
+	FindContent(ctx context.Context, scope, content string) (Memory, bool, error)
 }
 
 // Memory is one memory.

@@ -168,6 +168,44 @@ func TestModeCandidate(t *testing.T) {
 	}
 }
 
+// TestWriteWhatIsSaved: write_memory of what the scope holds already, a
+// committed memory or (in candidate mode) a candidate of this run, saves
+// nothing, says which memory has it, and succeeds; another scope's copy
+// does not count.
+func TestWriteWhatIsSaved(t *testing.T) {
+	t.Run("candidate", func(t *testing.T) {
+		e := newEnv(t, memory.ModeCandidate)
+		first := e.write("Builds run at night.", "ops")
+		candID, _ := first.Extras["candidate_id"].(string)
+		committed := e.commit("Deploys happen on Tuesdays.", "ops")
+		for _, tc := range []struct{ content, what string }{
+			{"Builds run at night.", "candidate " + candID},
+			{"Deploys happen on Tuesdays.", "memory " + committed.ID},
+		} {
+			res := e.write(tc.content, "ops", "new-tag")
+			if !strings.Contains(res.Message, "Nothing new was saved: "+tc.what+` in scope "ops" has this content already`) || res.Extras["duplicate"] != true {
+				t.Errorf("write of %q: %s %v", tc.content, res.Message, res.Extras)
+			}
+		}
+		e.write("Builds run at night.", "ci")
+		if n := len(e.candidateLines()); n != 2 {
+			t.Errorf("%d candidate lines, want 2 (ops, ci)", n)
+		}
+	})
+	t.Run("external", func(t *testing.T) {
+		e := newEnv(t, memory.ModeExternal)
+		first := e.write("Builds run at night.", "ops")
+		id, _ := first.Extras["memory_id"].(string)
+		again := e.write("Builds run at night.", "ops")
+		if !strings.Contains(again.Message, "Nothing new was saved: memory "+id) || again.Extras["memory_id"] != id {
+			t.Errorf("second write: %s %v", again.Message, again.Extras)
+		}
+		if n := e.count("ops"); n != 1 {
+			t.Errorf("%d memories, want 1", n)
+		}
+	})
+}
+
 // Candidates rank after committed hits when they match as many terms, and
 // an empty query merges both by recency.
 func TestCandidateRankingTies(t *testing.T) {
@@ -238,8 +276,9 @@ func TestAC4ExternalContract(t *testing.T) {
 	if res.IsError || fake.writes != 1 {
 		t.Fatalf("write through the contract: %+v, %d writes", res, fake.writes)
 	}
+	id, _ := res.Extras["memory_id"].(string)
 	res = p.Call(context.Background(), &gateway.Call{Name: "recall_memory", Arguments: json.RawMessage(`{"query":"contract","scope":"s"}`)})
-	if res.IsError || !strings.Contains(res.OutputText(), "[committed] id=fake-1") {
+	if res.IsError || id == "" || !strings.Contains(res.OutputText(), "[committed] id="+id) {
 		t.Errorf("recall through the contract: %s %s", res.OutputText(), res.Message)
 	}
 	if err := ts.Close(); err != nil || !fake.closed {

@@ -19,6 +19,7 @@ const (
 	OutcomePromoted       = "promoted"        // written to the store
 	OutcomeWouldPromote   = "would_promote"   // dry run: would be written
 	OutcomeAlreadyPresent = "already_present" // the store already has this candidate (promoted before)
+	OutcomeDuplicate      = "duplicate"       // the store (or an earlier line) has a memory of the same scope and content
 	OutcomeInvalid        = "invalid"         // the line is not a usable candidate (torn, bad JSON, invalid memory)
 )
 
@@ -35,6 +36,11 @@ type PromoteReport struct {
 	// AlreadyPresent is the number the store already had. In a dry run
 	// against a store that is not a [SourceLookup] it is always 0.
 	AlreadyPresent int `json:"already_present"`
+	// Duplicates is the number not written because the store, or an
+	// earlier line of the run, has a memory of the same scope and content
+	// ([Store.Write] keeps one). In a dry run against a store that is not
+	// a [ContentLookup], only the earlier lines count.
+	Duplicates int `json:"duplicates"`
 	// Invalid is the number of lines that could not be used.
 	Invalid int `json:"invalid"`
 	// Outcomes has one entry per non-blank line, in file order.
@@ -48,8 +54,9 @@ type PromoteOutcome struct {
 	CandidateID string `json:"candidate_id,omitempty"`
 	Scope       string `json:"scope,omitempty"`
 	SourceID    string `json:"source_id,omitempty"`
-	// MemoryID is the memory's ID in the store (promoted or already
-	// present; empty in a dry run unless already present).
+	// MemoryID is the memory's ID in the store (promoted, already present,
+	// or the one a duplicate repeats; empty in a dry run unless already
+	// in the store).
 	MemoryID string `json:"memory_id,omitempty"`
 	// Error says why an invalid line was refused.
 	Error string `json:"error,omitempty"`
@@ -97,7 +104,9 @@ func Promote(ctx context.Context, store Store, candidatesPath, runID string, dry
 	}
 	rep.Invalid = len(badOut)
 	lookup, _ := store.(SourceLookup)
-	seen := map[string]string{} // source ID -> memory ID (dry run duplicates)
+	contents, _ := store.(ContentLookup)
+	seen := map[string]string{}     // source ID -> memory ID (dry run)
+	seenText := map[string]string{} // scope NUL content -> memory ID (dry run)
 	bi := 0
 	flushBad := func(line int) {
 		for bi < len(badOut) && (line < 0 || badOut[bi].Line < line) {
@@ -112,6 +121,7 @@ func Promote(ctx context.Context, store Store, candidatesPath, runID string, dry
 		flushBad(c.Line)
 		o := PromoteOutcome{Line: c.Line, CandidateID: c.ID, Scope: c.Scope, SourceID: runID + "/" + c.ID}
 		if dryRun {
+			text := c.Scope + "\x00" + c.Content
 			if id, dup := seen[o.SourceID]; dup {
 				o.Outcome, o.MemoryID = OutcomeAlreadyPresent, id
 			} else if lookup != nil {
@@ -123,10 +133,24 @@ func Promote(ctx context.Context, store Store, candidatesPath, runID string, dry
 					o.Outcome, o.MemoryID = OutcomeAlreadyPresent, m.ID
 				}
 			}
+			if id, dup := seenText[text]; o.Outcome == "" && dup {
+				o.Outcome, o.MemoryID = OutcomeDuplicate, id
+			} else if o.Outcome == "" && contents != nil {
+				m, ok, err := contents.FindContent(ctx, c.Scope, c.Content)
+				if err != nil {
+					return rep, fmt.Errorf("line %d: looking up candidate %s: %w", c.Line, c.ID, err)
+				}
+				if ok {
+					o.Outcome, o.MemoryID = OutcomeDuplicate, m.ID
+				}
+			}
 			if o.Outcome == "" {
 				o.Outcome = OutcomeWouldPromote
 			}
 			seen[o.SourceID] = o.MemoryID
+			if _, ok := seenText[text]; !ok {
+				seenText[text] = o.MemoryID
+			}
 		} else {
 			id, err := uuid.NewV7()
 			if err != nil {
@@ -139,15 +163,21 @@ func Promote(ctx context.Context, store Store, candidatesPath, runID string, dry
 				return rep, fmt.Errorf("line %d: promoting candidate %s: %w", c.Line, c.ID, err)
 			}
 			o.MemoryID = got.ID
-			if got.ID == m.ID {
+			switch {
+			case got.ID == m.ID:
 				o.Outcome = OutcomePromoted
-			} else {
+			case got.SourceID == m.SourceID:
 				o.Outcome = OutcomeAlreadyPresent
+			default:
+				o.Outcome = OutcomeDuplicate
 			}
 		}
-		if o.Outcome == OutcomeAlreadyPresent {
+		switch o.Outcome {
+		case OutcomeAlreadyPresent:
 			rep.AlreadyPresent++
-		} else {
+		case OutcomeDuplicate:
+			rep.Duplicates++
+		default:
 			rep.Promoted++
 		}
 		rep.Outcomes = append(rep.Outcomes, o)
@@ -180,6 +210,12 @@ func (r PromoteReport) WriteText(w io.Writer) error {
 			} else {
 				fmt.Fprintf(tw, "  line %d\talready present\tcandidate %s (scope %s)\n", o.Line, o.CandidateID, o.Scope)
 			}
+		case OutcomeDuplicate:
+			if o.MemoryID != "" {
+				fmt.Fprintf(tw, "  line %d\tduplicate\tcandidate %s says what memory %s says (scope %s)\n", o.Line, o.CandidateID, o.MemoryID, o.Scope)
+			} else {
+				fmt.Fprintf(tw, "  line %d\tduplicate\tcandidate %s says what an earlier line says (scope %s)\n", o.Line, o.CandidateID, o.Scope)
+			}
 		default:
 			fmt.Fprintf(tw, "  line %d\t%s\tcandidate %s\n", o.Line, o.Outcome, o.CandidateID)
 		}
@@ -192,6 +228,9 @@ func (r PromoteReport) WriteText(w io.Writer) error {
 		verb = "would be promoted"
 	}
 	fmt.Fprintf(&b, "%s: %d %s, %d already present", gateway.Plural(r.Candidates, "candidate", "candidates"), r.Promoted, verb, r.AlreadyPresent)
+	if r.Duplicates > 0 {
+		fmt.Fprintf(&b, ", %s", gateway.Plural(r.Duplicates, "duplicate", "duplicates"))
+	}
 	if r.Invalid > 0 {
 		fmt.Fprintf(&b, "; %s skipped", gateway.Plural(r.Invalid, "invalid line", "invalid lines"))
 	}

@@ -3,8 +3,10 @@ package memory_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,7 +15,7 @@ import (
 
 func appendRaw(t *testing.T, path, s string) {
 	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,5 +226,55 @@ func TestReadCandidatesTolerant(t *testing.T) {
 	}
 	if cands, bad, _ := memory.ReadCandidates(path); len(cands) != 1 || len(bad) != 0 {
 		t.Errorf("unterminated complete line: %v %v", cands, bad)
+	}
+}
+
+// TestPromoteDuplicates: a candidate that says what a memory of its scope
+// says, committed before or on an earlier line of the run, is reported as a
+// duplicate of it and adds nothing, in a dry run as in a promotion.
+func TestPromoteDuplicates(t *testing.T) {
+	e := newEnv(t, memory.ModeCandidate)
+	ctx := context.Background()
+	committed := e.commit("Deploys happen on Tuesdays.", "ops")
+	// Written by hand: write_memory itself refuses to save these again.
+	for i, c := range []struct{ content, scope string }{
+		{"Deploys happen on Tuesdays.", "ops"},   // the committed memory
+		{"Builds run at night.", "ops"},          // new
+		{"Builds run at night.", "ops"},          // line 2 again
+		{"Deploys happen on Tuesdays.", "infra"}, // another scope: new
+	} {
+		appendRaw(t, e.cands, fmt.Sprintf(`{"id":"c%d","content":%q,"scope":%q,"created":"2026-01-01T00:00:00Z"}`+"\n", i+1, c.content, c.scope))
+	}
+	for _, dry := range []bool{true, false} {
+		rep, err := memory.Promote(ctx, e.store, e.cands, e.runID, dry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]string, len(rep.Outcomes))
+		for i, o := range rep.Outcomes {
+			got[i] = o.Outcome
+		}
+		want := []string{memory.OutcomeDuplicate, memory.OutcomePromoted, memory.OutcomeDuplicate, memory.OutcomePromoted}
+		if dry {
+			want[1], want[3] = memory.OutcomeWouldPromote, memory.OutcomeWouldPromote
+		}
+		if !slices.Equal(got, want) || rep.Duplicates != 2 || rep.Promoted != 2 || rep.Outcomes[0].MemoryID != committed.ID {
+			t.Errorf("dry run %v: outcomes %v (want %v), report %+v", dry, got, want, rep)
+		}
+		if !dry && rep.Outcomes[2].MemoryID != rep.Outcomes[1].MemoryID {
+			t.Errorf("line 3 repeats memory %s, want line 2's %s", rep.Outcomes[2].MemoryID, rep.Outcomes[1].MemoryID)
+		}
+		var text strings.Builder
+		if err := rep.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{"candidate c1 says what memory " + committed.ID, "0 already present, 2 duplicates."} {
+			if !strings.Contains(text.String(), w) {
+				t.Errorf("dry run %v: the report lacks %q:\n%s", dry, w, text.String())
+			}
+		}
+	}
+	if n := e.count("ops"); n != 2 {
+		t.Errorf("ops has %d memories, want 2", n)
 	}
 }

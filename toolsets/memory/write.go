@@ -75,9 +75,25 @@ func (t *Toolset) writeCandidate(ctx context.Context, m Memory) (*gateway.Result
 	if call := gateway.CallFrom(ctx); call != nil {
 		c.CallID, c.Session = call.ID, call.Session
 	}
+	// Content the store or this run has in the scope already is not saved
+	// again: promoted, it would add nothing (Store.Write keeps one).
+	if lookup, ok := t.opts.Store.(ContentLookup); ok {
+		old, found, err := lookup.FindContent(ctx, m.Scope, m.Content)
+		if err != nil {
+			t.log.Warn("memory: looking for the same memory in the store failed", "err", err)
+		} else if found {
+			return duplicateResult(ModeCandidate, "memory "+old.ID, "committed", old.Scope, "memory_id", old.ID), nil
+		}
+	}
 	t.candMu.Lock()
-	err = appendCandidate(t.opts.CandidatesPath, c)
+	old, found := t.sameCandidate(m)
+	if !found {
+		err = appendCandidate(t.opts.CandidatesPath, c)
+	}
 	t.candMu.Unlock()
+	if found {
+		return duplicateResult(ModeCandidate, "candidate "+old.ID, "candidate", old.Scope, "candidate_id", old.ID), nil
+	}
 	if err != nil {
 		t.log.Error("memory: saving candidate failed", "path", t.opts.CandidatesPath, "err", err)
 		return gateway.Errorf("Saving the candidate memory failed: %v; nothing was saved.", err), nil
@@ -95,7 +111,34 @@ func (t *Toolset) writeCandidate(ctx context.Context, m Memory) (*gateway.Result
 	return res.WithBrief(fmt.Sprintf("Candidate memory saved (scope %s)", c.Scope)), nil
 }
 
+// sameCandidate returns this run's candidate of m's scope and content, if
+// there is one. Callers hold candMu.
+func (t *Toolset) sameCandidate(m Memory) (Candidate, bool) {
+	cands, _, _ := ReadCandidates(t.opts.CandidatesPath) // none yet, or unreadable: append
+	for _, c := range cands {
+		if c.Scope == m.Scope && c.Content == m.Content {
+			return c, true
+		}
+	}
+	return Candidate{}, false
+}
+
+// duplicateResult answers a write of what the scope holds already (what:
+// "memory ID" or "candidate ID", marked as recall marks it): a success that
+// saved nothing, with the existing entry's ID in Extras under key.
+func duplicateResult(mode Mode, what, mark, scope, key, id string) *gateway.Result {
+	res := gateway.OkText(fmt.Sprintf("already saved as %s in scope %s", what, scope))
+	res.Message = fmt.Sprintf("Nothing new was saved: %s in scope %q has this content already; recall_memory returns it marked [%s].", what, scope, mark)
+	res.Extras = map[string]any{"mode": string(mode), key: id, "duplicate": true}
+	return res.WithBrief(fmt.Sprintf("Memory already saved (scope %s)", scope))
+}
+
 func (t *Toolset) writeExternal(ctx context.Context, m Memory) (*gateway.Result, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	m.ID = id.String()
 	got, err := t.opts.Store.Write(ctx, m)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -103,6 +146,9 @@ func (t *Toolset) writeExternal(ctx context.Context, m Memory) (*gateway.Result,
 		}
 		t.log.Error("memory: store write failed", "err", err)
 		return gateway.Errorf("Writing the memory to the store failed: %v; it may not have been saved.", err), nil
+	}
+	if got.ID != m.ID {
+		return duplicateResult(ModeExternal, "memory "+got.ID, "committed", got.Scope, "memory_id", got.ID), nil
 	}
 	res := gateway.OkText(fmt.Sprintf("memory %s committed in scope %s%s", got.ID, got.Scope, tagsSuffix(got.Tags)))
 	res.Message = fmt.Sprintf("Committed memory %s to the memory store in scope %q; recall_memory returns it marked [committed].", got.ID, got.Scope)

@@ -216,9 +216,10 @@ func (s *Store) init(ctx context.Context) error {
 
 // Write implements [memory.Store]. It validates m ([memory.Memory.Validate],
 // tags normalized), keeps a proposed ID and Created (assigning a UUIDv7 and
-// the current time when they are empty), and is idempotent on SourceID: if
-// a memory with m.SourceID exists, it is returned unchanged and nothing is
-// written. When Write returns nil the memory is committed and synced.
+// the current time when they are empty), and is idempotent on SourceID and
+// on scope and content: if a memory with m.SourceID exists, or one of
+// m.Scope with m.Content, it is returned unchanged and nothing is written.
+// When Write returns nil the memory is committed and synced.
 func (s *Store) Write(ctx context.Context, m memory.Memory) (memory.Memory, error) {
 	m.Tags = memory.NormalizeTags(m.Tags)
 	if err := m.Validate(); err != nil {
@@ -248,25 +249,26 @@ func (s *Store) Write(ctx context.Context, m memory.Memory) (memory.Memory, erro
 		return memory.Memory{}, fmt.Errorf("memory store: %w", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx,
-		`INSERT INTO memories(id, scope, content, tags, created_ns, source_id) VALUES (?, ?, ?, ?, ?, ?)
-		 ON CONFLICT(source_id) DO NOTHING`,
-		m.ID, m.Scope, m.Content, string(tags), m.Created.UnixNano(), source)
-	if err != nil {
-		return memory.Memory{}, fmt.Errorf("memory store: writing memory: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return memory.Memory{}, fmt.Errorf("memory store: %w", err)
-	} else if n == 0 {
-		// SourceID already present: return what is stored.
-		got, ok, err := findSource(ctx, tx, m.SourceID)
-		if err != nil {
+	// One memory per scope and content: what the scope already holds is
+	// returned, as for a SourceID already present. A promoted candidate
+	// is looked for by its SourceID first, so that promoting it again
+	// reports it as itself.
+	for _, find := range []func() (memory.Memory, bool, error){
+		func() (memory.Memory, bool, error) { return findSource(ctx, tx, m.SourceID) },
+		func() (memory.Memory, bool, error) { return findContent(ctx, tx, m.Scope, m.Content) },
+	} {
+		if got, ok, err := find(); err != nil {
 			return memory.Memory{}, err
+		} else if ok {
+			return got, tx.Commit()
 		}
-		if !ok {
-			return memory.Memory{}, fmt.Errorf("memory store: source %q conflicted but is not stored", m.SourceID)
-		}
-		return got, tx.Commit()
+	}
+	// The transaction is IMMEDIATE (_txlock): no other writer can store
+	// the same memory between the lookups and the insert.
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO memories(id, scope, content, tags, created_ns, source_id) VALUES (?, ?, ?, ?, ?, ?)`,
+		m.ID, m.Scope, m.Content, string(tags), m.Created.UnixNano(), source); err != nil {
+		return memory.Memory{}, fmt.Errorf("memory store: writing memory: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return memory.Memory{}, fmt.Errorf("memory store: committing: %w", err)
@@ -304,6 +306,9 @@ type querier interface {
 }
 
 func findSource(ctx context.Context, q querier, sourceID string) (memory.Memory, bool, error) {
+	if sourceID == "" {
+		return memory.Memory{}, false, nil
+	}
 	m, err := scanMemory(q.QueryRowContext(ctx, `SELECT `+columns+` FROM memories m WHERE m.source_id = ?`, sourceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return memory.Memory{}, false, nil
@@ -314,11 +319,25 @@ func findSource(ctx context.Context, q querier, sourceID string) (memory.Memory,
 	return m, true, nil
 }
 
-// FindSource implements [memory.SourceLookup].
-func (s *Store) FindSource(ctx context.Context, sourceID string) (memory.Memory, bool, error) {
-	if sourceID == "" {
+func findContent(ctx context.Context, q querier, scope, content string) (memory.Memory, bool, error) {
+	// memories_scope_created narrows the scan to the scope.
+	m, err := scanMemory(q.QueryRowContext(ctx, `SELECT `+columns+` FROM memories m WHERE m.scope = ? AND m.content = ? ORDER BY m.seq LIMIT 1`, scope, content))
+	if errors.Is(err, sql.ErrNoRows) {
 		return memory.Memory{}, false, nil
 	}
+	if err != nil {
+		return memory.Memory{}, false, fmt.Errorf("memory store: %w", err)
+	}
+	return m, true, nil
+}
+
+// FindContent implements [memory.ContentLookup].
+func (s *Store) FindContent(ctx context.Context, scope, content string) (memory.Memory, bool, error) {
+	return findContent(ctx, s.r, scope, content)
+}
+
+// FindSource implements [memory.SourceLookup].
+func (s *Store) FindSource(ctx context.Context, sourceID string) (memory.Memory, bool, error) {
 	return findSource(ctx, s.r, sourceID)
 }
 

@@ -348,11 +348,25 @@ func TestSourceIDIdempotent(t *testing.T) {
 	if _, ok, _ := s.FindSource(ctx, "run-1/nope"); ok {
 		t.Error("FindSource found a missing source")
 	}
-	// Memories without a source are never deduplicated.
-	write(t, s, "p", "same")
-	write(t, s, "p", "same")
-	if n, _ := s.Count(ctx, "p"); n != 3 {
-		t.Errorf("%d memories, want 3", n)
+	// Without a source, one memory per scope and content: the second
+	// write returns the first; another scope keeps its own.
+	same := write(t, s, "p", "same")
+	again, err := s.Write(ctx, memory.Memory{ID: "proposed-2", Scope: "p", Content: "same", Tags: []string{"new"}})
+	if err != nil || again.ID != same.ID || len(again.Tags) != 0 {
+		t.Errorf("the same content again: %+v %v, want the first %+v", again, err, same)
+	}
+	write(t, s, "q", "same")
+	if n, _ := s.Count(ctx, "p"); n != 2 {
+		t.Errorf("%d memories in p, want 2", n)
+	}
+	if n, _ := s.Count(ctx, "q"); n != 1 {
+		t.Errorf("%d memories in q, want 1", n)
+	}
+	if got, ok, err := s.FindContent(ctx, "p", "same"); err != nil || !ok || got.ID != same.ID {
+		t.Errorf("FindContent: %+v %v %v", got, ok, err)
+	}
+	if _, ok, _ := s.FindContent(ctx, "p", "Same"); ok {
+		t.Error("FindContent found other content")
 	}
 	// A proposed ID is kept; a duplicate ID is an error.
 	m, err := s.Write(ctx, memory.Memory{ID: "my-id", Scope: "p", Content: "x"})
