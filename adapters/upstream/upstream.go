@@ -925,7 +925,7 @@ func (u *Upstream) Status() gateway.ToolsetStatus {
 	}
 	parts = append(parts, fmt.Sprintf("restarts %d", u.restarts.Load()))
 	if u.state == StateFailed && u.failures > 0 {
-		parts = append(parts, fmt.Sprintf("%d failed attempts", u.failures))
+		parts = append(parts, gateway.Plural(u.failures, "failed attempt", "failed attempts"))
 	}
 	if u.lastErr != "" {
 		parts = append(parts, "last error: "+u.lastErr)

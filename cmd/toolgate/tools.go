@@ -104,7 +104,11 @@ func runTools(e *env, fs *pflag.FlagSet, args []string) error {
 	}
 	for _, ts := range a.catalog.Toolsets() {
 		if ts.Status.State != "ready" {
-			fmt.Fprintf(e.stdout, "\ntoolset %s: %s %s\n", ts.Name, ts.Status.State, ts.Status.Detail)
+			detail := ""
+			if ts.Status.Detail != "" {
+				detail = " (" + ts.Status.Detail + ")"
+			}
+			fmt.Fprintf(e.stdout, "\ntoolset %s: %s%s\n", ts.Name, ts.Status.State, detail)
 		}
 	}
 	for _, c := range a.catalog.Conflicts() {
