@@ -110,6 +110,29 @@ func TestUnavailableWhileReconnecting(t *testing.T) {
 	}
 }
 
+// TestRepeatedFailureLoggedQuietly: the first loudFailures failed attempts
+// in a row are each logged; after them, a failure that repeats the last is
+// logged once every failLogEvery, counting those it did not log.
+func TestRepeatedFailureLoggedQuietly(t *testing.T) {
+	log, buf := newLogger()
+	u := startTuned(t, Config{Name: "bad", Command: "/nonexistent/mcp-server"}, log, false, func(tu *tuning) {
+		tu.backoffMin, tu.backoffMax = time.Millisecond, 5*time.Millisecond
+		tu.failLogEvery = 300 * time.Millisecond
+	})
+	warned := func() int { return strings.Count(buf.String(), `level=WARN msg="upstream connection attempt failed"`) }
+	eventually(t, 10*time.Second, "a logged failure after quiet ones", func() bool { return warned() > loudFailures })
+	out := buf.String()
+	if !strings.Contains(out, "unlogged_attempts=") || !strings.Contains(out, `note="the same failure again is logged once every 300ms"`) {
+		t.Errorf("the log does not say what it leaves out:\n%s", out)
+	}
+	u.mu.Lock()
+	failures := u.failures
+	u.mu.Unlock()
+	if w := warned(); failures < 3*w {
+		t.Errorf("%d failed attempts, %d logged: the repeats are not quiet", failures, w)
+	}
+}
+
 // TestNeverStarts: a bad command fails, with state failed, no tools and
 // the error; another upstream in the same gateway is not affected.
 func TestNeverStarts(t *testing.T) {

@@ -65,6 +65,7 @@ type tuning struct {
 	debounce     time.Duration // list_changed to re-list
 	lateWindow   time.Duration // streamable HTTP: see relay.go
 	modernProbe  time.Duration // server/discover of a 2026-07-28 connection beside the main one (modern.go)
+	failLogEvery time.Duration // a failure that repeats the last one, past the first few: logged this often
 }
 
 var defaultTuning = tuning{
@@ -77,7 +78,14 @@ var defaultTuning = tuning{
 	debounce:     100 * time.Millisecond,
 	lateWindow:   time.Second,
 	modernProbe:  5 * time.Second,
+	failLogEvery: 10 * time.Minute,
 }
+
+// loudFailures is how many failed connection attempts in a row are each
+// logged; after them, one that fails as the last did is logged only every
+// tuning.failLogEvery, with the count of those not logged (a dead
+// upstream retried every 30 s would otherwise write a line each time).
+const loudFailures = 5
 
 // Upstream is an upstream MCP server wrapped as a gateway toolset. It is a
 // [gateway.Toolset], [gateway.ChangeNotifier], [gateway.StatusReporter],
@@ -453,15 +461,23 @@ func (u *Upstream) supervise(ctx context.Context) {
 			return false
 		}
 	}
+	var (
+		streak     int // failed attempts in a row
+		unlogged   int // of them, not logged since the last that was
+		lastLogged time.Time
+	)
 	for {
 		c, lists, err := u.connect(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
+			streak++
 			u.mu.Lock()
 			u.failures++
+			prev := u.lastErr
 			u.lastErr = u.errText(err)
+			same := u.lastErr == prev
 			wasStarting := u.state == StateStarting
 			if !u.ever {
 				u.state = StateFailed
@@ -470,7 +486,20 @@ func (u *Upstream) supervise(ctx context.Context) {
 			}
 			failures := u.failures
 			u.mu.Unlock()
-			u.log.Warn("upstream connection attempt failed", "err", err, "attempt", failures)
+			if streak <= loudFailures || !same || time.Since(lastLogged) >= u.tune.failLogEvery {
+				args := []any{"err", err, "attempt", failures}
+				if unlogged > 0 {
+					args = append(args, "unlogged_attempts", unlogged)
+				}
+				if streak == loudFailures {
+					args = append(args, "note", "the same failure again is logged once every "+u.tune.failLogEvery.String())
+				}
+				u.log.Warn("upstream connection attempt failed", args...)
+				lastLogged, unlogged = time.Now(), 0
+			} else {
+				unlogged++
+				u.log.Debug("upstream connection attempt failed as before", "err", err, "attempt", failures)
+			}
 			u.signalReady(err)
 			if wasStarting {
 				u.fire(listTools) // Tools now reports the failure
@@ -480,6 +509,7 @@ func (u *Upstream) supervise(ctx context.Context) {
 			}
 			continue
 		}
+		streak, unlogged = 0, 0
 		since := time.Now()
 		if !u.install(c, lists) {
 			c.close()
