@@ -120,7 +120,15 @@ func printResult(e *env, res *gateway.Result) {
 			case gateway.AudioPart:
 				fmt.Fprintf(e.stdout, "[audio %s, %d bytes]\n", v.MIMEType, len(v.Data))
 			case gateway.ResourceLinkPart:
-				fmt.Fprintf(e.stdout, "[resource %s]\n", v.URI)
+				fmt.Fprintf(e.stdout, "[resource link %s]\n", bracketed(v.URI, v.MIMEType, v.Size))
+			case gateway.ResourcePart:
+				r := v.Resource
+				if r.Text != nil {
+					fmt.Fprintf(e.stdout, "[resource %s]\n%s\n", bracketed(r.URI, r.MIMEType, nil), *r.Text)
+				} else {
+					n := int64(len(r.Blob))
+					fmt.Fprintf(e.stdout, "[resource %s]\n", bracketed(r.URI, r.MIMEType, &n))
+				}
 			default:
 				j, _ := json.Marshal(p)
 				fmt.Fprintf(e.stdout, "%s\n", j)
@@ -130,6 +138,19 @@ func printResult(e *env, res *gateway.Result) {
 	if res.Message != "" {
 		fmt.Fprintf(e.stdout, "--- message\n%s\n", res.Message)
 	}
+}
+
+// bracketed is a resource's URI with its MIME type and size when known, as
+// printResult shows one: "demo://x, text/plain, 120 bytes".
+func bracketed(uri, mimeType string, size *int64) string {
+	s := uri
+	if mimeType != "" {
+		s += ", " + mimeType
+	}
+	if size != nil {
+		s += fmt.Sprintf(", %d bytes", *size)
+	}
+	return s
 }
 
 // maxStdinArgs bounds JSON-ARGS read from stdin: write_file's content
