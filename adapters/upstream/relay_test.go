@@ -157,7 +157,8 @@ func TestRelaySampling(t *testing.T) {
 			}
 			_, reqs := a.got()
 			if len(reqs) != 2 || !strings.HasPrefix(reqs[0], "sampling/createMessage ") || !strings.Contains(reqs[0], `"metadata":{"k":"v"}`) ||
-				!strings.Contains(reqs[0], `"text":"capital of France?"`) || !strings.Contains(reqs[1], `"default":"x"`) {
+				!strings.Contains(reqs[0], `"text":"capital of France?"`) ||
+				!strings.Contains(reqs[1], `"properties":{"zeta":{"type":"string"},"name":{"type":"string","default":"x"}}`) {
 				t.Errorf("a was asked %q", reqs)
 			}
 

@@ -419,8 +419,10 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 			return text("no elicitation capability"), nil
 		}
 		res, err := server.ServerFromContext(ctx).RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
-			Message:         "Who are you?",
-			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","default":"x"}},"required":["name"]}`),
+			Message: "Who are you?",
+			// Its fields out of alphabetical order: a relay keeps the order
+			// the server wrote them in.
+			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"zeta":{"type":"string"},"name":{"type":"string","default":"x"}},"required":["name"]}`),
 		}})
 		if err != nil {
 			return text("elicitation failed: " + err.Error()), nil

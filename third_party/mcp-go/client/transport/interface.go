@@ -63,6 +63,28 @@ type JSONRPCRequest struct {
 	Header  http.Header   `json:"-"`
 }
 
+// UnmarshalJSON decodes a request a server sent, keeping its params as
+// the server wrote them (a json.RawMessage), not as a map: a relay passes
+// them on unchanged, and an elicitation form's fields keep their order.
+// toolgate patch, for fidelity (item 91); every reader of Params encodes
+// it again before decoding it into its own type.
+func (r *JSONRPCRequest) UnmarshalJSON(b []byte) error {
+	var w struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      mcp.RequestId   `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	r.JSONRPC, r.ID, r.Method, r.Params = w.JSONRPC, w.ID, w.Method, nil
+	if len(w.Params) > 0 && string(w.Params) != "null" {
+		r.Params = w.Params
+	}
+	return nil
+}
+
 // encodeRequest is json.Marshal(request), except that params that are
 // mcp.PreEncoded are written as they encode themselves (mcp.AppendRequest).
 // toolgate patch, for speed (item 36); the stdio and streamable HTTP

@@ -182,3 +182,24 @@ func TestToolgateServerRequestOnPOSTStreamUnbounded(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestToolgateRequestParamsKeptRaw (item 91): a request a server sends is
+// decoded with its params as written (members in their order), none when
+// they are absent or null.
+func TestToolgateRequestParamsKeptRaw(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"properties":{"zeta":{},"alpha":{}}}}}`,
+			`{"message":"m","requestedSchema":{"properties":{"zeta":{},"alpha":{}}}}`},
+		{`{"jsonrpc":"2.0","id":"x","method":"ping"}`, ""},
+		{`{"jsonrpc":"2.0","id":2,"method":"ping","params":null}`, ""},
+	} {
+		var r JSONRPCRequest
+		if err := json.Unmarshal([]byte(c.in), &r); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := r.Params.(json.RawMessage)
+		if string(raw) != c.want || (c.want == "") != (r.Params == nil) || r.Method == "" || r.ID.IsNil() {
+			t.Errorf("%s: decoded %+v (params %T %s), want params %s", c.in, r, r.Params, raw, c.want)
+		}
+	}
+}
