@@ -8,10 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/mail"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/gateway"
 	"golang.org/x/term"
@@ -44,17 +48,61 @@ func (*terminalClient) Log(string, string, any) error {
 
 func (*terminalClient) CanRequest(method string) bool { return method == gateway.MethodElicitation }
 
-// formField is a property of an elicitation form's schema: MCP forms are
-// flat, of strings, numbers, integers and booleans, a string maybe an
-// enum.
+// formField is a property of an elicitation form's schema. MCP forms are
+// flat (2025-11-25, PrimitiveSchemaDefinition): a string (with a length
+// and a format: email, uri, date, date-time), a number or integer (with a
+// range), a boolean, or a choice: one of an enum (its names in enumNames,
+// or titled with oneOf), or several (an array whose items are an enum, or
+// titled with anyOf, with minItems and maxItems).
 type formField struct {
 	Type        string   `json:"type"`
 	Title       string   `json:"title"`
 	Description string   `json:"description"`
+	Default     any      `json:"default"`
 	Enum        []string `json:"enum"`
 	EnumNames   []string `json:"enumNames"`
-	Default     any      `json:"default"`
+	OneOf       []choice `json:"oneOf"`
+	Items       *struct {
+		Enum  []string `json:"enum"`
+		AnyOf []choice `json:"anyOf"`
+	} `json:"items"`
+	MinItems  *int     `json:"minItems"`
+	MaxItems  *int     `json:"maxItems"`
+	MinLength *int     `json:"minLength"`
+	MaxLength *int     `json:"maxLength"`
+	Minimum   *float64 `json:"minimum"`
+	Maximum   *float64 `json:"maximum"`
+	Format    string   `json:"format"`
 }
+
+// choice is one value a choice field offers, with its label.
+type choice struct {
+	Const string `json:"const"`
+	Title string `json:"title"`
+}
+
+// choices are what the field offers to choose from, in order (none: the
+// answer is typed).
+func (f formField) choices() []choice {
+	titled, plain, names := f.OneOf, f.Enum, f.EnumNames
+	if f.Items != nil {
+		titled, plain, names = f.Items.AnyOf, f.Items.Enum, nil
+	}
+	if len(titled) > 0 {
+		return titled
+	}
+	cs := make([]choice, len(plain))
+	for i, v := range plain {
+		cs[i] = choice{Const: v, Title: v}
+		if i < len(names) && names[i] != "" {
+			cs[i].Title = names[i]
+		}
+	}
+	return cs
+}
+
+// multiple says whether the field takes several choices.
+func (f formField) multiple() bool { return f.Type == "array" }
 
 // Request shows the form and asks each field in turn. An end of input
 // (Ctrl-D) declines the form, as dismissing it does in a window.
@@ -122,7 +170,8 @@ func memberNames(obj json.RawMessage) []string {
 }
 
 // ask reads one field until the answer fits it; nil is no answer to a
-// field that is not required.
+// field that is not required. An empty line takes the default, which the
+// prompt shows.
 func (c *terminalClient) ask(ctx context.Context, name string, f formField, required bool) (any, error) {
 	label := f.Title
 	if label == "" {
@@ -131,23 +180,25 @@ func (c *terminalClient) ask(ctx context.Context, name string, f formField, requ
 	if f.Description != "" {
 		label += " (" + f.Description + ")"
 	}
+	choices := f.choices()
 	for {
-		switch {
-		case len(f.Enum) > 0:
+		prompt := label
+		if len(choices) > 0 {
 			fmt.Fprintf(c.out, "%s:\n", label)
-			for i, v := range f.Enum {
-				shown := v
-				if i < len(f.EnumNames) {
-					shown = f.EnumNames[i]
-				}
-				fmt.Fprintf(c.out, "  %d) %s\n", i+1, shown)
+			for i, ch := range choices {
+				fmt.Fprintf(c.out, "  %d) %s\n", i+1, ch.Title)
 			}
-			fmt.Fprint(c.out, "choose a number: ")
-		case f.Type == "boolean":
-			fmt.Fprintf(c.out, "%s [y/n]: ", label)
-		default:
-			fmt.Fprintf(c.out, "%s: ", label)
+			prompt = "choose a number"
+			if f.multiple() {
+				prompt = "choose numbers, separated by commas"
+			}
+		} else if f.Type == "boolean" {
+			prompt += " [y/n]"
 		}
+		if d := f.shownDefault(choices); d != "" {
+			prompt += " [default: " + d + "]"
+		}
+		fmt.Fprint(c.out, prompt+": ")
 		line, err := c.readLine(ctx)
 		if err != nil {
 			return nil, err
@@ -162,40 +213,145 @@ func (c *terminalClient) ask(ctx context.Context, name string, f formField, requ
 			fmt.Fprintln(c.out, "an answer is required (Ctrl-D declines)")
 			continue
 		}
-		if v, ok := f.parse(line); ok {
+		v, why := f.parse(line, choices)
+		if why == "" {
 			return v, nil
 		}
-		fmt.Fprintf(c.out, "%q is not an answer to this field\n", line)
+		fmt.Fprintf(c.out, "%q is not an answer to this field: %s\n", line, why)
 	}
 }
 
-// parse takes a typed answer as the field's value.
-func (f formField) parse(s string) (any, bool) {
+// shownDefault is the default as the prompt shows it: a choice by its
+// label.
+func (f formField) shownDefault(choices []choice) string {
+	label := func(v any) string {
+		s := fmt.Sprint(v)
+		for _, ch := range choices {
+			if ch.Const == s {
+				return ch.Title
+			}
+		}
+		return s
+	}
+	switch d := f.Default.(type) {
+	case nil:
+		return ""
+	case bool:
+		if d {
+			return "y"
+		}
+		return "n"
+	case []any:
+		labels := make([]string, len(d))
+		for i, v := range d {
+			labels[i] = label(v)
+		}
+		return strings.Join(labels, ", ")
+	default:
+		return label(d)
+	}
+}
+
+// parse takes a typed answer as the field's value, or says why it does
+// not fit.
+func (f formField) parse(s string, choices []choice) (any, string) {
+	pick := func(s string) (string, bool) {
+		if i, err := strconv.Atoi(s); err == nil && i >= 1 && i <= len(choices) {
+			return choices[i-1].Const, true
+		}
+		for _, ch := range choices {
+			if s == ch.Const {
+				return s, true
+			}
+		}
+		return "", false
+	}
+	between := func(n float64, what string) string {
+		switch {
+		case f.Minimum != nil && n < *f.Minimum:
+			return fmt.Sprintf("%s must be at least %v", what, *f.Minimum)
+		case f.Maximum != nil && n > *f.Maximum:
+			return fmt.Sprintf("%s must be at most %v", what, *f.Maximum)
+		}
+		return ""
+	}
 	switch {
-	case len(f.Enum) > 0:
-		if i, err := strconv.Atoi(s); err == nil && i >= 1 && i <= len(f.Enum) {
-			return f.Enum[i-1], true
+	case f.multiple():
+		var vs []string
+		for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+			v, ok := pick(part)
+			if !ok {
+				return nil, fmt.Sprintf("%q is none of the choices", part)
+			}
+			if !slices.Contains(vs, v) {
+				vs = append(vs, v)
+			}
 		}
-		if slices.Contains(f.Enum, s) {
-			return s, true
+		if f.MinItems != nil && len(vs) < *f.MinItems {
+			return nil, fmt.Sprintf("choose at least %d", *f.MinItems)
 		}
-		return nil, false
+		if f.MaxItems != nil && len(vs) > *f.MaxItems {
+			return nil, fmt.Sprintf("choose at most %d", *f.MaxItems)
+		}
+		return vs, ""
+	case len(choices) > 0:
+		if v, ok := pick(s); ok {
+			return v, ""
+		}
+		return nil, "choose one of the numbers"
 	case f.Type == "boolean":
 		switch strings.ToLower(s) {
 		case "y", "yes", "true":
-			return true, true
+			return true, ""
 		case "n", "no", "false":
-			return false, true
+			return false, ""
 		}
-		return nil, false
+		return nil, "answer y or n"
 	case f.Type == "integer":
 		n, err := strconv.ParseInt(s, 10, 64)
-		return n, err == nil
+		if err != nil {
+			return nil, "a whole number is asked"
+		}
+		return n, between(float64(n), "it")
 	case f.Type == "number":
 		n, err := strconv.ParseFloat(s, 64)
-		return n, err == nil
+		if err != nil {
+			return nil, "a number is asked"
+		}
+		return n, between(n, "it")
 	}
-	return s, true
+	n := utf8.RuneCountInString(s)
+	switch {
+	case f.MinLength != nil && n < *f.MinLength:
+		return nil, fmt.Sprintf("at least %d characters are asked", *f.MinLength)
+	case f.MaxLength != nil && n > *f.MaxLength:
+		return nil, fmt.Sprintf("at most %d characters are asked", *f.MaxLength)
+	}
+	return s, formatProblem(f.Format, s)
+}
+
+// formatProblem says why s is not of the string format a form asks for
+// (none: it is, or the format is not one MCP forms name).
+func formatProblem(format, s string) string {
+	switch format {
+	case "email":
+		if a, err := mail.ParseAddress(s); err != nil || a.Address != s {
+			return "an email address is asked (name@example.com)"
+		}
+	case "uri":
+		if u, err := url.Parse(s); err != nil || u.Scheme == "" {
+			return "a URI is asked (https://example.com/)"
+		}
+	case "date":
+		if _, err := time.Parse(time.DateOnly, s); err != nil {
+			return "a date is asked (2006-01-02)"
+		}
+	case "date-time":
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			return "a date and time is asked (2006-01-02T15:04:05Z)"
+		}
+	}
+	return ""
 }
 
 // readLine reads a line, or gives up when ctx ends (the approval's

@@ -60,6 +60,50 @@ func TestTerminalForm(t *testing.T) {
 	}
 }
 
+// TestTerminalFormKinds: every kind of field an MCP form has (2025-11-25)
+// is asked as such, with its default shown and taken on Enter, and an
+// answer out of its bounds asked again saying why; the form of
+// server-everything's trigger-elicitation-request, cut down.
+func TestTerminalFormKinds(t *testing.T) {
+	form := json.RawMessage(`{"message": "Please provide inputs", "requestedSchema": {"type": "object", "required": ["name"], "properties": {
+		"name": {"type": "string", "minLength": 2, "maxLength": 5},
+		"email": {"type": "string", "format": "email"},
+		"birthdate": {"type": "string", "format": "date"},
+		"integer": {"type": "integer", "minimum": 1, "maximum": 100, "default": 42},
+		"hero": {"type": "string", "oneOf": [{"const": "hero-1", "title": "Superman"}, {"const": "hero-2", "title": "Wonder Woman"}], "default": "hero-1"},
+		"fish": {"type": "array", "minItems": 1, "maxItems": 2, "items": {"anyOf": [{"const": "fish-1", "title": "Tuna"}, {"const": "fish-2", "title": "Salmon"}, {"const": "fish-3", "title": "Trout"}]}, "default": ["fish-1"]},
+		"instruments": {"type": "array", "items": {"type": "string", "enum": ["Guitar", "Piano", "Violin"]}},
+		"agree": {"type": "boolean", "default": true}}}}`)
+	input := strings.Join([]string{
+		"A", "Annabel", "Ann", // name: too short, too long, fits
+		"bad", "ann@example.com", // email
+		"2000-13-01", "2000-01-02", // date
+		"500", "7", // integer
+		"",                   // hero: the default
+		"1,2,3", "9", "3, 2", // fish: too many, none of them, two
+		"3 1", // instruments
+		"",    // agree: the default
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	c := &terminalClient{in: bufio.NewReader(strings.NewReader(input)), out: &out}
+	got, err := c.Request(context.Background(), gateway.MethodElicitation, form)
+	want := `{"action":"accept","content":{"agree":true,"birthdate":"2000-01-02","email":"ann@example.com","fish":["fish-3","fish-2"],"hero":"hero-1","instruments":["Violin","Guitar"],"integer":7,"name":"Ann"}}`
+	if err != nil || string(got) != want {
+		t.Errorf("answered %s (%v), want %s\n%s", got, err, want, out.String())
+	}
+	for _, shown := range []string{
+		"at least 2 characters are asked", "at most 5 characters are asked",
+		"an email address is asked", "a date is asked", "it must be at most 100",
+		"[default: 42]", "2) Wonder Woman", "choose a number [default: Superman]",
+		"choose numbers, separated by commas [default: Tuna]", `"1,2,3" is not an answer to this field: choose at most 2`,
+		`"9" is none of the choices`, "[y/n] [default: y]",
+	} {
+		if !strings.Contains(out.String(), shown) {
+			t.Errorf("the form does not show %q:\n%s", shown, out.String())
+		}
+	}
+}
+
 // TestCallAsksAtTheTerminal: toolgate call run at a terminal asks there for
 // a call's approval (policy.approval, channel client) and for a person's
 // answer to a definition-only tool; not with channel operator, nor when
