@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -20,7 +21,9 @@ func (h *attemptLog) Enabled(context.Context, slog.Level) bool { return true }
 func (h *attemptLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
 func (h *attemptLog) WithGroup(string) slog.Handler            { return h }
 func (h *attemptLog) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == "upstream connection attempt failed" {
+	// Each attempt, logged at WARN or, repeating the last failure after
+	// the first few, at DEBUG ("... as before").
+	if strings.HasPrefix(r.Message, "upstream connection attempt failed") {
 		h.mu.Lock()
 		h.times = append(h.times, time.Now())
 		h.mu.Unlock()
