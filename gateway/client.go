@@ -173,6 +173,20 @@ func CanAskInRounds(ctx context.Context, method string) bool {
 	return ok && c.CanAskInRounds(method)
 }
 
+// TakesURLElicitationError reports whether the client of the request ctx
+// can be answered a call's -32042 (URL elicitation required, with the
+// elicitations to start in its data): a 2025-11-25 client that declared
+// URL-mode elicitation. (2026-07-28 reserves the code: such a client is
+// asked in a round.)
+func TakesURLElicitationError(ctx context.Context) bool {
+	c, ok := ClientFrom(ctx).(roundsClient)
+	if !ok || c.Modern() {
+		return false
+	}
+	caps, ok := capabilitiesOf(c)
+	return ok && caps.Elicitation != nil && caps.Elicitation.URL != nil
+}
+
 // CanElicitInRounds is CanAskInRounds for an elicitation of the given mode
 // ("" or "form", or "url"): the client must also have declared that mode
 // (a client that declared URL mode only cannot be shown a form).

@@ -319,7 +319,11 @@ func (u *Upstream) open(ctx context.Context, kind string, modern, main bool) (_ 
 			caps.Sampling = &mcp.SamplingCapability{}
 		}
 		if u.relays(string(mcp.MethodElicitationCreate)) {
-			caps.Elicitation = &mcp.ElicitationCapability{} // {}: form mode
+			// Both modes: a URL-mode elicitation goes to a caller that
+			// declared that mode (and is refused for the others, as a form
+			// is to a caller without elicitation), and a -32042 of a call
+			// reaches such a caller as the protocol error (tools.go).
+			caps.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
 		}
 	}
 	if c.proc != nil && c.proc.started() {

@@ -227,6 +227,12 @@ func (c *conn) relayRequest(ctx context.Context, req transport.JSONRPCRequest) *
 		}
 		return transport.NewJSONRPCErrorResponse(req.ID, code, ce.Message, nil)
 	case errors.Is(err, gateway.ErrClientCannot):
+		var mode struct {
+			Mode string `json:"mode"`
+		}
+		if req.Method == gateway.MethodElicitation && json.Unmarshal(params, &mode) == nil && mode.Mode == mcp.ElicitationModeURL {
+			return refuse(mcp.METHOD_NOT_FOUND, "the calling client did not declare URL-mode elicitation (or its protocol revision has no server-to-client requests)")
+		}
 		return refuse(mcp.METHOD_NOT_FOUND, "the calling client did not declare the capability (or its protocol revision has no server-to-client requests)")
 	case errors.Is(err, gateway.ErrNoClient):
 		return refuse(mcp.INTERNAL_ERROR, "the call has no MCP client")

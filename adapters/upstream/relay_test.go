@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolgate/toolgate/gateway"
 )
@@ -209,6 +212,39 @@ func TestRelaySampling(t *testing.T) {
 			release()
 			if _, reqs := b.got(); len(reqs) != 0 {
 				t.Errorf("b was asked another client's requests: %q", reqs)
+			}
+		})
+	}
+}
+
+// urlClient is a 2025-11-25 client that declared URL-mode elicitation.
+type urlClient struct{ fakeClient }
+
+func (*urlClient) Modern() bool               { return false }
+func (*urlClient) CanAskInRounds(string) bool { return false }
+func (*urlClient) Capabilities() json.RawMessage {
+	return json.RawMessage(`{"elicitation":{"url":{}}}`)
+}
+
+// TestURLElicitationRequired: an upstream's -32042 (the user must open a
+// URL first) reaches a 2025-11-25 caller that declared URL-mode elicitation
+// as that protocol error, its elicitations in the data, for its client to
+// start the flow; any other caller gets a tool error that says it, URL
+// included.
+func TestURLElicitationRequired(t *testing.T) {
+	ups, _ := relayUpstreams(t, nil)
+	for kind, u := range ups {
+		t.Run(kind, func(t *testing.T) {
+			g := newGW(t, u)
+			res := g.call(gateway.WithClient(context.Background(), &urlClient{fakeClient{session: "U"}}), u.Prefix()+"__needs_url", `{}`)
+			var rerr *gateway.RequestError
+			if res.Kind != gateway.KindRequestError || !errors.As(res.Refusal, &rerr) || rerr.Code != mcp.URL_ELICITATION_REQUIRED ||
+				!strings.Contains(string(rerr.Data), `"url":"https://auth.example/start"`) || !strings.Contains(string(rerr.Data), `"elicitationId":"e-1"`) {
+				t.Errorf("a client that takes URL elicitations got %s %q (%+v)", res.Kind, res.Message, res.Refusal)
+			}
+			res = g.call(gateway.WithClient(context.Background(), &fakeClient{session: "F"}), u.Prefix()+"__needs_url", `{}`)
+			if !res.IsError || res.Kind == gateway.KindRequestError || !strings.Contains(res.Message, "-32042") || !strings.Contains(res.Message, "https://auth.example/start") {
+				t.Errorf("a client without URL elicitation got %s %q", res.Kind, res.Message)
 			}
 		})
 	}

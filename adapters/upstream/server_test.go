@@ -430,6 +430,10 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 		b, _ := json.Marshal(res.Content)
 		return text(fmt.Sprintf("action=%s content=%s", res.Action, b)), nil
 	})
+	s.AddTool(plain("needs_url", "Needs the user to open a URL first (-32042)"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, mcp.URLElicitationRequiredError{Elicitations: []mcp.ElicitationParams{{
+			Mode: mcp.ElicitationModeURL, Message: "Sign in first", URL: "https://auth.example/start", ElicitationID: "e-1"}}}
+	})
 	s.AddTool(plain("touch", "Says resource uri changed"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.SendNotificationToAllClients(string(mcp.MethodNotificationResourceUpdated), map[string]any{"uri": req.GetString("uri", "")})
 		return text("touched"), nil

@@ -381,6 +381,12 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 			// protocol error, as it would be talking to the upstream.
 			return gateway.RequestErrorResult(&gateway.RequestError{Code: rpc.Code, Data: rpc.Data,
 				Message: fmt.Sprintf("upstream %q refused the call of `%s`: %s", u.name, name, rpc.Message)}), nil
+		case errors.As(err, &rpc) && rpc.Code == mcp.URL_ELICITATION_REQUIRED && gateway.TakesURLElicitationError(ctx):
+			// The upstream needs the user to open a URL first (2025-11-25):
+			// the caller's client starts that flow from this error and its
+			// data, and calls again; a tool error would hide it.
+			return gateway.RequestErrorResult(&gateway.RequestError{Code: rpc.Code, Data: rpc.Data,
+				Message: fmt.Sprintf("upstream %q needs a URL elicitation before the call of `%s`: %s", u.name, name, rpc.Message)}), nil
 		case errors.As(err, &rpc):
 			msg := fmt.Sprintf("Upstream %q answered the call of `%s` with JSON-RPC error %d: %s", u.name, name, rpc.Code, rpc.Message)
 			if len(rpc.Data) > 0 && string(rpc.Data) != "null" {

@@ -111,6 +111,8 @@ func (c *terminalClient) Request(ctx context.Context, method string, params json
 		return nil, fmt.Errorf("%s: %w", method, gateway.ErrClientCannot)
 	}
 	var form struct {
+		Mode    string `json:"mode"`
+		URL     string `json:"url"`
 		Message string `json:"message"`
 		Schema  struct {
 			Properties json.RawMessage `json:"properties"` // kept for its order
@@ -127,6 +129,18 @@ func (c *terminalClient) Request(ctx context.Context, method string, params json
 		}
 	}
 	fmt.Fprintf(c.out, "\n%s\n", strings.TrimSpace(form.Message))
+	if form.Mode == "url" {
+		// The server asks the person to open a page (a sign-in, a
+		// payment): shown, never opened for them.
+		fmt.Fprintf(c.out, "Open %s\nin a browser; press Enter once it is done there (Ctrl-D declines): ", form.URL)
+		if _, err := c.readLine(ctx); errors.Is(err, io.EOF) {
+			fmt.Fprintln(c.out, "(declined)")
+			return json.RawMessage(`{"action":"decline"}`), nil
+		} else if err != nil {
+			return nil, err
+		}
+		return json.RawMessage(`{"action":"accept"}`), nil
+	}
 	content := map[string]any{}
 	for _, name := range memberNames(form.Schema.Properties) {
 		v, err := c.ask(ctx, name, fields[name], slices.Contains(form.Schema.Required, name))

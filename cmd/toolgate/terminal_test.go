@@ -104,6 +104,20 @@ func TestTerminalFormKinds(t *testing.T) {
 	}
 }
 
+// TestTerminalURLElicitation: a URL-mode elicitation shows its URL, and
+// Enter accepts it (the page was done), Ctrl-D declines.
+func TestTerminalURLElicitation(t *testing.T) {
+	params := json.RawMessage(`{"mode": "url", "message": "Sign in to the tracker", "url": "https://auth.example/start?x=1", "elicitationId": "e-1"}`)
+	for input, want := range map[string]string{"\n": `{"action":"accept"}`, "": `{"action":"decline"}`} {
+		var out bytes.Buffer
+		c := &terminalClient{in: bufio.NewReader(strings.NewReader(input)), out: &out}
+		got, err := c.Request(context.Background(), gateway.MethodElicitation, params)
+		if err != nil || string(got) != want || !strings.Contains(out.String(), "Sign in to the tracker\nOpen https://auth.example/start?x=1\n") {
+			t.Errorf("input %q: %s (%v), want %s\n%s", input, got, err, want, out.String())
+		}
+	}
+}
+
 // TestCallAsksAtTheTerminal: toolgate call run at a terminal asks there for
 // a call's approval (policy.approval, channel client) and for a person's
 // answer to a definition-only tool; not with channel operator, nor when
