@@ -255,16 +255,29 @@ func relayedMeta(meta *mcp.Meta, taskID string) *mcp.Meta {
 
 // record writes relay.sampling or relay.elicitation to the run archive.
 func (c *mcpClient) record(method string, fields map[string]any, elapsed time.Duration, err error) {
+	if c.call == nil && c.what != "" {
+		fields["request"] = c.what
+	}
+	typ := RelayEvent(method, c.call, fields, elapsed, err)
+	c.m.opts.Pipeline.callerEvent(typ, withCaller(c.ctx, &Call{}), fields)
+}
+
+// RelayEvent completes the fields of the run archive's event for a request
+// relayed to a client (a [Client]'s Request) and returns the event's type,
+// relay.sampling or relay.elicitation: the call it was asked for (nil: none)
+// and its caller, the wait and its outcome. fields holds the answer's own (model, action).
+// Every client that relays records it so: the MCP mirror's, and toolgate
+// call's at a terminal.
+func RelayEvent(method string, call *Call, fields map[string]any, elapsed time.Duration, err error) string {
 	typ := "relay.sampling"
 	if method == MethodElicitation {
 		typ = "relay.elicitation"
 	}
-	if c.call != nil {
-		fields["call_id"] = c.call.ID
-		fields["tool"] = c.call.Name
-		fields["toolset"] = c.call.Toolset
-	} else if c.what != "" {
-		fields["request"] = c.what
+	if call != nil {
+		fields["call_id"] = call.ID
+		fields["tool"] = call.Name
+		fields["toolset"] = call.Toolset
+		callerFields(fields, call)
 	}
 	fields["duration_ms"] = elapsed.Milliseconds()
 	if err != nil {
@@ -273,7 +286,7 @@ func (c *mcpClient) record(method string, fields map[string]any, elapsed time.Du
 	} else {
 		fields["status"] = "ok"
 	}
-	c.m.opts.Pipeline.callerEvent(typ, withCaller(c.ctx, &Call{}), fields)
+	return typ
 }
 
 // samplingRequest decodes sampling/createMessage params into mcp-go's

@@ -55,7 +55,7 @@ func runCall(e *env, fs *pflag.FlagSet, args []string) error {
 		// A person at a terminal: an approval, or a person's answer to a
 		// definition-only tool, is asked there (stdin that held the
 		// arguments holds no answers).
-		ctx = gateway.WithClient(ctx, &terminalClient{in: bufio.NewReader(e.stdin), out: e.stderr})
+		ctx = gateway.WithClient(ctx, &terminalClient{in: bufio.NewReader(e.stdin), out: e.stderr, rec: a.run})
 	}
 	res := a.pipeline.Call(ctx, call)
 	if err := a.close(); err != nil {

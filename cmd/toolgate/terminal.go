@@ -31,6 +31,9 @@ import (
 type terminalClient struct {
 	in  *bufio.Reader
 	out io.Writer
+	// rec records each form in the run archive (relay.elicitation), as
+	// the MCP mirror records what it relays; nil records nothing.
+	rec gateway.EventRecorder
 }
 
 // isTerminal says whether r is a terminal a person types into (not a pipe,
@@ -104,12 +107,30 @@ func (f formField) choices() []choice {
 // multiple says whether the field takes several choices.
 func (f formField) multiple() bool { return f.Type == "array" }
 
-// Request shows the form and asks each field in turn. An end of input
-// (Ctrl-D) declines the form, as dismissing it does in a window.
+// Request shows the form and asks each field in turn, and records it. An
+// end of input (Ctrl-D) declines the form, as dismissing it does in a
+// window.
 func (c *terminalClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if method != gateway.MethodElicitation {
 		return nil, fmt.Errorf("%s: %w", method, gateway.ErrClientCannot)
 	}
+	start := time.Now()
+	out, err := c.form(ctx, params)
+	if c.rec != nil {
+		fields := map[string]any{}
+		var answer struct {
+			Action string `json:"action"`
+		}
+		if err == nil && json.Unmarshal(out, &answer) == nil {
+			fields["action"] = answer.Action
+		}
+		c.rec.Event(gateway.RelayEvent(method, gateway.CallFrom(ctx), fields, time.Since(start), err), fields)
+	}
+	return out, err
+}
+
+// form shows the form of an elicitation/create and returns the answer.
+func (c *terminalClient) form(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	var form struct {
 		Mode    string `json:"mode"`
 		URL     string `json:"url"`

@@ -162,6 +162,21 @@ func TestCallAsksAtTheTerminal(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `"verdict":"reject"`) {
 		t.Errorf("a person's answer at the terminal: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// The form is in the run archive, as the MCP mirror records a relay.
+	if i := strings.Index(errOut, "recorded in "); i < 0 {
+		t.Errorf("no run named:\n%s", errOut)
+	} else {
+		events, _ := os.ReadFile(filepath.Join(strings.TrimSpace(errOut[i+len("recorded in "):]), "events.jsonl"))
+		var relay map[string]any
+		for _, line := range strings.Split(string(events), "\n") {
+			if strings.Contains(line, `"type":"relay.elicitation"`) {
+				_ = json.Unmarshal([]byte(line), &relay)
+			}
+		}
+		if relay["action"] != "accept" || relay["tool"] != "verdict" || relay["client"] != "toolgate-cli" || relay["status"] != "ok" || relay["call_id"] == nil {
+			t.Errorf("the form's event %v; events:\n%s", relay, events)
+		}
+	}
 	// Not asked: stdin is no terminal, or the operator must decide. Either
 	// is denied at once, saying that nobody can be asked: toolgate call
 	// serves no admin API. (It waited out policy.approval.timeout in the
