@@ -49,15 +49,26 @@ func runCall(e *env, fs *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	call := &gateway.Call{Name: name, Arguments: raw, Client: "toolgate-cli", Identity: "local"}
 	ctx := e.ctx
+	var term *terminalClient
 	if (len(args) < 2 || args[1] != "-") && isTerminal(e.stdin) {
 		// A person at a terminal: an approval, or a person's answer to a
 		// definition-only tool, is asked there (stdin that held the
 		// arguments holds no answers).
-		ctx = gateway.WithClient(ctx, &terminalClient{in: bufio.NewReader(e.stdin), out: e.stderr, rec: a.run})
+		term = &terminalClient{in: bufio.NewReader(e.stdin), out: e.stderr, rec: a.run}
+		ctx = gateway.WithClient(ctx, term)
 	}
-	res := a.pipeline.Call(ctx, call)
+	var call *gateway.Call
+	var res *gateway.Result
+	for {
+		call = &gateway.Call{Name: name, Arguments: raw, Client: "toolgate-cli", Identity: "local"}
+		res = a.pipeline.Call(ctx, call)
+		// An upstream that needs a page opened first (-32042) is called
+		// again once the person says it is done, as an MCP client does.
+		if term == nil || !term.urlsFirst(ctx, res) {
+			break
+		}
+	}
 	if err := a.close(); err != nil {
 		fmt.Fprintf(e.stderr, "toolgate call: closing: %v\n", err)
 	}

@@ -17,8 +17,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolgate/toolgate/gateway"
+	"github.com/mark3labs/mcp-go/mcp"
 	"golang.org/x/term"
+
+	"github.com/toolgate/toolgate/gateway"
 )
 
 // terminalClient is what `toolgate call` is to the pipeline when a person
@@ -50,6 +52,40 @@ func (*terminalClient) Log(string, string, any) error {
 }
 
 func (*terminalClient) CanRequest(method string) bool { return method == gateway.MethodElicitation }
+
+// The terminal is a 2025-11-25 client of both elicitation modes: an
+// upstream's -32042 (URL elicitation required) comes back as that error,
+// for urlsFirst to show.
+func (*terminalClient) Modern() bool               { return false }
+func (*terminalClient) CanAskInRounds(string) bool { return false }
+func (*terminalClient) Capabilities() json.RawMessage {
+	return json.RawMessage(`{"elicitation":{"form":{},"url":{}}}`)
+}
+
+// urlsFirst shows the pages a -32042 answer asks the person to open
+// first, and reports whether to call again: Enter once they are done,
+// Ctrl-D (or the end of ctx) to give up.
+func (c *terminalClient) urlsFirst(ctx context.Context, res *gateway.Result) bool {
+	if res.Refusal == nil || res.Refusal.Code != mcp.URL_ELICITATION_REQUIRED {
+		return false
+	}
+	var data struct {
+		Elicitations []struct {
+			Message string `json:"message"`
+			URL     string `json:"url"`
+		} `json:"elicitations"`
+	}
+	if json.Unmarshal(res.Refusal.Data, &data) != nil || len(data.Elicitations) == 0 {
+		return false
+	}
+	fmt.Fprintf(c.out, "\n%s\n", res.Message)
+	for _, e := range data.Elicitations {
+		fmt.Fprintf(c.out, "%s\nOpen %s\n", strings.TrimSpace(e.Message), e.URL)
+	}
+	fmt.Fprint(c.out, "in a browser; press Enter once it is done there, to call again (Ctrl-D gives up): ")
+	_, err := c.readLine(ctx)
+	return err == nil
+}
 
 // formField is a property of an elicitation form's schema. MCP forms are
 // flat (2025-11-25, PrimitiveSchemaDefinition): a string (with a length

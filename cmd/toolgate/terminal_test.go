@@ -118,6 +118,32 @@ func TestTerminalURLElicitation(t *testing.T) {
 	}
 }
 
+// TestTerminalURLsFirst: a call answered -32042 (URL elicitation
+// required) shows the pages to open, and Enter calls again; Ctrl-D gives
+// up, and any other answer is not asked about.
+func TestTerminalURLsFirst(t *testing.T) {
+	required := gateway.RequestErrorResult(&gateway.RequestError{Code: -32042, Message: "upstream \"u\" needs a URL elicitation",
+		Data: json.RawMessage(`{"elicitations":[{"mode":"url","message":"Sign in first","url":"https://auth.example/start","elicitationId":"e-1"}]}`)})
+	for _, c := range []struct {
+		res   *gateway.Result
+		input string
+		again bool
+	}{
+		{required, "\n", true},
+		{required, "", false},
+		{gateway.RequestErrorResult(&gateway.RequestError{Code: -32602, Message: "bad"}), "\n", false},
+		{gateway.OkText("done"), "\n", false},
+	} {
+		var out bytes.Buffer
+		tc := &terminalClient{in: bufio.NewReader(strings.NewReader(c.input)), out: &out}
+		again := tc.urlsFirst(context.Background(), c.res)
+		shown := strings.Contains(out.String(), "Sign in first\nOpen https://auth.example/start\n")
+		if again != c.again || shown != (c.res == required) {
+			t.Errorf("%s, input %q: again %v, shown %v\n%s", c.res.Message, c.input, again, shown, out.String())
+		}
+	}
+}
+
 // TestCallAsksAtTheTerminal: toolgate call run at a terminal asks there for
 // a call's approval (policy.approval, channel client) and for a person's
 // answer to a definition-only tool; not with channel operator, nor when
