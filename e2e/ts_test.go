@@ -281,10 +281,23 @@ func TestTypeScriptClient2026(t *testing.T) {
 	}
 }
 
-// elicitClientOut is what e2e/js/elicit-client.mjs prints.
+// elicitClientOut is what e2e/js/elicit-client.mjs prints: the messages
+// it was asked (and the mode and URL of each), and the call's result, or
+// its error with the JSON-RPC code and the elicitations of a -32042.
 type elicitClientOut struct {
 	Asked  []string `json:"asked"`
-	Error  string   `json:"error"`
+	Params []struct {
+		Mode string `json:"mode"`
+		URL  string `json:"url"`
+	} `json:"params"`
+	Error string `json:"error"`
+	Code  int    `json:"code"`
+	Data  struct {
+		Elicitations []struct {
+			Mode string `json:"mode"`
+			URL  string `json:"url"`
+		} `json:"elicitations"`
+	} `json:"data"`
 	Result struct {
 		IsError bool `json:"isError"`
 		Content []struct {

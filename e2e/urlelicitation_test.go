@@ -22,22 +22,22 @@ func TestURLElicitationRelay(t *testing.T) {
 	srv := env.StartHTTP(t)
 	confWaitUpstreamReady(t, srv, "ev", 20*time.Second)
 
-	call := func(elicitation map[string]any, args map[string]any) urlElicitOut {
-		var o urlElicitOut
+	call := func(elicitation map[string]any, args map[string]any) elicitClientOut {
+		var o elicitClientOut
 		runNode(t, "elicit-client.mjs", map[string]any{"url": srv.URL, "tool": "ev__trigger-url-elicitation", "arguments": args,
 			"answer": map[string]any{"action": "accept"}, "elicitation": elicitation}, &o)
 		return o
 	}
 	both := map[string]any{"form": map[string]any{}, "url": map[string]any{}}
 	// The mirror lists an upstream's tools moments after it is ready.
-	var o urlElicitOut
+	var o elicitClientOut
 	if !waitFor(10*time.Second, func() bool {
 		o = call(both, map[string]any{"url": "https://example.com/auth"})
-		return !strings.Contains(o.Error+o.text(), "not found")
+		return !strings.Contains(o.Error+o.Text(), "not found")
 	}) {
 		t.Fatalf("trigger-url-elicitation is not served: %+v", o)
 	}
-	if o.Error != "" || o.Result.IsError || !strings.Contains(o.text(), "User completed the URL elicitation flow") ||
+	if o.Error != "" || o.Result.IsError || !strings.Contains(o.Text(), "User completed the URL elicitation flow") ||
 		len(o.Params) != 1 || o.Params[0].Mode != "url" || o.Params[0].URL != "https://example.com/auth" {
 		t.Errorf("the request path: %+v", o)
 	}
@@ -48,40 +48,7 @@ func TestURLElicitationRelay(t *testing.T) {
 	}
 
 	o = call(map[string]any{}, map[string]any{"url": "https://example.com/auth"})
-	if len(o.Params) != 0 || !o.Result.IsError || !strings.Contains(o.text(), "did not declare URL-mode elicitation") {
+	if len(o.Params) != 0 || !o.Result.IsError || !strings.Contains(o.Text(), "did not declare URL-mode elicitation") {
 		t.Errorf("a client of forms only: %+v; want it not asked, and the call failed saying why", o)
 	}
-}
-
-// urlElicitOut is what e2e/js/elicit-client.mjs prints, with its
-// elicitations' modes and URLs.
-type urlElicitOut struct {
-	Asked  []string `json:"asked"`
-	Params []struct {
-		Mode string `json:"mode"`
-		URL  string `json:"url"`
-	} `json:"params"`
-	Error string `json:"error"`
-	Code  int    `json:"code"`
-	Data  struct {
-		Elicitations []struct {
-			Mode string `json:"mode"`
-			URL  string `json:"url"`
-		} `json:"elicitations"`
-	} `json:"data"`
-	Result struct {
-		IsError bool `json:"isError"`
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-	} `json:"result"`
-}
-
-// text is the text of the result's content.
-func (o urlElicitOut) text() string {
-	var b strings.Builder
-	for _, c := range o.Result.Content {
-		b.WriteString(c.Text)
-	}
-	return b.String()
 }
