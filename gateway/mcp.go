@@ -234,7 +234,10 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 	srvOpts = append(srvOpts,
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
-		server.WithPromptFilter(m.filterPrompts),             // at prompts/get too
+		server.WithPromptFilter(m.filterPrompts), // at prompts/get too
+		// A prompts/get of a prompt it has not got (or may not get) is
+		// told the nearest it may get (mcp-go copy item 92).
+		server.WithPromptNotFound(DidYouMean),
 		server.WithResourceFilter(m.filterResources),         // at resources/read too (mcp-go copy item 68)
 		server.WithResourceTemplateFilter(m.filterTemplates), // idem
 		server.WithCompletions(),

@@ -9,19 +9,20 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
+// answerError is the error of a JSON-RPC answer.
+type answerError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
 // rpcAnswer sends one 2025-11-25 message to m in process and decodes the
 // answer's error (nil when it succeeded).
-func rpcAnswer(t *testing.T, m *MCPServer, msg string) (errObj *struct {
-	Code int             `json:"code"`
-	Data json.RawMessage `json:"data"`
-}, raw string) {
+func rpcAnswer(t *testing.T, m *MCPServer, msg string) (errObj *answerError, raw string) {
 	t.Helper()
 	b, _ := json.Marshal(m.srv.HandleMessage(context.Background(), json.RawMessage(msg)))
 	var resp struct {
-		Error *struct {
-			Code int             `json:"code"`
-			Data json.RawMessage `json:"data"`
-		} `json:"error"`
+		Error *answerError `json:"error"`
 	}
 	if err := json.Unmarshal(b, &resp); err != nil {
 		t.Fatal(err)

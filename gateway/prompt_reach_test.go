@@ -82,6 +82,16 @@ func TestPromptFollowsItsTool(t *testing.T) {
 			if got := errObj == nil && strings.Contains(raw, "secret instructions"); got != slices.Contains(tc.listed, "gated") {
 				t.Errorf("prompts/get gated: %s; want it got only when listed", raw)
 			}
+			// A mistyped name is told the nearest the caller may get, and
+			// never one it may not (mcp-go copy item 92).
+			errObj, raw = rpcAnswer(t, m, `{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"gatd"}}`)
+			want := "prompt 'gatd' not found"
+			if slices.Contains(tc.listed, "gated") {
+				want += "; did you mean gated?"
+			}
+			if errObj == nil || errObj.Message != want {
+				t.Errorf("prompts/get gatd: %s; want the message %q", raw, want)
+			}
 		})
 	}
 }

@@ -249,6 +249,7 @@ type MCPServer struct {
 	capabilities               serverCapabilities
 	requestInterceptor         RequestInterceptor                            // toolgate patch
 	toolNotFound               func(ctx context.Context, name string) string // toolgate patch (item 88)
+	promptNotFound             func(name string, visible []string) string    // toolgate patch (item 92)
 	cacheHints                 map[mcp.MCPMethod]cacheHints
 	// allowServerInitiatedRequests keeps RequestSampling, RequestElicitation,
 	// and RequestRoots usable against clients speaking protocol version
@@ -802,6 +803,55 @@ func (e *ToolNotFoundError) Error() string {
 	return fmt.Sprintf("tool '%s' not found", e.Name) + e.Detail
 }
 func (e *ToolNotFoundError) Unwrap() error { return ErrToolNotFound }
+
+// WithPromptNotFound (toolgate patch, item 92) sets what a prompts/get of a
+// prompt the server does not have (or filters out) adds to its error,
+// "prompt 'x' not found" + fn's text, fn given the names of the prompts the
+// caller's filters let through: "; did you mean 'y'?", say. The error
+// wraps ErrPromptNotFound. Without it the message is v1.2.1's.
+func WithPromptNotFound(fn func(name string, visible []string) string) ServerOption {
+	return func(s *MCPServer) {
+		s.promptNotFound = fn
+	}
+}
+
+// notFound is a "not found" error that says what was not found once
+// (toolgate patch, items 92): its sentinel is matched by errors.Is, not
+// appended to the message ("prompt 'x' not found: prompt not found").
+type notFound struct {
+	msg      string
+	sentinel error
+}
+
+func (e *notFound) Error() string { return e.msg }
+func (e *notFound) Unwrap() error { return e.sentinel }
+
+// notFoundPrompt is the error of a prompts/get of name, a prompt the
+// server does not have or filters out (toolgate patch, item 92). The
+// filters are called without the server's locks held.
+func (s *MCPServer) notFoundPrompt(ctx context.Context, name string) error {
+	if s.promptNotFound == nil {
+		return fmt.Errorf("prompt '%s' not found: %w", name, ErrPromptNotFound)
+	}
+	s.promptsMu.RLock()
+	prompts := make([]mcp.Prompt, 0, len(s.prompts))
+	for _, p := range s.prompts {
+		prompts = append(prompts, p)
+	}
+	s.promptsMu.RUnlock()
+	s.promptFiltersMu.RLock()
+	filters := slices.Clone(s.promptFilters)
+	s.promptFiltersMu.RUnlock()
+	for _, f := range filters {
+		prompts = f(ctx, prompts)
+	}
+	names := make([]string, len(prompts))
+	for i, p := range prompts {
+		names[i] = p.Name
+	}
+	sort.Strings(names)
+	return &notFound{msg: fmt.Sprintf("prompt '%s' not found", name) + s.promptNotFound(name, names), sentinel: ErrPromptNotFound}
+}
 
 // notFoundTool is the error of a tools/call of name, a tool the server
 // does not have or filters out (toolgate patch, item 88).
@@ -1935,11 +1985,8 @@ func (s *MCPServer) handleReadResource(
 	return nil, &requestError{
 		id:   id,
 		code: resourceNotFoundCode(ctx),
-		err: fmt.Errorf(
-			"handler not found for resource URI '%s': %w",
-			request.Params.URI,
-			ErrResourceNotFound,
-		),
+		// toolgate patch (item 92): said once, of the resource.
+		err: &notFound{msg: fmt.Sprintf("resource '%s' not found", request.Params.URI), sentinel: ErrResourceNotFound},
 		// toolgate patch: the error names the URI (SEP-2164: data.uri).
 		data: map[string]any{"uri": request.Params.URI},
 	}
@@ -2055,7 +2102,7 @@ func (s *MCPServer) handleGetPrompt(
 		return nil, &requestError{
 			id:   id,
 			code: mcp.INVALID_PARAMS,
-			err:  fmt.Errorf("prompt '%s' not found: %w", request.Params.Name, ErrPromptNotFound),
+			err:  s.notFoundPrompt(ctx, request.Params.Name),
 		}
 	}
 
@@ -2066,7 +2113,7 @@ func (s *MCPServer) handleGetPrompt(
 		return nil, &requestError{
 			id:   id,
 			code: mcp.INVALID_PARAMS,
-			err:  fmt.Errorf("prompt '%s' not found: %w", request.Params.Name, ErrPromptNotFound),
+			err:  s.notFoundPrompt(ctx, request.Params.Name),
 		}
 	}
 

@@ -1979,3 +1979,55 @@ func TestToolgateUnknownTaskNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestToolgatePromptAndResourceNotFound (item 92): a prompts/get of a
+// prompt the server has not got, or filters out, says so once and adds
+// WithPromptNotFound's text, given the prompts the caller's filters let
+// through; a resources/read of a URI nothing serves says so once, naming
+// it. The errors still match their sentinels.
+func TestToolgatePromptAndResourceNotFound(t *testing.T) {
+	var hooked error
+	hooks := &Hooks{}
+	hooks.AddOnError(func(_ context.Context, _ any, _ mcp.MCPMethod, _ any, err error) { hooked = err })
+	var visible []string
+	s := NewMCPServer("t", "1", WithHooks(hooks), WithPromptCapabilities(false), WithResourceCapabilities(false, false),
+		WithPromptFilter(func(_ context.Context, ps []mcp.Prompt) []mcp.Prompt {
+			return slices.DeleteFunc(ps, func(p mcp.Prompt) bool { return p.Name == "hidden" })
+		}),
+		WithPromptNotFound(func(name string, names []string) string {
+			visible = names
+			return "; try 'near'"
+		}))
+	for _, name := range []string{"near", "hidden", "zeta"} {
+		s.AddPrompt(mcp.NewPrompt(name), func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
+	}
+	answer := func(msg string) (int, string) {
+		b, _ := json.Marshal(s.HandleMessage(context.Background(), json.RawMessage(msg)))
+		var got struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(b, &got)
+		return got.Error.Code, got.Error.Message
+	}
+	for _, name := range []string{"nope", "hidden"} {
+		code, msg := answer(`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"` + name + `"}}`)
+		if want := "prompt '" + name + "' not found; try 'near'"; code != mcp.INVALID_PARAMS || msg != want {
+			t.Errorf("prompts/get %s: %d %q, want -32602 %q", name, code, msg, want)
+		}
+		if !errors.Is(hooked, ErrPromptNotFound) {
+			t.Errorf("prompts/get %s: the error hook got %v, want ErrPromptNotFound", name, hooked)
+		}
+		if !slices.Equal(visible, []string{"near", "zeta"}) {
+			t.Errorf("prompts/get %s: suggested from %v, want the prompts the filter lets through", name, visible)
+		}
+	}
+	code, msg := answer(`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"demo://nope"}}`)
+	if code != mcp.RESOURCE_NOT_FOUND || msg != "resource 'demo://nope' not found" || !errors.Is(hooked, ErrResourceNotFound) {
+		t.Errorf("resources/read: %d %q (hook %v), want -32002 \"resource 'demo://nope' not found\"", code, msg, hooked)
+	}
+}
