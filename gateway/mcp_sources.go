@@ -576,7 +576,14 @@ func (m *MCPServer) interceptSubscription(ctx context.Context, _ any, message an
 	}
 	switch req.Method {
 	case string(mcp.MethodResourcesSubscribe):
-		return m.subscribe(ctx, s.SessionID(), req.Params.URI)
+		err := m.subscribe(ctx, s.SessionID(), req.Params.URI)
+		if errors.Is(err, errNotServed) {
+			// As resources/read answers it (MCP 2025-11-25, resources:
+			// "Resource not found: -32002"), not -32600.
+			data, _ := json.Marshal(map[string]string{"uri": req.Params.URI})
+			return &RequestError{Code: mcp.RESOURCE_NOT_FOUND, Message: err.Error(), Data: data}
+		}
+		return err
 	case string(mcp.MethodResourcesUnsubscribe):
 		m.unsubscribe(ctx, s.SessionID(), req.Params.URI)
 	}
@@ -679,10 +686,13 @@ func (m *MCPServer) sourceFor(uri string, keep func(any) bool) (src ResourceSour
 	return nil, false
 }
 
+// errNotServed is why a subscription names a URI nothing serves.
+var errNotServed = errors.New("no resource or template served by toolgate matches it")
+
 func (m *MCPServer) subscribe(ctx context.Context, session, uri string) error {
 	src, ok := m.reachedSourceFor(ctx, uri)
 	if !ok {
-		return fmt.Errorf("resource %s not found: no resource or template served by toolgate matches it", uri)
+		return fmt.Errorf("resource %s not found: %w", uri, errNotServed)
 	}
 	m.subMu.Lock()
 	st := m.subs[uri]
@@ -1017,6 +1027,23 @@ func (m *MCPServer) sendListenUpdate(key string, params map[string]any) {
 	}
 }
 
+// suggestPrompt is "; did you mean …?" with the prompts nearest name that
+// the caller of ctx may get, or "" (as prompts/get says it: mcp-go copy
+// item 92).
+func (m *MCPServer) suggestPrompt(ctx context.Context, name string) string {
+	m.srcMu.Lock()
+	prompts := make([]mcp.Prompt, 0, len(m.promptOwner))
+	for n := range m.promptOwner {
+		prompts = append(prompts, mcp.Prompt{Name: n})
+	}
+	m.srcMu.Unlock()
+	var names []string
+	for _, p := range m.filterPrompts(ctx, prompts) {
+		names = append(names, p.Name)
+	}
+	return DidYouMean(name, names)
+}
+
 // completer routes completion/complete to the source that serves the
 // prompt or resource template; sources that do not complete answer with
 // no values.
@@ -1027,7 +1054,7 @@ func (c completer) CompletePromptArgument(ctx context.Context, name string, arg 
 	src, ok := c.m.promptOwner[name]
 	c.m.srcMu.Unlock()
 	if !ok || !c.m.servesPrompt(ctx, name) {
-		return nil, &RequestError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("prompt %q not found", name)}
+		return nil, &RequestError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("prompt %q not found", name) + c.m.suggestPrompt(ctx, name)}
 	}
 	pc, ok := src.(PromptCompleter)
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // answerError is the error of a JSON-RPC answer.
@@ -89,6 +90,28 @@ func TestReadMissingArtifactNotFound(t *testing.T) {
 		if e == nil || e.Code != mcp.RESOURCE_NOT_FOUND || !jsonEqual(e.Data, []byte(`{"uri":"`+uri+`"}`)) {
 			t.Errorf("%s: %s, want -32002 with data.uri", uri, raw)
 		}
+	}
+}
+
+// TestSubscribeMissingResourceNotFound: resources/subscribe of a URI
+// nothing serves is "resource not found", -32002 with data.uri, as
+// resources/read of it is (it was -32600 Invalid Request).
+func TestSubscribeMissingResourceNotFound(t *testing.T) {
+	p := newTestPipeline(t, newMemRecorder(), nil)
+	m := NewMCPServer(&MCPOptions{Name: "t", Version: "1", Catalog: p.opts.Tools.(*Catalog), Pipeline: p})
+	sess := server.NewInProcessSession("s1", nil)
+	if err := m.srv.RegisterSession(context.Background(), sess); err != nil {
+		t.Fatal(err)
+	}
+	sess.Initialize()
+	b, _ := json.Marshal(m.srv.HandleMessage(m.srv.WithContext(context.Background(), sess),
+		json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"nothing://here"}}`)))
+	var resp struct {
+		Error *answerError `json:"error"`
+	}
+	if err := json.Unmarshal(b, &resp); err != nil || resp.Error == nil || resp.Error.Code != mcp.RESOURCE_NOT_FOUND ||
+		!jsonEqual(resp.Error.Data, []byte(`{"uri":"nothing://here"}`)) || resp.Error.Message != "resource nothing://here not found: "+errNotServed.Error() {
+		t.Errorf("resources/subscribe: %s, want -32002 with data.uri", b)
 	}
 }
 

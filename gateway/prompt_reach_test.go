@@ -92,6 +92,10 @@ func TestPromptFollowsItsTool(t *testing.T) {
 			if errObj == nil || errObj.Message != want {
 				t.Errorf("prompts/get gatd: %s; want the message %q", raw, want)
 			}
+			errObj, raw = rpcAnswer(t, m, `{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"gatd"},"argument":{"name":"a","value":""}}}`)
+			if want = strings.Replace(want, "'gatd'", `"gatd"`, 1); errObj == nil || errObj.Message != want {
+				t.Errorf("completion/complete of gatd: %s; want the message %q", raw, want)
+			}
 		})
 	}
 }

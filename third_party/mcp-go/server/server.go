@@ -1668,7 +1668,8 @@ func (s *MCPServer) handleSetLevel(
 		return nil, &requestError{
 			id:   id,
 			code: mcp.INVALID_PARAMS,
-			err:  fmt.Errorf("invalid logging level '%s'", level),
+			// toolgate patch (item 92): the levels it takes.
+			err: fmt.Errorf("invalid logging level '%s' (one of debug, info, notice, warning, error, critical, alert, emergency)", level),
 		}
 	}
 

@@ -1984,13 +1984,14 @@ func TestToolgateUnknownTaskNamed(t *testing.T) {
 // prompt the server has not got, or filters out, says so once and adds
 // WithPromptNotFound's text, given the prompts the caller's filters let
 // through; a resources/read of a URI nothing serves says so once, naming
-// it. The errors still match their sentinels.
+// it. The errors still match their sentinels. A logging/setLevel of a
+// level there is not says which there are.
 func TestToolgatePromptAndResourceNotFound(t *testing.T) {
 	var hooked error
 	hooks := &Hooks{}
 	hooks.AddOnError(func(_ context.Context, _ any, _ mcp.MCPMethod, _ any, err error) { hooked = err })
 	var visible []string
-	s := NewMCPServer("t", "1", WithHooks(hooks), WithPromptCapabilities(false), WithResourceCapabilities(false, false),
+	s := NewMCPServer("t", "1", WithHooks(hooks), WithPromptCapabilities(false), WithResourceCapabilities(false, false), WithLogging(),
 		WithPromptFilter(func(_ context.Context, ps []mcp.Prompt) []mcp.Prompt {
 			return slices.DeleteFunc(ps, func(p mcp.Prompt) bool { return p.Name == "hidden" })
 		}),
@@ -2003,8 +2004,13 @@ func TestToolgatePromptAndResourceNotFound(t *testing.T) {
 			return &mcp.GetPromptResult{}, nil
 		})
 	}
+	sess := NewInProcessSession("s1", nil)
+	if err := s.RegisterSession(context.Background(), sess); err != nil {
+		t.Fatal(err)
+	}
+	sess.Initialize()
 	answer := func(msg string) (int, string) {
-		b, _ := json.Marshal(s.HandleMessage(context.Background(), json.RawMessage(msg)))
+		b, _ := json.Marshal(s.HandleMessage(s.WithContext(context.Background(), sess), json.RawMessage(msg)))
 		var got struct {
 			Error struct {
 				Code    int    `json:"code"`
@@ -2025,6 +2031,9 @@ func TestToolgatePromptAndResourceNotFound(t *testing.T) {
 		if !slices.Equal(visible, []string{"near", "zeta"}) {
 			t.Errorf("prompts/get %s: suggested from %v, want the prompts the filter lets through", name, visible)
 		}
+	}
+	if _, msg := answer(`{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"verbose"}}`); !strings.Contains(msg, "(one of debug, info, notice, warning, error, critical, alert, emergency)") {
+		t.Errorf("logging/setLevel verbose: %q, want the levels it takes", msg)
 	}
 	code, msg := answer(`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"demo://nope"}}`)
 	if code != mcp.RESOURCE_NOT_FOUND || msg != "resource 'demo://nope' not found" || !errors.Is(hooked, ErrResourceNotFound) {
