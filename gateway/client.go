@@ -40,6 +40,14 @@ type Client interface {
 	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
+// Notifier is a [Client] that can be sent a notification after the
+// request it came with has ended: to its session (2025-11-25). An
+// upstream's notifications/elicitation/complete goes to the client that
+// was asked the elicitation it completes.
+type Notifier interface {
+	Notify(method string, params map[string]any) error
+}
+
 // Methods a [Client] can be sent.
 const (
 	MethodSampling    = "sampling/createMessage"

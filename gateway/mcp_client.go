@@ -56,6 +56,16 @@ func (c *mcpClient) Log(level, logger string, data any) error {
 	return err
 }
 
+// Notify implements [Notifier]: to the session of a 2025-11-25 client (a
+// 2026-07-28 one has no stream outside its requests).
+func (c *mcpClient) Notify(method string, params map[string]any) error {
+	s := server.ClientSessionFromContext(c.ctx)
+	if c.Modern() || s == nil {
+		return fmt.Errorf("%s: %w", method, ErrClientCannot)
+	}
+	return c.m.srv.SendNotificationToSpecificClient(s.SessionID(), method, params)
+}
+
 // capabilities returns what the client declared: for this request in
 // 2026-07-28, at initialization before. modern is true for 2026-07-28
 // requests, which cannot be sent server-to-client requests.

@@ -181,6 +181,17 @@ func relayTools(t *testing.T) *SimpleToolset {
 			ReportLog(ctx, "warning", "lg", map[string]any{"n": 1})
 			return OkText(fmt.Sprint(ClientFrom(ctx) != nil)), nil
 		})),
+		// notify sends its client a notifications/elicitation/complete
+		// after answering, from outside the call (as an upstream's comes).
+		Must(NewTool(ToolDef{Name: "notify", InputSchema: obj}, func(ctx context.Context, call *Call) (*Result, error) {
+			n, ok := ClientFrom(ctx).(Notifier)
+			if ok {
+				time.AfterFunc(50*time.Millisecond, func() {
+					_ = n.Notify(string(mcp.MethodNotificationElicitationComplete), map[string]any{"elicitationId": "e-" + call.ID})
+				})
+			}
+			return OkText(call.ID), nil
+		})),
 		Must(NewTool(ToolDef{Name: "sample", InputSchema: obj}, relay(MethodSampling))),
 		Must(NewTool(ToolDef{Name: "elicit", InputSchema: obj}, relay(MethodElicitation))),
 	)
@@ -352,6 +363,31 @@ func logsOf(ns []mcp.JSONRPCNotification) []map[string]any {
 		}
 	}
 	return out
+}
+
+// TestClientNotify: a notification sent to a call's client after the call
+// ended (an upstream's notifications/elicitation/complete) reaches that
+// client's session, on its GET stream, and no other.
+func TestClientNotify(t *testing.T) {
+	url, _ := relayServer(t, nil)
+	a, aNotes := dialMCP(t, url)
+	_, bNotes := dialMCP(t, url)
+	id, _ := callText(t, a, "notify", `{}`)
+	var got map[string]any
+	eventually(t, "a to get the completion", func() bool {
+		for _, n := range aNotes() {
+			if n.Method == string(mcp.MethodNotificationElicitationComplete) {
+				got = n.Params.AdditionalFields
+			}
+		}
+		return got != nil
+	})
+	if got["elicitationId"] != "e-"+id {
+		t.Errorf("a got %v, want the completion of e-%s", got, id)
+	}
+	if n := countNotified(bNotes, mcp.MethodNotificationElicitationComplete); n != 0 {
+		t.Errorf("b, another client, got %d completions", n)
+	}
 }
 
 // TestClientLog: a log message reported for a call reaches that call's

@@ -829,6 +829,8 @@ func (c *conn) onNotification(n mcp.JSONRPCNotification) {
 		c.u.resourceUpdated(f)
 	case string(mcp.MethodNotificationCancelled):
 		c.cancelAsked(f["requestId"], f["reason"])
+	case string(mcp.MethodNotificationElicitationComplete):
+		c.elicitationComplete(f)
 	default:
 		c.u.log.Debug("upstream notification ignored", "method", n.Method)
 	}

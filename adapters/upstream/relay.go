@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -207,6 +209,9 @@ func (c *conn) relayRequest(ctx context.Context, req transport.JSONRPCRequest) *
 			return refuse(mcp.INVALID_PARAMS, "its params do not encode: "+err.Error())
 		}
 		params = b
+	}
+	if req.Method == gateway.MethodElicitation {
+		c.u.asked.remember(params, gateway.ClientFrom(target))
 	}
 	rctx, end := c.relayWait(ctx, target, req.ID.String())
 	defer end()
@@ -509,3 +514,67 @@ var (
 	_ gateway.PromptCompleter    = (*Upstream)(nil)
 	_ gateway.ResourceCompleter  = (*Upstream)(nil)
 )
+
+// askedURLs remembers to which client each URL-mode elicitation of the
+// upstream went, by its elicitationId, so that the upstream's
+// notifications/elicitation/complete, which may come after the call ended,
+// reaches that client and no other. It keeps the last maxAskedURLs.
+type askedURLs struct {
+	mu      sync.Mutex
+	clients map[string]gateway.Client
+	order   []string
+}
+
+const maxAskedURLs = 256
+
+// remember notes the client an elicitation/create's params go to, when
+// they are of URL mode with an elicitationId.
+func (a *askedURLs) remember(params json.RawMessage, cl gateway.Client) {
+	var p struct {
+		Mode string `json:"mode"`
+		ID   string `json:"elicitationId"`
+	}
+	if cl == nil || json.Unmarshal(params, &p) != nil || p.Mode != mcp.ElicitationModeURL || p.ID == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.clients == nil {
+		a.clients = map[string]gateway.Client{}
+	}
+	if _, ok := a.clients[p.ID]; !ok {
+		a.order = append(a.order, p.ID)
+	}
+	a.clients[p.ID] = cl
+	if len(a.order) > maxAskedURLs {
+		delete(a.clients, a.order[0])
+		a.order = a.order[1:]
+	}
+}
+
+// take returns the client asked the elicitation id, and forgets it.
+func (a *askedURLs) take(id string) gateway.Client {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cl, ok := a.clients[id]
+	if ok {
+		delete(a.clients, id)
+		a.order = slices.DeleteFunc(a.order, func(s string) bool { return s == id })
+	}
+	return cl
+}
+
+// elicitationComplete passes the upstream's
+// notifications/elicitation/complete to the client that was asked that
+// elicitation, if it can be sent one.
+func (c *conn) elicitationComplete(f map[string]any) {
+	id, _ := f["elicitationId"].(string)
+	cl, _ := c.u.asked.take(id).(gateway.Notifier)
+	if cl == nil {
+		c.u.log.Debug("upstream elicitation completion not passed on: no client was asked it here", "elicitation_id", id)
+		return
+	}
+	if err := cl.Notify(string(mcp.MethodNotificationElicitationComplete), f); err != nil {
+		c.u.log.Debug("upstream elicitation completion not passed on", "elicitation_id", id, "err", err)
+	}
+}

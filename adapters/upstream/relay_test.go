@@ -27,6 +27,22 @@ type fakeClient struct {
 	mu       sync.Mutex
 	logs     []string
 	requests []string // method + " " + params
+	notes    []string // notifications: method + " " + params
+}
+
+// Notify implements gateway.Notifier.
+func (c *fakeClient) Notify(method string, params map[string]any) error {
+	b, _ := json.Marshal(params)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.notes = append(c.notes, method+" "+string(b))
+	return nil
+}
+
+func (c *fakeClient) notified() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.notes)
 }
 
 func (c *fakeClient) SessionID() string { return c.session }
@@ -245,6 +261,33 @@ func TestURLElicitationRequired(t *testing.T) {
 			res = g.call(gateway.WithClient(context.Background(), &fakeClient{session: "F"}), u.Prefix()+"__needs_url", `{}`)
 			if !res.IsError || res.Kind == gateway.KindRequestError || !strings.Contains(res.Message, "-32042") || !strings.Contains(res.Message, "https://auth.example/start") {
 				t.Errorf("a client without URL elicitation got %s %q", res.Kind, res.Message)
+			}
+		})
+	}
+}
+
+// TestElicitationCompleteRelay: an upstream's
+// notifications/elicitation/complete reaches the client that was asked the
+// URL-mode elicitation it completes, and no other.
+func TestElicitationCompleteRelay(t *testing.T) {
+	ups, _ := relayUpstreams(t, nil)
+	for kind, u := range ups {
+		t.Run(kind, func(t *testing.T) {
+			g := newGW(t, u)
+			a, b := &urlClient{fakeClient{session: "A"}}, &urlClient{fakeClient{session: "B"}}
+			mustOK(t, g.call(gateway.WithClient(context.Background(), b), u.Prefix()+"__echo", `{"n":1}`))
+			if out := mustOK(t, g.call(gateway.WithClient(context.Background(), a), u.Prefix()+"__url_flow", `{}`)); out != "action=accept" {
+				t.Fatalf("url_flow: %q", out)
+			}
+			if _, reqs := a.got(); len(reqs) != 1 || !strings.Contains(reqs[0], `"url":"https://auth.example/start"`) {
+				t.Errorf("a was asked %q", reqs)
+			}
+			eventually(t, 10*time.Second, "the completion to reach a", func() bool {
+				n := a.notified()
+				return len(n) == 1 && n[0] == `notifications/elicitation/complete {"elicitationId":"e-9"}`
+			})
+			if n := b.notified(); len(n) != 0 {
+				t.Errorf("b, another client of the upstream, was told %q", n)
 			}
 		})
 	}

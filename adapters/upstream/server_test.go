@@ -430,6 +430,15 @@ func newTestMCPServer(st *serverState) *server.MCPServer {
 		b, _ := json.Marshal(res.Content)
 		return text(fmt.Sprintf("action=%s content=%s", res.Action, b)), nil
 	})
+	s.AddTool(plain("url_flow", "Asks the client to open a URL, then says the flow is complete"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := server.ServerFromContext(ctx).RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+			Mode: mcp.ElicitationModeURL, Message: "Sign in", URL: "https://auth.example/start", ElicitationID: "e-9"}})
+		if err != nil {
+			return text("elicitation failed: " + err.Error()), nil
+		}
+		_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, string(mcp.MethodNotificationElicitationComplete), map[string]any{"elicitationId": "e-9"})
+		return text("action=" + string(res.Action)), nil
+	})
 	s.AddTool(plain("needs_url", "Needs the user to open a URL first (-32042)"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, mcp.URLElicitationRequiredError{Elicitations: []mcp.ElicitationParams{{
 			Mode: mcp.ElicitationModeURL, Message: "Sign in first", URL: "https://auth.example/start", ElicitationID: "e-1"}}}

@@ -156,6 +156,8 @@ type Upstream struct {
 
 	relistMu sync.Mutex // one re-listing at a time
 
+	asked askedURLs // URL-mode elicitations relayed, by elicitationId (relay.go)
+
 	// sseFallback: the upstream, whose transport is not written, refused
 	// streamable HTTP and was connected over legacy SSE (connect); its
 	// connections use SSE until one fails to open.
