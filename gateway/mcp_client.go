@@ -274,10 +274,10 @@ func (c *mcpClient) record(method string, fields map[string]any, elapsed time.Du
 
 // RelayEvent completes the fields of the run archive's event for a request
 // relayed to a client (a [Client]'s Request) and returns the event's type,
-// relay.sampling or relay.elicitation: the call it was asked for (nil: none)
-// and its caller, the wait and its outcome. fields holds the answer's own (model, action).
-// Every client that relays records it so: the MCP mirror's, and toolgate
-// call's at a terminal.
+// relay.sampling or relay.elicitation: the call it was asked for (nil:
+// none) and its caller, the wait and its outcome. fields holds the
+// answer's own (model, action). Every client that relays records it so:
+// the MCP mirror's, and toolgate call's at a terminal.
 func RelayEvent(method string, call *Call, fields map[string]any, elapsed time.Duration, err error) string {
 	typ := "relay.sampling"
 	if method == MethodElicitation {

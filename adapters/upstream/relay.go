@@ -210,12 +210,16 @@ func (c *conn) relayRequest(ctx context.Context, req transport.JSONRPCRequest) *
 		}
 		params = b
 	}
-	if req.Method == gateway.MethodElicitation {
-		c.u.asked.remember(params, gateway.ClientFrom(target))
+	var url urlElicitation // an elicitation of URL mode, whose completion comes later
+	if req.Method == gateway.MethodElicitation && json.Unmarshal(params, &url) == nil && url.Mode == mcp.ElicitationModeURL {
+		c.u.asked.remember(url.ID, gateway.ClientFrom(target))
 	}
 	rctx, end := c.relayWait(ctx, target, req.ID.String())
 	defer end()
 	res, err := gateway.RequestFromClient(rctx, req.Method, params)
+	if err != nil && url.Mode != "" {
+		c.u.asked.take(url.ID) // not asked: nothing to complete
+	}
 	var ce *gateway.ClientError
 	switch {
 	case err == nil:
@@ -232,10 +236,7 @@ func (c *conn) relayRequest(ctx context.Context, req transport.JSONRPCRequest) *
 		}
 		return transport.NewJSONRPCErrorResponse(req.ID, code, ce.Message, nil)
 	case errors.Is(err, gateway.ErrClientCannot):
-		var mode struct {
-			Mode string `json:"mode"`
-		}
-		if req.Method == gateway.MethodElicitation && json.Unmarshal(params, &mode) == nil && mode.Mode == mcp.ElicitationModeURL {
+		if url.Mode != "" {
 			return refuse(mcp.METHOD_NOT_FOUND, "the calling client did not declare URL-mode elicitation (or its protocol revision has no server-to-client requests)")
 		}
 		return refuse(mcp.METHOD_NOT_FOUND, "the calling client did not declare the capability (or its protocol revision has no server-to-client requests)")
@@ -527,14 +528,15 @@ type askedURLs struct {
 
 const maxAskedURLs = 256
 
-// remember notes the client an elicitation/create's params go to, when
-// they are of URL mode with an elicitationId.
-func (a *askedURLs) remember(params json.RawMessage, cl gateway.Client) {
-	var p struct {
-		Mode string `json:"mode"`
-		ID   string `json:"elicitationId"`
-	}
-	if cl == nil || json.Unmarshal(params, &p) != nil || p.Mode != mcp.ElicitationModeURL || p.ID == "" {
+// urlElicitation is what the relay reads of an elicitation/create's params.
+type urlElicitation struct {
+	Mode string `json:"mode"`
+	ID   string `json:"elicitationId"`
+}
+
+// remember notes the client the URL-mode elicitation id goes to.
+func (a *askedURLs) remember(id string, cl gateway.Client) {
+	if cl == nil || id == "" {
 		return
 	}
 	a.mu.Lock()
@@ -542,10 +544,10 @@ func (a *askedURLs) remember(params json.RawMessage, cl gateway.Client) {
 	if a.clients == nil {
 		a.clients = map[string]gateway.Client{}
 	}
-	if _, ok := a.clients[p.ID]; !ok {
-		a.order = append(a.order, p.ID)
+	if _, ok := a.clients[id]; !ok {
+		a.order = append(a.order, id)
 	}
-	a.clients[p.ID] = cl
+	a.clients[id] = cl
 	if len(a.order) > maxAskedURLs {
 		delete(a.clients, a.order[0])
 		a.order = a.order[1:]
