@@ -186,7 +186,7 @@ func (c *terminalClient) form(ctx context.Context, params json.RawMessage) (json
 		}
 	}
 	fmt.Fprintf(c.out, "\n%s\n", strings.TrimSpace(form.Message))
-	if form.Mode == "url" {
+	if form.Mode == mcp.ElicitationModeURL {
 		// The server asks the person to open a page (a sign-in, a
 		// payment): shown, never opened for them.
 		fmt.Fprintf(c.out, "Open %s\nin a browser; press Enter once it is done there (Ctrl-D declines): ", form.URL)
@@ -337,12 +337,12 @@ func (f formField) parse(s string, choices []choice) (any, string) {
 		}
 		return "", false
 	}
-	between := func(n float64, what string) string {
+	between := func(n float64) string {
 		switch {
 		case f.Minimum != nil && n < *f.Minimum:
-			return fmt.Sprintf("%s must be at least %v", what, *f.Minimum)
+			return fmt.Sprintf("it must be at least %v", *f.Minimum)
 		case f.Maximum != nil && n > *f.Maximum:
-			return fmt.Sprintf("%s must be at most %v", what, *f.Maximum)
+			return fmt.Sprintf("it must be at most %v", *f.Maximum)
 		}
 		return ""
 	}
@@ -383,13 +383,13 @@ func (f formField) parse(s string, choices []choice) (any, string) {
 		if err != nil {
 			return nil, "a whole number is asked"
 		}
-		return n, between(float64(n), "it")
+		return n, between(float64(n))
 	case f.Type == "number":
 		n, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return nil, "a number is asked"
 		}
-		return n, between(n, "it")
+		return n, between(n)
 	}
 	n := utf8.RuneCountInString(s)
 	switch {
