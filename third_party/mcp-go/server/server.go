@@ -1688,7 +1688,8 @@ func listByPagination[T mcp.Named](
 	if cursor != "" {
 		c, err := base64.StdEncoding.DecodeString(string(cursor))
 		if err != nil {
-			return nil, "", err
+			// toolgate patch (item 93): said of the cursor, not of base64.
+			return nil, "", fmt.Errorf("invalid cursor %.64q: a cursor is the nextCursor of an earlier page of this list, passed back unchanged", cursor)
 		}
 		cString := string(c)
 		startPos = sort.Search(len(allElements), func(i int) bool {

@@ -2040,3 +2040,21 @@ func TestToolgatePromptAndResourceNotFound(t *testing.T) {
 		t.Errorf("resources/read: %d %q (hook %v), want -32002 \"resource 'demo://nope' not found\"", code, msg, hooked)
 	}
 }
+
+// TestToolgateInvalidCursor (item 93): a list request with a cursor this
+// server never gave is -32602 saying what a cursor is, not base64's error.
+func TestToolgateInvalidCursor(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("a"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+	b, _ := json.Marshal(s.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"garbage"}}`)))
+	var got struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(b, &got)
+	if got.Error.Code != mcp.INVALID_PARAMS || !strings.HasPrefix(got.Error.Message, `invalid cursor "garbage": a cursor is the nextCursor of an earlier page`) {
+		t.Errorf("tools/list with a cursor never given: %s", b)
+	}
+}
