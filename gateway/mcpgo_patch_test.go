@@ -704,7 +704,7 @@ func FuzzCallToolRequestDecodedOnce(f *testing.F) {
 			check := func(how string, answer []byte) {
 				t.Helper()
 				code, message := rpcError(answer)
-				if s.calls == 0 && code != 0 && !strings.HasPrefix(message, "unparsable tools/call request: ") {
+				if s.calls == 0 && code != 0 && !strings.HasPrefix(message, "invalid params of tools/call: ") {
 					return // refused before the request is decoded (the version, its era), as before
 				}
 				if wantErr == nil {
@@ -713,8 +713,8 @@ func FuzzCallToolRequestDecodedOnce(f *testing.F) {
 					}
 					return
 				}
-				if s.calls != 0 || code != mcp.INVALID_REQUEST || message != "unparsable tools/call request: "+wantErr.Error() {
-					t.Fatalf("%s, raw arguments %v: %s\nanswered %s, %d requests handled; want %d for %v", how, s.raw, msg, answer, s.calls, mcp.INVALID_REQUEST, wantErr)
+				if s.calls != 0 || code != mcp.INVALID_PARAMS || message != "invalid params of tools/call: "+server.ParamsProblem(wantErr) {
+					t.Fatalf("%s, raw arguments %v: %s\nanswered %s, %d requests handled; want %d for %v", how, s.raw, msg, answer, s.calls, mcp.INVALID_PARAMS, wantErr)
 				}
 			}
 			s.got, s.calls = nil, 0

@@ -56,6 +56,15 @@ func (s *MCPServer) HandleMessage(
 		)
 	}
 
+	// toolgate patch (item 94): JSON-RPC 2.0 has an id be a string, a
+	// number or null; an object, an array or a boolean makes no request
+	// (and cannot be echoed as one's id).
+	switch baseMessage.ID.(type) {
+	case nil, string, float64:
+	default:
+		return createErrorResponse(nil, mcp.INVALID_REQUEST, "Invalid Request: an id is a string or a number")
+	}
+
 	if baseMessage.ID == nil {
 		var notification mcp.JSONRPCNotification
 		if err := json.Unmarshal(message, &notification); err != nil {
@@ -204,7 +213,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -230,7 +239,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -256,7 +265,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -282,7 +291,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -314,7 +323,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -340,7 +349,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -366,7 +375,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -392,7 +401,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -424,7 +433,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -456,7 +465,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -482,7 +491,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -508,7 +517,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -534,7 +543,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -560,7 +569,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := decodeCallToolRequest(message, baseMessage.Method, baseMessage.Params, &request, s.rawToolArguments); unmarshalErr != nil { // toolgate patch
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -586,7 +595,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -618,7 +627,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -650,7 +659,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -676,7 +685,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {
@@ -702,7 +711,7 @@ func (s *MCPServer) HandleMessage(
 		} else if unmarshalErr := json.Unmarshal(message, &request); unmarshalErr != nil {
 			err = &requestError{
 				id:   baseMessage.ID,
-				code: mcp.INVALID_REQUEST,
+				code: mcp.INVALID_PARAMS,
 				err:  &UnparsableMessageError{message: message, err: unmarshalErr, method: baseMessage.Method},
 			}
 		} else {

@@ -156,6 +156,13 @@ func ServerFromContext(ctx context.Context) *MCPServer {
 
 // UnparsableMessageError is attached to the RequestError when json.Unmarshal
 // fails on the request.
+//
+// toolgate patch (item 94): it is answered -32602 Invalid params (the
+// request's envelope was read; its params are of the wrong shape), and
+// says where a value is of the wrong type in JSON's terms ("invalid params
+// of tools/call: at params.name, a string is expected, not a number"), not
+// Go's ("cannot unmarshal number into Go struct field .params.name of
+// type string").
 type UnparsableMessageError struct {
 	message json.RawMessage
 	method  mcp.MCPMethod
@@ -163,7 +170,7 @@ type UnparsableMessageError struct {
 }
 
 func (e *UnparsableMessageError) Error() string {
-	return fmt.Sprintf("unparsable %s request: %s", e.method, e.err)
+	return fmt.Sprintf("invalid params of %s: %s", e.method, ParamsProblem(e.err))
 }
 
 func (e *UnparsableMessageError) Unwrap() error {

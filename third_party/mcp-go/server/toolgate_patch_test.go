@@ -2058,3 +2058,48 @@ func TestToolgateInvalidCursor(t *testing.T) {
 		t.Errorf("tools/list with a cursor never given: %s", b)
 	}
 }
+
+// TestToolgateParamsOfTheWrongShape (item 94): a request whose params do
+// not decode into its method's is -32602 Invalid params, saying where a
+// value is of the wrong type in JSON's terms.
+func TestToolgateParamsOfTheWrongShape(t *testing.T) {
+	s := NewMCPServer("t", "1", WithToolCapabilities(false), WithPromptCapabilities(false), WithResourceCapabilities(false, false))
+	for _, c := range []struct{ params, method, want string }{
+		{`{"name":42}`, "tools/call", "invalid params of tools/call: at params.name, a string is expected, not a number"},
+		{`["read_file"]`, "tools/call", "invalid params of tools/call: at params, an object is expected, not an array"},
+		{`{"uri":true}`, "resources/read", "invalid params of resources/read: at params.uri, a string is expected, not a boolean"},
+		{`{"cursor":5.5}`, "tools/list", "invalid params of tools/list: at params.cursor, a string is expected, not a number"},
+		{`{"name":"p","arguments":{"a":1}}`, "prompts/get", "invalid params of prompts/get: at params.arguments, a string is expected, not a number"},
+	} {
+		b, _ := json.Marshal(s.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"`+c.method+`","params":`+c.params+`}`)))
+		var got struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(b, &got)
+		if got.Error.Code != mcp.INVALID_PARAMS || got.Error.Message != c.want {
+			t.Errorf("%s %s: %s, want -32602 %q", c.method, c.params, b, c.want)
+		}
+	}
+}
+
+// TestToolgateIDOfTheWrongType (item 94): a request whose id is an object,
+// an array or a boolean is -32600 with id null; strings and numbers are
+// answered.
+func TestToolgateIDOfTheWrongType(t *testing.T) {
+	s := NewMCPServer("t", "1")
+	for id, want := range map[string]string{
+		`{"a":1}`: `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: an id is a string or a number"}}`,
+		`[1]`:     `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: an id is a string or a number"}}`,
+		`true`:    `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: an id is a string or a number"}}`,
+		`"x"`:     `{"jsonrpc":"2.0","id":"x","result":{}}`,
+		`7`:       `{"jsonrpc":"2.0","id":7,"result":{}}`,
+	} {
+		b, _ := json.Marshal(s.HandleMessage(context.Background(), json.RawMessage(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`)))
+		if string(b) != want {
+			t.Errorf("ping with id %s: %s, want %s", id, b, want)
+		}
+	}
+}
