@@ -179,6 +179,7 @@ type roundsClientOut struct {
 		Elicitation int `json:"elicitation"`
 		Sampling    int `json:"sampling"`
 	} `json:"asked"`
+	URLs  []string        `json:"urls"`
 	Error json.RawMessage `json:"error"`
 }
 

@@ -47,6 +47,17 @@ func TestURLElicitationRelay(t *testing.T) {
 		t.Errorf("the error path: %+v; want -32042 with the elicitation to start", o)
 	}
 
+	// A 2026-07-28 client (the code is reserved there) is asked the
+	// pages in a round of its call, whose repeat calls the upstream again.
+	// (server-everything answers -32042 once per URL asked: another one.)
+	var rounds roundsClientOut
+	runNode(t, "rounds-client.mjs", map[string]any{"url": srv.URL, "tools": []string{"ev__trigger-url-elicitation"}, "elicitation": both,
+		"arguments": map[string]any{"ev__trigger-url-elicitation": map[string]any{"url": "https://example.com/again", "errorPath": true}}}, &rounds)
+	if c := rounds.Calls["ev__trigger-url-elicitation"]; rounds.Error != nil || c.IsError || !strings.Contains(c.Text, "User completed the URL elicitation flow") ||
+		len(rounds.URLs) != 2 || rounds.URLs[0] != "https://modelcontextprotocol.io" || rounds.URLs[1] != "https://example.com/again" {
+		t.Errorf("the error path, for a 2026-07-28 client: %+v; want the page asked in a round, then the call's own", rounds)
+	}
+
 	o = call(map[string]any{}, map[string]any{"url": "https://example.com/auth"})
 	if len(o.Params) != 0 || !o.Result.IsError || !strings.Contains(o.Text(), "did not declare URL-mode elicitation") {
 		t.Errorf("a client of forms only: %+v; want it not asked, and the call failed saying why", o)

@@ -387,6 +387,14 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 			// data, and calls again; a tool error would hide it.
 			return gateway.RequestErrorResult(&gateway.RequestError{Code: rpc.Code, Data: rpc.Data,
 				Message: fmt.Sprintf("upstream %q needs a URL elicitation before the call of `%s`: %s", u.name, name, rpc.Message)}), nil
+		case errors.As(err, &rpc) && rpc.Code == mcp.URL_ELICITATION_REQUIRED && gateway.CanElicitInRounds(ctx, mcp.ElicitationModeURL):
+			// A 2026-07-28 caller, for which the code is reserved, is
+			// asked the same in a round of its call; its repeat calls the
+			// upstream again (the round stage seals urlRetryState).
+			if res := urlRound(rpc, u.name, name); res != nil {
+				return res, nil
+			}
+			fallthrough
 		case errors.As(err, &rpc):
 			msg := fmt.Sprintf("Upstream %q answered the call of `%s` with JSON-RPC error %d: %s", u.name, name, rpc.Code, rpc.Message)
 			if len(rpc.Data) > 0 && string(rpc.Data) != "null" {
@@ -418,6 +426,32 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 		res.Meta = nil
 	}
 	return res, nil
+}
+
+// urlRetryState is the state of a round that asks a 2026-07-28 caller to
+// open the pages of an upstream's -32042; the repeat of the call, which
+// carries it back, calls the upstream again, as a 2025-11-25 client does.
+const urlRetryState = "url-retry"
+
+// urlRound is the round that asks a caller the URL elicitations of an
+// upstream's -32042 (rpc), or nil when its data holds none.
+func urlRound(rpc *rpcError, upstream, tool string) *gateway.Result {
+	var data struct {
+		Elicitations []json.RawMessage `json:"elicitations"`
+	}
+	if json.Unmarshal(rpc.Data, &data) != nil || len(data.Elicitations) == 0 {
+		return nil
+	}
+	reqs := make(map[string]json.RawMessage, len(data.Elicitations))
+	for i, e := range data.Elicitations {
+		b, err := json.Marshal(map[string]any{"method": gateway.MethodElicitation, "params": e})
+		if err != nil {
+			return nil
+		}
+		reqs["url-"+strconv.Itoa(i+1)] = b
+	}
+	return gateway.InputRequiredResult(reqs, urlRetryState,
+		fmt.Sprintf("upstream %q needs a URL elicitation before the call of `%s`: %s", upstream, tool, rpc.Message))
 }
 
 // acquire waits for a free slot of the upstream's concurrency limit and
