@@ -387,10 +387,12 @@ func (u *Upstream) callTool(ctx context.Context, upstreamName, taskSupport strin
 			// data, and calls again; a tool error would hide it.
 			return gateway.RequestErrorResult(&gateway.RequestError{Code: rpc.Code, Data: rpc.Data,
 				Message: fmt.Sprintf("upstream %q needs a URL elicitation before the call of `%s`: %s", u.name, name, rpc.Message)}), nil
-		case errors.As(err, &rpc) && rpc.Code == mcp.URL_ELICITATION_REQUIRED && gateway.CanElicitInRounds(ctx, mcp.ElicitationModeURL):
+		case errors.As(err, &rpc) && rpc.Code == mcp.URL_ELICITATION_REQUIRED && !c.modern && gateway.CanElicitInRounds(ctx, mcp.ElicitationModeURL):
 			// A 2026-07-28 caller, for which the code is reserved, is
 			// asked the same in a round of its call; its repeat calls the
-			// upstream again (the round stage seals urlRetryState).
+			// upstream again (the round stage seals urlRetryState). Only
+			// on a 2025-era connection, which does not carry the round's
+			// state to the upstream.
 			if res := urlRound(rpc, u.name, name); res != nil {
 				return res, nil
 			}
