@@ -127,6 +127,11 @@ type upstreamStart struct {
 	// grace caps the wait for each upstream; zero waits up to its
 	// startup_timeout (toolgate tools, which shows each upstream's state).
 	grace time.Duration
+	// serving says the command goes on serving (serve): an upstream not
+	// ready yet joins later, and the log says so. A command that ends
+	// (tools, call) says what it found in its own output instead, and
+	// logs it at DEBUG.
+	serving bool
 }
 
 // serveStartupGrace is how long serve waits for upstreams before it
@@ -348,7 +353,7 @@ func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
 	wg.Wait()
 	toolsets := make([]gateway.Toolset, len(ups))
 	for i, u := range ups {
-		if u.Status().State == upstream.StateStarting {
+		if u.Status().State == upstream.StateStarting && start.serving {
 			a.log.Info("upstream still starting; its tools will be added when it connects", "upstream", u.Name())
 		}
 		toolsets[i] = u
@@ -356,8 +361,12 @@ func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
 	// All at once: one rebuild of the catalog for all of them.
 	errs := a.catalog.AddAll(ctx, toolsets)
 	for i, u := range ups {
-		if errs[i] != nil {
+		switch {
+		case errs[i] == nil:
+		case start.serving:
 			a.log.Info("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", errs[i])
+		default: // the command's own output says it (toolgate tools, call)
+			a.log.Debug("upstream not ready", "upstream", u.Name(), "err", errs[i])
 		}
 		a.addUpstreamSource(u)
 		a.promptSources = append(a.promptSources, u)

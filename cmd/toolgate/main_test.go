@@ -91,6 +91,16 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// TestOneShotMakesNoPromise: toolgate tools (which ends) with an upstream
+// that cannot start shows its state in its output, and its log does not
+// promise that the tools will appear when it connects: that is serve's.
+func TestOneShotMakesNoPromise(t *testing.T) {
+	code, out, errOut := run(t, "upstreams:\n  - name: gone\n    command: /nonexistent/toolgate-test-server\n", "tools")
+	if code != exitOK || !strings.Contains(out, "toolset gone: failed (transport stdio;") || strings.Contains(errOut, "will appear when it connects") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
 // TestHelpOnStdout: help asked for, of the whole command or of one, is
 // written to stdout alone (to be paged or grepped), and exits 0.
 func TestHelpOnStdout(t *testing.T) {
