@@ -237,7 +237,7 @@ func NewMCPServer(options *MCPOptions) *MCPServer {
 		server.WithPromptFilter(m.filterPrompts), // at prompts/get too
 		// A prompts/get of a prompt it has not got (or may not get) is
 		// told the nearest it may get (mcp-go copy item 92).
-		server.WithPromptNotFound(DidYouMean),
+		server.WithPromptNotFound(m.suggestPrompt),
 		server.WithResourceFilter(m.filterResources),         // at resources/read too (mcp-go copy item 68)
 		server.WithResourceTemplateFilter(m.filterTemplates), // idem
 		server.WithCompletions(),

@@ -1028,8 +1028,9 @@ func (m *MCPServer) sendListenUpdate(key string, params map[string]any) {
 }
 
 // suggestPrompt is "; did you mean …?" with the prompts nearest name that
-// the caller of ctx may get, or "" (as prompts/get says it: mcp-go copy
-// item 92).
+// the caller of ctx may get, or "": what prompts/get (mcp-go copy item 92,
+// server.WithPromptNotFound) and completion/complete add to a "prompt not
+// found", as suggestTool does for tools.
 func (m *MCPServer) suggestPrompt(ctx context.Context, name string) string {
 	m.srcMu.Lock()
 	prompts := make([]mcp.Prompt, 0, len(m.promptOwner))

@@ -256,7 +256,7 @@ type MCPServer struct {
 	capabilities               serverCapabilities
 	requestInterceptor         RequestInterceptor                            // toolgate patch
 	toolNotFound               func(ctx context.Context, name string) string // toolgate patch (item 88)
-	promptNotFound             func(name string, visible []string) string    // toolgate patch (item 92)
+	promptNotFound             func(ctx context.Context, name string) string // toolgate patch (item 92)
 	cacheHints                 map[mcp.MCPMethod]cacheHints
 	// allowServerInitiatedRequests keeps RequestSampling, RequestElicitation,
 	// and RequestRoots usable against clients speaking protocol version
@@ -813,17 +813,17 @@ func (e *ToolNotFoundError) Unwrap() error { return ErrToolNotFound }
 
 // WithPromptNotFound (toolgate patch, item 92) sets what a prompts/get of a
 // prompt the server does not have (or filters out) adds to its error,
-// "prompt 'x' not found" + fn's text, fn given the names of the prompts the
-// caller's filters let through: "; did you mean 'y'?", say. The error
-// wraps ErrPromptNotFound. Without it the message is v1.2.1's.
-func WithPromptNotFound(fn func(name string, visible []string) string) ServerOption {
+// "prompt 'x' not found" + fn's text: "; did you mean 'y'?", say, as
+// WithToolNotFound does for tools. The error wraps ErrPromptNotFound.
+// Without it the message is v1.2.1's.
+func WithPromptNotFound(fn func(ctx context.Context, name string) string) ServerOption {
 	return func(s *MCPServer) {
 		s.promptNotFound = fn
 	}
 }
 
 // notFound is a "not found" error that says what was not found once
-// (toolgate patch, items 92): its sentinel is matched by errors.Is, not
+// (toolgate patch, item 92): its sentinel is matched by errors.Is, not
 // appended to the message ("prompt 'x' not found: prompt not found").
 type notFound struct {
 	msg      string
@@ -834,30 +834,12 @@ func (e *notFound) Error() string { return e.msg }
 func (e *notFound) Unwrap() error { return e.sentinel }
 
 // notFoundPrompt is the error of a prompts/get of name, a prompt the
-// server does not have or filters out (toolgate patch, item 92). The
-// filters are called without the server's locks held.
+// server does not have or filters out (toolgate patch, item 92).
 func (s *MCPServer) notFoundPrompt(ctx context.Context, name string) error {
 	if s.promptNotFound == nil {
 		return fmt.Errorf("prompt '%s' not found: %w", name, ErrPromptNotFound)
 	}
-	s.promptsMu.RLock()
-	prompts := make([]mcp.Prompt, 0, len(s.prompts))
-	for _, p := range s.prompts {
-		prompts = append(prompts, p)
-	}
-	s.promptsMu.RUnlock()
-	s.promptFiltersMu.RLock()
-	filters := slices.Clone(s.promptFilters)
-	s.promptFiltersMu.RUnlock()
-	for _, f := range filters {
-		prompts = f(ctx, prompts)
-	}
-	names := make([]string, len(prompts))
-	for i, p := range prompts {
-		names[i] = p.Name
-	}
-	sort.Strings(names)
-	return &notFound{msg: fmt.Sprintf("prompt '%s' not found", name) + s.promptNotFound(name, names), sentinel: ErrPromptNotFound}
+	return &notFound{msg: fmt.Sprintf("prompt '%s' not found", name) + s.promptNotFound(ctx, name), sentinel: ErrPromptNotFound}
 }
 
 // notFoundTool is the error of a tools/call of name, a tool the server
