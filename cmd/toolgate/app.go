@@ -109,11 +109,14 @@ type appOptions struct {
 	// upstreams says which upstreams newApp starts and how long it waits
 	// for them; the zero value starts all and waits for each.
 	upstreams upstreamStart
-	// admin says the command serves the admin API when admin.addr is set
-	// (serve): only then can an operator answer an approval or a
-	// definition-only tool's call, so only then is one asked of the
-	// operator (elsewhere such a call is refused at once).
-	admin bool
+	// serve says the command goes on serving (toolgate serve). It serves
+	// the admin API when admin.addr is set: only then can an operator
+	// answer an approval or a definition-only tool's call, so only then is
+	// one asked of the operator (elsewhere such a call is refused at
+	// once). And an upstream not ready at start joins later, which its
+	// log says; a command that ends (tools, call) says in its own output
+	// what it found, and logs it at DEBUG.
+	serve bool
 }
 
 // upstreamStart says which upstreams a command starts and how long newApp
@@ -127,11 +130,6 @@ type upstreamStart struct {
 	// grace caps the wait for each upstream; zero waits up to its
 	// startup_timeout (toolgate tools, which shows each upstream's state).
 	grace time.Duration
-	// serving says the command goes on serving (serve): an upstream not
-	// ready yet joins later, and the log says so. A command that ends
-	// (tools, call) says what it found in its own output instead, and
-	// logs it at DEBUG.
-	serving bool
 }
 
 // serveStartupGrace is how long serve waits for upstreams before it
@@ -264,10 +262,10 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 	if err := a.addDiscovery(ctx); err != nil {
 		return nil, err
 	}
-	if err := a.startUpstreams(ctx, opts.upstreams); err != nil {
+	if err := a.startUpstreams(ctx, opts.upstreams, opts.serve); err != nil {
 		return nil, err
 	}
-	if opts.admin && cfg.Admin.Addr != "" {
+	if opts.serve && cfg.Admin.Addr != "" {
 		// The operator channel, which the admin API serves: definition-only
 		// calls and approvals wait here for an operator's answer.
 		a.queue = operator.NewQueue()
@@ -306,8 +304,8 @@ func newApp(ctx context.Context, cfg *config.Config, stderr io.Writer, opts appO
 // is ready or has failed, and adds them to the catalog; one still starting
 // adds its tools when it connects. An upstream that fails does not stop the others or the
 // gateway: its state shows in `toolgate tools` and /healthz, and its
-// supervisor keeps reconnecting with backoff.
-func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
+// supervisor keeps reconnecting with backoff. serving is appOptions.serve.
+func (a *app) startUpstreams(ctx context.Context, start upstreamStart, serving bool) error {
 	if start.forTool != "" {
 		if _, ts, ok := a.catalog.Resolve(start.forTool); ok {
 			if ts != discovery.Name {
@@ -353,7 +351,7 @@ func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
 	wg.Wait()
 	toolsets := make([]gateway.Toolset, len(ups))
 	for i, u := range ups {
-		if u.Status().State == upstream.StateStarting && start.serving {
+		if u.Status().State == upstream.StateStarting && serving {
 			a.log.Info("upstream still starting; its tools will be added when it connects", "upstream", u.Name())
 		}
 		toolsets[i] = u
@@ -363,7 +361,7 @@ func (a *app) startUpstreams(ctx context.Context, start upstreamStart) error {
 	for i, u := range ups {
 		switch {
 		case errs[i] == nil:
-		case start.serving:
+		case serving:
 			a.log.Info("upstream not ready; its tools will appear when it connects", "upstream", u.Name(), "err", errs[i])
 		default: // the command's own output says it (toolgate tools, call)
 			a.log.Debug("upstream not ready", "upstream", u.Name(), "err", errs[i])

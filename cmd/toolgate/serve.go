@@ -63,7 +63,7 @@ func runServe(e *env, fs *pflag.FlagSet, args []string) error {
 		}
 		defer ln.Close()
 	}
-	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true, upstreams: upstreamStart{grace: serveStartupGrace, serving: true}, admin: true,
+	a, err := newApp(e.ctx, cfg, e.stderr, appOptions{record: true, upstreams: upstreamStart{grace: serveStartupGrace}, serve: true,
 		command: e.args, configFile: configPathOf(configFiles(fs))})
 	if err != nil {
 		return err
