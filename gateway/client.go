@@ -192,7 +192,7 @@ func TakesURLElicitationError(ctx context.Context) bool {
 		return false
 	}
 	caps, ok := capabilitiesOf(c)
-	return ok && caps.Elicitation != nil && caps.Elicitation.URL != nil
+	return ok && elicitModeDeclared(caps, mcp.ElicitationModeURL)
 }
 
 // CanElicitInRounds is CanAskInRounds for an elicitation of the given mode
