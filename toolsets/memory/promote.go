@@ -106,7 +106,7 @@ func Promote(ctx context.Context, store Store, candidatesPath, runID string, dry
 	lookup, _ := store.(SourceLookup)
 	contents, _ := store.(ContentLookup)
 	seen := map[string]string{}     // source ID -> memory ID (dry run)
-	seenText := map[string]string{} // scope NUL content -> memory ID (dry run)
+	seenText := map[string]string{} // memoryKey -> memory ID (dry run)
 	bi := 0
 	flushBad := func(line int) {
 		for bi < len(badOut) && (line < 0 || badOut[bi].Line < line) {
@@ -121,7 +121,7 @@ func Promote(ctx context.Context, store Store, candidatesPath, runID string, dry
 		flushBad(c.Line)
 		o := PromoteOutcome{Line: c.Line, CandidateID: c.ID, Scope: c.Scope, SourceID: runID + "/" + c.ID}
 		if dryRun {
-			text := c.Scope + "\x00" + c.Content
+			text := memoryKey(c.Memory())
 			if id, dup := seen[o.SourceID]; dup {
 				o.Outcome, o.MemoryID = OutcomeAlreadyPresent, id
 			} else if lookup != nil {

@@ -44,7 +44,12 @@ type Toolset struct {
 	tools     []*gateway.Tool
 	unoffered map[string]string
 
-	candMu    sync.Mutex // serializes appends to the candidate file
+	candMu sync.Mutex // serializes appends to the candidate file
+	// candIDs are this run's candidates, by scope NUL content, to the
+	// candidate's ID: read from the file at the first write, then kept
+	// with each append (under candMu), so that a write does not read the
+	// whole file to find whether it holds the same memory.
+	candIDs   map[string]string
 	closeOnce sync.Once
 	closeErr  error
 }

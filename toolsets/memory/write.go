@@ -86,13 +86,15 @@ func (t *Toolset) writeCandidate(ctx context.Context, m Memory) (*gateway.Result
 		}
 	}
 	t.candMu.Lock()
-	old, found := t.sameCandidate(m)
+	oldID, found := t.sameCandidate(m)
 	if !found {
-		err = appendCandidate(t.opts.CandidatesPath, c)
+		if err = appendCandidate(t.opts.CandidatesPath, c); err == nil {
+			t.candIDs[memoryKey(m)] = c.ID
+		}
 	}
 	t.candMu.Unlock()
 	if found {
-		return duplicateResult(ModeCandidate, "candidate "+old.ID, "candidate", old.Scope, "candidate_id", old.ID), nil
+		return duplicateResult(ModeCandidate, "candidate "+oldID, "candidate", m.Scope, "candidate_id", oldID), nil
 	}
 	if err != nil {
 		t.log.Error("memory: saving candidate failed", "path", t.opts.CandidatesPath, "err", err)
@@ -111,17 +113,24 @@ func (t *Toolset) writeCandidate(ctx context.Context, m Memory) (*gateway.Result
 	return res.WithBrief(fmt.Sprintf("Candidate memory saved (scope %s)", c.Scope)), nil
 }
 
-// sameCandidate returns this run's candidate of m's scope and content, if
-// there is one. Callers hold candMu.
-func (t *Toolset) sameCandidate(m Memory) (Candidate, bool) {
-	cands, _, _ := ReadCandidates(t.opts.CandidatesPath) // none yet, or unreadable: append
-	for _, c := range cands {
-		if c.Scope == m.Scope && c.Content == m.Content {
-			return c, true
+// sameCandidate returns the ID of this run's candidate of m's scope and
+// content, if there is one. Callers hold candMu.
+func (t *Toolset) sameCandidate(m Memory) (string, bool) {
+	if t.candIDs == nil {
+		t.candIDs = map[string]string{}
+		cands, _, _ := ReadCandidates(t.opts.CandidatesPath) // none yet, or unreadable: none
+		for _, c := range cands {
+			if k := memoryKey(c.Memory()); t.candIDs[k] == "" {
+				t.candIDs[k] = c.ID // the first of copies written before
+			}
 		}
 	}
-	return Candidate{}, false
+	id, ok := t.candIDs[memoryKey(m)]
+	return id, ok
 }
+
+// memoryKey is what makes two memories the same: scope and content.
+func memoryKey(m Memory) string { return m.Scope + "\x00" + m.Content }
 
 // duplicateResult answers a write of what the scope holds already (what:
 // "memory ID" or "candidate ID", marked as recall marks it): a success that
