@@ -151,13 +151,14 @@ func (c *terminalClient) Request(ctx context.Context, method string, params json
 		return nil, fmt.Errorf("%s: %w", method, gateway.ErrClientCannot)
 	}
 	start := time.Now()
-	out, err := c.form(ctx, params)
+	answer, err := c.form(ctx, params)
+	var out json.RawMessage
+	if err == nil {
+		out, err = json.Marshal(answer)
+	}
 	if c.rec != nil {
 		fields := map[string]any{}
-		var answer struct {
-			Action string `json:"action"`
-		}
-		if err == nil && json.Unmarshal(out, &answer) == nil {
+		if err == nil {
 			fields["action"] = answer.Action
 		}
 		c.rec.Event(gateway.RelayEvent(method, gateway.CallFrom(ctx), fields, time.Since(start), err), fields)
@@ -165,8 +166,20 @@ func (c *terminalClient) Request(ctx context.Context, method string, params json
 	return out, err
 }
 
+// formAnswer is the result of an elicitation/create.
+type formAnswer struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// declined is the answer of a form dismissed (Ctrl-D).
+func (c *terminalClient) declined() formAnswer {
+	fmt.Fprintln(c.out, "(declined)")
+	return formAnswer{Action: "decline"}
+}
+
 // form shows the form of an elicitation/create and returns the answer.
-func (c *terminalClient) form(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (c *terminalClient) form(ctx context.Context, params json.RawMessage) (formAnswer, error) {
 	var form struct {
 		Mode    string `json:"mode"`
 		URL     string `json:"url"`
@@ -178,11 +191,11 @@ func (c *terminalClient) form(ctx context.Context, params json.RawMessage) (json
 	}
 	var fields map[string]formField
 	if err := json.Unmarshal(params, &form); err != nil {
-		return nil, fmt.Errorf("the form does not decode: %w", err)
+		return formAnswer{}, fmt.Errorf("the form does not decode: %w", err)
 	}
 	if len(form.Schema.Properties) > 0 {
 		if err := json.Unmarshal(form.Schema.Properties, &fields); err != nil {
-			return nil, fmt.Errorf("the form's fields do not decode: %w", err)
+			return formAnswer{}, fmt.Errorf("the form's fields do not decode: %w", err)
 		}
 	}
 	fmt.Fprintf(c.out, "\n%s\n", strings.TrimSpace(form.Message))
@@ -191,28 +204,26 @@ func (c *terminalClient) form(ctx context.Context, params json.RawMessage) (json
 		// payment): shown, never opened for them.
 		fmt.Fprintf(c.out, "Open %s\nin a browser; press Enter once it is done there (Ctrl-D declines): ", form.URL)
 		if _, err := c.readLine(ctx); errors.Is(err, io.EOF) {
-			fmt.Fprintln(c.out, "(declined)")
-			return json.RawMessage(`{"action":"decline"}`), nil
+			return c.declined(), nil
 		} else if err != nil {
-			return nil, err
+			return formAnswer{}, err
 		}
-		return json.RawMessage(`{"action":"accept"}`), nil
+		return formAnswer{Action: "accept"}, nil
 	}
 	content := map[string]any{}
 	for _, name := range memberNames(form.Schema.Properties) {
 		v, err := c.ask(ctx, name, fields[name], slices.Contains(form.Schema.Required, name))
 		if errors.Is(err, io.EOF) {
-			fmt.Fprintln(c.out, "(declined)")
-			return json.RawMessage(`{"action":"decline"}`), nil
+			return c.declined(), nil
 		}
 		if err != nil {
-			return nil, err
+			return formAnswer{}, err
 		}
 		if v != nil {
 			content[name] = v
 		}
 	}
-	return json.Marshal(map[string]any{"action": "accept", "content": content})
+	return formAnswer{Action: "accept", Content: content}, nil
 }
 
 // memberNames are the names of a JSON object's members in the order they
