@@ -253,15 +253,15 @@ func (s *Store) Write(ctx context.Context, m memory.Memory) (memory.Memory, erro
 	// returned, as for a SourceID already present. A promoted candidate
 	// is looked for by its SourceID first, so that promoting it again
 	// reports it as itself.
-	for _, find := range []func() (memory.Memory, bool, error){
-		func() (memory.Memory, bool, error) { return findSource(ctx, tx, m.SourceID) },
-		func() (memory.Memory, bool, error) { return findContent(ctx, tx, m.Scope, m.Content) },
-	} {
-		if got, ok, err := find(); err != nil {
-			return memory.Memory{}, err
-		} else if ok {
-			return got, tx.Commit()
-		}
+	got, ok, err := findSource(ctx, tx, m.SourceID)
+	if err == nil && !ok {
+		got, ok, err = findContent(ctx, tx, m.Scope, m.Content)
+	}
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	if ok {
+		return got, tx.Commit()
 	}
 	// The transaction is IMMEDIATE (_txlock): no other writer can store
 	// the same memory between the lookups and the insert.
